@@ -1,0 +1,194 @@
+package bitcoind
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
+)
+
+// HeaderInfo is what getblockheader (verbose) tells about a block.
+type HeaderInfo struct {
+	Hash     chainhash.Hash
+	Height   uint32
+	PrevHash chainhash.Hash // zero for genesis
+	// Confirmations is -1 for a block that is not on the node's active
+	// chain (stale), 1 for the tip.
+	Confirmations int64
+}
+
+// ChainInfo is the part of getblockchaininfo the indexer needs.
+type ChainInfo struct {
+	Chain    string // "main", "test", "testnet4", "signet", "regtest" (btcd: "mainnet", "testnet3", "simnet", ...)
+	Blocks   uint32
+	Headers  uint32
+	BestHash chainhash.Hash
+	// IBD is true while the node is in initial block download. btcd does
+	// not report it (always false there).
+	IBD         bool
+	Pruned      bool
+	PruneHeight uint32
+}
+
+// GetBestBlockHash returns the hash of the node's active tip.
+func (c *Client) GetBestBlockHash(ctx context.Context) (chainhash.Hash, error) {
+	var s string
+	if err := c.Call(ctx, "getbestblockhash", nil, &s); err != nil {
+		return chainhash.Hash{}, err
+	}
+	return parseHash("getbestblockhash", s)
+}
+
+// GetBlockHash returns the hash of the active-chain block at height.
+func (c *Client) GetBlockHash(ctx context.Context, height int64) (chainhash.Hash, error) {
+	var s string
+	if err := c.Call(ctx, "getblockhash", []any{height}, &s); err != nil {
+		return chainhash.Hash{}, err
+	}
+	return parseHash("getblockhash", s)
+}
+
+// GetBlockHeaderVerbose returns height, parent and confirmations of a block.
+func (c *Client) GetBlockHeaderVerbose(ctx context.Context, hash chainhash.Hash) (HeaderInfo, error) {
+	var r struct {
+		Hash          string `json:"hash"`
+		Height        uint32 `json:"height"`
+		Confirmations int64  `json:"confirmations"`
+		Prev          string `json:"previousblockhash"`
+	}
+	if err := c.Call(ctx, "getblockheader", []any{hash.String(), true}, &r); err != nil {
+		return HeaderInfo{}, err
+	}
+	info := HeaderInfo{Height: r.Height, Confirmations: r.Confirmations}
+	var err error
+	if info.Hash, err = parseHash("getblockheader", r.Hash); err != nil {
+		return HeaderInfo{}, err
+	}
+	if info.Hash != hash {
+		return HeaderInfo{}, fmt.Errorf("%w: getblockheader %s returned block %s", ErrMalformed, hash, info.Hash)
+	}
+	if r.Prev != "" {
+		if info.PrevHash, err = parseHash("getblockheader", r.Prev); err != nil {
+			return HeaderInfo{}, err
+		}
+	}
+	return info, nil
+}
+
+// GetRawBlock fetches the serialized block (getblock <hash> 0) and decodes
+// the hex straight into a wire.MsgBlock. The block's hash is checked.
+func (c *Client) GetRawBlock(ctx context.Context, hash chainhash.Hash) (*wire.MsgBlock, error) {
+	var s string
+	if err := c.Call(ctx, "getblock", []any{hash.String(), 0}, &s); err != nil {
+		return nil, fmt.Errorf("getblock %s: %w", hash, err)
+	}
+	raw, err := hex.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: getblock %s: hex: %v", ErrMalformed, hash, err)
+	}
+	return decodeBlock(raw, hash)
+}
+
+// decodeBlock deserializes raw and checks that it is the block asked for.
+func decodeBlock(raw []byte, want chainhash.Hash) (*wire.MsgBlock, error) {
+	var blk wire.MsgBlock
+	if err := blk.Deserialize(bytes.NewReader(raw)); err != nil {
+		return nil, fmt.Errorf("%w: block %s: %v", ErrMalformed, want, err)
+	}
+	if got := blk.BlockHash(); got != want {
+		return nil, fmt.Errorf("%w: asked for block %s, got %s", ErrMalformed, want, got)
+	}
+	return &blk, nil
+}
+
+// GetChainInfo returns the node's chain state (getblockchaininfo).
+func (c *Client) GetChainInfo(ctx context.Context) (ChainInfo, error) {
+	var r struct {
+		Chain       string `json:"chain"`
+		Blocks      uint32 `json:"blocks"`
+		Headers     uint32 `json:"headers"`
+		Best        string `json:"bestblockhash"`
+		IBD         bool   `json:"initialblockdownload"`
+		Pruned      bool   `json:"pruned"`
+		PruneHeight uint32 `json:"pruneheight"`
+	}
+	if err := c.Call(ctx, "getblockchaininfo", nil, &r); err != nil {
+		return ChainInfo{}, err
+	}
+	best, err := parseHash("getblockchaininfo", r.Best)
+	if err != nil {
+		return ChainInfo{}, err
+	}
+	return ChainInfo{Chain: r.Chain, Blocks: r.Blocks, Headers: r.Headers, BestHash: best, IBD: r.IBD, Pruned: r.Pruned, PruneHeight: r.PruneHeight}, nil
+}
+
+// CheckGenesis compares the node's block at height 0 with want and returns
+// an error wrapping ErrWrongNetwork when they differ.
+func (c *Client) CheckGenesis(ctx context.Context, want chainhash.Hash) error {
+	got, err := c.GetBlockHash(ctx, 0)
+	if err != nil {
+		return err
+	}
+	if got != want {
+		return fmt.Errorf("%w: node genesis is %s, expected %s (point the node and this server at the same network)", ErrWrongNetwork, got, want)
+	}
+	return nil
+}
+
+// SendRawTransaction broadcasts tx and returns its txid.
+func (c *Client) SendRawTransaction(ctx context.Context, tx *wire.MsgTx) (chainhash.Hash, error) {
+	var buf bytes.Buffer
+	if err := tx.Serialize(&buf); err != nil {
+		return chainhash.Hash{}, fmt.Errorf("sendrawtransaction: encode: %w", err)
+	}
+	var s string
+	if err := c.Call(ctx, "sendrawtransaction", []any{hex.EncodeToString(buf.Bytes())}, &s); err != nil {
+		return chainhash.Hash{}, err
+	}
+	return parseHash("sendrawtransaction", s)
+}
+
+// GetRawTransactions fetches the transactions with the given txids in one
+// JSON-RPC batch of getrawtransaction calls (needs -txindex on the node for
+// confirmed transactions). Each transaction is checked to hash to its txid.
+// The first failing element's error is returned.
+func (c *Client) GetRawTransactions(ctx context.Context, txids []chainhash.Hash) ([]*wire.MsgTx, error) {
+	hexes := make([]string, len(txids))
+	calls := make([]BatchCall, len(txids))
+	for i, id := range txids {
+		calls[i] = BatchCall{Method: "getrawtransaction", Params: []any{id.String(), 0}, Result: &hexes[i]}
+	}
+	if err := c.CallBatch(ctx, calls); err != nil {
+		return nil, err
+	}
+	txs := make([]*wire.MsgTx, len(txids))
+	for i, call := range calls {
+		if call.Err != nil {
+			return nil, fmt.Errorf("getrawtransaction %s: %w", txids[i], call.Err)
+		}
+		raw, err := hex.DecodeString(hexes[i])
+		if err != nil {
+			return nil, fmt.Errorf("%w: getrawtransaction %s: hex: %v", ErrMalformed, txids[i], err)
+		}
+		tx := new(wire.MsgTx)
+		if err := tx.Deserialize(bytes.NewReader(raw)); err != nil {
+			return nil, fmt.Errorf("%w: getrawtransaction %s: %v", ErrMalformed, txids[i], err)
+		}
+		if got := tx.TxHash(); got != txids[i] {
+			return nil, fmt.Errorf("%w: getrawtransaction %s returned tx %s", ErrMalformed, txids[i], got)
+		}
+		txs[i] = tx
+	}
+	return txs, nil
+}
+
+func parseHash(method, s string) (chainhash.Hash, error) {
+	h, err := chainhash.NewHashFromStr(s)
+	if err != nil || len(s) != 2*chainhash.HashSize {
+		return chainhash.Hash{}, fmt.Errorf("%w: %s: bad hash %q", ErrMalformed, method, s)
+	}
+	return *h, nil
+}

@@ -1,0 +1,100 @@
+package bitcoind
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors for what callers act on. Every error returned by this
+// package that falls in one of these classes wraps the sentinel, so callers
+// test with errors.Is. Most are transient: the follower retries them with a
+// Backoff.
+var (
+	// ErrUnreachable means the node could not be reached over HTTP
+	// (connection refused, timeout, TLS/proxy failure, work queue full).
+	ErrUnreachable = errors.New("bitcoind: node unreachable")
+
+	// ErrAuth means the node refused our credentials (HTTP 401/403) or
+	// the cookie file could not be read.
+	ErrAuth = errors.New("bitcoind: authentication failed (check rpcuser/rpcpassword or rpccookiefile, and rpcallowip)")
+
+	// ErrWarmup means the node is starting up (RPC error -28, REST 503).
+	ErrWarmup = errors.New("bitcoind: node is warming up")
+
+	// ErrBlockNotFound means the node does not know the block (RPC error -5
+	// on a block method, REST 404 "not found").
+	ErrBlockNotFound = errors.New("bitcoind: block not found")
+
+	// ErrTxNotFound means getrawtransaction found no such transaction
+	// (RPC error -5 on getrawtransaction).
+	ErrTxNotFound = errors.New("bitcoind: transaction not found")
+
+	// ErrPruned means the node has pruned the block or its undo data.
+	ErrPruned = errors.New("bitcoind: block data pruned")
+
+	// ErrWrongNetwork means the node's genesis block is not the expected one.
+	ErrWrongNetwork = errors.New("bitcoind: node is on another network")
+
+	// ErrNoPrevoutSource means the node offers no way to learn the scripts
+	// of spent outputs: no REST spenttxouts, no getblock verbosity 3 and no
+	// transaction index.
+	ErrNoPrevoutSource = errors.New("bitcoind: node cannot serve spent output scripts")
+
+	// ErrMethodNotFound means the node does not implement the RPC method
+	// (error -32601); used to tell btcd from Bitcoin Core.
+	ErrMethodNotFound = errors.New("bitcoind: RPC method not found")
+
+	// ErrMalformed means the node answered with bytes this package could
+	// not decode or that do not match what was asked for (a block whose
+	// hash differs, a spent-output list of the wrong shape).
+	ErrMalformed = errors.New("bitcoind: malformed node response")
+)
+
+// Bitcoin Core / btcd JSON-RPC error codes this package interprets.
+const (
+	codeMisc           = -1     // RPC_MISC_ERROR ("Block not available (pruned data)")
+	codeInvalidAddrKey = -5     // RPC_INVALID_ADDRESS_OR_KEY (unknown block / tx)
+	codeInWarmup       = -28    // RPC_IN_WARMUP
+	codeMethodNotFound = -32601 // RPC_METHOD_NOT_FOUND
+)
+
+// RPCError is an error object returned by the node in a JSON-RPC reply.
+// It matches the sentinels above with errors.Is according to its code,
+// message and the method that produced it.
+type RPCError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	// Method is the RPC method of the request; filled in by the client.
+	Method string `json:"-"`
+}
+
+// Error implements error.
+func (e *RPCError) Error() string {
+	return fmt.Sprintf("%s: RPC error %d: %s", e.Method, e.Code, e.Message)
+}
+
+// Is maps the error onto the package sentinels.
+func (e *RPCError) Is(target error) bool {
+	switch target {
+	case ErrWarmup:
+		return e.Code == codeInWarmup
+	case ErrMethodNotFound:
+		return e.Code == codeMethodNotFound
+	case ErrPruned:
+		return strings.Contains(e.Message, "pruned")
+	case ErrBlockNotFound:
+		return e.Code == codeInvalidAddrKey && isBlockMethod(e.Method)
+	case ErrTxNotFound:
+		return e.Code == codeInvalidAddrKey && e.Method == "getrawtransaction"
+	}
+	return false
+}
+
+func isBlockMethod(method string) bool {
+	switch method {
+	case "getblock", "getblockheader", "getblockfilter", "getblockstats":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,151 @@
+package bitcoind
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
+	"github.com/rs/zerolog"
+)
+
+// BlockSource fetches a block together with the scripts of the outputs its
+// inputs spend.
+type BlockSource interface {
+	// FetchBlock returns the block and prevScripts: the spent output
+	// script of each non-coinbase input, in block order (transaction
+	// order, then input order), as indexer.AddBasicElements expects.
+	FetchBlock(ctx context.Context, hash chainhash.Hash) (*wire.MsgBlock, [][]byte, error)
+	// Mode names the method: ModeREST, ModeGetBlock3 or ModeTxIndex.
+	Mode() string
+}
+
+// Prevout source modes, fastest first.
+const (
+	ModeREST      = "rest-spenttxouts" // /rest/block + /rest/spenttxouts (Core >= 30, -rest=1)
+	ModeGetBlock3 = "getblock-verbosity3"
+	ModeTxIndex   = "txindex-getrawtransaction" // raw block + batched getrawtransaction (btcd, or Core with -txindex)
+)
+
+// Minimum Bitcoin Core versions for the modes.
+const (
+	minCoreSpentTxOuts = 300000 // /rest/spenttxouts added in v30.0
+	minCoreVerbosity3  = 230000 // getblock verbosity 3 added in v23.0
+)
+
+// SourceOptions tunes DetectSource. The zero value is usable.
+type SourceOptions struct {
+	// ScriptCacheBytes bounds the txindex mode's LRU of output scripts;
+	// zero means DefaultScriptCacheBytes, negative disables the cache.
+	ScriptCacheBytes int
+	// BatchSize is the number of getrawtransaction calls per JSON-RPC
+	// batch in txindex mode; zero means DefaultBatchSize.
+	BatchSize int
+	// Force skips detection and uses this mode (one of the Mode*
+	// constants) if non-empty.
+	Force string
+}
+
+// DefaultBatchSize is the number of getrawtransaction calls per batch.
+const DefaultBatchSize = 250
+
+// DetectSource asks the node what it is and picks the fastest way to get
+// prevout scripts: REST spenttxouts (Core >= 30 with -rest=1), getblock
+// verbosity 3 (Core >= 23), or raw blocks plus batched getrawtransaction
+// (btcd with --txindex, or older Core with -txindex=1). It logs the choice
+// once. A node offering none of them yields an error wrapping
+// ErrNoPrevoutSource that says which option to turn on.
+func DetectSource(ctx context.Context, c *Client, log zerolog.Logger, opts ...SourceOptions) (BlockSource, error) {
+	var o SourceOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	if o.Force != "" {
+		src, err := newSource(c, o.Force, o)
+		if err == nil {
+			log.Info().Str("mode", src.Mode()).Msg("prevout source forced by configuration")
+		}
+		return src, err
+	}
+	info, err := c.GetNodeInfo(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("detect node: %w", err)
+	}
+	logger := log.With().Str("node", info.Kind.String()).Str("subversion", info.Subversion).Logger()
+
+	if info.Kind == NodeCore && info.Version >= minCoreSpentTxOuts {
+		ok, err := c.probeREST(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			logger.Info().Str("mode", ModeREST).Str("rest", c.restURL).Msg("prevout source: REST block + spenttxouts")
+			return newSource(c, ModeREST, o)
+		}
+		logger.Info().Msg("REST interface is off; start bitcoind with -rest=1 for the fastest prevout source")
+	}
+	if info.Kind == NodeCore && info.Version >= minCoreVerbosity3 {
+		logger.Info().Str("mode", ModeGetBlock3).Msg("prevout source: getblock verbosity 3")
+		return newSource(c, ModeGetBlock3, o)
+	}
+	ok, err := c.hasTxIndex(ctx, info)
+	if err != nil {
+		return nil, fmt.Errorf("detect txindex: %w", err)
+	}
+	if ok {
+		logger.Info().Str("mode", ModeTxIndex).Msg("prevout source: raw blocks + batched getrawtransaction (txindex)")
+		return newSource(c, ModeTxIndex, o)
+	}
+	switch info.Kind {
+	case NodeBtcd:
+		return nil, fmt.Errorf("%w: btcd has no spent-output RPC; restart btcd with --txindex", ErrNoPrevoutSource)
+	case NodeCore:
+		return nil, fmt.Errorf("%w: Bitcoin Core %s has no getblock verbosity 3 (needs >= 23.0) and no transaction index; upgrade Bitcoin Core (>= 30 with -rest=1 is fastest) or restart it with -txindex=1", ErrNoPrevoutSource, info.Subversion)
+	}
+	return nil, fmt.Errorf("%w: unknown node %q without a transaction index; use Bitcoin Core >= 23 (or >= 30 with -rest=1), or enable -txindex", ErrNoPrevoutSource, info.Subversion)
+}
+
+func newSource(c *Client, mode string, o SourceOptions) (BlockSource, error) {
+	switch mode {
+	case ModeREST:
+		return &restSource{c: c}, nil
+	case ModeGetBlock3:
+		return &verboseSource{c: c}, nil
+	case ModeTxIndex:
+		size := o.ScriptCacheBytes
+		if size == 0 {
+			size = DefaultScriptCacheBytes
+		}
+		batch := o.BatchSize
+		if batch <= 0 {
+			batch = DefaultBatchSize
+		}
+		return &txIndexSource{c: c, cache: newScriptCache(size), batch: batch}, nil
+	}
+	return nil, fmt.Errorf("bitcoind: unknown prevout source mode %q (want %s, %s or %s)", mode, ModeREST, ModeGetBlock3, ModeTxIndex)
+}
+
+// NewSource returns the BlockSource for mode without asking the node.
+func NewSource(c *Client, mode string, opts SourceOptions) (BlockSource, error) {
+	return newSource(c, mode, opts)
+}
+
+// probeREST reports whether /rest/spenttxouts answers for the tip.
+func (c *Client) probeREST(ctx context.Context) (bool, error) {
+	tip, err := c.GetBestBlockHash(ctx)
+	if err != nil {
+		return false, err
+	}
+	_, err = c.restGet(ctx, "/rest/spenttxouts/"+tip.String()+".bin")
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, errRESTUnavailable), errors.Is(err, ErrPruned), errors.Is(err, ErrBlockNotFound):
+		return false, nil
+	case errors.Is(err, ErrUnreachable) && c.cfg.RESTURL != "":
+		c.log.Warn().Err(err).Str("rest", c.restURL).Msg("REST URL unreachable; not using REST")
+		return false, nil
+	}
+	return false, err
+}

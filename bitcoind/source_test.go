@@ -1,0 +1,155 @@
+package bitcoind
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/cfindexd/cfindexd/internal/corefixture"
+)
+
+// Every recorded block, fetched through each of the three prevout modes,
+// yields the recorded block bytes and the recorded spent scripts.
+func TestFetchBlockAllModesAgree(t *testing.T) {
+	fx := corefixture.Load(t)
+	c, srv := newFixtureClient(t, fx, corefixture.Options{})
+	ctx := testCtx(t)
+	modes := []string{ModeREST, ModeGetBlock3, ModeTxIndex}
+	sources := make(map[string]BlockSource)
+	for _, m := range modes {
+		src, err := NewSource(c, m, SourceOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources[m] = src
+	}
+	inputs := 0
+	for _, b := range fx.Blocks {
+		want := expectedPrevScripts(t, b)
+		inputs += len(want)
+		for _, m := range modes {
+			blk, prev, err := sources[m].FetchBlock(ctx, b.Hash)
+			if err != nil {
+				t.Fatalf("%s via %s: %v", b.Name(), m, err)
+			}
+			if got := serializeBlock(t, blk); !bytes.Equal(got, b.Raw) {
+				t.Errorf("%s via %s: block bytes differ from getblock 0", b.Name(), m)
+			}
+			if !equalScripts(prev, want) {
+				t.Errorf("%s via %s: prevScripts differ (%d vs %d)", b.Name(), m, len(prev), len(want))
+			}
+		}
+	}
+	if inputs < 80 {
+		t.Fatalf("only %d inputs checked", inputs)
+	}
+	// The txindex mode batches, and its LRU (fed by every block) means
+	// in-chain spends of recent outputs need no call at all.
+	if srv.Batches() == 0 {
+		t.Error("txindex mode never sent a JSON-RPC batch")
+	}
+	if n := srv.Calls("getrawtransaction"); n >= inputs {
+		t.Errorf("txindex mode made %d getrawtransaction calls for %d inputs; cache not used", n, inputs)
+	}
+}
+
+// With a cold cache every prevout outside the block comes from one batch
+// per block, and in-block spends (h111's 6-tx chain) need no call.
+func TestTxIndexBatchesColdCache(t *testing.T) {
+	fx := corefixture.Load(t)
+	c, srv := newFixtureClient(t, fx, corefixture.Options{})
+	src, err := NewSource(c, ModeTxIndex, SourceOptions{ScriptCacheBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// h111: a 6-transaction chain inside one block; only X1's input
+	// spends an output from an earlier block.
+	h111, _ := chainhash.NewHashFromStr("4ad1b5be3a48cd91cef33f1a797e0eea583c2fb2b4f219f1b11efcc6282effc6")
+	blk, _, err := src.FetchBlock(testCtx(t), *h111)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inBlock := map[chainhash.Hash]bool{}
+	for _, tx := range blk.Transactions {
+		inBlock[tx.TxHash()] = true
+	}
+	external, inputs := map[chainhash.Hash]bool{}, 0
+	for _, tx := range blk.Transactions[1:] {
+		for _, in := range tx.TxIn {
+			inputs++
+			if !inBlock[in.PreviousOutPoint.Hash] {
+				external[in.PreviousOutPoint.Hash] = true
+			}
+		}
+	}
+	if inputs != 7 || len(external) != 1 {
+		t.Fatalf("fixture changed: %d inputs, %d external", inputs, len(external))
+	}
+	if got := srv.Calls("getrawtransaction"); got != len(external) {
+		t.Errorf("getrawtransaction calls: got %d, want %d", got, len(external))
+	}
+	if got := srv.Batches(); got != 1 {
+		t.Errorf("batches: got %d, want 1", got)
+	}
+}
+
+func TestDetectSource(t *testing.T) {
+	fx := corefixture.Load(t)
+	tests := []struct {
+		name     string
+		opts     corefixture.Options
+		wantMode string
+		wantErr  error
+		wantMsg  string
+	}{
+		{name: "core31 with rest", opts: corefixture.Options{}, wantMode: ModeREST},
+		{name: "core31 without rest", opts: corefixture.Options{DisableREST: true}, wantMode: ModeGetBlock3},
+		{name: "core29 with rest has no spenttxouts", opts: corefixture.Options{Version: 290100}, wantMode: ModeGetBlock3},
+		{name: "core22 with txindex", opts: corefixture.Options{Version: 220000}, wantMode: ModeTxIndex},
+		{name: "core22 without txindex", opts: corefixture.Options{Version: 220000, NoTxIndex: true}, wantErr: ErrNoPrevoutSource, wantMsg: "-txindex=1"},
+		{name: "btcd with txindex", opts: corefixture.Options{Btcd: true}, wantMode: ModeTxIndex},
+		{name: "btcd without txindex", opts: corefixture.Options{Btcd: true, NoTxIndex: true}, wantErr: ErrNoPrevoutSource, wantMsg: "--txindex"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, _ := newFixtureClient(t, fx, tt.opts)
+			src, err := DetectSource(testCtx(t), c, testLogger(t))
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) || !strings.Contains(err.Error(), tt.wantMsg) {
+					t.Fatalf("got %v, want %v mentioning %q", err, tt.wantErr, tt.wantMsg)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if src.Mode() != tt.wantMode {
+				t.Fatalf("mode %s, want %s", src.Mode(), tt.wantMode)
+			}
+			// The detected source works against the same node.
+			if _, _, err := src.FetchBlock(testCtx(t), fx.Tip); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestFetchBlockErrors(t *testing.T) {
+	fx := corefixture.Load(t)
+	unknown := chainhash.Hash{1}
+	h100, _ := fx.ActiveHash(100)
+	for _, mode := range []string{ModeREST, ModeGetBlock3, ModeTxIndex} {
+		t.Run(mode, func(t *testing.T) {
+			c, _ := newFixtureClient(t, fx, corefixture.Options{PrunedBelow: 101})
+			src, _ := NewSource(c, mode, SourceOptions{})
+			if _, _, err := src.FetchBlock(testCtx(t), unknown); !errors.Is(err, ErrBlockNotFound) {
+				t.Errorf("unknown block: %v, want ErrBlockNotFound", err)
+			}
+			if _, _, err := src.FetchBlock(testCtx(t), h100); !errors.Is(err, ErrPruned) {
+				t.Errorf("pruned block: %v, want ErrPruned", err)
+			}
+		})
+	}
+}

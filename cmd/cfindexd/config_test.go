@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func envFrom(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func writeFile(t *testing.T, name, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestConfigPrecedenceFlagsOverEnvOverFileOverDefaults(t *testing.T) {
+	file := writeFile(t, "c.toml", "chain = \"regtest\"\nrpcport = 1111\nworkers = 3\nrpcconnect = \"10.0.0.1\"\n")
+	env := map[string]string{"CFINDEXD_RPCPORT": "2222", "CFINDEXD_WORKERS": "5"}
+	cfg, err := loadConfig([]string{"--config=" + file, "--workers=7"}, envFrom(env), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Chain != "regtest" || cfg.RPCConnect != "10.0.0.1" {
+		t.Errorf("file values lost: %+v", cfg)
+	}
+	if cfg.RPCPort != 2222 {
+		t.Errorf("env must beat file: rpcport = %d", cfg.RPCPort)
+	}
+	if cfg.Workers != 7 {
+		t.Errorf("flag must beat env: workers = %d", cfg.Workers)
+	}
+	if cfg.PollInterval != time.Second {
+		t.Errorf("default pollinterval lost: %s", cfg.PollInterval)
+	}
+}
+
+func TestConfigDefaultsPerChain(t *testing.T) {
+	for _, tc := range []struct {
+		chain  string
+		port   int
+		cookie string
+	}{
+		{"main", 8332, ".cookie"},
+		{"mainnet", 8332, ".cookie"},
+		{"testnet", 18332, filepath.Join("testnet3", ".cookie")},
+		{"testnet4", 48332, filepath.Join("testnet4", ".cookie")},
+		{"signet", 38332, filepath.Join("signet", ".cookie")},
+		{"regtest", 18443, filepath.Join("regtest", ".cookie")},
+		{"simnet", 18556, filepath.Join("simnet", ".cookie")},
+	} {
+		cfg, err := loadConfig([]string{"--chain=" + tc.chain, "--bitcoindatadir=/n"}, envFrom(nil), &bytes.Buffer{})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.chain, err)
+		}
+		if cfg.RPCPort != tc.port {
+			t.Errorf("%s: rpcport %d, want %d", tc.chain, cfg.RPCPort, tc.port)
+		}
+		if want := filepath.Join("/n", tc.cookie); cfg.RPCCookieFile != want {
+			t.Errorf("%s: cookie %q, want %q", tc.chain, cfg.RPCCookieFile, want)
+		}
+	}
+}
+
+func TestConfigRejectsBadInputWithOneLine(t *testing.T) {
+	unknownKey := writeFile(t, "u.toml", "chain = \"regtest\"\nrpcprot = 1\n")
+	badSyntax := writeFile(t, "s.toml", "chain = \n")
+	badType := writeFile(t, "t.toml", "workers = \"many\"\n")
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"unknown chain", []string{"--chain=bitcoincash"}, nil, "unknown chain"},
+		{"unknown flag", []string{"--rpcprot=1"}, nil, "rpcprot"},
+		{"unknown file key", []string{"--config=" + unknownKey}, nil, "unknown key rpcprot"},
+		{"file syntax", []string{"--config=" + badSyntax}, nil, "s.toml"},
+		{"file type", []string{"--config=" + badType}, nil, "t.toml"},
+		{"missing file", []string{"--config=/nonexistent/c.toml"}, nil, "/nonexistent/c.toml"},
+		{"bad port", []string{"--rpcport=70000"}, nil, "rpcport"},
+		{"port not a number", []string{"--rpcport=abc"}, nil, "not a whole number"},
+		{"env not a number", nil, map[string]string{"CFINDEXD_WORKERS": "x"}, "CFINDEXD_WORKERS"},
+		{"user without password", []string{"--rpcuser=u"}, nil, "rpcpassword"},
+		{"bad prevout source", []string{"--prevoutsource=magic"}, nil, "prevoutsource"},
+		{"bad zmq", []string{"--zmqpubhashblock=127.0.0.1:28332"}, nil, "tcp://"},
+		{"bad duration", []string{"--pollinterval=5"}, nil, "duration"},
+		{"too fast poll", []string{"--pollinterval=1ms"}, nil, "pollinterval"},
+		{"workers", []string{"--workers=0"}, nil, "workers"},
+		{"loglevel", []string{"--loglevel=loud"}, nil, "loglevel"},
+		{"positional", []string{"regtest"}, nil, "unexpected argument"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			code := run(tc.args, envFrom(tc.env), &bytes.Buffer{}, &stderr)
+			if code == 0 {
+				t.Fatalf("exit 0 for bad input")
+			}
+			msg := stderr.String()
+			if strings.Count(msg, "\n") != 1 || !strings.HasSuffix(msg, "\n") {
+				t.Errorf("want exactly one line, got %q", msg)
+			}
+			if !strings.Contains(msg, tc.want) {
+				t.Errorf("message %q does not name %q", msg, tc.want)
+			}
+		})
+	}
+}
+
+func TestVersionAndHelpExitZero(t *testing.T) {
+	var out bytes.Buffer
+	if code := run([]string{"--version"}, envFrom(nil), &out, &bytes.Buffer{}); code != 0 || !strings.Contains(out.String(), version) {
+		t.Errorf("--version: code %d, out %q", code, out.String())
+	}
+	out.Reset()
+	if code := run([]string{"--help"}, envFrom(nil), &out, &bytes.Buffer{}); code != 0 {
+		t.Errorf("--help: code %d", code)
+	}
+	for _, k := range configKeys() {
+		if !strings.Contains(out.String(), "--"+k.Name) {
+			t.Errorf("--help does not list --%s", k.Name)
+		}
+	}
+}
+
+// exampleKeyLine matches a documented key in config.example.toml: the key
+// commented out with its default.
+var exampleKeyLine = regexp.MustCompile(`(?m)^# ([a-z0-9]+) = (.*)$`)
+
+// TestExampleConfigMatchesConfig fails when config.example.toml and Config
+// disagree: every key documented with its true default, every documented key
+// real, and the uncommented file decodes to the defaults.
+func TestExampleConfigMatchesConfig(t *testing.T) {
+	raw, err := os.ReadFile("../../config.example.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, _ := os.UserHomeDir()
+	documented := map[string]string{}
+	for _, m := range exampleKeyLine.FindAllStringSubmatch(string(raw), -1) {
+		if _, dup := documented[m[1]]; dup {
+			t.Errorf("key %s documented twice", m[1])
+		}
+		documented[m[1]] = m[2]
+	}
+	def := defaultConfig()
+	for _, k := range configKeys() {
+		v, ok := documented[k.Name]
+		if !ok {
+			t.Errorf("key %s is not documented in config.example.toml", k.Name)
+			continue
+		}
+		want := def.keyValue(k)
+		got := strings.Trim(strings.Replace(v, "~", home, 1), `"`)
+		if got != want {
+			t.Errorf("key %s: example says %s, default is %q", k.Name, v, want)
+		}
+		delete(documented, k.Name)
+	}
+	for k := range documented {
+		t.Errorf("config.example.toml documents %s, which is not a key", k)
+	}
+
+	// Uncommented, the example must be a valid file equal to the defaults.
+	active := exampleKeyLine.ReplaceAllStringFunc(string(raw), func(line string) string {
+		return strings.Replace(strings.TrimPrefix(line, "# "), "~", home, 1)
+	})
+	p := writeFile(t, "example.toml", active)
+	cfg := defaultConfig()
+	if err := cfg.readFile(p); err != nil {
+		t.Fatalf("uncommented example does not load: %v", err)
+	}
+	if cfg != def {
+		t.Errorf("uncommented example differs from defaults:\n%+v\n%+v", cfg, def)
+	}
+}

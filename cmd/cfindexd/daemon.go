@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/rs/zerolog"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/indexer"
+	"github.com/cfindexd/cfindexd/store"
+)
+
+// storeFileName is the store's file below <datadir>/<chain>/.
+const storeFileName = "cfindexd.db"
+
+// prevoutModes maps the prevoutsource config values to bitcoind's modes.
+func prevoutModes() map[string]string {
+	return map[string]string{
+		"auto":     "",
+		"rest":     bitcoind.ModeREST,
+		"getblock": bitcoind.ModeGetBlock3,
+		"txindex":  bitcoind.ModeTxIndex,
+	}
+}
+
+// runDaemon wires the components and runs them until ctx ends or one fails
+// for good. A nil return means a clean shutdown.
+func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
+	nw, err := lookupNetwork(cfg.Chain)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(cfg.DataDir, nw.Name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create datadir: %w", err)
+	}
+	storePath := filepath.Join(dir, storeFileName)
+	st, err := store.Open(storePath, *nw.Params.GenesisHash, store.Options{Timeout: time.Second})
+	if err != nil {
+		return fmt.Errorf("open store %s: %w", storePath, err)
+	}
+	defer st.Close()
+
+	rpcHost := net.JoinHostPort(cfg.RPCConnect, strconv.Itoa(cfg.RPCPort))
+	client, err := bitcoind.NewClient(bitcoind.Config{
+		Host:       rpcHost,
+		User:       cfg.RPCUser,
+		Password:   cfg.RPCPassword,
+		CookieFile: cfg.RPCCookieFile,
+		RESTURL:    cfg.RESTURL,
+	}, log.With().Str("component", "bitcoind").Logger())
+	if err != nil {
+		return fmt.Errorf("node client: %w", err)
+	}
+	defer client.Close()
+
+	tip, haveTip := st.Tip()
+	log.Info().Str("version", version).Str("chain", nw.Name).Str("store", storePath).
+		Uint32("store_height", tip.Height).Bool("store_empty", !haveTip).Str("node", rpcHost).Msg("starting")
+
+	source, err := waitForNode(ctx, client, nw, prevoutModes()[cfg.PrevoutSource], log)
+	if err != nil || ctx.Err() != nil {
+		return err
+	}
+
+	g, gctx := errgroup.WithContext(ctx)
+	wake := make(chan struct{}, 1)
+	if cfg.ZMQPubHashBlock != "" {
+		sub, err := bitcoind.NewZMQSubscriber(bitcoind.ZMQConfig{Endpoint: cfg.ZMQPubHashBlock},
+			log.With().Str("component", "zmq").Logger())
+		if err != nil {
+			return fmt.Errorf("zmq: %w", err)
+		}
+		g.Go(func() error { return sub.Run(gctx) })
+		g.Go(func() error { forwardHints(gctx, sub.Hints(), wake); return nil })
+	}
+	follower := indexer.NewFollower(indexer.Config{
+		Genesis:      *nw.Params.GenesisHash,
+		Workers:      cfg.Workers,
+		BatchBlocks:  cfg.BatchBlocks,
+		PollInterval: cfg.PollInterval,
+	}, client, source, st, wake, nil, log.With().Str("component", "indexer").Logger())
+	g.Go(func() error { return follower.Run(gctx) })
+	return g.Wait()
+}
+
+// waitForNode waits until the node answers, is on the configured network
+// and offers a prevout source. Unreachable nodes, bad credentials and a node
+// still warming up are retried with backoff, logged each time; a node on
+// another network, or one with no way to get prevouts, is fatal.
+func waitForNode(ctx context.Context, client *bitcoind.Client, nw network, force string, log zerolog.Logger) (bitcoind.BlockSource, error) {
+	backoff := bitcoind.NewBackoff(time.Second, 30*time.Second, rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7)))
+	for {
+		err := client.CheckGenesis(ctx, *nw.Params.GenesisHash)
+		if err == nil {
+			var source bitcoind.BlockSource
+			source, err = bitcoind.DetectSource(ctx, client, log.With().Str("component", "bitcoind").Logger(), bitcoind.SourceOptions{Force: force})
+			if err == nil {
+				return source, nil
+			}
+		}
+		switch {
+		case ctx.Err() != nil:
+			return nil, nil
+		case errors.Is(err, bitcoind.ErrWrongNetwork):
+			return nil, fmt.Errorf("node is not on %s: %w", nw.Name, err)
+		case errors.Is(err, bitcoind.ErrNoPrevoutSource):
+			return nil, err
+		}
+		wait := backoff.Next()
+		log.Warn().Err(err).Dur("retry_in", wait).Msg("waiting for the node")
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, nil
+		case <-t.C:
+		}
+	}
+}
+
+// forwardHints turns ZMQ hints into wake-ups of the follower. The follower
+// re-reads the node's tip on every wake-up, so hints can be coalesced: a
+// full wake channel already means "look again".
+func forwardHints(ctx context.Context, hints <-chan bitcoind.Hint, wake chan<- struct{}) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-hints:
+			if !ok {
+				return
+			}
+			select {
+			case wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+}

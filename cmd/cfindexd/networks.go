@@ -1,0 +1,66 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/btcsuite/btcd/chaincfg/v2"
+)
+
+// network ties a chain name an operator types (Bitcoin Core's names, plus
+// btcd's simnet) to the consensus parameters and the default ports of the
+// node and of cfindexd on that network.
+type network struct {
+	// Name is the canonical chain name (Core's -chain= value).
+	Name string
+	// Params are btcd's consensus parameters; Params.GenesisHash identifies
+	// the network in the store.
+	Params *chaincfg.Params
+	// RPCPort is the node's default JSON-RPC port (Core's, or btcd's for
+	// simnet).
+	RPCPort int
+	// CookieSubdir is where Core keeps .cookie below its datadir.
+	CookieSubdir string
+}
+
+// networks lists every chain cfindexd can follow, keyed by canonical name.
+// It is a function, not a package variable, so nothing can mutate it.
+func networks() map[string]network {
+	return map[string]network{
+		"main":     {Name: "main", Params: &chaincfg.MainNetParams, RPCPort: 8332, CookieSubdir: ""},
+		"test":     {Name: "test", Params: &chaincfg.TestNet3Params, RPCPort: 18332, CookieSubdir: "testnet3"},
+		"testnet4": {Name: "testnet4", Params: &chaincfg.TestNet4Params, RPCPort: 48332, CookieSubdir: "testnet4"},
+		"signet":   {Name: "signet", Params: &chaincfg.SigNetParams, RPCPort: 38332, CookieSubdir: "signet"},
+		"regtest":  {Name: "regtest", Params: &chaincfg.RegressionNetParams, RPCPort: 18443, CookieSubdir: "regtest"},
+		"simnet":   {Name: "simnet", Params: &chaincfg.SimNetParams, RPCPort: 18556, CookieSubdir: "simnet"},
+	}
+}
+
+// chainAliases maps other spellings operators use (btcd's and Core's older
+// names) to the canonical name.
+func chainAliases() map[string]string {
+	return map[string]string{
+		"mainnet":  "main",
+		"testnet":  "test",
+		"testnet3": "test",
+	}
+}
+
+// lookupNetwork resolves a chain name, accepting aliases, case-insensitively.
+func lookupNetwork(name string) (network, error) {
+	n := strings.ToLower(strings.TrimSpace(name))
+	if canon, ok := chainAliases()[n]; ok {
+		n = canon
+	}
+	nets := networks()
+	if nw, ok := nets[n]; ok {
+		return nw, nil
+	}
+	names := make([]string, 0, len(nets))
+	for k := range nets {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return network{}, fmt.Errorf("unknown chain %q (want one of %s)", name, strings.Join(names, ", "))
+}

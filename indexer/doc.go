@@ -1,0 +1,29 @@
+// Package indexer keeps the store equal to the node's active chain.
+//
+// A Follower owns the loop that an operator starts once and forgets: it
+// catches up from genesis (or from the store's tip), follows new tips, rolls
+// back reorgs of any depth and retries through node restarts. It never trusts
+// a notification: ZMQ messages and poll ticks only wake it, and each round
+// re-reads the truth from the node over RPC.
+//
+// One round (sync):
+//
+//  1. Ask the node for its best block. Equal to the store's tip: done.
+//  2. Find the highest height where the store and the node agree (a binary
+//     search over getblockhash; agreement at h implies agreement below h).
+//     Below the store's tip: roll the store back to it in one transaction.
+//     The disconnected blocks' filters stay retrievable by hash.
+//  3. Fetch the missing blocks with their spent scripts through a pool of
+//     workers (each with its own reusable filter builder), build their
+//     BIP-158 basic filters in parallel, and hand them to a single committer
+//     that restores height order, checks every block links to the one before
+//     it, chains the filter headers and commits batches in which the tip moves
+//     with the filters, filter headers and block headers it covers.
+//
+// A link that does not hold (the node reorganised while we fetched) ends the
+// round early; the next round finds the new fork. The number of blocks in
+// flight is bounded, so memory does not grow with the distance to the tip.
+//
+// The package must not talk to peers or serve anything: it only writes the
+// store. Element extraction (elements.go) follows BIP-158 to the letter.
+package indexer

@@ -1,0 +1,63 @@
+package indexer
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/btcsuite/btcd/wire/v2"
+	"github.com/cfindexd/cfindexd/gcs"
+)
+
+// ErrPrevScriptCount means the spent-script list handed to AddBasicElements
+// does not hold exactly one script per non-coinbase input of the block: the
+// block source and the block disagree, and the filter cannot be built.
+// (It lives here rather than in errors.go because elements.go is the only
+// file that returns it.)
+var ErrPrevScriptCount = errors.New("spent script count does not match block inputs")
+
+// opReturn is OP_RETURN. BIP-158 excludes outputs whose script starts with
+// it, whatever follows, so only the first byte matters.
+const opReturn = 0x6a
+
+// AddBasicElements feeds BIP-158 basic-filter elements of block into b: every
+// output script except empty and OP_RETURN-prefixed ones, and every spent
+// prevout script except empty ones. The first transaction of a block is its
+// coinbase; its input spends nothing and contributes no element.
+//
+// prevScripts holds the spent output script of each non-coinbase input, in
+// block order (tx order, then input order). If its length differs from the
+// number of non-coinbase inputs, AddBasicElements returns an error wrapping
+// ErrPrevScriptCount and adds nothing.
+//
+// It does not Reset b: callers reset between blocks. De-duplication is the
+// builder's job. It allocates nothing beyond what b does.
+func AddBasicElements(b *gcs.BasicBuilder, block *wire.MsgBlock, prevScripts [][]byte) error {
+	txs := block.Transactions
+	if len(txs) > 0 {
+		txs = txs[1:] // skip the coinbase's input
+	}
+	inputs := 0
+	for _, tx := range txs {
+		inputs += len(tx.TxIn)
+	}
+	if inputs != len(prevScripts) {
+		return fmt.Errorf("block %s: %d spent scripts for %d non-coinbase inputs: %w",
+			block.BlockHash(), len(prevScripts), inputs, ErrPrevScriptCount)
+	}
+
+	for _, tx := range block.Transactions {
+		for _, out := range tx.TxOut {
+			if len(out.PkScript) == 0 || out.PkScript[0] == opReturn {
+				continue
+			}
+			b.Add(out.PkScript)
+		}
+	}
+	for _, script := range prevScripts {
+		if len(script) == 0 {
+			continue
+		}
+		b.Add(script)
+	}
+	return nil
+}

@@ -1,0 +1,51 @@
+package indexer
+
+import (
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// progress writes a catch-up line every interval: height of node height,
+// blocks/s and filter bytes/s over the interval, and the time left at that
+// rate.
+type progress struct {
+	log      zerolog.Logger
+	every    time.Duration
+	end      uint32
+	since    time.Time
+	blocks   int
+	bytes    int
+	elements int
+}
+
+func newProgress(log zerolog.Logger, every time.Duration, start, end uint32) *progress {
+	log.Info().Uint32("from", start).Uint32("to", end).Msg("catching up")
+	return &progress{log: log, every: every, end: end, since: time.Now()}
+}
+
+// add records a committed batch and logs when an interval has passed.
+func (p *progress) add(blocks, filterBytes, elements int, height uint32) {
+	p.blocks += blocks
+	p.bytes += filterBytes
+	p.elements += elements
+	elapsed := time.Since(p.since)
+	if elapsed < p.every && height != p.end {
+		return
+	}
+	secs := elapsed.Seconds()
+	rate := float64(p.blocks) / secs
+	ev := p.log.Info().
+		Uint32("height", height).
+		Uint32("node_height", p.end).
+		Float64("blocks_per_s", round1(rate)).
+		Float64("filter_bytes_per_s", round1(float64(p.bytes)/secs)).
+		Float64("elements_per_s", round1(float64(p.elements)/secs))
+	if height < p.end && rate > 0 {
+		ev = ev.Dur("eta", time.Duration(float64(p.end-height)/rate*float64(time.Second)).Round(time.Second))
+	}
+	ev.Msg("catching up")
+	p.since, p.blocks, p.bytes, p.elements = time.Now(), 0, 0, 0
+}
+
+func round1(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }

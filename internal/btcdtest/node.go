@@ -1,0 +1,294 @@
+package btcdtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/v2"
+)
+
+const (
+	// startTimeout bounds how long Start waits for btcd to answer RPC.
+	startTimeout = 60 * time.Second
+	// stopTimeout is how long Stop waits after SIGTERM before SIGKILL.
+	stopTimeout = 10 * time.Second
+	// logTailLines is how much of btcd's log a failed test prints.
+	logTailLines = 60
+	// logFileName is btcd's stdout+stderr, kept in the datadir.
+	logFileName = "btcd.out.log"
+)
+
+// Options configures Start.
+type Options struct {
+	// Net is "regtest" (default) or "simnet". Use simnet when the chain must
+	// survive Restart: btcd wipes regtest on every start.
+	Net string
+	// DataDir is btcd's data directory; empty means a fresh tb.TempDir().
+	DataDir string
+	// TxIndex turns on --txindex (getrawtransaction for any tx).
+	TxIndex bool
+	// WalletSeed selects the key set of Node.Wallet, whose mining address
+	// receives every coinbase from Generate.
+	WalletSeed int64
+	// Extra are appended to btcd's command line as given.
+	Extra []string
+}
+
+// Node is a running (or stopped) btcd process. Its methods are safe for
+// concurrent use except Stop/Restart, which must not race with each other.
+type Node struct {
+	tb      testing.TB
+	bin     string
+	opts    Options
+	params  *chaincfg.Params
+	dataDir string
+	rpcAddr string
+	p2pAddr string
+	user    string
+	pass    string
+	wallet  *Wallet
+
+	mu   sync.Mutex
+	proc *exec.Cmd
+	done chan struct{} // closed when proc has exited
+	rpc  *rpcClient
+}
+
+// Start builds (once) and starts btcd with opts on loopback ports, waits
+// until it answers RPC and registers tb.Cleanup to stop it. It fails tb on
+// any error.
+func Start(tb testing.TB, opts Options) *Node {
+	tb.Helper()
+	if opts.Net == "" {
+		opts.Net = "regtest"
+	}
+	var params *chaincfg.Params
+	switch opts.Net {
+	case "regtest":
+		params = &chaincfg.RegressionNetParams
+	case "simnet":
+		params = &chaincfg.SimNetParams
+	default:
+		tb.Fatalf("btcdtest: unsupported network %q (want regtest or simnet)", opts.Net)
+	}
+	if opts.DataDir == "" {
+		opts.DataDir = tb.TempDir()
+	}
+	ports, err := freePorts(2)
+	if err != nil {
+		tb.Fatalf("btcdtest: %v", err)
+	}
+	n := &Node{
+		tb:      tb,
+		bin:     Binary(tb),
+		opts:    opts,
+		params:  params,
+		dataDir: opts.DataDir,
+		rpcAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0])),
+		p2pAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1])),
+		user:    "btcdtest",
+		pass:    "btcdtest-pass",
+		wallet:  NewWallet(params, opts.WalletSeed),
+	}
+	tb.Cleanup(func() {
+		if err := n.Stop(); err != nil {
+			tb.Errorf("btcdtest: stop: %v", err)
+		}
+		if tb.Failed() {
+			n.logTail(tb)
+		}
+	})
+	if err := n.start(); err != nil {
+		tb.Fatalf("btcdtest: %v", err)
+	}
+	return n
+}
+
+// args is btcd's command line.
+func (n *Node) args() []string {
+	args := []string{
+		"--" + n.opts.Net,
+		"--configfile=" + os.DevNull,
+		"--notls",
+		"--nodnsseed",
+		"--datadir=" + filepath.Join(n.dataDir, "data"),
+		"--logdir=" + filepath.Join(n.dataDir, "logs"),
+		"--rpcuser=" + n.user,
+		"--rpcpass=" + n.pass,
+		"--rpclisten=" + n.rpcAddr,
+		"--listen=" + n.p2pAddr,
+		"--miningaddr=" + n.wallet.MiningAddress(),
+		"--debuglevel=info",
+	}
+	if n.opts.TxIndex {
+		args = append(args, "--txindex")
+	}
+	return append(args, n.opts.Extra...)
+}
+
+// start launches the process and waits for RPC.
+func (n *Node) start() error {
+	logFile, err := os.OpenFile(filepath.Join(n.dataDir, logFileName),
+		os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("open btcd log: %w", err)
+	}
+	defer logFile.Close() // the child holds its own descriptor
+	cmd := exec.Command(n.bin, n.args()...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = sysProcAttr()
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start btcd: %w", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(done)
+	}()
+	rpc := newRPCClient(n.rpcAddr, n.user, n.pass)
+	n.mu.Lock()
+	n.proc, n.done, n.rpc = cmd, done, rpc
+	n.mu.Unlock()
+	return n.waitReady(rpc, done)
+}
+
+// waitReady polls getblockcount until btcd answers, it exits, or the
+// deadline passes.
+func (n *Node) waitReady(rpc *rpcClient, done <-chan struct{}) error {
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		callCtx, callCancel := context.WithTimeout(ctx, 2*time.Second)
+		var height int64
+		err := rpc.call(callCtx, "getblockcount", nil, &height)
+		callCancel()
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, ErrAuth) {
+			return err
+		}
+		select {
+		case <-done:
+			return fmt.Errorf("%w before answering RPC on %s (log %s)", ErrNodeExited, n.rpcAddr,
+				filepath.Join(n.dataDir, logFileName))
+		case <-ctx.Done():
+			return fmt.Errorf("btcd did not answer RPC on %s within %v: %w", n.rpcAddr, startTimeout, err)
+		case <-tick.C:
+		}
+	}
+}
+
+// Stop stops btcd by PID: SIGTERM, then SIGKILL if it has not exited after
+// 10 s. It waits for the process to be gone. Stopping a stopped node is a
+// no-op.
+func (n *Node) Stop() error {
+	n.mu.Lock()
+	proc, done, rpc := n.proc, n.done, n.rpc
+	n.proc = nil
+	n.mu.Unlock()
+	if proc == nil {
+		return nil
+	}
+	rpc.close()
+	select {
+	case <-done:
+		return nil // already exited
+	default:
+	}
+	if err := proc.Process.Signal(syscall.SIGTERM); err != nil {
+		select {
+		case <-done:
+			return nil
+		default:
+		}
+		return fmt.Errorf("SIGTERM btcd pid %d: %w", proc.Process.Pid, err)
+	}
+	timer := time.NewTimer(stopTimeout)
+	defer timer.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-timer.C:
+	}
+	if err := proc.Process.Kill(); err != nil {
+		return fmt.Errorf("SIGKILL btcd pid %d: %w", proc.Process.Pid, err)
+	}
+	<-done
+	return fmt.Errorf("btcd pid %d ignored SIGTERM for %v, killed", proc.Process.Pid, stopTimeout)
+}
+
+// Restart stops btcd and starts it again with the same datadir, ports and
+// options. On simnet the chain survives; on regtest btcd wipes it, so the
+// node comes back at genesis. It fails tb on any error.
+func (n *Node) Restart(tb testing.TB) {
+	tb.Helper()
+	if err := n.Stop(); err != nil {
+		tb.Fatalf("btcdtest: restart: %v", err)
+	}
+	if err := n.start(); err != nil {
+		tb.Fatalf("btcdtest: restart: %v", err)
+	}
+}
+
+// PID is the process id of the running btcd, 0 when stopped.
+func (n *Node) PID() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.proc == nil {
+		return 0
+	}
+	return n.proc.Process.Pid
+}
+
+// RPCHost is btcd's RPC listen address, host:port on 127.0.0.1.
+func (n *Node) RPCHost() string { return n.rpcAddr }
+
+// User is the RPC user name.
+func (n *Node) User() string { return n.user }
+
+// Password is the RPC password.
+func (n *Node) Password() string { return n.pass }
+
+// P2PAddr is btcd's peer-to-peer listen address, host:port on 127.0.0.1.
+func (n *Node) P2PAddr() string { return n.p2pAddr }
+
+// Params are the chain parameters of the node's network.
+func (n *Node) Params() *chaincfg.Params { return n.params }
+
+// DataDir is the directory holding btcd's data, logs and captured output.
+func (n *Node) DataDir() string { return n.dataDir }
+
+// LogPath is the file receiving btcd's stdout and stderr.
+func (n *Node) LogPath() string { return filepath.Join(n.dataDir, logFileName) }
+
+// Wallet is the wallet (seed Options.WalletSeed) that owns the mining
+// address, so it receives every coinbase of Generate.
+func (n *Node) Wallet() *Wallet { return n.wallet }
+
+// freePorts reserves count distinct loopback ports by listening on port 0,
+// then releases them for btcd.
+func freePorts(count int) ([]int, error) {
+	ports := make([]int, 0, count)
+	for range count {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("reserve port: %w", err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}

@@ -1,0 +1,380 @@
+package btcdtest
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
+)
+
+const (
+	// richWorkValue is the value of each output the funding tx of a block
+	// creates for the next block to spend.
+	richWorkValue = 100_000
+	// richSinkValue is the value of the outputs spend txs create (above
+	// btcd's dust limit for every standard kind).
+	richSinkValue = 10_000
+	// maxActivationRounds bounds how many 100-block BIP-9 windows we mine
+	// waiting for segwit and taproot on simnet.
+	maxActivationRounds = 6
+)
+
+// workKinds are the outputs each block's funding tx creates, in output
+// order. P2PKH and P2TR appear twice: the P2PKH pair shares one script, so
+// the next block spends the same script twice.
+var workKinds = []Kind{
+	KindP2PKH, KindP2PKH, KindP2WPKH, KindP2TR, KindP2TR,
+	KindP2SHP2WPKH, KindP2SHMultisig, KindP2WSH, KindP2PK, KindBareMultisig,
+}
+
+// BuildTxRichChain mines blocks tx-rich blocks on n, funded by w. It mines
+// every block itself (MineBlockOn's miner, submitted with submitblock) with
+// coinbases paying w's mining script and claiming subsidy plus fees, so w
+// needs no relation to the node's --miningaddr and, on a fresh node, the
+// whole chain's transactions (coinbases included) depend only on w's seed;
+// only block timestamps, hence block hashes, vary. Block times are
+// max(now, median-time-past+1s), as btcd's own miner does.
+//
+// First it mines empty blocks until w has a mature coinbase (100 blocks on
+// a fresh chain: the coinbase of block 1 can be spent in block 101) and, on
+// simnet, until segwit and taproot are active. Then every block holds, besides its coinbase:
+//
+//   - a funding tx spending a mature coinbase (P2PKH) into one output of
+//     every kind: P2PKH (twice, same script), P2WPKH, P2TR (twice), P2SH-P2WPKH,
+//     P2SH 1-of-1 multisig, P2WSH, P2PK, bare 1-of-2 multisig, OP_RETURN,
+//     and P2WPKH change;
+//   - from the second block on, four txs spending the previous block's
+//     funding outputs (so each block spends P2PKH, P2WPKH, P2TR key path,
+//     both P2SH kinds, P2WSH, P2PK and bare multisig), paying again to every
+//     kind, with repeated scripts inside a tx, across txs, and between a
+//     spent prevout and a new output, to exercise filter de-duplication.
+//
+// Every transaction first passes btcd's mempool policy (sendrawtransaction);
+// each block must become btcd's tip.
+func BuildTxRichChain(ctx context.Context, n *Node, w *Wallet, blocks int) error {
+	if err := w.Sync(ctx, n); err != nil {
+		return fmt.Errorf("build tx-rich chain: %w", err)
+	}
+	b, err := newRichBuilder(ctx, n, w)
+	if err != nil {
+		return fmt.Errorf("build tx-rich chain: %w", err)
+	}
+	if err := b.prepare(ctx); err != nil {
+		return fmt.Errorf("build tx-rich chain: %w", err)
+	}
+	for i := range blocks {
+		if err := b.mineRichBlock(ctx); err != nil {
+			return fmt.Errorf("build tx-rich chain: block %d of %d: %w", i+1, blocks, err)
+		}
+	}
+	return nil
+}
+
+// richBuilder mines on top of the wallet's tip and carries the funding
+// outputs of one block to the next.
+type richBuilder struct {
+	n      *Node
+	w      *Wallet
+	tip    chainhash.Hash
+	height int32
+	times  []time.Time     // timestamps of the last (up to) 11 blocks
+	work   []wire.OutPoint // previous funding tx's outputs, in workKinds order
+	serial uint64          // OP_RETURN counter
+}
+
+func newRichBuilder(ctx context.Context, n *Node, w *Wallet) (*richBuilder, error) {
+	w.mu.Lock()
+	b := &richBuilder{n: n, w: w, height: int32(len(w.synced)) - 1}
+	b.tip = w.synced[b.height]
+	w.mu.Unlock()
+	hash := b.tip
+	for range medianTimeBlocks {
+		hdr, height, err := n.BlockHeader(ctx, hash)
+		if err != nil {
+			return nil, err
+		}
+		b.times = append([]time.Time{hdr.Timestamp}, b.times...)
+		if height == 0 {
+			break
+		}
+		hash = hdr.PrevBlock
+	}
+	return b, nil
+}
+
+// medianTimeBlocks is how many blocks median-time-past looks at.
+const medianTimeBlocks = 11
+
+// nextTime is max(now, median-time-past + 1s).
+func (b *richBuilder) nextTime() time.Time {
+	sorted := slices.Clone(b.times)
+	slices.SortFunc(sorted, time.Time.Compare)
+	mtp := sorted[len(sorted)/2]
+	now := time.Unix(time.Now().Unix(), 0)
+	if min := mtp.Add(time.Second); now.Before(min) {
+		return min
+	}
+	return now
+}
+
+// fundingNeed bounds what one funding tx spends.
+func fundingNeed() int64 {
+	return int64(len(workKinds))*richWorkValue + 10*dustLimit
+}
+
+// prepare mines empty blocks until the wallet can fund a block and segwit
+// and taproot are active for the next block.
+func (b *richBuilder) prepare(ctx context.Context) error {
+	limit := int(b.n.params.CoinbaseMaturity) + maxActivationRounds*int(b.n.params.MinerConfirmationWindow)
+	for range limit {
+		b.w.mu.Lock()
+		funded := b.w.findLocked(KindP2PKH, fundingNeed()) != nil || b.w.findLocked(KindP2WPKH, fundingNeed()) != nil
+		b.w.mu.Unlock()
+		if funded {
+			active, err := softforksActive(ctx, b.n, "segwit", "taproot")
+			if err != nil || active {
+				return err
+			}
+		}
+		if err := b.submit(ctx, nil, 0); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("no mature funds or segwit/taproot inactive after %d blocks", limit)
+}
+
+// submit mines txs (paying fees in total) on the tip, submits the block,
+// checks it became btcd's tip and connects it to the wallet.
+func (b *richBuilder) submit(ctx context.Context, txs []*wire.MsgTx, fees int64) error {
+	blk := buildBlock(b.n.params, b.tip, b.height+1, b.nextTime(), txs, b.w.MiningScript(), fees)
+	if err := b.n.SubmitBlock(ctx, blk); err != nil {
+		return err
+	}
+	hash := blk.BlockHash()
+	best, _, err := b.n.BestBlock(ctx)
+	if err != nil {
+		return err
+	}
+	if best != hash {
+		return fmt.Errorf("block %s at height %d did not become the tip (tip %s)", hash, b.height+1, best)
+	}
+	if err := b.w.ConnectBlock(blk, b.height+1); err != nil {
+		return err
+	}
+	b.tip, b.height = hash, b.height+1
+	b.times = append(b.times, blk.Header.Timestamp)
+	if len(b.times) > medianTimeBlocks {
+		b.times = b.times[1:]
+	}
+	return nil
+}
+
+// mineRichBlock builds, relays and mines one tx-rich block.
+func (b *richBuilder) mineRichBlock(ctx context.Context) error {
+	b.serial = 0
+	txs, fees, err := b.buildTxs()
+	if err != nil {
+		return err
+	}
+	for _, tx := range txs {
+		if _, err := b.n.SendRawTransaction(ctx, tx); err != nil {
+			for _, t := range txs {
+				b.w.Release(t)
+			}
+			return err
+		}
+	}
+	return b.submit(ctx, txs, fees)
+}
+
+// buildTxs builds the block's funding tx and, given last block's funding
+// outputs, its spend txs, and returns them with their total fee. It holds
+// the wallet lock throughout.
+func (b *richBuilder) buildTxs() ([]*wire.MsgTx, int64, error) {
+	w := b.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var txs []*wire.MsgTx
+	fund, fees, err := b.fundingTxLocked()
+	if err != nil {
+		return nil, 0, err
+	}
+	txs = append(txs, fund)
+	if b.work != nil {
+		spends, spendFees, err := b.spendTxsLocked()
+		if err != nil {
+			return nil, 0, err
+		}
+		txs = append(txs, spends...)
+		fees += spendFees
+	}
+	fundID := fund.TxHash()
+	b.work = b.work[:0]
+	for i := range workKinds {
+		b.work = append(b.work, wire.OutPoint{Hash: fundID, Index: uint32(i)})
+	}
+	return txs, fees, nil
+}
+
+// fundingTxLocked spends a mature coinbase (or, once subsidies have halved
+// too far, the largest-enough P2WPKH change) into the next block's work
+// outputs.
+func (b *richBuilder) fundingTxLocked() (*wire.MsgTx, int64, error) {
+	w := b.w
+	var outs []*wire.TxOut
+	var shared []byte
+	for i, k := range workKinds {
+		var script []byte
+		switch {
+		case i == 1:
+			script = shared // second P2PKH: same script as the first
+		default:
+			s, err := b.newScriptLocked(k)
+			if err != nil {
+				return nil, 0, err
+			}
+			script = s
+		}
+		if i == 0 {
+			shared = script
+		}
+		outs = append(outs, wire.NewTxOut(richWorkValue, script))
+	}
+	opReturn, err := b.nullDataLocked()
+	if err != nil {
+		return nil, 0, err
+	}
+	outs = append(outs, opReturn)
+	change, err := b.newScriptLocked(KindP2WPKH)
+	if err != nil {
+		return nil, 0, err
+	}
+	need := fundingNeed()
+	in, ok := w.takeLocked(KindP2PKH, need)
+	if !ok {
+		if in, ok = w.takeLocked(KindP2WPKH, need); !ok {
+			return nil, 0, fmt.Errorf("funding %d sat: %w", need, ErrInsufficientFunds)
+		}
+	}
+	return w.buildTxLocked([]UTXO{in}, outs, change, DefaultFeeRate)
+}
+
+// spendTxsLocked spends the previous block's work outputs in four txs.
+func (b *richBuilder) spendTxsLocked() ([]*wire.MsgTx, int64, error) {
+	w := b.w
+	work := make([]UTXO, len(b.work))
+	for i, op := range b.work {
+		u, ok := w.utxos[op]
+		if !ok || !w.spendableLocked(u) {
+			return nil, 0, fmt.Errorf("work output %v (%v) is not spendable", op, workKinds[i])
+		}
+		work[i] = *u
+	}
+	sharedP2PKH := work[0].PkScript
+	var sharedP2WSH []byte
+	plans := []struct {
+		ins    []int  // indexes into work
+		outs   []Kind // fresh scripts, richSinkValue each
+		change Kind
+	}{
+		// P2PKH, P2WPKH and P2TR in one tx: the taproot sighash commits
+		// to all three prevouts.
+		{ins: []int{0, 2, 3}, outs: []Kind{KindP2WSH, KindP2PK}, change: KindP2TR},
+		// Both P2SH kinds plus the second spend of the shared P2PKH
+		// script; change goes back to that script.
+		{ins: []int{5, 6, 1}, outs: []Kind{KindBareMultisig, KindP2SHMultisig, KindNullData}},
+		{ins: []int{7, 8, 9}, outs: []Kind{KindP2WPKH, KindP2TR, KindP2PKH}, change: KindP2SHP2WPKH},
+		// Taproot-only tx paying one script twice and the P2WSH sink of
+		// the first tx again.
+		{ins: []int{4}, outs: []Kind{KindP2WPKH}, change: KindP2TR},
+	}
+	txs := make([]*wire.MsgTx, 0, len(plans))
+	var fees int64
+	for p, plan := range plans {
+		ins := make([]UTXO, len(plan.ins))
+		for i, idx := range plan.ins {
+			ins[i] = work[idx]
+		}
+		var outs []*wire.TxOut
+		for _, k := range plan.outs {
+			if k == KindNullData {
+				o, err := b.nullDataLocked()
+				if err != nil {
+					return nil, 0, err
+				}
+				outs = append(outs, o)
+				continue
+			}
+			s, err := b.newScriptLocked(k)
+			if err != nil {
+				return nil, 0, err
+			}
+			if k == KindP2WSH && sharedP2WSH == nil {
+				sharedP2WSH = s
+			}
+			outs = append(outs, wire.NewTxOut(richSinkValue, s))
+		}
+		var change []byte
+		switch p {
+		case 1:
+			change = sharedP2PKH
+		case 3:
+			outs = append(outs, wire.NewTxOut(richSinkValue, outs[0].PkScript),
+				wire.NewTxOut(richSinkValue, sharedP2WSH))
+			fallthrough
+		default:
+			s, err := b.newScriptLocked(plan.change)
+			if err != nil {
+				return nil, 0, err
+			}
+			change = s
+		}
+		tx, fee, err := w.buildTxLocked(ins, outs, change, DefaultFeeRate)
+		if err != nil {
+			return nil, 0, err
+		}
+		txs = append(txs, tx)
+		fees += fee
+	}
+	return txs, fees, nil
+}
+
+func (b *richBuilder) newScriptLocked(k Kind) ([]byte, error) {
+	return b.w.newScriptLocked(k)
+}
+
+// nullDataLocked is a zero-value OP_RETURN output with a payload unique in
+// the chain (height of the block being built, serial within it).
+func (b *richBuilder) nullDataLocked() (*wire.TxOut, error) {
+	b.serial++
+	data := binary.BigEndian.AppendUint32([]byte("cfindexd/btcdtest "), uint32(b.height+1))
+	data = binary.BigEndian.AppendUint32(data, uint32(b.serial))
+	script, err := NullDataScript(data)
+	if err != nil {
+		return nil, err
+	}
+	return wire.NewTxOut(0, script), nil
+}
+
+// softforksActive reports whether btcd's getblockchaininfo says every named
+// BIP-9 deployment is active for the next block.
+func softforksActive(ctx context.Context, n *Node, names ...string) (bool, error) {
+	var info struct {
+		BIP9 map[string]struct {
+			Status string `json:"status"`
+		} `json:"bip9_softforks"`
+	}
+	if err := n.Call(ctx, "getblockchaininfo", nil, &info); err != nil {
+		return false, err
+	}
+	for _, name := range names {
+		if info.BIP9[name].Status != "active" {
+			return false, nil
+		}
+	}
+	return true, nil
+}

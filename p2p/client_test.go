@@ -1,0 +1,217 @@
+package p2p
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/v2"
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
+	"github.com/rs/zerolog"
+)
+
+// ioTimeout bounds every single read or write of a test client.
+const ioTimeout = 10 * time.Second
+
+// testServer is a Server serving on loopback for one test.
+type testServer struct {
+	*Server
+	addr string
+	view *fakeView
+}
+
+// testConfig returns a config for a fake view with short timeouts.
+func testConfig(view *fakeView) Config {
+	return Config{
+		Params:           &chaincfg.RegressionNetParams,
+		View:             view,
+		MaxPeersPerIP:    1000,
+		MaxPeers:         1000,
+		StopHashWait:     2 * time.Second,
+		HandshakeTimeout: 5 * time.Second,
+		Log:              testLogger(),
+	}
+}
+
+// testLogger logs to stderr when P2P_TEST_LOG is set, else nowhere.
+func testLogger() zerolog.Logger {
+	if os.Getenv("P2P_TEST_LOG") != "" {
+		return zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr}).Level(zerolog.DebugLevel).With().Timestamp().Logger()
+	}
+	return zerolog.Nop()
+}
+
+// startServer serves cfg on 127.0.0.1:0 until the test ends.
+func startServer(t testing.TB, cfg Config) *testServer {
+	t.Helper()
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("Serve did not return after cancel")
+		}
+	})
+	view, _ := cfg.View.(*fakeView)
+	return &testServer{Server: s, addr: ln.Addr().String(), view: view}
+}
+
+// rawClient speaks the P2P wire protocol directly.
+type rawClient struct {
+	t    testing.TB
+	conn net.Conn
+	rd   *bufio.Reader
+	net  wire.BitcoinNet
+	pver uint32
+}
+
+// dial connects without a handshake.
+func dial(t testing.TB, addr string) *rawClient {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, ioTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return &rawClient{t: t, conn: conn, rd: bufio.NewReader(conn), net: chaincfg.RegressionNetParams.Net, pver: wire.ProtocolVersion}
+}
+
+// connect dials and completes the handshake, returning the server's version.
+func connect(t testing.TB, addr string, extra ...wire.Message) (*rawClient, *wire.MsgVersion) {
+	t.Helper()
+	c := dial(t, addr)
+	v := c.handshake(extra...)
+	return c, v
+}
+
+// handshake sends version (then extra messages before verack) and reads
+// the server's version and verack.
+func (c *rawClient) handshake(extra ...wire.Message) *wire.MsgVersion {
+	c.t.Helper()
+	me := wire.NewNetAddressIPPort(net.IPv4(127, 0, 0, 1), 0, 0)
+	v := wire.NewMsgVersion(me, me, 42, 0)
+	v.Services = wire.SFNodeWitness
+	c.send(v)
+	var sv *wire.MsgVersion
+	for gotVerAck := false; !gotVerAck; {
+		switch m := c.read().(type) {
+		case *wire.MsgVersion:
+			sv = m
+		case *wire.MsgVerAck:
+			gotVerAck = true
+		default:
+			c.t.Fatalf("unexpected %s during handshake", m.Command())
+		}
+	}
+	for _, m := range extra {
+		c.send(m)
+	}
+	c.send(wire.NewMsgVerAck())
+	return sv
+}
+
+func (c *rawClient) send(msg wire.Message) {
+	c.t.Helper()
+	if err := c.trySend(msg); err != nil {
+		c.t.Fatalf("send %s: %v", msg.Command(), err)
+	}
+}
+
+func (c *rawClient) trySend(msg wire.Message) error {
+	_ = c.conn.SetWriteDeadline(time.Now().Add(ioTimeout))
+	_, err := wire.WriteMessageWithEncodingN(c.conn, msg, c.pver, c.net, wire.WitnessEncoding)
+	return err
+}
+
+// read returns the next message, failing the test on error.
+func (c *rawClient) read() wire.Message {
+	c.t.Helper()
+	m, err := c.tryRead(ioTimeout)
+	if err != nil {
+		c.t.Fatalf("read: %v", err)
+	}
+	return m
+}
+
+func (c *rawClient) tryRead(timeout time.Duration) (wire.Message, error) {
+	_ = c.conn.SetReadDeadline(time.Now().Add(timeout))
+	_, m, _, err := wire.ReadMessageWithEncodingN(c.rd, c.pver, c.net, wire.WitnessEncoding)
+	return m, err
+}
+
+// sync sends a ping and returns every message received before its pong:
+// since the server handles a peer's messages in order, everything the
+// server sent in answer to earlier messages is in the result.
+func (c *rawClient) sync() []wire.Message {
+	c.t.Helper()
+	nonce := uint64(time.Now().UnixNano())
+	c.send(wire.NewMsgPing(nonce))
+	var got []wire.Message
+	for {
+		m := c.read()
+		if p, ok := m.(*wire.MsgPong); ok && p.Nonce == nonce {
+			return got
+		}
+		got = append(got, m)
+	}
+}
+
+// expectDisconnect reads until the server closes the connection.
+func (c *rawClient) expectDisconnect() {
+	c.t.Helper()
+	deadline := time.Now().Add(ioTimeout)
+	for time.Now().Before(deadline) {
+		_, err := c.tryRead(time.Until(deadline))
+		if err == nil {
+			continue
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || isConnReset(err) {
+			return
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			break
+		}
+		// Other decode errors: keep reading until the close.
+	}
+	c.t.Fatalf("server did not disconnect within %v", ioTimeout)
+}
+
+func isConnReset(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && !op.Timeout()
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t testing.TB, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func hashPtr(h chainhash.Hash) *chainhash.Hash { return &h }

@@ -1,0 +1,264 @@
+package p2p
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
+)
+
+// fakeBlock is one block of fakeView.
+type fakeBlock struct {
+	height       uint32
+	hash         chainhash.Hash
+	header       wire.BlockHeader
+	filter       []byte
+	filterHeader chainhash.Hash
+	active       bool
+}
+
+// fakeView is an in-memory ChainView: an active chain and stale branches,
+// with TipChanged closed on every commit or rollback.
+type fakeView struct {
+	mu      sync.Mutex
+	active  []*fakeBlock
+	byHash  map[chainhash.Hash]*fakeBlock
+	changed chan struct{}
+	rng     *rand.Rand
+	// misses, when set, receives every hash HeightOf did not find.
+	misses chan chainhash.Hash
+	// filtersHook, when set, runs inside FiltersForStop before it reads.
+	filtersHook func()
+}
+
+var _ ChainView = (*fakeView)(nil)
+
+// newFakeView returns a view with blocks 0..n-1 of a synthetic chain.
+func newFakeView(n int, seed uint64) *fakeView {
+	v := &fakeView{
+		byHash:  make(map[chainhash.Hash]*fakeBlock),
+		changed: make(chan struct{}),
+		rng:     rand.New(rand.NewPCG(seed, 0x5eed)),
+	}
+	if n > 0 {
+		v.commit(v.makeBranch(nil, n)...)
+	}
+	return v
+}
+
+// makeBranch builds n blocks on parent (nil: from genesis) without
+// committing them.
+func (v *fakeView) makeBranch(parent *fakeBlock, n int) []*fakeBlock {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	out := make([]*fakeBlock, 0, n)
+	for i := 0; i < n; i++ {
+		b := &fakeBlock{}
+		var prevFH chainhash.Hash
+		if parent != nil {
+			b.height = parent.height + 1
+			b.header.PrevBlock = parent.hash
+			prevFH = parent.filterHeader
+		}
+		b.header.Version = 4
+		binary.LittleEndian.PutUint64(b.header.MerkleRoot[:], v.rng.Uint64())
+		b.header.Timestamp = time.Unix(1_600_000_000+int64(b.height)*600, 0)
+		b.header.Bits = 0x207fffff
+		b.header.Nonce = v.rng.Uint32()
+		b.hash = b.header.BlockHash()
+		b.filter = make([]byte, 1+v.rng.IntN(200))
+		for j := range b.filter {
+			b.filter[j] = byte(v.rng.Uint32())
+		}
+		fh := chainhash.DoubleHashH(b.filter)
+		b.filterHeader = chainhash.DoubleHashH(append(fh[:], prevFH[:]...))
+		out = append(out, b)
+		parent = b
+	}
+	return out
+}
+
+// extend builds and commits n blocks on the tip.
+func (v *fakeView) extend(n int) []*fakeBlock {
+	bs := v.makeBranch(v.tipBlock(), n)
+	v.commit(bs...)
+	return bs
+}
+
+// commit makes blocks (which must extend the tip) active and signals.
+func (v *fakeView) commit(bs ...*fakeBlock) {
+	v.mu.Lock()
+	for _, b := range bs {
+		if uint32(len(v.active)) != b.height {
+			panic(fmt.Sprintf("commit height %d on %d blocks", b.height, len(v.active)))
+		}
+		b.active = true
+		v.active = append(v.active, b)
+		v.byHash[b.hash] = b
+	}
+	close(v.changed)
+	v.changed = make(chan struct{})
+	v.mu.Unlock()
+}
+
+// addStale records blocks of a stale branch (they are never active).
+func (v *fakeView) addStale(bs ...*fakeBlock) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for _, b := range bs {
+		v.byHash[b.hash] = b
+	}
+}
+
+// touch signals TipChanged without changing anything.
+func (v *fakeView) touch() {
+	v.mu.Lock()
+	close(v.changed)
+	v.changed = make(chan struct{})
+	v.mu.Unlock()
+}
+
+func (v *fakeView) tipBlock() *fakeBlock {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if len(v.active) == 0 {
+		return nil
+	}
+	return v.active[len(v.active)-1]
+}
+
+func (v *fakeView) at(h uint32) *fakeBlock {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.active[h]
+}
+
+func (v *fakeView) Tip() (Tip, bool) {
+	b := v.tipBlock()
+	if b == nil {
+		return Tip{}, false
+	}
+	return Tip{Height: b.height, Hash: b.hash}, true
+}
+
+func (v *fakeView) TipChanged() <-chan struct{} {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.changed
+}
+
+func (v *fakeView) HashAt(h uint32) (chainhash.Hash, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if int(h) >= len(v.active) {
+		return chainhash.Hash{}, ErrNotFound
+	}
+	return v.active[h].hash, nil
+}
+
+func (v *fakeView) HeightOf(hash chainhash.Hash) (uint32, bool, error) {
+	v.mu.Lock()
+	b, ok := v.byHash[hash]
+	misses := v.misses
+	v.mu.Unlock()
+	if !ok {
+		if misses != nil {
+			select {
+			case misses <- hash:
+			default:
+			}
+		}
+		return 0, false, ErrNotFound
+	}
+	return b.height, b.active, nil
+}
+
+func (v *fakeView) HeaderByHash(hash chainhash.Hash) (wire.BlockHeader, uint32, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	b, ok := v.byHash[hash]
+	if !ok {
+		return wire.BlockHeader{}, 0, ErrNotFound
+	}
+	return b.header, b.height, nil
+}
+
+func (v *fakeView) Headers(start, end uint32) ([]wire.BlockHeader, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if start > end || int(end) >= len(v.active) {
+		return nil, ErrNotFound
+	}
+	out := make([]wire.BlockHeader, 0, end-start+1)
+	for h := start; h <= end; h++ {
+		out = append(out, v.active[h].header)
+	}
+	return out, nil
+}
+
+func (v *fakeView) FilterHeadersByHeight(start, end uint32) ([]chainhash.Hash, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if start > end || int(end) >= len(v.active) {
+		return nil, ErrNotFound
+	}
+	out := make([]chainhash.Hash, 0, end-start+1)
+	for h := start; h <= end; h++ {
+		out = append(out, v.active[h].filterHeader)
+	}
+	return out, nil
+}
+
+// chainTo returns the blocks start..height(stop) on the chain ending at stop.
+func (v *fakeView) chainTo(stop chainhash.Hash, start uint32) ([]*fakeBlock, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	b, ok := v.byHash[stop]
+	if !ok || start > b.height {
+		return nil, ErrNotFound
+	}
+	out := make([]*fakeBlock, b.height-start+1)
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i] = b
+		if b.active {
+			// The rest is the active chain: index it directly.
+			for j := i - 1; j >= 0; j-- {
+				out[j] = v.active[start+uint32(j)]
+			}
+			break
+		}
+		b = v.byHash[b.header.PrevBlock]
+	}
+	return out, nil
+}
+
+func (v *fakeView) FiltersForStop(stop chainhash.Hash, start uint32) ([]FilterRecord, error) {
+	if v.filtersHook != nil {
+		v.filtersHook()
+	}
+	bs, err := v.chainTo(stop, start)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]FilterRecord, len(bs))
+	for i, b := range bs {
+		out[i] = FilterRecord{Height: b.height, Hash: b.hash, Filter: b.filter}
+	}
+	return out, nil
+}
+
+func (v *fakeView) FilterHeadersForStop(stop chainhash.Hash, start uint32) ([]chainhash.Hash, error) {
+	bs, err := v.chainTo(stop, start)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]chainhash.Hash, len(bs))
+	for i, b := range bs {
+		out[i] = b.filterHeader
+	}
+	return out, nil
+}

@@ -1,0 +1,81 @@
+package p2p
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
+)
+
+// MaxHeadersResults is Core's MAX_HEADERS_RESULTS: headers per message.
+const MaxHeadersResults = 2000
+
+// handleGetHeaders answers with Core's semantics: from the first locator
+// hash on the active chain (genesis when none is), up to MaxHeadersResults
+// headers that follow it, ending early at the hash stop. An empty locator
+// asks for the stop block's header alone.
+func handleGetHeaders(env *handlerEnv, st *peerState, m *wire.MsgGetHeaders, emit Emit) error {
+	if len(m.BlockLocatorHashes) > maxLocatorSize {
+		return misbehaving("getheaders locator of %d hashes, limit %d", len(m.BlockLocatorHashes), maxLocatorSize)
+	}
+	resp := wire.NewMsgHeaders()
+	if len(m.BlockLocatorHashes) == 0 {
+		hdr, _, err := env.view.HeaderByHash(m.HashStop)
+		if err != nil {
+			return ignoreNotFound(fmt.Errorf("getheaders stop %s: %w", m.HashStop, err))
+		}
+		resp.Headers = append(resp.Headers, &hdr)
+		st.known.Add(m.HashStop[:])
+		return emit(Outbound{Msg: resp, Enc: wire.BaseEncoding})
+	}
+	tip, ok := env.view.Tip()
+	if !ok {
+		return nil
+	}
+	fork, forkHash, err := locateFork(env.view, m.BlockLocatorHashes)
+	if err != nil {
+		return err
+	}
+	if forkHash != nil {
+		st.known.Add(forkHash[:])
+	}
+	if fork < tip.Height {
+		end := min(tip.Height, fork+MaxHeadersResults)
+		hdrs, err := env.view.Headers(fork+1, end)
+		if err != nil {
+			return ignoreNotFound(fmt.Errorf("getheaders %d..%d: %w", fork+1, end, err))
+		}
+		var last chainhash.Hash
+		for i := range hdrs {
+			resp.Headers = append(resp.Headers, &hdrs[i])
+			last = hdrs[i].BlockHash()
+			if last == m.HashStop {
+				break
+			}
+		}
+		if len(resp.Headers) > 0 {
+			st.known.Add(last[:])
+		}
+	}
+	return emit(Outbound{Msg: resp, Enc: wire.BaseEncoding})
+}
+
+// locateFork returns the height of the first locator hash on the active
+// chain and that hash; height 0 and a nil hash when none is (Core then
+// starts from genesis).
+func locateFork(view ChainView, locator []*chainhash.Hash) (uint32, *chainhash.Hash, error) {
+	for _, h := range locator {
+		height, active, err := view.HeightOf(*h)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return 0, nil, fmt.Errorf("locate fork: %w", err)
+		}
+		if active {
+			return height, h, nil
+		}
+	}
+	return 0, nil, nil
+}

@@ -1,0 +1,94 @@
+package p2p
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/btcsuite/btcd/wire/v2"
+)
+
+// Handshake constants.
+const (
+	// Services are the service bits this server advertises. neutrino
+	// refuses (and bans) peers without WITNESS and COMPACT_FILTERS.
+	Services = wire.SFNodeNetwork | wire.SFNodeWitness | wire.SFNodeCF
+	// ProtocolVersion is the protocol version this server speaks.
+	ProtocolVersion = wire.AddrV2Version // 70016
+	// MinPeerProtocolVersion is the oldest version accepted: BIP-37's relay
+	// flag in version messages (70001). BIP-157 clients are all newer.
+	MinPeerProtocolVersion = wire.BIP0037Version
+)
+
+// handshake runs the inbound version/verack exchange: read the peer's
+// version, send ours and verack, then read until the peer's verack,
+// accepting sendaddrv2, wtxidrelay and sendheaders on the way. Other
+// messages before verack are ignored, as Core does.
+func (p *peer) handshake(ctx context.Context) error {
+	deadline := time.Now().Add(p.srv.cfg.HandshakeTimeout)
+	if err := p.conn.SetReadDeadline(deadline); err != nil {
+		return fmt.Errorf("%w: %v", errDisconnect, err)
+	}
+	f, err := p.read()
+	if err != nil {
+		return err
+	}
+	v, ok := f.msg.(*wire.MsgVersion)
+	if !ok {
+		return fmt.Errorf("%w: %s before version", errDisconnect, f.command)
+	}
+	if v.ProtocolVersion < int32(MinPeerProtocolVersion) {
+		return fmt.Errorf("%w: protocol version %d below %d", errDisconnect, v.ProtocolVersion, MinPeerProtocolVersion)
+	}
+	p.st.pver = min(uint32(v.ProtocolVersion), ProtocolVersion)
+	p.log = p.log.With().Str("agent", v.UserAgent).Uint32("pver", p.st.pver).Logger()
+
+	if err := p.emit(ctx)(Outbound{Msg: p.versionMsg(), Enc: wire.BaseEncoding}); err != nil {
+		return err
+	}
+	if err := p.emit(ctx)(Outbound{Msg: wire.NewMsgVerAck(), Enc: wire.BaseEncoding}); err != nil {
+		return err
+	}
+	for {
+		f, err := p.read()
+		if err != nil {
+			return err
+		}
+		switch f.msg.(type) {
+		case *wire.MsgVerAck:
+			return p.conn.SetReadDeadline(time.Time{})
+		case *wire.MsgWTxIdRelay:
+			p.st.wtxidRelay = p.st.pver >= wire.AddrV2Version
+		case *wire.MsgSendAddrV2:
+			p.st.sendAddrV2 = true
+		case *wire.MsgSendHeaders:
+			p.st.preferHeaders.Store(true)
+		}
+	}
+}
+
+// versionMsg is this server's version: its services, the committed tip as
+// start height, and relay=false unless transaction relay is enabled.
+func (p *peer) versionMsg() *wire.MsgVersion {
+	var height int32
+	if tip, ok := p.srv.cfg.View.Tip(); ok {
+		height = int32(tip.Height)
+	}
+	you := tcpNetAddress(p.conn.RemoteAddr(), 0)
+	me := tcpNetAddress(p.conn.LocalAddr(), Services)
+	msg := wire.NewMsgVersion(me, you, p.srv.nonce, height)
+	msg.ProtocolVersion = int32(ProtocolVersion)
+	msg.Services = Services
+	msg.UserAgent = p.srv.cfg.UserAgent
+	msg.DisableRelayTx = p.srv.env.relay == nil
+	return msg
+}
+
+// tcpNetAddress converts a socket address for a version message.
+func tcpNetAddress(a net.Addr, services wire.ServiceFlag) *wire.NetAddress {
+	if tcp, ok := a.(*net.TCPAddr); ok {
+		return wire.NewNetAddress(tcp, services)
+	}
+	return wire.NewNetAddressIPPort(net.IPv4zero, 0, services)
+}

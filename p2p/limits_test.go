@@ -1,0 +1,213 @@
+package p2p
+
+import (
+	"context"
+	"encoding/binary"
+	"net"
+	"net/netip"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
+)
+
+// rawHeader builds a frame header with a claimed payload length.
+func rawHeader(net wire.BitcoinNet, cmd string, length uint32) []byte {
+	b := make([]byte, frameHeaderSize)
+	binary.LittleEndian.PutUint32(b[0:4], uint32(net))
+	copy(b[4:16], cmd)
+	binary.LittleEndian.PutUint32(b[16:20], length)
+	return b
+}
+
+func TestPeerLimits(t *testing.T) {
+	view := newFakeView(5, 14)
+	cfg := testConfig(view)
+	cfg.MaxPeersPerIP = 2
+	srv := startServer(t, cfg)
+	connect(t, srv.addr)
+	connect(t, srv.addr)
+	third := dial(t, srv.addr)
+	third.expectDisconnect()
+
+	cfg = testConfig(view)
+	cfg.MaxPeers = 1
+	srv = startServer(t, cfg)
+	connect(t, srv.addr)
+	second := dial(t, srv.addr)
+	second.expectDisconnect()
+}
+
+func TestHostileFramesDisconnect(t *testing.T) {
+	view := newFakeView(5, 15)
+	regtest := testConfig(view).Params.Net
+	tests := []struct {
+		name string
+		raw  []byte
+		ban  bool
+	}{
+		// Only a header is sent: the server must act on the claimed
+		// length alone, before reading (or allocating) any payload.
+		{"getcfilters claiming 1000 bytes", rawHeader(regtest, "getcfilters", 1000), true},
+		{"getheaders claiming 4 MB", rawHeader(regtest, "getheaders", 4_000_000), true},
+		{"tx over 4 MB", rawHeader(regtest, "tx", 4_000_001), true},
+		{"unknown command over 4 MB", rawHeader(regtest, "xyzzy", 4_000_001), true},
+		{"wrong magic", rawHeader(wire.MainNet, "ping", 8), true},
+		{"command with garbage after NUL", rawHeader(regtest, "ping\x00x", 8), true},
+		{"malformed getcfilters payload", func() []byte {
+			payload := []byte{0, 1, 2} // too short
+			b := rawHeader(regtest, "getcfilters", uint32(len(payload)))
+			copy(b[20:24], chainhash.DoubleHashB(payload)[:4])
+			return append(b, payload...)
+		}(), true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := startServer(t, testConfig(view))
+			c, _ := connect(t, srv.addr)
+			if _, err := c.conn.Write(tc.raw); err != nil {
+				t.Fatal(err)
+			}
+			c.expectDisconnect()
+			if tc.ban {
+				waitFor(t, "ban", ioTimeout, func() bool { return srv.Banned(netip.MustParseAddr("127.0.0.1")) })
+			}
+		})
+	}
+}
+
+func TestUnknownCommandAndBadChecksumAreIgnored(t *testing.T) {
+	view := newFakeView(5, 16)
+	srv := startServer(t, testConfig(view))
+	c, _ := connect(t, srv.addr)
+	regtest := testConfig(view).Params.Net
+	unknown := append(rawHeader(regtest, "sendcmpct", 9), make([]byte, 9)...)
+	badSum := append(rawHeader(regtest, "ping", 8), 1, 2, 3, 4, 5, 6, 7, 8)
+	for _, raw := range [][]byte{unknown, badSum} {
+		if _, err := c.conn.Write(raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := c.sync(); len(got) != 0 {
+		t.Fatalf("answers: %v", got)
+	}
+}
+
+func TestTimeouts(t *testing.T) {
+	view := newFakeView(5, 17)
+	cfg := testConfig(view)
+	cfg.HandshakeTimeout = 200 * time.Millisecond
+	cfg.IdleTimeout = 300 * time.Millisecond
+	cfg.PingInterval = 100 * time.Millisecond
+	srv := startServer(t, cfg)
+
+	silent := dial(t, srv.addr)
+	start := time.Now()
+	silent.expectDisconnect()
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("handshake timeout took %v", d)
+	}
+
+	// A peer that completes the handshake and then never answers pings.
+	idle, _ := connect(t, srv.addr)
+	idle.expectDisconnect()
+	if srv.Banned(netip.MustParseAddr("127.0.0.1")) {
+		t.Error("timeouts must not ban")
+	}
+}
+
+func TestFilterWorkIsBoundedAcrossPeers(t *testing.T) {
+	view := newFakeView(50, 18)
+	gate := make(chan struct{})
+	var entered, inFlight, maxInFlight atomic.Int64
+	view.filtersHook = func() {
+		entered.Add(1)
+		n := inFlight.Add(1)
+		for m := maxInFlight.Load(); n > m && !maxInFlight.CompareAndSwap(m, n); m = maxInFlight.Load() {
+		}
+		<-gate
+		inFlight.Add(-1)
+	}
+	cfg := testConfig(view)
+	cfg.MaxFilterWork = 1
+	srv := startServer(t, cfg)
+	a, _ := connect(t, srv.addr)
+	b, _ := connect(t, srv.addr)
+	req := wire.NewMsgGetCFilters(wire.GCSFilterRegular, 10, hashPtr(view.at(20).hash))
+	a.send(req)
+	waitFor(t, "first read in progress", ioTimeout, func() bool { return entered.Load() == 1 })
+	b.send(req)
+	waitFor(t, "second request queued", ioTimeout, func() bool { return srv.env.filterWaiting.Load() == 1 })
+	if entered.Load() != 1 {
+		t.Fatal("second read started while the first held the only slot")
+	}
+	gate <- struct{}{}
+	waitFor(t, "second read in progress", ioTimeout, func() bool { return entered.Load() == 2 })
+	gate <- struct{}{}
+	for _, c := range []*rawClient{a, b} {
+		if got := c.sync(); len(got) != 11 {
+			t.Fatalf("%d filters, want 11", len(got))
+		}
+	}
+	if maxInFlight.Load() != 1 {
+		t.Fatalf("%d filter reads at once, limit 1", maxInFlight.Load())
+	}
+}
+
+func TestSendBudgetBlocksHandler(t *testing.T) {
+	view := newFakeView(5, 19)
+	cfg := testConfig(view)
+	cfg.PeerSendBudget = 16 << 10
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, theirs := net.Pipe() // synchronous: nothing is buffered in the kernel
+	defer ours.Close()
+	defer theirs.Close()
+	p := newPeer(s, ours, netip.MustParseAddr("127.0.0.1"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = p.writeLoop(ctx) }()
+
+	// A handler emitting 1 KiB cfilters to a peer that reads nothing.
+	var emitted atomic.Int64
+	done := make(chan error, 1)
+	go func() {
+		emit := p.emit(ctx)
+		for i := 0; i < 10_000; i++ {
+			m := wire.NewMsgCFilter(wire.GCSFilterRegular, &chainhash.Hash{}, make([]byte, 1000))
+			if err := emit(Outbound{Msg: m, Enc: wire.BaseEncoding}); err != nil {
+				done <- err
+				return
+			}
+			emitted.Add(1)
+		}
+		done <- nil
+	}()
+	// Wait until the budget is exhausted: the handler is then parked.
+	waitFor(t, "budget exhausted", ioTimeout, func() bool {
+		if p.budget.TryAcquire(1) {
+			p.budget.Release(1)
+			return false
+		}
+		return true
+	})
+	frame := int64(frameHeaderSize + 1 + 32 + 3 + 1000)
+	// Unsent bytes are bounded by the budget plus the writer's 64 KiB
+	// buffer; the handler produced no more than that.
+	if got, limit := emitted.Load()*frame, int64(cfg.PeerSendBudget+64<<10)+frame; got > limit {
+		t.Fatalf("handler emitted %d bytes to a peer reading nothing, bound %d", got, limit)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("handler finished (%v) although the peer reads nothing", err)
+	default:
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("handler not released by cancel")
+	}
+}

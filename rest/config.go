@@ -1,0 +1,120 @@
+package rest
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/btcsuite/btcd/wire/v2"
+)
+
+// Defaults for the zero fields of Config.
+const (
+	DefaultReorgSafetyDepth  = 144
+	DefaultReadyMaxLag       = 2
+	DefaultNearTipMaxAge     = 30 * time.Second
+	DefaultMaxBulkInFlight   = 8
+	DefaultMaxHeaderBytes    = 16 << 10
+	DefaultMaxURILength      = 4096
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultWriteTimeout      = 60 * time.Second
+	DefaultBulkWriteTimeout  = 15 * time.Minute
+	DefaultIdleTimeout       = 120 * time.Second
+	DefaultShutdownTimeout   = 10 * time.Second
+)
+
+// Config configures the HTTP server. Zero values take the defaults above.
+type Config struct {
+	// Addr is the listen address (host:port). Empty disables HTTP: Run
+	// returns nil at once.
+	Addr string
+
+	// Net is the network magic written into neutrino import files
+	// (wire.MainNet, wire.TestNet3, wire.TestNet, ...). Zero means
+	// wire.MainNet.
+	Net wire.BitcoinNet
+
+	// ReorgSafetyDepth: a bulk range whose last height has at least this
+	// many blocks on top of it is treated as final and served with a
+	// strong ETag and a one-year immutable Cache-Control.
+	ReorgSafetyDepth uint32
+
+	// ReadyMaxLag: /readyz answers 200 while the indexed tip is at most this
+	// many blocks below the node's last seen tip.
+	ReadyMaxLag uint32
+
+	// NearTipMaxAge is the Cache-Control max-age of bulk files and of the
+	// bulk index that can still change (ranges within ReorgSafetyDepth of
+	// the tip).
+	NearTipMaxAge time.Duration
+
+	// MaxBulkInFlight bounds the bulk downloads served at once; more get a
+	// 503 with Retry-After.
+	MaxBulkInFlight int
+
+	// MaxHeaderBytes and MaxURILength bound a request's header block and
+	// request target.
+	MaxHeaderBytes int
+	MaxURILength   int
+
+	// Timeouts of the net/http server. BulkWriteTimeout replaces
+	// WriteTimeout for bulk downloads, which may be large.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	BulkWriteTimeout  time.Duration
+	IdleTimeout       time.Duration
+
+	// ShutdownTimeout bounds the graceful shutdown after the context of Run
+	// ends; connections still open then are closed.
+	ShutdownTimeout time.Duration
+}
+
+// withDefaults returns cfg with zero fields set to the defaults, or an
+// error for values that cannot work.
+func (cfg Config) withDefaults() (Config, error) {
+	if cfg.Net == 0 {
+		cfg.Net = wire.MainNet
+	}
+	if cfg.ReorgSafetyDepth == 0 {
+		cfg.ReorgSafetyDepth = DefaultReorgSafetyDepth
+	}
+	if cfg.ReadyMaxLag == 0 {
+		cfg.ReadyMaxLag = DefaultReadyMaxLag
+	}
+	setDur := func(d *time.Duration, def time.Duration, name string) error {
+		if *d < 0 {
+			return fmt.Errorf("%w: %s %v is negative", ErrBadConfig, name, *d)
+		}
+		if *d == 0 {
+			*d = def
+		}
+		return nil
+	}
+	setInt := func(n *int, def int, name string) error {
+		if *n < 0 {
+			return fmt.Errorf("%w: %s %d is negative", ErrBadConfig, name, *n)
+		}
+		if *n == 0 {
+			*n = def
+		}
+		return nil
+	}
+	for _, e := range []error{
+		setDur(&cfg.NearTipMaxAge, DefaultNearTipMaxAge, "near-tip max-age"),
+		setDur(&cfg.ReadHeaderTimeout, DefaultReadHeaderTimeout, "read-header timeout"),
+		setDur(&cfg.ReadTimeout, DefaultReadTimeout, "read timeout"),
+		setDur(&cfg.WriteTimeout, DefaultWriteTimeout, "write timeout"),
+		setDur(&cfg.BulkWriteTimeout, DefaultBulkWriteTimeout, "bulk write timeout"),
+		setDur(&cfg.IdleTimeout, DefaultIdleTimeout, "idle timeout"),
+		setDur(&cfg.ShutdownTimeout, DefaultShutdownTimeout, "shutdown timeout"),
+		setInt(&cfg.MaxBulkInFlight, DefaultMaxBulkInFlight, "max bulk in flight"),
+		setInt(&cfg.MaxHeaderBytes, DefaultMaxHeaderBytes, "max header bytes"),
+		setInt(&cfg.MaxURILength, DefaultMaxURILength, "max URI length"),
+	} {
+		if e != nil {
+			return Config{}, e
+		}
+	}
+	return cfg, nil
+}

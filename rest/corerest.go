@@ -1,0 +1,172 @@
+package rest
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+
+	"github.com/cfindexd/cfindexd/store"
+)
+
+// Content types exactly as Core sends them.
+const (
+	ctBinary = "application/octet-stream"
+	ctText   = "text/plain"
+	ctJSON   = "application/json"
+	// ctUnknownEndpoint is what libevent sends with Core's empty 404 for
+	// a /rest/ path no handler claims.
+	ctUnknownEndpoint = "text/html; charset=ISO-8859-1"
+)
+
+// maxViewRetries bounds the re-reads of a multi-read answer that raced a
+// reorg.
+const maxViewRetries = 3
+
+// writeCoreError sends err the way Core's RESTERR does.
+func writeCoreError(w http.ResponseWriter, e *coreError) {
+	w.Header().Set("Content-Type", ctText)
+	w.WriteHeader(e.status)
+	_, _ = w.Write([]byte(e.msg + "\r\n"))
+}
+
+// writeCoreBody sends a 200 in format f: raw bytes, lower-case hex plus a
+// newline, or the given JSON text plus a newline.
+func writeCoreBody(w http.ResponseWriter, f restFormat, raw []byte, jsonText string) {
+	var body []byte
+	switch f {
+	case formatBin:
+		w.Header().Set("Content-Type", ctBinary)
+		body = raw
+	case formatHex:
+		w.Header().Set("Content-Type", ctText)
+		body = make([]byte, hex.EncodedLen(len(raw))+1)
+		hex.Encode(body, raw)
+		body[len(body)-1] = '\n'
+	case formatJSON:
+		w.Header().Set("Content-Type", ctJSON)
+		body = []byte(jsonText + "\n")
+	}
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
+
+// formatError is Core's answer to a missing or unknown extension, which it
+// gives only after the block lookup.
+var formatError = &coreError{http.StatusNotFound, "output format not found (available: " + availableFormats + ")"}
+
+// serveCoreFilter answers /rest/blockfilter/basic/<hash>.<fmt>.
+func (s *Server) serveCoreFilter(w http.ResponseWriter, req coreRequest) {
+	if req.err != nil {
+		writeCoreError(w, req.err)
+		return
+	}
+	rec, _, err := s.view.FilterByHash(req.hash)
+	if errors.Is(err, store.ErrNotFound) {
+		e := &coreError{http.StatusNotFound, req.hashStr + " not found"}
+		writeCoreError(w, e)
+		return
+	}
+	if err != nil {
+		s.internalError(w, "blockfilter", err)
+		return
+	}
+	if req.format == formatUndef {
+		writeCoreError(w, formatError)
+		return
+	}
+	writeCoreBody(w, req.format, serializeBlockFilter(req.hash, rec.Filter), `{"filter":"`+hex.EncodeToString(rec.Filter)+`"}`)
+}
+
+// serializeBlockFilter is Core's BlockFilter serialization: filter type
+// byte, block hash in internal order, CompactSize length, encoded filter
+// (which starts with its own CompactSize N).
+func serializeBlockFilter(hash chainhash.Hash, filter []byte) []byte {
+	out := make([]byte, 0, 1+chainhash.HashSize+9+len(filter))
+	out = append(out, basicFilterType)
+	out = append(out, hash[:]...)
+	out = appendCompactSize(out, uint64(len(filter)))
+	return append(out, filter...)
+}
+
+// serveCoreFilterHeaders answers /rest/blockfilterheaders/basic/....
+func (s *Server) serveCoreFilterHeaders(w http.ResponseWriter, req coreRequest) {
+	if req.err != nil {
+		writeCoreError(w, req.err)
+		return
+	}
+	fhs, err := s.filterHeadersFrom(req.hash, req.count)
+	if err != nil {
+		s.internalError(w, "blockfilterheaders", err)
+		return
+	}
+	if req.format == formatUndef {
+		writeCoreError(w, formatError)
+		return
+	}
+	raw := make([]byte, 0, len(fhs)*chainhash.HashSize)
+	var js strings.Builder
+	js.WriteByte('[')
+	for i, fh := range fhs {
+		raw = append(raw, fh[:]...)
+		if i > 0 {
+			js.WriteByte(',')
+		}
+		js.WriteString(`"` + fh.String() + `"`)
+	}
+	js.WriteByte(']')
+	writeCoreBody(w, req.format, raw, js.String())
+}
+
+// filterHeadersFrom returns the filter headers of the active chain from the
+// block hash upward, at most count of them. A hash that is unknown or not
+// on the active chain gives none, as in Core. A reorg between the reads is
+// detected by re-reading the hash at the start height, and retried.
+func (s *Server) filterHeadersFrom(hash chainhash.Hash, count int) ([]chainhash.Hash, error) {
+	for range maxViewRetries {
+		height, active, err := s.view.HeightOf(hash)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && !active) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		tip, ok := s.view.Tip()
+		if !ok || tip.Height < height {
+			continue
+		}
+		end := min(uint64(height)+uint64(count)-1, uint64(tip.Height))
+		fhs, err := s.view.FilterHeadersByHeight(height, uint32(end))
+		if errors.Is(err, store.ErrNotFound) {
+			continue // the tip went down under us
+		}
+		if err != nil {
+			return nil, err
+		}
+		again, err := s.view.HashAt(height)
+		if err == nil && again == hash {
+			return fhs, nil
+		}
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("filter headers from %s: %w", hash, ErrViewChanged)
+}
+
+// appendCompactSize appends Bitcoin's CompactSize encoding of n.
+func appendCompactSize(dst []byte, n uint64) []byte {
+	switch {
+	case n < 0xfd:
+		return append(dst, byte(n))
+	case n <= 0xffff:
+		return append(dst, 0xfd, byte(n), byte(n>>8))
+	case n <= 0xffffffff:
+		return append(dst, 0xfe, byte(n), byte(n>>8), byte(n>>16), byte(n>>24))
+	}
+	return append(dst, 0xff, byte(n), byte(n>>8), byte(n>>16), byte(n>>24),
+		byte(n>>32), byte(n>>40), byte(n>>48), byte(n>>56))
+}

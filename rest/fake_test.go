@@ -1,0 +1,160 @@
+package rest
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/store"
+)
+
+// fakeView is an in-memory ChainView with the store's semantics: active
+// records by height, stale records by hash, ErrNotFound for the rest.
+type fakeView struct {
+	mu     sync.RWMutex
+	active []store.BlockRecord
+	stale  map[chainhash.Hash]store.BlockRecord
+	size   int64
+	// reads counts method calls, so tests can prove a 304 read no data.
+	rangeReads int
+}
+
+var _ ChainView = (*fakeView)(nil)
+
+func newFakeView() *fakeView {
+	return &fakeView{stale: make(map[chainhash.Hash]store.BlockRecord), size: 4096}
+}
+
+// commit appends recs to the active chain.
+func (f *fakeView) commit(recs ...store.BlockRecord) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, r := range recs {
+		if int(r.Height) != len(f.active) {
+			panic(fmt.Sprintf("fake commit at %d onto %d blocks", r.Height, len(f.active)))
+		}
+		f.active = append(f.active, r)
+		delete(f.stale, r.Hash)
+	}
+}
+
+// addStale records a block outside the active chain.
+func (f *fakeView) addStale(r store.BlockRecord) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stale[r.Hash] = r
+}
+
+// rollback disconnects every block above height, keeping them as stale.
+func (f *fakeView) rollback(height uint32) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, r := range f.active[height+1:] {
+		f.stale[r.Hash] = r
+	}
+	f.active = f.active[:height+1]
+}
+
+func (f *fakeView) Tip() (store.Tip, bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if len(f.active) == 0 {
+		return store.Tip{}, false
+	}
+	r := f.active[len(f.active)-1]
+	return store.Tip{Height: r.Height, Hash: r.Hash, FilterHeader: r.FilterHeader}, true
+}
+
+func (f *fakeView) HashAt(height uint32) (chainhash.Hash, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if int(height) >= len(f.active) {
+		return chainhash.Hash{}, fmt.Errorf("hash at %d: %w", height, store.ErrNotFound)
+	}
+	return f.active[height].Hash, nil
+}
+
+func (f *fakeView) HeightOf(hash chainhash.Hash) (uint32, bool, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	for _, r := range f.active {
+		if r.Hash == hash {
+			return r.Height, true, nil
+		}
+	}
+	if r, ok := f.stale[hash]; ok {
+		return r.Height, false, nil
+	}
+	return 0, false, fmt.Errorf("height of %s: %w", hash, store.ErrNotFound)
+}
+
+func (f *fakeView) checkRange(start, end uint32) error {
+	if start > end {
+		return fmt.Errorf("%d..%d: %w", start, end, store.ErrBadRange)
+	}
+	if end-start >= store.MaxRange {
+		return fmt.Errorf("%d..%d: %w", start, end, store.ErrRangeTooLarge)
+	}
+	if int(end) >= len(f.active) {
+		return fmt.Errorf("%d..%d: %w", start, end, store.ErrNotFound)
+	}
+	f.rangeReads++
+	return nil
+}
+
+func (f *fakeView) Headers(start, end uint32) ([]wire.BlockHeader, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.checkRange(start, end); err != nil {
+		return nil, err
+	}
+	out := make([]wire.BlockHeader, 0, end-start+1)
+	for _, r := range f.active[start : end+1] {
+		out = append(out, r.Header)
+	}
+	return out, nil
+}
+
+func (f *fakeView) FilterByHash(hash chainhash.Hash) (store.BlockRecord, bool, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	for _, r := range f.active {
+		if r.Hash == hash {
+			return r, true, nil
+		}
+	}
+	if r, ok := f.stale[hash]; ok {
+		return r, false, nil
+	}
+	return store.BlockRecord{}, false, fmt.Errorf("filter of %s: %w", hash, store.ErrNotFound)
+}
+
+func (f *fakeView) FiltersByHeight(start, end uint32) ([]store.BlockRecord, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.checkRange(start, end); err != nil {
+		return nil, err
+	}
+	return append([]store.BlockRecord(nil), f.active[start:end+1]...), nil
+}
+
+func (f *fakeView) FilterHeadersByHeight(start, end uint32) ([]chainhash.Hash, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.checkRange(start, end); err != nil {
+		return nil, err
+	}
+	out := make([]chainhash.Hash, 0, end-start+1)
+	for _, r := range f.active[start : end+1] {
+		out = append(out, r.FilterHeader)
+	}
+	return out, nil
+}
+
+func (f *fakeView) SizeBytes() int64 {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.size
+}

@@ -1,0 +1,254 @@
+package rest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"strconv"
+
+	"github.com/rs/zerolog"
+)
+
+// Server is the HTTP server: Core-compatible REST filter endpoints, bulk
+// bootstrap files, /metrics, /healthz and /readyz. Create it with New and
+// run it with Run (or Serve on a listener of your own).
+type Server struct {
+	cfg       Config
+	view      ChainView
+	metrics   *Metrics
+	log       zerolog.Logger
+	bulkSlots chan struct{}
+}
+
+// New checks cfg (zero fields take the defaults) and returns a server over
+// view. metrics may be nil, in which case the server makes its own (and
+// /readyz stays 503 until something reports the node's tip through it).
+func New(cfg Config, view ChainView, metrics *Metrics, log zerolog.Logger) (*Server, error) {
+	if view == nil {
+		return nil, fmt.Errorf("%w: nil chain view", ErrBadConfig)
+	}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if metrics == nil {
+		metrics = NewMetrics()
+	}
+	return &Server{
+		cfg:       cfg,
+		view:      view,
+		metrics:   metrics,
+		log:       log.With().Str("component", "http").Logger(),
+		bulkSlots: make(chan struct{}, cfg.MaxBulkInFlight),
+	}, nil
+}
+
+// Metrics returns the metrics the server reports to and serves.
+func (s *Server) Metrics() *Metrics { return s.metrics }
+
+// Handler returns the server's http.Handler, for tests and for embedding.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
+
+// Run listens on Config.Addr and serves until ctx ends, then shuts down
+// gracefully (in-flight requests get Config.ShutdownTimeout). With an empty
+// Addr HTTP is off and Run returns nil at once.
+func (s *Server) Run(ctx context.Context) error {
+	if s.cfg.Addr == "" {
+		s.log.Info().Msg("http disabled (no listen address)")
+		return nil
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("http listen %s: %w", s.cfg.Addr, err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve serves on ln (which it closes) until ctx ends, then shuts down
+// gracefully.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		ReadTimeout:       s.cfg.ReadTimeout,
+		WriteTimeout:      s.cfg.WriteTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ErrorLog:          log.New(zerologWriter{s.log}, "", 0),
+	}
+	s.log.Info().Str("addr", ln.Addr().String()).Msg("http listening")
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("http serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	if err != nil {
+		_ = srv.Close()
+	}
+	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		return fmt.Errorf("http serve: %w", serr)
+	}
+	if err != nil {
+		return fmt.Errorf("http shutdown: %w", err)
+	}
+	s.log.Info().Msg("http stopped")
+	return nil
+}
+
+// serveHTTP dispatches one request and counts it by route and status.
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	rec := &statusRecorder{ResponseWriter: w}
+	if len(r.RequestURI) > s.cfg.MaxURILength {
+		writeText(rec, http.StatusRequestURITooLong, "request target too long")
+		s.metrics.httpRequest(routeNotFound, rec.code())
+		return
+	}
+	t := parseTarget(r.URL.EscapedPath(), r.URL.RawQuery)
+	defer func() { s.metrics.httpRequest(t.route, rec.code()) }()
+	if !methodAllowed(t.route, r.Method) {
+		rec.Header().Set("Allow", allowed(t.route))
+		writeText(rec, http.StatusMethodNotAllowed, "method not allowed")
+		return
+	}
+	switch t.route {
+	case routeBlockFilter:
+		s.serveCoreFilter(rec, t.core)
+	case routeBlockFilterHeaders:
+		s.serveCoreFilterHeaders(rec, t.core)
+	case routeRESTUnknown:
+		// libevent's empty 404 for a path no REST handler claims.
+		rec.Header().Set("Content-Type", ctUnknownEndpoint)
+		rec.WriteHeader(http.StatusNotFound)
+	case routeBulkIndex:
+		s.serveBulkIndex(rec)
+	case routeBulkHeaders, routeBulkFilterHeaders, routeBulkFilters, routeNeutrinoBlockHeaders, routeNeutrinoFilterHeaders:
+		s.serveBulkRoute(rec, r, t)
+	case routeBulkBad:
+		writeText(rec, http.StatusBadRequest, t.badReason)
+	case routeMetrics:
+		s.serveMetrics(rec, r)
+	case routeHealthz:
+		serveHealthz(rec)
+	case routeReadyz:
+		s.serveReadyz(rec)
+	default:
+		writeText(rec, http.StatusNotFound, "not found")
+	}
+}
+
+// serveBulkRoute takes a bulk slot (or answers 503) and serves the file.
+func (s *Server) serveBulkRoute(w http.ResponseWriter, r *http.Request, t target) {
+	select {
+	case s.bulkSlots <- struct{}{}:
+		defer func() { <-s.bulkSlots }()
+	default:
+		w.Header().Set("Retry-After", "5")
+		writeText(w, http.StatusServiceUnavailable, "too many bulk downloads in flight; retry")
+		return
+	}
+	start, end, final, ok := s.bulkRange(w, t)
+	if !ok {
+		return
+	}
+	var f bulkFile
+	switch t.route {
+	case routeBulkHeaders:
+		f = headersFile
+	case routeBulkFilterHeaders:
+		f = fheadersFile
+	case routeBulkFilters:
+		f = filtersFile
+	case routeNeutrinoBlockHeaders:
+		f = s.neutrinoFile(false, start)
+	case routeNeutrinoFilterHeaders:
+		f = s.neutrinoFile(true, start)
+	}
+	s.serveBulk(w, r, f, start, end, final)
+}
+
+// serveMetrics refreshes the gauges read from the store, then serves the
+// registry.
+func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	s.metrics.SetStoreSize(s.view.SizeBytes())
+	if tip, ok := s.view.Tip(); ok {
+		s.metrics.SetIndexedHeight(tip.Height)
+	}
+	s.metrics.handler().ServeHTTP(w, r)
+}
+
+// internalError logs err and answers 500 without details.
+func (s *Server) internalError(w http.ResponseWriter, what string, err error) {
+	s.log.Error().Err(err).Str("request", what).Msg("http request failed")
+	s.metrics.Error("http")
+	writeText(w, http.StatusInternalServerError, "internal error")
+}
+
+// methodAllowed: Core's REST answers GET, HEAD and POST alike (a recorded
+// POST got the block); everything else is read-only.
+func methodAllowed(r route, m string) bool {
+	switch m {
+	case http.MethodGet, http.MethodHead:
+		return true
+	case http.MethodPost:
+		return r == routeBlockFilter || r == routeBlockFilterHeaders || r == routeRESTUnknown
+	}
+	return false
+}
+
+func allowed(r route) string {
+	if r == routeBlockFilter || r == routeBlockFilterHeaders || r == routeRESTUnknown {
+		return "GET, HEAD, POST"
+	}
+	return "GET, HEAD"
+}
+
+// statusRecorder remembers the status code for the metrics.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+func (s *statusRecorder) code() int {
+	if s.status == 0 {
+		return http.StatusOK
+	}
+	return s.status
+}
+
+// zerologWriter routes net/http's own log lines (TLS noise, panics) to
+// zerolog at debug level: they are caused by clients.
+type zerologWriter struct{ log zerolog.Logger }
+
+func (z zerologWriter) Write(p []byte) (int, error) {
+	z.log.Debug().Msg(string(p))
+	return len(p), nil
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,103 @@
+package store
+
+import (
+	"fmt"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+	bolt "go.etcd.io/bbolt"
+)
+
+// buckets holds the open buckets of one transaction. Nothing taken from it
+// may outlive the transaction.
+type buckets struct {
+	meta          *bolt.Bucket
+	headers       *bolt.Bucket
+	heights       *bolt.Bucket
+	filters       *bolt.Bucket
+	filterHeaders *bolt.Bucket
+	stale         *bolt.Bucket
+}
+
+func openBuckets(tx *bolt.Tx) (*buckets, error) {
+	b := &buckets{
+		meta:          tx.Bucket(bucketMeta),
+		headers:       tx.Bucket(bucketHeaders),
+		heights:       tx.Bucket(bucketHeights),
+		filters:       tx.Bucket(bucketFilters),
+		filterHeaders: tx.Bucket(bucketFilterHeaders),
+		stale:         tx.Bucket(bucketStale),
+	}
+	for i, bk := range []*bolt.Bucket{b.meta, b.headers, b.heights, b.filters, b.filterHeaders, b.stale} {
+		if bk == nil {
+			return nil, fmt.Errorf("%w: bucket %q missing", ErrCorrupt, allBuckets[i])
+		}
+	}
+	return b, nil
+}
+
+// setAppendFill raises the split threshold of the height-keyed buckets for
+// this write transaction (bbolt does not persist FillPercent).
+func (b *buckets) setAppendFill() {
+	b.headers.FillPercent = appendFillPercent
+	b.filters.FillPercent = appendFillPercent
+	b.filterHeaders.FillPercent = appendFillPercent
+}
+
+func (b *buckets) readTip() (Tip, bool, error) {
+	v := b.meta.Get(metaTip)
+	if v == nil {
+		return Tip{}, false, nil
+	}
+	t, err := decodeTip(v)
+	if err != nil {
+		return Tip{}, false, fmt.Errorf("read tip: %w", err)
+	}
+	return t, true, nil
+}
+
+// activeHeight returns the height of hash if it is on the active chain.
+func (b *buckets) activeHeight(hash chainhash.Hash) (uint32, bool, error) {
+	v := b.heights.Get(hash[:])
+	if v == nil {
+		return 0, false, nil
+	}
+	h, err := decodeHeight(v)
+	if err != nil {
+		return 0, false, fmt.Errorf("height of %s: %w", hash, err)
+	}
+	return h, true, nil
+}
+
+// activeRecord reads the active block at height; Filter aliases bbolt
+// memory.
+func (b *buckets) activeRecord(height uint32) (BlockRecord, error) {
+	k := heightKey(height)
+	hv := b.headers.Get(k)
+	if hv == nil {
+		return BlockRecord{}, fmt.Errorf("height %d: %w", height, ErrNotFound)
+	}
+	hash, hdr, err := decodeHeaderValue(hv)
+	if err != nil {
+		return BlockRecord{}, fmt.Errorf("height %d: %w", height, err)
+	}
+	filter := b.filters.Get(k)
+	if len(filter) == 0 {
+		return BlockRecord{}, fmt.Errorf("%w: height %d has a header but no filter", ErrCorrupt, height)
+	}
+	fh, err := decodeHash(b.filterHeaders.Get(k))
+	if err != nil {
+		return BlockRecord{}, fmt.Errorf("filter header at %d: %w", height, err)
+	}
+	return BlockRecord{Height: height, Hash: hash, Header: hdr, Filter: filter, FilterHeader: fh}, nil
+}
+
+// checkRange validates an inclusive height range.
+func checkRange(start, end uint32) error {
+	if start > end {
+		return fmt.Errorf("%w: start %d above end %d", ErrBadRange, start, end)
+	}
+	if end-start >= MaxRange {
+		return fmt.Errorf("%w: %d heights from %d, at most %d", ErrRangeTooLarge, uint64(end-start)+1, start, MaxRange)
+	}
+	return nil
+}

@@ -1,0 +1,84 @@
+/*
+Package store keeps cfindexd's compact block filters (BIP-157/158) in one
+bbolt file: the active chain's block hashes, headers, filters and filter
+headers by height, an index from block hash to height, and the blocks a
+reorg disconnected, kept by hash because Bitcoin Core still serves filters
+of stale blocks.
+
+The package owns the file and its layout. It exposes domain verbs
+(CommitBatch, Rollback, FiltersByHeight, FiltersForStop, ...) and never
+bbolt types. It must not build filters or compute filter headers (the
+indexer does, with package headers), talk to bitcoind or peers, log, or
+keep package-level state.
+
+# Model
+
+The active chain grows only at its tip. The single writer, the indexer,
+appends blocks with CommitBatch in batches; each batch is one bbolt
+read-write transaction that writes the batch's headers, filters and filter
+headers and moves the tip in the same transaction. bbolt commits a
+transaction by writing its pages, fsyncing, then writing and fsyncing a new
+meta page, so a crash at any instant leaves the file at the last committed
+transaction: the tip is the end of some committed batch, and every block at
+or below it is present. Nothing needs recovery on Open. Options.NoSync
+skips the fsyncs; a killed process still leaves a consistent file, a power
+loss may not, so it is for tests only.
+
+A reorg is Rollback(toHeight), one transaction that moves every block above
+toHeight from the active chain to the stale set and moves the tip down,
+followed by CommitBatch of the new branch. Committing a block that is in the
+stale set (a reorg back) takes it out of the stale set; that is the only
+way a block leaves it, so the stale set only grows.
+
+Readers use bbolt read transactions and see a consistent committed
+snapshot; any number run alongside the writer. Range reads (Headers,
+FiltersByHeight, FilterHeadersByHeight, FiltersForStop,
+FilterHeadersForStop) each use one read transaction and walk height-keyed
+buckets with cursors in key order, never a lookup per height; they return
+at most MaxRange entries. Tip is served from memory, updated after each
+commit; TipChanged wakes waiters after each commit or rollback.
+
+# Schema (version 1)
+
+All buckets are top-level. Heights are uint32 big-endian, so byte order is
+height order and appends go to the right edge of the B+tree. Hashes are 32
+bytes in internal (wire) byte order, the reverse of their display form.
+Headers are the 80-byte wire serialisation. Filters are the BIP-158 wire
+form (CompactSize N, then the Golomb-coded set) and are never empty.
+
+	meta
+	    "schema_version" -> uint32 BE                  SchemaVersion; Open refuses others (ErrSchemaVersion)
+	    "genesis"        -> hash[32]                   network's genesis; Open refuses others (ErrWrongNetwork)
+	    "tip"            -> height[4] hash[32] filterheader[32]
+	                                                   absent on an empty store
+	headers        height[4] -> hash[32] header[80]    active chain, 0..tip
+	heights        hash[32]  -> height[4]              active chain only
+	filters        height[4] -> filter                 active chain, 0..tip
+	filterheaders  height[4] -> filterheader[32]       active chain, 0..tip
+	stale          hash[32]  -> height[4] header[80] filterheader[32] filter
+	                                                   disconnected blocks, any number per height
+
+Invariants after every commit: headers, filters and filterheaders hold
+exactly the heights 0..tip; heights holds exactly the hashes in headers;
+each header's PrevBlock is the hash at the height below; no hash is both in
+heights and in stale; a stale block's parent is active or stale, at the
+height below. Filter headers are stored as given (the store does not
+recompute the BIP-157 chain).
+
+Filters, filter headers and headers live in separate buckets so that a
+getcfheaders answer (2,000 filter headers) reads about 64 KB of dense pages
+instead of skipping over filters. A FiltersByHeight answer advances three
+cursors in step, each a sequential scan.
+
+# What callers may rely on
+
+Every slice returned is a copy that stays valid after the call; the filters
+of one range call share one backing array, each capped at its own length.
+Errors wrap the sentinels in errors.go; compare with errors.Is. A failed
+CommitBatch or Rollback writes nothing. Open holds an exclusive lock on the
+file until Close; a second Open of the same file, from this or another
+process, fails with ErrLocked after Options.Timeout (DefaultLockTimeout if
+zero) instead of hanging. SizeBytes is the file's size, which bbolt grows in
+steps and never shrinks.
+*/
+package store

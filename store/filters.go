@@ -1,0 +1,165 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+)
+
+// FilterByHash returns the record of the block hash, on the active chain
+// (true) or in the stale set (false), or ErrNotFound.
+func (s *Store) FilterByHash(hash chainhash.Hash) (BlockRecord, bool, error) {
+	var (
+		rec    BlockRecord
+		active bool
+	)
+	err := s.view(func(b *buckets) error {
+		h, ok, err := b.activeHeight(hash)
+		if err != nil {
+			return err
+		}
+		if ok {
+			active = true
+			rec, err = b.activeRecord(h)
+		} else if v := b.stale.Get(hash[:]); v != nil {
+			rec, err = decodeStale(hash, v)
+		} else {
+			return fmt.Errorf("filter of %s: %w", hash, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		rec.Filter = bytes.Clone(rec.Filter)
+		return nil
+	})
+	if err != nil {
+		return BlockRecord{}, false, err
+	}
+	return rec, active, nil
+}
+
+// FiltersByHeight returns the active records at heights start..end
+// inclusive, ascending, read in one transaction by a sequential cursor scan
+// of each height-keyed bucket. It fails with ErrBadRange if start > end,
+// ErrRangeTooLarge beyond MaxRange heights and ErrNotFound if end is above
+// the tip. The filters of one call share one backing array (each slice is
+// capped at its own length).
+func (s *Store) FiltersByHeight(start, end uint32) ([]BlockRecord, error) {
+	if err := checkRange(start, end); err != nil {
+		return nil, fmt.Errorf("filters %d..%d: %w", start, end, err)
+	}
+	recs := make([]BlockRecord, end-start+1)
+	err := s.view(func(b *buckets) error {
+		if err := b.scanActive(start, recs); err != nil {
+			return err
+		}
+		detach(recs)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("filters %d..%d: %w", start, end, err)
+	}
+	return recs, nil
+}
+
+// FilterHeadersByHeight returns the active filter headers at heights
+// start..end inclusive, ascending, with the same errors as FiltersByHeight.
+func (s *Store) FilterHeadersByHeight(start, end uint32) ([]chainhash.Hash, error) {
+	if err := checkRange(start, end); err != nil {
+		return nil, fmt.Errorf("filter headers %d..%d: %w", start, end, err)
+	}
+	out := make([]chainhash.Hash, end-start+1)
+	err := s.view(func(b *buckets) error {
+		return b.scanFilterHeaders(start, out)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("filter headers %d..%d: %w", start, end, err)
+	}
+	return out, nil
+}
+
+// scanActive fills recs with the active blocks at start, start+1, ...
+// using one cursor per bucket moving in step. Filters alias bbolt memory
+// until detach.
+func (b *buckets) scanActive(start uint32, recs []BlockRecord) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	first := heightKey(start)
+	hc, fc, fhc := b.headers.Cursor(), b.filters.Cursor(), b.filterHeaders.Cursor()
+	hk, hv := hc.Seek(first)
+	fk, fv := fc.Seek(first)
+	fhk, fhv := fhc.Seek(first)
+	for i := range recs {
+		if i > 0 {
+			hk, hv = hc.Next()
+			fk, fv = fc.Next()
+			fhk, fhv = fhc.Next()
+		}
+		h := start + uint32(i)
+		if !isHeight(hk, h) {
+			return fmt.Errorf("height %d: %w", h, ErrNotFound)
+		}
+		if !isHeight(fk, h) || len(fv) == 0 || !isHeight(fhk, h) || len(fhv) != hashLen {
+			return fmt.Errorf("%w: height %d has a header but no filter or filter header", ErrCorrupt, h)
+		}
+		r := &recs[i]
+		r.Height = h
+		var err error
+		if r.Hash, r.Header, err = decodeHeaderValue(hv); err != nil {
+			return fmt.Errorf("height %d: %w", h, err)
+		}
+		r.Filter = fv
+		r.FilterHeader = chainhash.Hash(fhv)
+	}
+	return nil
+}
+
+// scanFilterHeaders fills out with the active filter headers at start,
+// start+1, ... with one cursor.
+func (b *buckets) scanFilterHeaders(start uint32, out []chainhash.Hash) error {
+	if len(out) == 0 {
+		return nil
+	}
+	c := b.filterHeaders.Cursor()
+	k, v := c.Seek(heightKey(start))
+	for i := range out {
+		if i > 0 {
+			k, v = c.Next()
+		}
+		h := start + uint32(i)
+		if !isHeight(k, h) {
+			return fmt.Errorf("filter header at %d: %w", h, ErrNotFound)
+		}
+		fh, err := decodeHash(v)
+		if err != nil {
+			return fmt.Errorf("filter header at %d: %w", h, err)
+		}
+		out[i] = fh
+	}
+	return nil
+}
+
+// detach copies the filters of recs, which may alias bbolt memory, into one
+// new array, so the records outlive the transaction with two allocations
+// whatever their number.
+func detach(recs []BlockRecord) {
+	total := 0
+	for i := range recs {
+		total += len(recs[i].Filter)
+	}
+	arena := make([]byte, total)
+	off := 0
+	for i := range recs {
+		n := copy(arena[off:], recs[i].Filter)
+		recs[i].Filter = arena[off : off+n : off+n]
+		off += n
+	}
+}
+
+// isHeight reports whether the cursor key k is the key of height h.
+func isHeight(k []byte, h uint32) bool {
+	return len(k) == heightLen && binary.BigEndian.Uint32(k) == h
+}

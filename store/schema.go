@@ -1,0 +1,172 @@
+package store
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
+)
+
+// SchemaVersion is the on-disk layout version this code writes and reads.
+// Bump it on any change to the layout documented in doc.go.
+const SchemaVersion uint32 = 1
+
+// Bucket names. Every bucket is top-level; doc.go documents their keys and
+// values.
+var (
+	bucketMeta          = []byte("meta")
+	bucketHeaders       = []byte("headers")
+	bucketHeights       = []byte("heights")
+	bucketFilters       = []byte("filters")
+	bucketFilterHeaders = []byte("filterheaders")
+	bucketStale         = []byte("stale")
+
+	allBuckets = [][]byte{
+		bucketMeta, bucketHeaders, bucketHeights,
+		bucketFilters, bucketFilterHeaders, bucketStale,
+	}
+)
+
+// Keys of the meta bucket.
+var (
+	metaSchemaVersion = []byte("schema_version")
+	metaGenesis       = []byte("genesis")
+	metaTip           = []byte("tip")
+)
+
+// Sizes of the fixed-width parts of values.
+const (
+	heightLen      = 4
+	hashLen        = chainhash.HashSize
+	headerLen      = 80 // wire serialisation of a block header
+	headerValueLen = hashLen + headerLen
+	tipValueLen    = heightLen + 2*hashLen
+	// staleFixedLen is the part of a stale value before the filter.
+	staleFixedLen = heightLen + headerLen + hashLen
+)
+
+// appendFillPercent is the page fill used for the height-keyed buckets.
+// Their keys only ever grow at the end (a rollback trims the end), so full
+// pages cost nothing on later inserts and halve the file compared with
+// bbolt's default split at 50%.
+const appendFillPercent = 0.95
+
+// heightKey returns the big-endian key of height, which sorts like the
+// integer so cursors walk heights in order.
+func heightKey(h uint32) []byte {
+	var k [heightLen]byte
+	binary.BigEndian.PutUint32(k[:], h)
+	return k[:]
+}
+
+func decodeHeight(b []byte) (uint32, error) {
+	if len(b) != heightLen {
+		return 0, fmt.Errorf("%w: height is %d bytes, want %d", ErrCorrupt, len(b), heightLen)
+	}
+	return binary.BigEndian.Uint32(b), nil
+}
+
+// putHeader writes the 80-byte wire serialisation of h into dst.
+func putHeader(dst []byte, h *wire.BlockHeader) {
+	_ = dst[headerLen-1]
+	binary.LittleEndian.PutUint32(dst[0:4], uint32(h.Version))
+	copy(dst[4:36], h.PrevBlock[:])
+	copy(dst[36:68], h.MerkleRoot[:])
+	binary.LittleEndian.PutUint32(dst[68:72], uint32(h.Timestamp.Unix()))
+	binary.LittleEndian.PutUint32(dst[72:76], h.Bits)
+	binary.LittleEndian.PutUint32(dst[76:80], h.Nonce)
+}
+
+// decodeHeader is the inverse of putHeader and matches wire's decoding
+// (Timestamp is time.Unix(seconds, 0)). It does not allocate.
+func decodeHeader(src []byte) wire.BlockHeader {
+	_ = src[headerLen-1]
+	var h wire.BlockHeader
+	h.Version = int32(binary.LittleEndian.Uint32(src[0:4]))
+	copy(h.PrevBlock[:], src[4:36])
+	copy(h.MerkleRoot[:], src[36:68])
+	h.Timestamp = time.Unix(int64(binary.LittleEndian.Uint32(src[68:72])), 0)
+	h.Bits = binary.LittleEndian.Uint32(src[72:76])
+	h.Nonce = binary.LittleEndian.Uint32(src[76:80])
+	return h
+}
+
+// headerValue is a value of the headers bucket: hash || header.
+func headerValue(hash chainhash.Hash, h *wire.BlockHeader) []byte {
+	v := make([]byte, headerValueLen)
+	copy(v, hash[:])
+	putHeader(v[hashLen:], h)
+	return v
+}
+
+func decodeHeaderValue(v []byte) (chainhash.Hash, wire.BlockHeader, error) {
+	if len(v) != headerValueLen {
+		return chainhash.Hash{}, wire.BlockHeader{}, fmt.Errorf("%w: header value is %d bytes, want %d", ErrCorrupt, len(v), headerValueLen)
+	}
+	return chainhash.Hash(v[:hashLen]), decodeHeader(v[hashLen:]), nil
+}
+
+func decodeHash(v []byte) (chainhash.Hash, error) {
+	if len(v) != hashLen {
+		return chainhash.Hash{}, fmt.Errorf("%w: hash is %d bytes, want %d", ErrCorrupt, len(v), hashLen)
+	}
+	return chainhash.Hash(v), nil
+}
+
+// tipValue is the value of meta/tip: height || hash || filter header.
+func tipValue(t Tip) []byte {
+	v := make([]byte, tipValueLen)
+	binary.BigEndian.PutUint32(v, t.Height)
+	copy(v[heightLen:], t.Hash[:])
+	copy(v[heightLen+hashLen:], t.FilterHeader[:])
+	return v
+}
+
+func decodeTip(v []byte) (Tip, error) {
+	if len(v) != tipValueLen {
+		return Tip{}, fmt.Errorf("%w: tip is %d bytes, want %d", ErrCorrupt, len(v), tipValueLen)
+	}
+	return Tip{
+		Height:       binary.BigEndian.Uint32(v),
+		Hash:         chainhash.Hash(v[heightLen : heightLen+hashLen]),
+		FilterHeader: chainhash.Hash(v[heightLen+hashLen:]),
+	}, nil
+}
+
+// staleValue is a value of the stale bucket:
+// height || header || filter header || filter.
+func staleValue(r *BlockRecord) []byte {
+	v := make([]byte, staleFixedLen+len(r.Filter))
+	binary.BigEndian.PutUint32(v, r.Height)
+	putHeader(v[heightLen:], &r.Header)
+	copy(v[heightLen+headerLen:], r.FilterHeader[:])
+	copy(v[staleFixedLen:], r.Filter)
+	return v
+}
+
+// decodeStale decodes a stale value into a record whose Filter aliases v;
+// callers copy it out before the transaction ends.
+func decodeStale(hash chainhash.Hash, v []byte) (BlockRecord, error) {
+	if len(v) <= staleFixedLen {
+		return BlockRecord{}, fmt.Errorf("%w: stale value for %s is %d bytes, want more than %d", ErrCorrupt, hash, len(v), staleFixedLen)
+	}
+	return BlockRecord{
+		Height:       binary.BigEndian.Uint32(v),
+		Hash:         hash,
+		Header:       decodeHeader(v[heightLen:]),
+		FilterHeader: chainhash.Hash(v[heightLen+headerLen : staleFixedLen]),
+		Filter:       v[staleFixedLen:],
+	}, nil
+}
+
+// stalePrevAndHeight reads only the height and the header's PrevBlock of a
+// stale value, for walking a stale branch without decoding whole records.
+func stalePrevAndHeight(hash chainhash.Hash, v []byte) (uint32, chainhash.Hash, error) {
+	if len(v) <= staleFixedLen {
+		return 0, chainhash.Hash{}, fmt.Errorf("%w: stale value for %s is %d bytes, want more than %d", ErrCorrupt, hash, len(v), staleFixedLen)
+	}
+	prevAt := heightLen + 4 // the header's PrevBlock follows its 4-byte version
+	return binary.BigEndian.Uint32(v), chainhash.Hash(v[prevAt : prevAt+hashLen]), nil
+}

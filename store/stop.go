@@ -1,0 +1,144 @@
+package store
+
+import (
+	"fmt"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+)
+
+// FiltersForStop returns the records at heights start..h ascending, where h
+// is the height of the block stop, along the chain that ends at stop: the
+// active chain if stop is active, else stop's stale branch back to where it
+// forks from the active chain, then the active chain below the fork. This
+// is the range a getcfilters message names; Core answers for stale blocks
+// too. It reads in one transaction and fails with ErrNotFound for an
+// unknown stop, ErrBadRange if start > h and ErrRangeTooLarge beyond
+// MaxRange heights. The filters of one call share one backing array.
+func (s *Store) FiltersForStop(stop chainhash.Hash, start uint32) ([]BlockRecord, error) {
+	var recs []BlockRecord
+	err := s.view(func(b *buckets) error {
+		p, err := b.planForStop(stop, start)
+		if err != nil {
+			return err
+		}
+		recs = make([]BlockRecord, p.stopHeight-start+1)
+		nActive := len(recs) - len(p.stale)
+		if err := b.scanActive(start, recs[:nActive]); err != nil {
+			return err
+		}
+		for i, st := range p.stale {
+			// p.stale is highest first; recs is ascending.
+			r, err := decodeStale(st.hash, st.value)
+			if err != nil {
+				return err
+			}
+			recs[len(recs)-1-i] = r
+		}
+		detach(recs)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("filters from %d to stop %s: %w", start, stop, err)
+	}
+	return recs, nil
+}
+
+// FilterHeadersForStop returns the filter headers at heights start..h of the
+// chain ending at stop, like FiltersForStop (the range a getcfheaders
+// message names), with the same errors.
+func (s *Store) FilterHeadersForStop(stop chainhash.Hash, start uint32) ([]chainhash.Hash, error) {
+	var out []chainhash.Hash
+	err := s.view(func(b *buckets) error {
+		p, err := b.planForStop(stop, start)
+		if err != nil {
+			return err
+		}
+		out = make([]chainhash.Hash, p.stopHeight-start+1)
+		nActive := len(out) - len(p.stale)
+		if err := b.scanFilterHeaders(start, out[:nActive]); err != nil {
+			return err
+		}
+		for i, st := range p.stale {
+			r, err := decodeStale(st.hash, st.value)
+			if err != nil {
+				return err
+			}
+			out[len(out)-1-i] = r.FilterHeader
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("filter headers from %d to stop %s: %w", start, stop, err)
+	}
+	return out, nil
+}
+
+// stopPlan says where the blocks of start..stopHeight on the chain ending at
+// a stop hash live: the stale entries (highest first, values aliasing bbolt
+// memory) cover the top of the range and the active chain the rest.
+type stopPlan struct {
+	stopHeight uint32
+	stale      []staleEntry
+}
+
+type staleEntry struct {
+	hash  chainhash.Hash
+	value []byte
+}
+
+// planForStop locates stop and, for a stale stop, walks its branch back by
+// PrevBlock through the stale set until it reaches start or a block of the
+// active chain. The walk visits at most MaxRange blocks.
+func (b *buckets) planForStop(stop chainhash.Hash, start uint32) (stopPlan, error) {
+	h, active, err := b.activeHeight(stop)
+	if err != nil {
+		return stopPlan{}, err
+	}
+	if active {
+		if err := checkRange(start, h); err != nil {
+			return stopPlan{}, err
+		}
+		return stopPlan{stopHeight: h}, nil
+	}
+	v := b.stale.Get(stop[:])
+	if v == nil {
+		return stopPlan{}, fmt.Errorf("stop %s: %w", stop, ErrNotFound)
+	}
+	h, prev, err := stalePrevAndHeight(stop, v)
+	if err != nil {
+		return stopPlan{}, err
+	}
+	if err := checkRange(start, h); err != nil {
+		return stopPlan{}, err
+	}
+	p := stopPlan{stopHeight: h}
+	cur, curHeight := stop, h
+	for {
+		p.stale = append(p.stale, staleEntry{hash: cur, value: v})
+		if curHeight == start {
+			return p, nil
+		}
+		ph, onActive, err := b.activeHeight(prev)
+		if err != nil {
+			return stopPlan{}, err
+		}
+		if onActive {
+			if ph != curHeight-1 {
+				return stopPlan{}, fmt.Errorf("%w: stale block %s at height %d has active parent %s at height %d", ErrCorrupt, cur, curHeight, prev, ph)
+			}
+			return p, nil
+		}
+		v = b.stale.Get(prev[:])
+		if v == nil {
+			return stopPlan{}, fmt.Errorf("%w: stale block %s at height %d: parent %s is neither active nor stale", ErrCorrupt, cur, curHeight, prev)
+		}
+		parent := prev
+		if ph, prev, err = stalePrevAndHeight(parent, v); err != nil {
+			return stopPlan{}, err
+		}
+		if ph != curHeight-1 {
+			return stopPlan{}, fmt.Errorf("%w: stale block %s at height %d has stale parent %s at height %d", ErrCorrupt, cur, curHeight, parent, ph)
+		}
+		cur, curHeight = parent, ph
+	}
+}

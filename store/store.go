@@ -1,0 +1,263 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
+	bolt "go.etcd.io/bbolt"
+)
+
+// MaxRange is the largest number of heights one range read returns. It is
+// the ceiling of the P2P protocol's limits (2,000 filter headers per
+// getcfheaders, 1,000 filters per getcfilters, 2,000 headers per
+// getheaders); callers enforce the tighter protocol limit themselves, the
+// store only refuses to build an unbounded answer.
+const MaxRange = 2000
+
+// DefaultLockTimeout is the file-lock wait Open uses when Options.Timeout is
+// zero, so that a second process never waits forever.
+const DefaultLockTimeout = time.Second
+
+// Options configure Open.
+type Options struct {
+	// Timeout bounds the wait for the exclusive file lock held by another
+	// open Store of the same file; Open then fails with ErrLocked. Zero or
+	// negative means DefaultLockTimeout: Open never waits forever.
+	Timeout time.Duration
+
+	// NoSync skips fdatasync at commit. A process crash still leaves a
+	// consistent store, but a power loss or kernel crash may lose or tear
+	// the last commits. For tests only; never set it in production.
+	NoSync bool
+}
+
+// Tip is the highest block of the active chain.
+type Tip struct {
+	Height       uint32
+	Hash         chainhash.Hash
+	FilterHeader chainhash.Hash
+}
+
+// BlockRecord is one block as the store keeps it.
+type BlockRecord struct {
+	Height       uint32
+	Hash         chainhash.Hash
+	Header       wire.BlockHeader
+	Filter       []byte // BIP-158 wire form: CompactSize N, then the Golomb-coded set
+	FilterHeader chainhash.Hash
+}
+
+// Store is a filter store in one bbolt file. All methods are safe for
+// concurrent use; CommitBatch and Rollback are serialised, readers run in
+// parallel with them and with each other and see only committed state.
+type Store struct {
+	db      *bolt.DB
+	path    string
+	genesis chainhash.Hash
+
+	// writeMu serialises CommitBatch and Rollback so that the cached tip
+	// is updated in commit order.
+	writeMu sync.Mutex
+
+	mu         sync.RWMutex // guards the fields below
+	tip        Tip
+	hasTip     bool
+	tipChanged chan struct{}
+	closed     bool
+}
+
+// Open opens the store at path, creating it for the network whose genesis
+// block hash is genesis if the file does not exist. It fails with
+// ErrWrongNetwork if the file belongs to another genesis, ErrSchemaVersion
+// if it was written with another schema version, ErrLocked if another Store
+// holds the file past opts.Timeout, and ErrCorrupt if it is not a bbolt
+// file or a bbolt file that is not a store. A failed Open of an existing
+// file writes nothing to it.
+func Open(path string, genesis chainhash.Hash, opts Options) (*Store, error) {
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = DefaultLockTimeout
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout:      timeout,
+		NoSync:       opts.NoSync,
+		FreelistType: bolt.FreelistMapType,
+	})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("open store %s: waited %s: %w", path, timeout, ErrLocked)
+	}
+	if errors.Is(err, bolt.ErrInvalid) || errors.Is(err, bolt.ErrVersionMismatch) || errors.Is(err, bolt.ErrChecksum) {
+		return nil, fmt.Errorf("open store %s: %w: %w", path, ErrCorrupt, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	s := &Store{db: db, path: path, genesis: genesis, tipChanged: make(chan struct{})}
+	if err := s.init(); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// init creates the buckets of a new file, or checks the schema version and
+// genesis of an existing one, and loads the tip.
+func (s *Store) init() error {
+	var fresh bool
+	err := s.db.View(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketMeta) != nil {
+			return nil
+		}
+		fresh = true
+		return tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+			return fmt.Errorf("%w: bbolt file has bucket %q but no %q: not a filter store", ErrCorrupt, name, bucketMeta)
+		})
+	})
+	if err != nil {
+		return err
+	}
+	if fresh {
+		err := s.db.Update(func(tx *bolt.Tx) error {
+			for _, name := range allBuckets {
+				if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+					return fmt.Errorf("create bucket %s: %w", name, err)
+				}
+			}
+			meta := tx.Bucket(bucketMeta)
+			// The version is a 4-byte big-endian integer, the form of a height key.
+			if err := meta.Put(metaSchemaVersion, heightKey(SchemaVersion)); err != nil {
+				return err
+			}
+			return meta.Put(metaGenesis, s.genesis[:])
+		})
+		if err != nil {
+			return fmt.Errorf("create schema: %w", err)
+		}
+	}
+	return s.db.View(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		v := meta.Get(metaSchemaVersion)
+		if v == nil {
+			return fmt.Errorf("%w: no schema version", ErrCorrupt)
+		}
+		version, err := decodeHeight(v)
+		if err != nil {
+			return fmt.Errorf("schema version: %w", err)
+		}
+		if version != SchemaVersion {
+			return fmt.Errorf("%w: file has version %d, this build reads %d", ErrSchemaVersion, version, SchemaVersion)
+		}
+		stored, err := decodeHash(meta.Get(metaGenesis))
+		if err != nil {
+			return fmt.Errorf("genesis: %w", err)
+		}
+		if stored != s.genesis {
+			return fmt.Errorf("%w: file has genesis %s, want %s", ErrWrongNetwork, stored, s.genesis)
+		}
+		b, err := openBuckets(tx)
+		if err != nil {
+			return err
+		}
+		tip, ok, err := b.readTip()
+		if err != nil {
+			return err
+		}
+		s.tip, s.hasTip = tip, ok
+		return nil
+	})
+}
+
+// Close releases the file and its lock. It waits for running reads and
+// writes to finish. Every later call fails with ErrClosed, and channels from
+// TipChanged are closed so that waiters wake up. Close is idempotent.
+func (s *Store) Close() error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.tipChanged)
+	s.mu.Unlock()
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close store %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// Tip returns the highest block of the active chain, or false on an empty
+// store. It reads a copy cached in memory and does not touch the file.
+func (s *Store) Tip() (Tip, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.tip, s.hasTip
+}
+
+// TipChanged returns a channel that is closed after the next successful
+// CommitBatch or Rollback (or Close). To wait for a tip without missing an
+// update, call TipChanged first, then check Tip, then wait on the channel.
+func (s *Store) TipChanged() <-chan struct{} {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.tipChanged
+}
+
+// setTip publishes a committed tip and wakes the waiters.
+func (s *Store) setTip(t Tip, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tip, s.hasTip = t, ok
+	close(s.tipChanged)
+	s.tipChanged = make(chan struct{})
+}
+
+// SizeBytes returns the size of the store file in bytes, or 0 if it cannot
+// be stat'ed. bbolt grows the file in steps and never shrinks it, so this is
+// the disk footprint rather than the live data.
+func (s *Store) SizeBytes() int64 {
+	fi, err := os.Stat(s.path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// view runs fn in a read transaction.
+func (s *Store) view(fn func(b *buckets) error) error {
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b, err := openBuckets(tx)
+		if err != nil {
+			return err
+		}
+		return fn(b)
+	})
+	return mapClosed(err)
+}
+
+// update runs fn in a write transaction that commits (with fsync unless
+// Options.NoSync) if fn returns nil and rolls back otherwise.
+func (s *Store) update(fn func(b *buckets) error) error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b, err := openBuckets(tx)
+		if err != nil {
+			return err
+		}
+		b.setAppendFill()
+		return fn(b)
+	})
+	return mapClosed(err)
+}
+
+func mapClosed(err error) error {
+	if errors.Is(err, bolt.ErrDatabaseNotOpen) {
+		return ErrClosed
+	}
+	return err
+}
