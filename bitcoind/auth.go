@@ -23,36 +23,36 @@ type credentials struct {
 	cookie string // "user:password" last read from cookieFile
 }
 
-// get returns the credentials to send. A cookie that cannot be read wraps
-// ErrAuth.
-func (c *credentials) get() (user, password string, err error) {
+// get returns the credentials to send and the cookie they came from (empty
+// for rpcuser/rpcpassword). A cookie that cannot be read wraps ErrAuth.
+func (c *credentials) get() (user, password, cookie string, err error) {
 	if c.cookieFile == "" {
-		return c.user, c.password, nil
+		return c.user, c.password, "", nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.cookie == "" {
 		if err := c.readLocked(); err != nil {
-			return "", "", err
+			return "", "", "", err
 		}
 	}
 	u, p, _ := splitCookie(c.cookie)
-	return u, p, nil
+	return u, p, c.cookie, nil
 }
 
-// refresh re-reads the cookie file after a 401. It reports whether the
-// credentials changed, i.e. whether retrying the request can help.
-func (c *credentials) refresh() bool {
+// refresh re-reads the cookie file after a request sent with used got a
+// 401. It reports whether the credentials now differ from used, i.e.
+// whether retrying can help (also when a concurrent caller re-read first).
+func (c *credentials) refresh(used string) bool {
 	if c.cookieFile == "" {
 		return false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	old := c.cookie
 	if err := c.readLocked(); err != nil {
 		return false
 	}
-	return c.cookie != old
+	return c.cookie != used
 }
 
 func (c *credentials) readLocked() error {

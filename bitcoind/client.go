@@ -193,7 +193,7 @@ func (c *Client) CallBatch(ctx context.Context, calls []BatchCall) error {
 // decode. It re-reads the cookie and retries once after a 401.
 func (c *Client) post(ctx context.Context, what string, body []byte, decode func(status int, r io.Reader) error) error {
 	for attempt := 0; ; attempt++ {
-		user, password, err := c.creds.get()
+		user, password, cookie, err := c.creds.get()
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
@@ -210,8 +210,8 @@ func (c *Client) post(ctx context.Context, what string, body []byte, decode func
 			cancel()
 			return c.transportError(ctx, what, err)
 		}
-		body := &recordingReader{r: resp.Body}
-		retry, err := c.handleReply(what, resp, body, attempt, decode)
+		reply := &recordingReader{r: resp.Body}
+		retry, err := c.handleReply(what, resp, reply, attempt == 0, cookie, decode)
 		timedOut := cctx.Err() != nil
 		drainClose(resp.Body)
 		cancel()
@@ -226,17 +226,17 @@ func (c *Client) post(ctx context.Context, what string, body []byte, decode func
 			return fmt.Errorf("%s: %w", what, ctx.Err())
 		case timedOut:
 			return fmt.Errorf("%s: reply from %s not complete within %s: %w", what, c.cfg.Host, c.timeout, ErrUnreachable)
-		case body.err != nil:
-			return fmt.Errorf("%s: reading reply from %s: %v: %w", what, c.cfg.Host, body.err, ErrUnreachable)
+		case reply.err != nil:
+			return fmt.Errorf("%s: reading reply from %s: %v: %w", what, c.cfg.Host, reply.err, ErrUnreachable)
 		}
 		return err
 	}
 }
 
-func (c *Client) handleReply(what string, resp *http.Response, body io.Reader, attempt int, decode func(int, io.Reader) error) (retry bool, err error) {
+func (c *Client) handleReply(what string, resp *http.Response, body io.Reader, firstAttempt bool, cookie string, decode func(int, io.Reader) error) (retry bool, err error) {
 	switch resp.StatusCode {
 	case http.StatusUnauthorized:
-		if attempt == 0 && c.creds.refresh() {
+		if firstAttempt && c.creds.refresh(cookie) {
 			return true, nil
 		}
 		if c.cfg.CookieFile != "" {

@@ -278,3 +278,27 @@ func TestDefaultCookiePath(t *testing.T) {
 		t.Error("simnet: no error")
 	}
 }
+
+// Concurrent callers that all hit the 401 after a node restart all recover,
+// not just the one that re-read the cookie first.
+func TestCookieRotationConcurrentCallers(t *testing.T) {
+	fx := corefixture.Load(t)
+	c, srv := newFixtureClient(t, fx, corefixture.Options{})
+	ctx := testCtx(t)
+	if _, err := c.GetBestBlockHash(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srv.RotateCookie(t, strings.Repeat("ab", 32))
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			_, err := c.GetBestBlockHash(ctx)
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}

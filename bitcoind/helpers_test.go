@@ -24,6 +24,10 @@ func testLogger(t *testing.T) zerolog.Logger {
 	return zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.InfoLevel)
 }
 
+func testLoggerB(b *testing.B) zerolog.Logger {
+	return zerolog.New(zerolog.NewTestWriter(b)).Level(zerolog.WarnLevel)
+}
+
 // newFixtureClient starts a replay server and a cookie-auth client for it.
 func newFixtureClient(t *testing.T, fx *corefixture.Fixtures, opts corefixture.Options) (*Client, *corefixture.Server) {
 	t.Helper()

@@ -56,10 +56,13 @@ func (b *BasicBuilder) elem(i uint32) []byte {
 // distinct added elements (CompactSize N, then the stream) for the block
 // with hash blockHash to dst and returns the extended slice. With no
 // elements it appends the single byte 0x00 (N=0). It does not Reset the
-// builder. It grows dst at most once. It panics if 2^32 or more distinct
-// elements were added (a block cannot hold that many).
+// builder. It grows dst at most once. It panics if 2^32 or more elements
+// were added (a block cannot hold that many).
 func (b *BasicBuilder) AppendFilter(dst []byte, blockHash chainhash.Hash) []byte {
 	n := len(b.ends)
+	if uint64(n) > 1<<32-1 {
+		panic(fmt.Sprintf("gcs: %d elements: %v", n, ErrNTooLarge))
+	}
 	if cap(b.recs) < n {
 		b.recs = make([]hashRec, n, n+n/4)
 	}
@@ -73,9 +76,6 @@ func (b *BasicBuilder) AppendFilter(dst []byte, blockHash chainhash.Hash) []byte
 	recs = b.sort.sort(recs)
 	b.recs = recs[:0]
 	recs = dedupSorted(recs, b.elem)
-	if uint64(len(recs)) > 1<<32-1 {
-		panic(fmt.Sprintf("gcs: %d distinct elements: %v", len(recs), ErrNTooLarge))
-	}
 	nm := uint64(len(recs)) * BasicM
 	return appendFilter(dst, recs, BasicP, nm)
 }

@@ -88,9 +88,16 @@ func handleGetCFHeaders(ctx context.Context, env *handlerEnv, m *wire.MsgGetCFHe
 		StopHash:     m.StopHash,
 		FilterHashes: make([]*chainhash.Hash, len(recs)),
 	}
-	if m.StartHeight > 0 {
-		prev, err := env.view.FilterHeadersForStop(m.StopHash, m.StartHeight-1)
-		if err != nil || len(prev) == 0 {
+	if m.StartHeight > 0 && len(recs) > 0 {
+		// The filter header before start, on the stop block's chain: read
+		// through the parent of the first block so that no read spans more
+		// than MaxGetCFHeaders heights.
+		hdr, _, err := env.view.HeaderByHash(recs[0].Hash)
+		if err != nil {
+			return ignoreNotFound(fmt.Errorf("getcfheaders header at %d: %w", m.StartHeight, err))
+		}
+		prev, err := env.view.FilterHeadersForStop(hdr.PrevBlock, m.StartHeight-1)
+		if err != nil || len(prev) != 1 {
 			return ignoreNotFound(fmt.Errorf("getcfheaders prev header at %d: %w", m.StartHeight-1, err))
 		}
 		resp.PrevFilterHeader = prev[0]
@@ -131,14 +138,20 @@ func handleGetCFCheckpt(ctx context.Context, env *handlerEnv, m *wire.MsgGetCFCh
 
 // checkpoints returns the filter headers at heights CFCheckptInterval,
 // 2·CFCheckptInterval, … ≤ stopHeight on the chain ending at stop. Heights
-// shared with the active chain are read one by one from it; those above the
-// fork of a stale stop come from one FilterHeadersForStop read.
+// on the active chain are read by height; for a stale stop, the walk back
+// to the active chain notes the branch's block at each checkpoint height,
+// whose filter header is then read by hash. Every read is of one height.
 func checkpoints(view ChainView, stop chainhash.Hash, stopHeight uint32) ([]chainhash.Hash, error) {
 	count := stopHeight / CFCheckptInterval
 	if count == 0 {
 		return nil, nil
 	}
 	// Walk back from stop to the newest ancestor on the active chain.
+	type branchPoint struct {
+		height uint32
+		hash   chainhash.Hash
+	}
+	var branch []branchPoint // stale checkpoints, highest first
 	fork, forkHeight := stop, stopHeight
 	for steps := 0; ; steps++ {
 		_, active, err := view.HeightOf(fork)
@@ -150,6 +163,9 @@ func checkpoints(view ChainView, stop chainhash.Hash, stopHeight uint32) ([]chai
 		}
 		if steps == maxStaleWalk || forkHeight == 0 {
 			return nil, fmt.Errorf("stale branch of %s longer than %d: %w", stop, maxStaleWalk, ErrNotFound)
+		}
+		if forkHeight%CFCheckptInterval == 0 {
+			branch = append(branch, branchPoint{forkHeight, fork})
 		}
 		hdr, _, err := view.HeaderByHash(fork)
 		if err != nil {
@@ -168,14 +184,15 @@ func checkpoints(view ChainView, stop chainhash.Hash, stopHeight uint32) ([]chai
 		}
 		out = append(out, fh[0])
 	}
-	if next := (forkHeight/CFCheckptInterval + 1) * CFCheckptInterval; next <= stopHeight {
-		fhs, err := view.FilterHeadersForStop(stop, next)
+	for i := len(branch) - 1; i >= 0; i-- {
+		fh, err := view.FilterHeadersForStop(branch[i].hash, branch[i].height)
 		if err != nil {
 			return nil, err
 		}
-		for i := 0; i < len(fhs); i += CFCheckptInterval {
-			out = append(out, fhs[i])
+		if len(fh) != 1 {
+			return nil, fmt.Errorf("filter header of %s: %d results", branch[i].hash, len(fh))
 		}
+		out = append(out, fh[0])
 	}
 	// A reorg below the fork while reading would have mixed two chains.
 	if hash, err := view.HashAt(forkHeight); err != nil || hash != fork {

@@ -2,6 +2,7 @@ package p2p
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -10,6 +11,11 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 )
+
+// fakeMaxRange mirrors store.MaxRange: no range read returns more.
+const fakeMaxRange = 2000
+
+var errFakeRange = errors.New("fake view: range too large")
 
 // fakeBlock is one block of fakeView.
 type fakeBlock struct {
@@ -193,6 +199,9 @@ func (v *fakeView) Headers(start, end uint32) ([]wire.BlockHeader, error) {
 	if start > end || int(end) >= len(v.active) {
 		return nil, ErrNotFound
 	}
+	if end-start >= fakeMaxRange {
+		return nil, errFakeRange
+	}
 	out := make([]wire.BlockHeader, 0, end-start+1)
 	for h := start; h <= end; h++ {
 		out = append(out, v.active[h].header)
@@ -205,6 +214,9 @@ func (v *fakeView) FilterHeadersByHeight(start, end uint32) ([]chainhash.Hash, e
 	defer v.mu.Unlock()
 	if start > end || int(end) >= len(v.active) {
 		return nil, ErrNotFound
+	}
+	if end-start >= fakeMaxRange {
+		return nil, errFakeRange
 	}
 	out := make([]chainhash.Hash, 0, end-start+1)
 	for h := start; h <= end; h++ {
@@ -220,6 +232,9 @@ func (v *fakeView) chainTo(stop chainhash.Hash, start uint32) ([]*fakeBlock, err
 	b, ok := v.byHash[stop]
 	if !ok || start > b.height {
 		return nil, ErrNotFound
+	}
+	if b.height-start >= fakeMaxRange {
+		return nil, errFakeRange
 	}
 	out := make([]*fakeBlock, b.height-start+1)
 	for i := len(out) - 1; i >= 0; i-- {

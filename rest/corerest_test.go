@@ -164,3 +164,5 @@ func TestCoreFilterHeaderForms(t *testing.T) {
 		t.Errorf("DELETE: %d", resp.StatusCode)
 	}
 }
+
+func zerologNop() zerolog.Logger { return zerolog.Nop() }

@@ -24,6 +24,18 @@ func (n *Node) Call(ctx context.Context, method string, params []any, result any
 	return rpc.call(ctx, method, params, result)
 }
 
+// batch sends calls as one JSON-RPC batch request; see rpcClient.batch.
+func (n *Node) batch(ctx context.Context, calls []batchCall) error {
+	n.mu.Lock()
+	rpc := n.rpc
+	running := n.proc != nil
+	n.mu.Unlock()
+	if !running {
+		return fmt.Errorf("batch: %w", ErrNodeStopped)
+	}
+	return rpc.batch(ctx, calls)
+}
+
 // Generate mines count blocks with btcd's `generate` (coinbases pay to the
 // node's mining address) and returns their hashes in height order.
 func (n *Node) Generate(ctx context.Context, count int) ([]chainhash.Hash, error) {
@@ -109,14 +121,16 @@ func (n *Node) BlockHeader(ctx context.Context, hash chainhash.Hash) (wire.Block
 // returns an error wrapping ErrBlockRejected with btcd's reason. A valid
 // block on a side branch is accepted without becoming the tip.
 func (n *Node) SubmitBlock(ctx context.Context, blk *wire.MsgBlock) error {
-	var buf bytes.Buffer
-	if err := blk.Serialize(&buf); err != nil {
-		return fmt.Errorf("submitblock: encode: %w", err)
-	}
 	var reason *string
-	if err := n.Call(ctx, "submitblock", []any{hex.EncodeToString(buf.Bytes())}, &reason); err != nil {
+	if err := n.Call(ctx, "submitblock", []any{blockHex(blk)}, &reason); err != nil {
 		return err
 	}
+	return submitResult(blk, reason)
+}
+
+// submitResult turns submitblock's result (null, or a rejection reason)
+// into an error.
+func submitResult(blk *wire.MsgBlock, reason *string) error {
 	if reason != nil && *reason != "" {
 		return fmt.Errorf("submitblock %s: %w: %s", blk.BlockHash(), ErrBlockRejected, *reason)
 	}
@@ -136,16 +150,27 @@ func (n *Node) ReconsiderBlock(ctx context.Context, hash chainhash.Hash) error {
 
 // SendRawTransaction submits tx to btcd's mempool and returns its txid.
 func (n *Node) SendRawTransaction(ctx context.Context, tx *wire.MsgTx) (chainhash.Hash, error) {
-	var buf bytes.Buffer
-	buf.Grow(tx.SerializeSize())
-	if err := tx.Serialize(&buf); err != nil {
-		return chainhash.Hash{}, fmt.Errorf("sendrawtransaction: encode: %w", err)
-	}
 	var s string
-	if err := n.Call(ctx, "sendrawtransaction", []any{hex.EncodeToString(buf.Bytes())}, &s); err != nil {
+	if err := n.Call(ctx, "sendrawtransaction", []any{txHex(tx)}, &s); err != nil {
 		return chainhash.Hash{}, err
 	}
 	return parseHash("sendrawtransaction", s)
+}
+
+// txHex is the hex of tx's serialization (with witness when it has one).
+func txHex(tx *wire.MsgTx) string {
+	var buf bytes.Buffer
+	buf.Grow(tx.SerializeSize())
+	_ = tx.Serialize(&buf) // writing to a bytes.Buffer cannot fail
+	return hex.EncodeToString(buf.Bytes())
+}
+
+// blockHex is the hex of blk's serialization.
+func blockHex(blk *wire.MsgBlock) string {
+	var buf bytes.Buffer
+	buf.Grow(blk.SerializeSize())
+	_ = blk.Serialize(&buf) // writing to a bytes.Buffer cannot fail
+	return hex.EncodeToString(buf.Bytes())
 }
 
 // CFilter returns btcd's BIP-158 basic filter of block hash in wire form

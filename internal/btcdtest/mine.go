@@ -221,6 +221,9 @@ func CoinbaseHeight(params *chaincfg.Params, blk *wire.MsgBlock) (int32, error) 
 	case op >= txscript.OP_1 && op <= txscript.OP_16:
 		return int32(op-txscript.OP_1) + 1, nil
 	case op >= 1 && op <= 4 && len(script) > int(op):
+		if script[op]&0x80 != 0 { // script numbers are sign-magnitude
+			return 0, fmt.Errorf("block %s: negative coinbase height push %x", blk.BlockHash(), script[:op+1])
+		}
 		var h int64
 		for i := int(op); i >= 1; i-- {
 			h = h<<8 | int64(script[i])

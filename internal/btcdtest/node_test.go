@@ -90,12 +90,24 @@ func TestGenerate(t *testing.T) {
 		t.Fatalf("tip = %s@%d, want %s@5", best, height, hashes[4])
 	}
 	for i, want := range hashes {
-		got, err := n.BlockHash(ctx, int32(i+1))
+		height := int32(i + 1)
+		got, err := n.BlockHash(ctx, height)
 		if err != nil {
-			t.Fatalf("BlockHash(%d): %v", i+1, err)
+			t.Fatalf("BlockHash(%d): %v", height, err)
 		}
 		if got != want {
-			t.Fatalf("BlockHash(%d) = %s, want %s", i+1, got, want)
+			t.Fatalf("BlockHash(%d) = %s, want %s", height, got, want)
+		}
+		// btcd's own coinbases carry the BIP-34 height CoinbaseHeight reads.
+		blk, err := n.Block(ctx, got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h, err := CoinbaseHeight(n.Params(), blk); err != nil || h != height {
+			t.Fatalf("CoinbaseHeight(block %d) = %d, %v", height, h, err)
+		}
+		if root := merkleRoot(blk.Transactions, false); root != blk.Header.MerkleRoot {
+			t.Fatalf("merkleRoot(block %d) = %s, header has %s", height, root, blk.Header.MerkleRoot)
 		}
 	}
 	// Every coinbase pays the node wallet's mining script.

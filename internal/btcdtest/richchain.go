@@ -147,20 +147,37 @@ func (b *richBuilder) prepare(ctx context.Context) error {
 	return fmt.Errorf("no mature funds or segwit/taproot inactive after %d blocks", limit)
 }
 
-// submit mines txs (paying fees in total) on the tip, submits the block,
-// checks it became btcd's tip and connects it to the wallet.
+// submit mines txs (paying fees in total) on the tip and hands btcd, in one
+// batch, the txs (sendrawtransaction: mempool policy), the block
+// (submitblock) and a getbestblock to check it became the tip; then it
+// connects the block to the wallet.
 func (b *richBuilder) submit(ctx context.Context, txs []*wire.MsgTx, fees int64) error {
 	blk := buildBlock(b.n.params, b.tip, b.height+1, b.nextTime(), txs, b.w.MiningScript(), fees)
-	if err := b.n.SubmitBlock(ctx, blk); err != nil {
-		return err
-	}
 	hash := blk.BlockHash()
-	best, _, err := b.n.BestBlock(ctx)
-	if err != nil {
+	calls := make([]batchCall, 0, len(txs)+2)
+	for _, tx := range txs {
+		calls = append(calls, batchCall{method: "sendrawtransaction", params: []any{txHex(tx)}})
+	}
+	var reason *string
+	var best struct {
+		Hash string `json:"hash"`
+	}
+	calls = append(calls,
+		batchCall{method: "submitblock", params: []any{blockHex(blk)}, result: &reason},
+		batchCall{method: "getbestblock", result: &best})
+	if err := b.n.batch(ctx, calls); err != nil {
 		return err
 	}
-	if best != hash {
-		return fmt.Errorf("block %s at height %d did not become the tip (tip %s)", hash, b.height+1, best)
+	for _, c := range calls {
+		if c.err != nil {
+			return c.err
+		}
+	}
+	if err := submitResult(blk, reason); err != nil {
+		return err
+	}
+	if best.Hash != hash.String() {
+		return fmt.Errorf("block %s at height %d did not become the tip (tip %s)", hash, b.height+1, best.Hash)
 	}
 	if err := b.w.ConnectBlock(blk, b.height+1); err != nil {
 		return err
@@ -173,22 +190,21 @@ func (b *richBuilder) submit(ctx context.Context, txs []*wire.MsgTx, fees int64)
 	return nil
 }
 
-// mineRichBlock builds, relays and mines one tx-rich block.
+// mineRichBlock builds and mines one tx-rich block. On failure the
+// wallet's reservations for its inputs are released.
 func (b *richBuilder) mineRichBlock(ctx context.Context) error {
 	b.serial = 0
 	txs, fees, err := b.buildTxs()
 	if err != nil {
 		return err
 	}
-	for _, tx := range txs {
-		if _, err := b.n.SendRawTransaction(ctx, tx); err != nil {
-			for _, t := range txs {
-				b.w.Release(t)
-			}
-			return err
+	if err := b.submit(ctx, txs, fees); err != nil {
+		for _, t := range txs {
+			b.w.Release(t)
 		}
+		return err
 	}
-	return b.submit(ctx, txs, fees)
+	return nil
 }
 
 // buildTxs builds the block's funding tx and, given last block's funding

@@ -70,7 +70,7 @@ type Fixtures struct {
 	Cookie string
 
 	byHash   map[chainhash.Hash]*Block
-	active   map[int64]chainhash.Hash          // height → hash, 0..115
+	active   map[int64]chainhash.Hash           // height → hash, 0..115
 	filters  map[chainhash.Hash]json.RawMessage // getblockfilter results
 	chain    map[string][]byte                  // rpc/chain/<method>.json
 	rest     map[string]restReply               // exact URL → reply

@@ -1,0 +1,108 @@
+// Package bitcoind talks to the node cfindexd follows — Bitcoin Core or
+// btcd — over JSON-RPC, REST and ZMQ, and hands the indexer blocks together
+// with the scripts of the outputs they spend.
+//
+// # What it owns
+//
+//   - Client: JSON-RPC over HTTP keep-alive with rpcuser/rpcpassword or
+//     cookie auth (DefaultCookiePath; the cookie is re-read when the node
+//     answers 401, which is what a node restart looks like), JSON-RPC
+//     batches (CallBatch, GetRawTransactions), typed calls the follower
+//     needs (GetBestBlockHash, GetBlockHash, GetBlockHeaderVerbose,
+//     GetRawBlock, GetChainInfo, CheckGenesis, SendRawTransaction) and the
+//     REST fetches of the REST mode.
+//   - BlockSource and DetectSource: the prevout modes below.
+//   - ZMQSubscriber and Poller: hints that the tip may have moved.
+//   - Backoff: capped exponential delays with injected jitter for callers'
+//     retry loops.
+//   - Sentinel errors (errors.go) for what callers act on: ErrUnreachable,
+//     ErrAuth, ErrWarmup, ErrBlockNotFound, ErrTxNotFound, ErrPruned,
+//     ErrWrongNetwork, ErrNoPrevoutSource, ErrMethodNotFound, ErrMalformed.
+//     JSON-RPC error objects come back as *RPCError and match them with
+//     errors.Is (-28 → ErrWarmup, -5 on block methods → ErrBlockNotFound,
+//     "pruned data" → ErrPruned). Initial block download is not an error:
+//     ChainInfo.IBD reports it.
+//
+// It must not: keep state about the chain (that is the indexer's and the
+// store's), retry on its own beyond the single cookie re-read after a 401
+// (callers retry with Backoff), log at error level for anything the node
+// does, or trust a notification as the tip.
+//
+// # Prevout modes
+//
+// BIP-158 basic filters need the script of every output a block spends.
+// The node is asked once at start (DetectSource, which logs its choice),
+// fastest first:
+//
+//  1. ModeREST — Bitcoin Core ≥ 30 started with -rest=1:
+//     GET /rest/block/<hash>.bin and /rest/spenttxouts/<hash>.bin, both
+//     binary, fetched concurrently. The spenttxouts body (src/rest.cpp,
+//     SerializeBlockUndo; not the compressed undo-file format) is
+//     CompactSize(#tx incl. coinbase), then per tx CompactSize(#inputs) and
+//     that many plain CTxOut (int64 LE value, CompactSize script length,
+//     script); the coinbase's list is empty. DecodeSpentTxOuts checks every
+//     count against the bytes left before allocating. Detection probes the
+//     tip's spenttxouts; a node without -rest=1 answers 404 with an empty
+//     text/html body and we fall through (logging that -rest=1 would be
+//     faster).
+//  2. ModeGetBlock3 — Bitcoin Core ≥ 23: getblock <hash> 3 carries each
+//     tx's "hex" and a "prevout" per input (fields generated, height,
+//     value, scriptPubKey). The reply is decoded into minimal structs
+//     holding only the header members, tx hex and prevout script hex;
+//     encoding/json skips the rest (asm, descriptors, addresses, amounts)
+//     without building a generic tree. The header is rebuilt and must hash
+//     to the requested block, and the decoded transactions must match its
+//     merkle root. Core omits "prevout" when undo data is gone → ErrPruned.
+//  3. ModeTxIndex — btcd started with --txindex, or an older Core with
+//     -txindex=1: getblock <hash> 0 decoded straight into a wire.MsgBlock,
+//     then the spent transactions by batched getrawtransaction (each
+//     checked to hash to its txid). Outputs created earlier in the same
+//     block are resolved from the block; an LRU of txid → output scripts
+//     (bounded in bytes, fed by every fetched block and transaction, with
+//     OP_RETURN outputs dropped) saves most calls, because most spends are
+//     of recent outputs.
+//
+// A node with none of these gives ErrNoPrevoutSource with the option to
+// turn on (-rest=1, -txindex=1, --txindex for btcd, or upgrade Core). Node
+// detection: getnetworkinfo's subversion (/Satoshi:31.0.0/) and version
+// for Core; btcd does not implement getnetworkinfo but answers its
+// "version" extension with btcdjsonrpcapi. Core's getindexinfo tells
+// whether txindex is on; btcd is probed with getrawtransaction of the tip's
+// coinbase (without an index it answers an error naming --txindex).
+//
+// # Why not btcd's rpcclient
+//
+// rpcclient does cookie re-reading and batching, but it decodes every
+// result through generic json.RawMessage values and its btcjson result
+// types, knows neither getblock verbosity 3 nor REST, and its batch mode is
+// a separate client mode. This client is small (one POST helper), decodes
+// getblock 0 hex straight into wire.MsgBlock and verbosity 3 into minimal
+// structs, shares one keep-alive http.Client between RPC and REST, and
+// maps Core's JSON-RPC 1.0 error replies (HTTP 500, 404 for an unknown
+// method, with a JSON body) and 401/403/503 onto the sentinels.
+//
+// # Quirks handled
+//
+//   - btcd rejects requests without a "jsonrpc" member; every request is
+//     sent as "jsonrpc":"1.0", to which Core answers with the legacy
+//     envelope {"result","error","id"} and HTTP 500/404 on errors (a 2.0
+//     request would get 200). btcd answers errors with HTTP 200.
+//   - btcd has no getblock verbosity 3, no ZMQ and no REST, and its
+//     getblock <h> 2 puts the transactions under "rawtx" instead of "tx";
+//     this package only ever asks btcd for verbosity 0.
+//   - Core serves REST on the RPC port without authentication; RESTURL
+//     overrides where it is.
+//   - ZMQ: Core's messages have three frames — topic, body, and a 4-byte
+//     little-endian sequence number counted per topic (not starting at 0:
+//     it counts since the node started). hashblock bodies are the hash in
+//     display (reversed) byte order. invalidateblock publishes only
+//     "sequence" D messages, never a hashblock for the new lower tip, so
+//     a D is a Resync hint. A gap in the sequence numbers, a reconnect, or
+//     a hint dropped because the consumer was slow makes the next Hint a
+//     Resync. A hint is only a hint: the follower asks the node for its
+//     tip. gozmq (pure Go) is the transport; it reconnects by itself after
+//     EOF and reports that as a timeout error, which we turn into a Resync.
+//     Its Subscribe cannot be cancelled, so Run dials in a goroutine.
+//   - Poller: getbestblockhash every interval, a Hint on change; use it
+//     when ZMQ is not configured, or as a safety net beside it.
+package bitcoind

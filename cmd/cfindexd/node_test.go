@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/v2"
+
+	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/store"
+)
+
+// nodeArgs are the flags that point cfindexd at a btcdtest node.
+func nodeArgs(n *btcdtest.Node, chain, datadir string) []string {
+	host, port, _ := net.SplitHostPort(n.RPCHost())
+	return []string{
+		"--chain=" + chain, "--datadir=" + datadir,
+		"--rpcconnect=" + host, "--rpcport=" + port,
+		"--rpcuser=" + n.User(), "--rpcpassword=" + n.Password(),
+	}
+}
+
+// openStoreAfterExit opens the store a stopped daemon left behind.
+func openStoreAfterExit(t *testing.T, datadir, chain string, params *chaincfg.Params) *store.Store {
+	t.Helper()
+	st, err := store.Open(filepath.Join(datadir, chain, storeFileName), *params.GenesisHash, store.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// TestCrashSafetyKill9 kills a real cfindexd process with SIGKILL at 12
+// moments (fixed seed) during catch-up. Every restart must resume at or
+// above the height the previous run reached, and the final store must equal
+// btcd's index with no gap.
+func TestCrashSafetyKill9(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	node := btcdtest.Start(t, btcdtest.Options{TxIndex: true, WalletSeed: 21})
+	if err := btcdtest.BuildTxRichChain(ctx, node, node.Wallet(), 1200); err != nil {
+		t.Fatal(err)
+	}
+	_, bestHeight, err := node.BestBlock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	datadir := t.TempDir()
+	// One worker and small batches make catch-up slow enough (every
+	// commit is fsynced) to be killed in the middle many times.
+	args := append(nodeArgs(node, "regtest", datadir), "--workers=1", "--batchblocks=3")
+	rng := rand.New(rand.NewPCG(42, 42))
+
+	resumedFrom := -1.0
+	kills := 0
+	for kills < 12 {
+		d := startDaemon(t, args...)
+		start := d.waitLog(30*time.Second, msgIs("starting"))
+		from := start["store_height"].(float64)
+		if start["store_empty"] == true {
+			from = -1
+		}
+		if from < resumedFrom {
+			t.Fatalf("restart %d: store at height %.0f, but the previous run had reached %.0f", kills, from, resumedFrom)
+		}
+		if from >= float64(bestHeight) {
+			t.Fatalf("catch-up finished after %d kills; need a longer chain or slower catch-up", kills)
+		}
+		// Let it index a little, then kill it at a random moment.
+		d.waitLog(30*time.Second, msgIs("catching up"))
+		time.Sleep(time.Duration(20+rng.IntN(300)) * time.Millisecond)
+		d.kill9()
+		kills++
+		// The store must open cleanly after every kill.
+		st := openStoreAfterExit(t, datadir, "regtest", node.Params())
+		tip, ok := st.Tip()
+		if ok {
+			resumedFrom = float64(tip.Height)
+			if err := checkNoGap(st, tip.Height); err != nil {
+				t.Fatalf("after kill %d: %v", kills, err)
+			}
+		}
+		st.Close()
+		t.Logf("kill %d: store tip %.0f of %d", kills, resumedFrom, bestHeight)
+	}
+
+	d := startDaemon(t, args...)
+	d.waitLog(2*time.Minute, heightAtLeast(float64(bestHeight)))
+	code, took := d.terminate(10 * time.Second)
+	if code != 0 {
+		t.Fatalf("SIGTERM: exit %d, want 0", code)
+	}
+	t.Logf("SIGTERM to exit: %s", took.Round(time.Millisecond))
+	st := openStoreAfterExit(t, datadir, "regtest", node.Params())
+	if err := node.CompareStore(ctx, st, 0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkNoGap asserts every height up to tip has a filter whose header chain
+// links.
+func checkNoGap(st *store.Store, tip uint32) error {
+	for start := uint32(0); start <= tip; start += store.MaxRange {
+		end := min(tip, start+store.MaxRange-1)
+		recs, err := st.FiltersByHeight(start, end)
+		if err != nil {
+			return fmt.Errorf("filters %d..%d: %w", start, end, err)
+		}
+		if len(recs) != int(end-start+1) {
+			return fmt.Errorf("filters %d..%d: got %d", start, end, len(recs))
+		}
+	}
+	return nil
+}
+
+// TestNodeUnreachableAtStartAndRestart starts cfindexd before its node, then
+// restarts the node (simnet keeps its chain) while cfindexd runs: cfindexd
+// waits, logs, and catches up each time without being restarted.
+func TestNodeUnreachableAtStartAndRestart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	node := btcdtest.Start(t, btcdtest.Options{Net: "simnet", TxIndex: true, WalletSeed: 31})
+	if _, err := node.Generate(ctx, 120); err != nil {
+		t.Fatal(err)
+	}
+	if err := node.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	datadir := t.TempDir()
+	d := startDaemon(t, append(nodeArgs(node, "simnet", datadir), "--pollinterval=200ms")...)
+	d.waitLog(20*time.Second, msgIs("waiting for the node"))
+
+	node.Restart(t)
+	d.waitLog(60*time.Second, heightAtLeast(120))
+
+	if err := node.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	d.waitLog(20*time.Second, msgIs("sync round failed; retrying"))
+	node.Restart(t)
+	hashes, err := node.Generate(ctx, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.waitLog(60*time.Second, func(m map[string]any) bool {
+		return m["message"] == "indexed block" && m["hash"] == hashes[len(hashes)-1].String()
+	})
+	if code, _ := d.terminate(10 * time.Second); code != 0 {
+		t.Fatalf("SIGTERM: exit %d", code)
+	}
+	st := openStoreAfterExit(t, datadir, "simnet", node.Params())
+	if err := node.CompareStore(ctx, st, 0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMismatchedNetworkExitsNonZero runs cfindexd configured for one network
+// against a node of another, and against a store of another: each exits
+// non-zero and says why in its last line.
+func TestMismatchedNetworkExitsNonZero(t *testing.T) {
+	node := btcdtest.Start(t, btcdtest.Options{TxIndex: true, WalletSeed: 41}) // regtest
+
+	t.Run("node on another network", func(t *testing.T) {
+		d := startDaemon(t, nodeArgs(node, "simnet", t.TempDir())...)
+		code, last := d.wait(30 * time.Second)
+		if code == 0 || !strings.Contains(last, "node is not on simnet") {
+			t.Fatalf("exit %d, last line %q", code, last)
+		}
+	})
+
+	t.Run("store of another network", func(t *testing.T) {
+		datadir := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(datadir, "regtest"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		st, err := store.Open(filepath.Join(datadir, "regtest", storeFileName), *chaincfg.SimNetParams.GenesisHash, store.Options{Timeout: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Close()
+		d := startDaemon(t, nodeArgs(node, "regtest", datadir)...)
+		code, last := d.wait(30 * time.Second)
+		if code == 0 || !strings.Contains(last, "open store") || !strings.Contains(last, "network") {
+			t.Fatalf("exit %d, last line %q", code, last)
+		}
+	})
+
+	t.Run("store locked by another process", func(t *testing.T) {
+		datadir := t.TempDir()
+		args := nodeArgs(node, "regtest", datadir)
+		first := startDaemon(t, args...)
+		first.waitLog(30*time.Second, msgIs("starting"))
+		second := startDaemon(t, args...)
+		code, last := second.wait(30 * time.Second)
+		if code == 0 || !strings.Contains(last, "open store") {
+			t.Fatalf("exit %d, last line %q", code, last)
+		}
+		if code, _ := first.terminate(10 * time.Second); code != 0 {
+			t.Fatalf("first daemon: exit %d", code)
+		}
+	})
+}

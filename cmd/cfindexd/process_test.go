@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// daemonBinary is the cfindexd binary built once for the process tests.
+var daemonBinary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "cfindexd-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	daemonBinary = filepath.Join(dir, "cfindexd")
+	build := exec.Command("go", "build", "-o", daemonBinary, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build cfindexd:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// daemonProc is a cfindexd subprocess whose JSON log lines the test reads.
+type daemonProc struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	mu    sync.Mutex
+	lines []string
+	cond  chan struct{} // closed and replaced on every new line
+	done  chan struct{}
+	err   error
+}
+
+// startDaemon runs cfindexd with JSON logs; the process is killed at the end
+// of the test if it still runs.
+func startDaemon(t *testing.T, args ...string) *daemonProc {
+	t.Helper()
+	cmd := exec.Command(daemonBinary, append([]string{"--logformat=json", "--loglevel=debug"}, args...)...)
+	cmd.Env = append(os.Environ(), "CFINDEXD_CONFIG=")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = io.Discard
+	d := &daemonProc{t: t, cmd: cmd, cond: make(chan struct{}), done: make(chan struct{})}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			d.mu.Lock()
+			d.lines = append(d.lines, sc.Text())
+			close(d.cond)
+			d.cond = make(chan struct{})
+			d.mu.Unlock()
+		}
+		d.err = cmd.Wait()
+		close(d.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-d.done:
+		default:
+			_ = cmd.Process.Kill()
+			<-d.done
+		}
+		if t.Failed() {
+			d.dump()
+		}
+	})
+	return d
+}
+
+func (d *daemonProc) dump() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	from := max(0, len(d.lines)-40)
+	for _, l := range d.lines[from:] {
+		d.t.Log("cfindexd: " + l)
+	}
+}
+
+// waitLog waits until a log line satisfies pred and returns it decoded.
+func (d *daemonProc) waitLog(limit time.Duration, pred func(map[string]any) bool) map[string]any {
+	d.t.Helper()
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
+	seen := 0
+	for {
+		d.mu.Lock()
+		lines, cond := d.lines[seen:], d.cond
+		seen = len(d.lines)
+		d.mu.Unlock()
+		for _, l := range lines {
+			var m map[string]any
+			if json.Unmarshal([]byte(l), &m) == nil && pred(m) {
+				return m
+			}
+		}
+		select {
+		case <-cond:
+		case <-d.done:
+			d.mu.Lock()
+			more := len(d.lines) > seen
+			d.mu.Unlock()
+			if !more {
+				d.t.Fatalf("cfindexd exited (%v) before the awaited log line", d.err)
+			}
+		case <-deadline.C:
+			d.t.Fatalf("no awaited log line within %s", limit)
+		}
+	}
+}
+
+// kill9 kills the process with SIGKILL and waits for it.
+func (d *daemonProc) kill9() {
+	d.t.Helper()
+	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		d.t.Fatal(err)
+	}
+	<-d.done
+}
+
+// terminate sends SIGTERM and returns the exit code and how long the exit
+// took.
+func (d *daemonProc) terminate(limit time.Duration) (int, time.Duration) {
+	d.t.Helper()
+	start := time.Now()
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		d.t.Fatal(err)
+	}
+	select {
+	case <-d.done:
+	case <-time.After(limit):
+		d.t.Fatalf("cfindexd did not exit within %s of SIGTERM", limit)
+	}
+	return exitCode(d.err), time.Since(start)
+}
+
+// wait waits for the process to exit by itself and returns its exit code and
+// the last line it wrote.
+func (d *daemonProc) wait(limit time.Duration) (int, string) {
+	d.t.Helper()
+	select {
+	case <-d.done:
+	case <-time.After(limit):
+		d.t.Fatalf("cfindexd still runs after %s", limit)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	last := ""
+	if len(d.lines) > 0 {
+		last = d.lines[len(d.lines)-1]
+	}
+	return exitCode(d.err), last
+}
+
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.ExitCode()
+	default:
+		return -1
+	}
+}
+
+// msgIs matches log lines by message.
+func msgIs(msg string) func(map[string]any) bool {
+	return func(m map[string]any) bool { return m["message"] == msg }
+}
+
+// heightAtLeast matches progress or per-block lines at or above h.
+func heightAtLeast(h float64) func(map[string]any) bool {
+	return func(m map[string]any) bool {
+		v, ok := m["height"].(float64)
+		return ok && v >= h && (m["message"] == "catching up" || m["message"] == "indexed block")
+	}
+}
+
+func TestBadConfigExitsNonZeroWithOneLine(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--chain=bitcoincash"}, 2, "unknown chain"},
+		{[]string{"--workers=-1"}, 2, "workers"},
+		{[]string{"--nosuchkey=1"}, 2, "nosuchkey"},
+	} {
+		cmd := exec.Command(daemonBinary, tc.args...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		if got := exitCode(err); got != tc.code {
+			t.Errorf("%v: exit %d, want %d", tc.args, got, tc.code)
+		}
+		out := stderr.String()
+		if strings.Count(out, "\n") != 1 || !strings.Contains(out, tc.want) {
+			t.Errorf("%v: stderr %q: want one line naming %q", tc.args, out, tc.want)
+		}
+	}
+}

@@ -1,0 +1,6 @@
+//go:build race
+
+package gcs
+
+// raceEnabled: allocation counts are not meaningful under -race.
+const raceEnabled = true

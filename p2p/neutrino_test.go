@@ -1,0 +1,238 @@
+package p2p
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
+	"github.com/btcsuite/btcwallet/walletdb"
+	_ "github.com/btcsuite/btcwallet/walletdb/bdb" // neutrino's database driver
+	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/lightninglabs/neutrino"
+)
+
+const (
+	// neutrinoChainBlocks is mined before neutrino connects: past two
+	// checkpoint intervals so neutrino's getcfcheckpt returns checkpoints.
+	neutrinoChainBlocks = 2500
+	// neutrinoSyncTimeout bounds each wait on neutrino's sync.
+	neutrinoSyncTimeout = 90 * time.Second
+)
+
+// btcdChain fills a fakeView straight from btcd's RPC (getblockheader,
+// getcfilter, getcfilterheader): the real indexer is tested elsewhere.
+type btcdChain struct {
+	node *btcdtest.Node
+	view *fakeView
+}
+
+// fetchRange commits heights from..to of btcd's active chain into the view.
+func (c *btcdChain) fetchRange(ctx context.Context, from, to int32) error {
+	blocks := make([]*fakeBlock, to-from+1)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	next := make(chan int32)
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for h := range next {
+				b, err := c.fetchBlock(ctx, h)
+				if err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+					continue
+				}
+				blocks[h-from] = b
+			}
+		}()
+	}
+	for h := from; h <= to; h++ {
+		next <- h
+	}
+	close(next)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+	}
+	// The filter headers must chain, or btcd and the view disagree.
+	var prev chainhash.Hash
+	if from > 0 {
+		prev = c.view.at(uint32(from - 1)).filterHeader
+	}
+	for _, b := range blocks {
+		fh := chainhash.DoubleHashH(b.filter)
+		if chainhash.DoubleHashH(append(fh[:], prev[:]...)) != b.filterHeader {
+			return fmt.Errorf("btcd filter header at %d does not chain", b.height)
+		}
+		prev = b.filterHeader
+	}
+	c.view.commit(blocks...)
+	return nil
+}
+
+func (c *btcdChain) fetchBlock(ctx context.Context, h int32) (*fakeBlock, error) {
+	hash, err := c.node.BlockHash(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	hdr, _, err := c.node.BlockHeader(ctx, hash)
+	if err != nil {
+		return nil, err
+	}
+	filter, err := c.node.CFilter(ctx, hash)
+	if err != nil {
+		return nil, err
+	}
+	fh, err := c.node.CFilterHeader(ctx, hash)
+	if err != nil {
+		return nil, err
+	}
+	return &fakeBlock{height: uint32(h), hash: hash, header: hdr, filter: filter, filterHeader: fh}, nil
+}
+
+// btcdBlocks is a BlockFetcher over btcd's getblock.
+type btcdBlocks struct{ node *btcdtest.Node }
+
+func (b btcdBlocks) FetchBlock(ctx context.Context, hash chainhash.Hash) (*wire.MsgBlock, error) {
+	blk, err := b.node.Block(ctx, hash)
+	var rpcErr *btcdtest.RPCError
+	if errors.As(err, &rpcErr) {
+		return nil, fmt.Errorf("%w: %v", ErrNotFound, err)
+	}
+	return blk, err
+}
+
+func TestNeutrinoSyncsFromServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd and neutrino")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	node := btcdtest.Start(t, btcdtest.Options{Net: "regtest"})
+	for mined := 0; mined < neutrinoChainBlocks; mined += 500 {
+		if _, err := node.Generate(ctx, 500); err != nil {
+			t.Fatalf("generate: %v", err)
+		}
+	}
+	chain := &btcdChain{node: node, view: newFakeView(0, 0)}
+	if err := chain.fetchRange(ctx, 0, neutrinoChainBlocks); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg := testConfig(chain.view)
+	cfg.Params = node.Params()
+	cfg.Blocks = btcdBlocks{node}
+	cfg.Relay, cfg.RelayTx = node, true
+	metrics := newCountingMetrics()
+	cfg.Metrics = metrics
+	srv := startServer(t, cfg)
+
+	// Neutrino talks to this server and nobody else.
+	neutrino.DisableDNSSeed = true
+	dir := t.TempDir()
+	db, err := walletdb.Create("bdb", filepath.Join(dir, "neutrino.db"), true, 10*time.Second, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	cs, err := neutrino.NewChainService(neutrino.Config{
+		DataDir:      dir,
+		Database:     db,
+		ChainParams:  *node.Params(),
+		ConnectPeers: []string{srv.addr},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Stop() })
+
+	waitSynced := func(height int32) {
+		t.Helper()
+		waitFor(t, fmt.Sprintf("neutrino synced to %d", height), neutrinoSyncTimeout, func() bool {
+			best, err := cs.BestBlock()
+			if err != nil || best.Height < height {
+				return false
+			}
+			_, fh, err := cs.RegFilterHeaders.ChainTip()
+			return err == nil && int32(fh) >= height
+		})
+	}
+	start := time.Now()
+	waitSynced(neutrinoChainBlocks)
+	t.Logf("neutrino synced %d headers and filter headers in %v", neutrinoChainBlocks, time.Since(start).Round(time.Millisecond))
+
+	// Every filter neutrino returns equals btcd's getcfilter.
+	start = time.Now()
+	for h := uint32(0); h <= neutrinoChainBlocks; h++ {
+		b := chain.view.at(h)
+		f, err := cs.GetCFilter(b.hash, wire.GCSFilterRegular, neutrino.OptimisticBatch())
+		if err != nil {
+			t.Fatalf("GetCFilter at %d: %v", h, err)
+		}
+		got, err := f.NBytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, b.filter) {
+			t.Fatalf("filter at %d differs from btcd's getcfilter", h)
+		}
+	}
+	t.Logf("%d filters fetched and compared in %v", neutrinoChainBlocks+1, time.Since(start).Round(time.Millisecond))
+
+	for _, h := range []uint32{1, 1234, neutrinoChainBlocks} {
+		hash := chain.view.at(h).hash
+		blk, err := cs.GetBlock(hash)
+		if err != nil {
+			t.Fatalf("GetBlock at %d: %v", h, err)
+		}
+		if *blk.Hash() != hash {
+			t.Fatalf("GetBlock at %d returned %s", h, blk.Hash())
+		}
+	}
+
+	// New blocks reach neutrino once the view commits them.
+	if _, err := node.Generate(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := chain.fetchRange(ctx, neutrinoChainBlocks+1, neutrinoChainBlocks+3); err != nil {
+		t.Fatal(err)
+	}
+	waitSynced(neutrinoChainBlocks + 3)
+	tip := chain.view.tipBlock()
+	f, err := cs.GetCFilter(tip.hash, wire.GCSFilterRegular)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := f.NBytes(); !bytes.Equal(got, tip.filter) {
+		t.Fatal("filter of the new tip differs from btcd's")
+	}
+
+	if cs.IsBanned(srv.addr) {
+		t.Fatal("neutrino banned cfindexd")
+	}
+	if n := cs.ConnectedCount(); n != 1 {
+		t.Fatalf("neutrino has %d peers, want 1 (this server)", n)
+	}
+	// Neutrino went through every BIP-157 request this server answers.
+	for _, cmd := range []string{"getheaders", "getcfcheckpt", "getcfheaders", "getcfilters", "getdata"} {
+		if metrics.received(cmd) == 0 {
+			t.Errorf("neutrino never sent %s", cmd)
+		}
+	}
+	t.Logf("served: %v", metrics.summary())
+}

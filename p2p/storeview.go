@@ -1,0 +1,78 @@
+package p2p
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
+	"github.com/cfindexd/cfindexd/store"
+)
+
+// storeView adapts *store.Store to ChainView: it converts the store's
+// records to this package's and its ErrNotFound to p2p.ErrNotFound.
+type storeView struct{ s *store.Store }
+
+var _ ChainView = storeView{}
+
+// NewStoreView returns s as a ChainView. The store shows only committed
+// blocks, which is what makes announcements wait for the filter.
+func NewStoreView(s *store.Store) ChainView { return storeView{s} }
+
+// notFound maps the store's ErrNotFound onto ErrNotFound, keeping the
+// store's message for logs.
+func notFound(err error) error {
+	if err != nil && errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%w: %w", ErrNotFound, err)
+	}
+	return err
+}
+
+func (v storeView) Tip() (Tip, bool) {
+	t, ok := v.s.Tip()
+	return Tip{Height: t.Height, Hash: t.Hash}, ok
+}
+
+func (v storeView) TipChanged() <-chan struct{} { return v.s.TipChanged() }
+
+func (v storeView) HashAt(height uint32) (chainhash.Hash, error) {
+	h, err := v.s.HashAt(height)
+	return h, notFound(err)
+}
+
+func (v storeView) HeightOf(hash chainhash.Hash) (uint32, bool, error) {
+	h, active, err := v.s.HeightOf(hash)
+	return h, active, notFound(err)
+}
+
+func (v storeView) HeaderByHash(hash chainhash.Hash) (wire.BlockHeader, uint32, error) {
+	hdr, h, err := v.s.HeaderByHash(hash)
+	return hdr, h, notFound(err)
+}
+
+func (v storeView) Headers(start, end uint32) ([]wire.BlockHeader, error) {
+	hs, err := v.s.Headers(start, end)
+	return hs, notFound(err)
+}
+
+func (v storeView) FilterHeadersByHeight(start, end uint32) ([]chainhash.Hash, error) {
+	hs, err := v.s.FilterHeadersByHeight(start, end)
+	return hs, notFound(err)
+}
+
+func (v storeView) FiltersForStop(stop chainhash.Hash, start uint32) ([]FilterRecord, error) {
+	recs, err := v.s.FiltersForStop(stop, start)
+	if err != nil {
+		return nil, notFound(err)
+	}
+	out := make([]FilterRecord, len(recs))
+	for i := range recs {
+		out[i] = FilterRecord{Height: recs[i].Height, Hash: recs[i].Hash, Filter: recs[i].Filter}
+	}
+	return out, nil
+}
+
+func (v storeView) FilterHeadersForStop(stop chainhash.Hash, start uint32) ([]chainhash.Hash, error) {
+	hs, err := v.s.FilterHeadersForStop(stop, start)
+	return hs, notFound(err)
+}
