@@ -104,6 +104,8 @@ func TestStalledAndDroppedReplies(t *testing.T) {
 		handler http.HandlerFunc
 	}{
 		{"stalled", func(w http.ResponseWriter, r *http.Request) {
+			// Reading the body lets the server notice the client hang up.
+			_, _ = io.Copy(io.Discard, r.Body)
 			<-r.Context().Done()
 		}},
 		{"dropped mid-reply", func(w http.ResponseWriter, r *http.Request) {

@@ -5,14 +5,6 @@ import (
 	"slices"
 )
 
-// hashRec is one element's full 64-bit hash and its index in the caller's
-// element list; sorting these gives sorted range values (HashToRange is
-// monotone in the hash) and puts equal elements next to each other.
-type hashRec struct {
-	h   uint64
-	idx uint32
-}
-
 // streamBits returns the exact number of bits the Golomb-Rice stream of the
 // sorted recs takes: N·(P+1) plus the sum of the unary quotients.
 func streamBits(recs []hashRec, p uint8, nm uint64) uint64 {

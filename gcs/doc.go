@@ -74,10 +74,14 @@
 // # Building
 //
 // Build (any Hasher and Params) and BasicBuilder (BIP-158 basic filters)
-// share one pipeline: hash every element, radix-sort (hash, index) pairs,
-// drop repeats by comparing bytes only within runs of equal hashes, and
-// encode straight from the sorted hashes, since HashToRange is monotone in
-// the hash: one sort in total. BasicBuilder keeps its elements in a reused
+// share one pipeline: hash every element, sort (hash, index) pairs with one
+// bucket pass over the top bits of the uniform hashes (an MSD radix step
+// finished by insertion sort; skewed buckets fall back to a comparison
+// sort), drop repeats by comparing bytes only within runs of equal hashes,
+// and encode straight from the sorted hashes, since HashToRange is
+// monotone in the hash: one sort in total. The 64-bit bit writer and
+// reader move whole words; the query loop keeps its reader in registers and
+// decodes the unary part with one leading-zero count. BasicBuilder keeps its elements in a reused
 // arena, so a steady-state AppendFilter allocates only the output (nothing
 // if dst has room). It ignores empty elements, as btcutil's
 // builder.BuildBasicFilter skips empty scripts; Build treats an empty item

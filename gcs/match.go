@@ -122,14 +122,14 @@ func (f *Filter) mergeSorted(qs []uint64) bool {
 			v += uint64(ones)<<(p&63) | rem
 		} else {
 			// A long quotient or the end of the stream: take the
-			// general path.
-			r := bitReader{data: data, pos: pos, buf: buf, nbits: nbits}
-			q, rem, ok := r.next(p)
+			// general path (out of line, to keep this loop small).
+			var d uint64
+			var ok bool
+			d, pos, buf, nbits, ok = slowNext(data, pos, buf, nbits, p)
 			if !ok {
 				return false // unreachable on a validated stream
 			}
-			pos, buf, nbits = r.pos, r.buf, r.nbits
-			v += q<<p | rem
+			v += d
 		}
 		for want < v {
 			qi++
@@ -143,4 +143,15 @@ func (f *Filter) mergeSorted(qs []uint64) bool {
 		}
 	}
 	return false
+}
+
+// slowNext decodes one element with the general bit reader, for the rare
+// codes the fast path of mergeSorted cannot take. ok is false if the data
+// runs out, which cannot happen on a validated stream.
+//
+//go:noinline
+func slowNext(data []byte, pos int, buf uint64, nbits uint, p uint) (d uint64, _ int, _ uint64, _ uint, ok bool) {
+	r := bitReader{data: data, pos: pos, buf: buf, nbits: nbits}
+	q, rem, ok := r.next(p)
+	return q<<p | rem, r.pos, r.buf, r.nbits, ok
 }

@@ -31,8 +31,13 @@ func TestNoFalseNegatives(t *testing.T) {
 	hashers := []Hasher{NewSipHasher([16]byte{1, 2, 3}), CashuNUT25Hasher{}, CashuNUT23Hasher{}}
 	for round := range 300 {
 		p := Params{P: uint8(1 + rng.IntN(32))}
-		// Keep M/2^P small so the unary parts stay short.
-		p.M = 1 + rng.Uint64N(min(uint64(1)<<p.P*8, MaxM))
+		// Mostly M/2^P small (short unary parts); every fourth round
+		// long quotients that cross the 64-bit reader's window.
+		spread := uint64(8)
+		if round%4 == 0 {
+			spread = 256
+		}
+		p.M = 1 + rng.Uint64N(min(uint64(1)<<p.P*spread, MaxM))
 		h := hashers[round%len(hashers)]
 		items := randItems(rng, rng.IntN(600), 0, 40)
 		f, err := Build(p, h, items)
@@ -273,5 +278,40 @@ func TestConcurrentReaders(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// MatchAny with many queries (past the on-stack buffer and into the bucket
+// sort) answers as the OR of single Matches, for both hasher paths.
+func TestMatchAnyManyQueries(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	items := randItems(rng, 3000, 1, 40)
+	for _, h := range []Hasher{NewSipHasher([16]byte{5}), CashuNUT23Hasher{}} {
+		f, err := Build(BasicParams, h, items)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, nq := range []int{129, 300, 5000} {
+			qs := randItems(rng, nq, 1, 40)
+			want := false
+			for _, q := range qs {
+				ok, _ := f.Match(h, q)
+				want = want || ok
+			}
+			if got, _ := f.MatchAny(h, qs); got != want {
+				t.Fatalf("%d queries: MatchAny %v, OR of Match %v", nq, got, want)
+			}
+			qs[rng.IntN(nq)] = items[rng.IntN(len(items))]
+			if got, _ := f.MatchAny(h, qs); !got {
+				t.Fatalf("%d queries: member missed", nq)
+			}
+		}
+	}
+	var b BasicBuilder
+	b.Add(nil)
+	b.Add([]byte{1})
+	b.Add([]byte{1})
+	if b.Len() != 2 {
+		t.Fatalf("Len = %d, want 2 (empty ignored, repeats counted)", b.Len())
 	}
 }

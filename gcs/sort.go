@@ -7,8 +7,16 @@ import (
 	"slices"
 )
 
-// radixMin is the length below which a plain comparison sort is used.
-const radixMin = 256
+// hashRec is one element's full 64-bit hash and its index in the caller's
+// element list; sorting these gives sorted range values (HashToRange is
+// monotone in the hash) and puts equal elements next to each other.
+type hashRec struct {
+	h   uint64
+	idx uint32
+}
+
+// bucketSortMin is the length below which sorter uses a plain comparison sort.
+const bucketSortMin = 256
 
 // maxBucketBits bounds the bucket table of sorter (2^16 counters).
 const maxBucketBits = 16
@@ -29,7 +37,7 @@ type sorter struct {
 // back to the sorter for the next call.
 func (s *sorter) sort(recs []hashRec) []hashRec {
 	n := len(recs)
-	if n < radixMin {
+	if n < bucketSortMin {
 		slices.SortFunc(recs, cmpRec)
 		return recs
 	}
@@ -138,7 +146,7 @@ func dedupSorted(recs []hashRec, elem func(idx uint32) []byte) []hashRec {
 
 // sortHashes sorts full 64-bit hashes (uniform, as sorter expects).
 func sortHashes(hs []uint64) {
-	if len(hs) < radixMin {
+	if len(hs) < bucketSortMin {
 		slices.Sort(hs)
 		return
 	}

@@ -230,6 +230,7 @@ func (f *Follower) Sync(ctx context.Context) error {
 	}
 	tip, have := f.store.Tip()
 	if have && best == tip.Hash {
+		f.obs.NodeTip(int64(tip.Height))
 		return nil
 	}
 	info, err := f.node.GetBlockHeaderVerbose(ctx, best)
@@ -248,6 +249,9 @@ func (f *Follower) Sync(ctx context.Context) error {
 		if fork < tip.Height {
 			if _, err := f.store.Rollback(fork); err != nil {
 				return fmt.Errorf("%w: rollback to %d: %w", errStore, fork, err)
+			}
+			if newTip, ok := f.store.Tip(); ok {
+				f.obs.Committed(newTip, 0, 0)
 			}
 			depth := int(tip.Height - fork)
 			f.obs.Reorg(depth)

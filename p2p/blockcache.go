@@ -3,6 +3,7 @@ package p2p
 import (
 	"container/list"
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -30,9 +31,10 @@ type cachedBlock struct {
 
 // blockFetch is one fetch in progress; done is closed when block/err are set.
 type blockFetch struct {
-	done  chan struct{}
-	block *wire.MsgBlock
-	err   error
+	done    chan struct{}
+	waiters int // callers that joined, guarded by blockCache.mu
+	block   *wire.MsgBlock
+	err     error
 }
 
 // newBlockCache returns a cache of up to size blocks in front of fetcher.
@@ -49,14 +51,27 @@ func newBlockCache(fetcher BlockFetcher, size int) *blockCache {
 // Get returns the block from the cache, or fetches it. A failed fetch is
 // not cached.
 func (c *blockCache) Get(ctx context.Context, hash chainhash.Hash) (*wire.MsgBlock, error) {
+	block, joined, err := c.get(ctx, hash)
+	// The fetch this call joined may have belonged to a peer that left: its
+	// cancellation says nothing about the block, so fetch once more.
+	if joined && err != nil && ctx.Err() == nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		block, _, err = c.get(ctx, hash)
+	}
+	return block, err
+}
+
+// get returns the block and whether it joined another caller's fetch.
+func (c *blockCache) get(ctx context.Context, hash chainhash.Hash) (*wire.MsgBlock, bool, error) {
 	c.mu.Lock()
 	if el, ok := c.byHash[hash]; ok {
 		c.order.MoveToFront(el)
 		c.mu.Unlock()
-		return el.Value.(*cachedBlock).block, nil
+		return el.Value.(*cachedBlock).block, false, nil
 	}
 	f, waiting := c.inflight[hash]
-	if !waiting {
+	if waiting {
+		f.waiters++
+	} else {
 		f = &blockFetch{done: make(chan struct{})}
 		c.inflight[hash] = f
 	}
@@ -65,9 +80,9 @@ func (c *blockCache) Get(ctx context.Context, hash chainhash.Hash) (*wire.MsgBlo
 	if waiting {
 		select {
 		case <-f.done:
-			return f.block, f.err
+			return f.block, true, f.err
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, true, ctx.Err()
 		}
 	}
 
@@ -87,5 +102,5 @@ func (c *blockCache) Get(ctx context.Context, hash chainhash.Hash) (*wire.MsgBlo
 	}
 	c.mu.Unlock()
 	close(f.done)
-	return f.block, f.err
+	return f.block, false, f.err
 }

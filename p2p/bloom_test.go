@@ -8,10 +8,10 @@ import (
 
 func TestBloomParams(t *testing.T) {
 	tests := []struct {
-		n    int
-		p    float64
-		m    uint64
-		k    int
+		n int
+		p float64
+		m uint64
+		k int
 	}{
 		// m = ⌈−n·ln p / (ln 2)²⌉, k = round(m/n · ln 2)
 		{1000, 0.01, 9586, 7},

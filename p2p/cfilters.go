@@ -44,7 +44,7 @@ func filterRange(ctx context.Context, env *handlerEnv, ft wire.FilterType, start
 }
 
 // handleGetCFilters answers with one cfilter per block start..stop.
-func handleGetCFilters(ctx context.Context, env *handlerEnv, m *wire.MsgGetCFilters, emit Emit) error {
+func handleGetCFilters(ctx context.Context, env *handlerEnv, m *wire.MsgGetCFilters, emit emitFunc) error {
 	ok, err := filterRange(ctx, env, m.FilterType, m.StartHeight, m.StopHash, MaxGetCFilters, m.Command())
 	if err != nil || !ok {
 		return err
@@ -58,9 +58,12 @@ func handleGetCFilters(ctx context.Context, env *handlerEnv, m *wire.MsgGetCFilt
 	if err != nil {
 		return ignoreNotFound(fmt.Errorf("getcfilters %d..%s: %w", m.StartHeight, m.StopHash, err))
 	}
+	if len(recs) == 0 || recs[len(recs)-1].Hash != m.StopHash || recs[0].Height != m.StartHeight {
+		return fmt.Errorf("getcfilters %d..%s: view returned %d records not ending at stop", m.StartHeight, m.StopHash, len(recs))
+	}
 	for i := range recs {
 		msg := wire.NewMsgCFilter(wire.GCSFilterRegular, &recs[i].Hash, recs[i].Filter)
-		if err := emit(Outbound{Msg: msg, Enc: wire.BaseEncoding}); err != nil {
+		if err := emit(outbound{Msg: msg, Enc: wire.BaseEncoding}); err != nil {
 			return err
 		}
 	}
@@ -69,7 +72,7 @@ func handleGetCFilters(ctx context.Context, env *handlerEnv, m *wire.MsgGetCFilt
 
 // handleGetCFHeaders answers with one cfheaders: the filter header before
 // start and the filter hashes start..stop.
-func handleGetCFHeaders(ctx context.Context, env *handlerEnv, m *wire.MsgGetCFHeaders, emit Emit) error {
+func handleGetCFHeaders(ctx context.Context, env *handlerEnv, m *wire.MsgGetCFHeaders, emit emitFunc) error {
 	ok, err := filterRange(ctx, env, m.FilterType, m.StartHeight, m.StopHash, MaxGetCFHeaders, m.Command())
 	if err != nil || !ok {
 		return err
@@ -83,12 +86,15 @@ func handleGetCFHeaders(ctx context.Context, env *handlerEnv, m *wire.MsgGetCFHe
 	if err != nil {
 		return ignoreNotFound(fmt.Errorf("getcfheaders %d..%s: %w", m.StartHeight, m.StopHash, err))
 	}
+	if len(recs) == 0 || recs[len(recs)-1].Hash != m.StopHash || recs[0].Height != m.StartHeight {
+		return fmt.Errorf("getcfheaders %d..%s: view returned %d records not ending at stop", m.StartHeight, m.StopHash, len(recs))
+	}
 	resp := &wire.MsgCFHeaders{
 		FilterType:   wire.GCSFilterRegular,
 		StopHash:     m.StopHash,
 		FilterHashes: make([]*chainhash.Hash, len(recs)),
 	}
-	if m.StartHeight > 0 && len(recs) > 0 {
+	if m.StartHeight > 0 {
 		// The filter header before start, on the stop block's chain: read
 		// through the parent of the first block so that no read spans more
 		// than MaxGetCFHeaders heights.
@@ -106,13 +112,13 @@ func handleGetCFHeaders(ctx context.Context, env *handlerEnv, m *wire.MsgGetCFHe
 		h := chainhash.DoubleHashH(recs[i].Filter)
 		resp.FilterHashes[i] = &h
 	}
-	return emit(Outbound{Msg: resp, Enc: wire.BaseEncoding})
+	return emit(outbound{Msg: resp, Enc: wire.BaseEncoding})
 }
 
 // handleGetCFCheckpt answers with the filter headers at every
 // CFCheckptInterval-th height up to the stop block, on the stop block's
 // chain (active or stale).
-func handleGetCFCheckpt(ctx context.Context, env *handlerEnv, m *wire.MsgGetCFCheckpt, emit Emit) error {
+func handleGetCFCheckpt(ctx context.Context, env *handlerEnv, m *wire.MsgGetCFCheckpt, emit emitFunc) error {
 	if m.FilterType != wire.GCSFilterRegular {
 		return misbehaving("getcfcheckpt for unsupported filter type %d", m.FilterType)
 	}
@@ -133,7 +139,7 @@ func handleGetCFCheckpt(ctx context.Context, env *handlerEnv, m *wire.MsgGetCFCh
 	for i := range headers {
 		resp.FilterHeaders = append(resp.FilterHeaders, &headers[i])
 	}
-	return emit(Outbound{Msg: resp, Enc: wire.BaseEncoding})
+	return emit(outbound{Msg: resp, Enc: wire.BaseEncoding})
 }
 
 // checkpoints returns the filter headers at heights CFCheckptInterval,

@@ -76,8 +76,8 @@ func TestGetDataServesBlocksAndNotFound(t *testing.T) {
 	gd := wire.NewMsgGetData()
 	_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessBlock, &view.at(3).hash))
 	_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &view.at(4).hash))
-	_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessBlock, &view.at(15).hash)) // node lacks it
-	_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessBlock, &chainhash.Hash{0xee}))  // unknown
+	_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessBlock, &view.at(15).hash))     // node lacks it
+	_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessBlock, &chainhash.Hash{0xee})) // unknown
 	_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeTx, &chainhash.Hash{0xaa}))
 	c.send(gd)
 	got := c.sync()
@@ -163,5 +163,63 @@ func TestTxIgnoredWhenRelayDisabled(t *testing.T) {
 	}
 	if len(node.relayed) != 0 {
 		t.Fatal("transaction relayed with relay disabled")
+	}
+}
+
+// slowNode blocks FetchBlock until release is closed or ctx ends.
+type slowNode struct {
+	fakeNode
+	started chan struct{}
+	release chan struct{}
+}
+
+func (n *slowNode) FetchBlock(ctx context.Context, hash chainhash.Hash) (*wire.MsgBlock, error) {
+	n.started <- struct{}{}
+	select {
+	case <-n.release:
+		return n.fakeNode.FetchBlock(ctx, hash)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func TestBlockCacheSharesFetchAndSurvivesLeavingPeer(t *testing.T) {
+	view := newFakeView(3, 24)
+	b := view.at(2)
+	node := &slowNode{
+		fakeNode: fakeNode{blocks: map[chainhash.Hash]*wire.MsgBlock{b.hash: blockFor(b)}},
+		started:  make(chan struct{}, 4),
+		release:  make(chan struct{}),
+	}
+	cache := newBlockCache(node, 1)
+	leaverCtx, leave := context.WithCancel(context.Background())
+	leaverDone := make(chan error, 1)
+	go func() {
+		_, err := cache.Get(leaverCtx, b.hash)
+		leaverDone <- err
+	}()
+	<-node.started // the first peer's fetch is in flight
+	stayerDone := make(chan error, 1)
+	go func() {
+		blk, err := cache.Get(context.Background(), b.hash)
+		if err == nil && blk.BlockHash() != b.hash {
+			err = fmt.Errorf("wrong block")
+		}
+		stayerDone <- err
+	}()
+	waitFor(t, "second caller joined the fetch", ioTimeout, func() bool {
+		cache.mu.Lock()
+		defer cache.mu.Unlock()
+		f := cache.inflight[b.hash]
+		return f != nil && f.waiters == 1
+	})
+	leave() // the first peer disconnects mid-fetch
+	if err := <-leaverDone; !errors.Is(err, context.Canceled) {
+		t.Fatalf("leaver: %v", err)
+	}
+	<-node.started // the stayer fetches again
+	close(node.release)
+	if err := <-stayerDone; err != nil {
+		t.Fatalf("stayer: %v", err)
 	}
 }

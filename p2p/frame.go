@@ -159,7 +159,7 @@ func readFrame(r io.Reader, net wire.BitcoinNet, pver uint32, hdr *[frameHeaderS
 }
 
 // decodePayload decodes the payload of a command in commandRules with action
-// actionDecode. The whole payload must be consumed.
+// actionDecode. The whole payload must be consumed (but see version).
 func decodePayload(command string, payload []byte, pver uint32) (wire.Message, error) {
 	var msg wire.Message
 	switch command {
@@ -202,7 +202,9 @@ func decodePayload(command string, payload []byte, pver uint32) (wire.Message, e
 	if err := msg.BtcDecode(buf, pver, wire.WitnessEncoding); err != nil {
 		return nil, misbehaving("malformed %s: %v", command, err)
 	}
-	if buf.Len() != 0 {
+	// Trailing bytes are malformed, except in version, where Core reads
+	// the fields it knows and ignores any later extension.
+	if buf.Len() != 0 && command != wire.CmdVersion {
 		return nil, misbehaving("%s has %d trailing bytes", command, buf.Len())
 	}
 	return msg, nil

@@ -102,7 +102,7 @@ func FuzzDispatch(f *testing.F) {
 		}
 		env := fuzzEnv(view)
 		st := newPeerState(1, 2)
-		emit := func(o Outbound) error {
+		emit := func(o outbound) error {
 			if _, err := encodeFrame(o.Msg, wire.ProtocolVersion, chaincfg.RegressionNetParams.Net, o.Enc); err != nil {
 				t.Fatalf("unencodable %s response: %v", o.Msg.Command(), err)
 			}

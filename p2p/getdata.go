@@ -11,7 +11,7 @@ import (
 // with) that the view knows, fetched from the node through the block cache.
 // Everything else, and blocks the node cannot supply, is answered with one
 // notfound at the end, as Core does.
-func handleGetData(ctx context.Context, env *handlerEnv, m *wire.MsgGetData, emit Emit) error {
+func handleGetData(ctx context.Context, env *handlerEnv, m *wire.MsgGetData, emit emitFunc) error {
 	notFound := wire.NewMsgNotFound()
 	for _, iv := range m.InvList {
 		enc := wire.WitnessEncoding
@@ -31,14 +31,14 @@ func handleGetData(ctx context.Context, env *handlerEnv, m *wire.MsgGetData, emi
 			_ = notFound.AddInvVect(iv)
 			continue
 		}
-		if err := emit(Outbound{Msg: block, Enc: enc}); err != nil {
+		if err := emit(outbound{Msg: block, Enc: enc}); err != nil {
 			return err
 		}
 	}
 	if len(notFound.InvList) == 0 {
 		return nil
 	}
-	return emit(Outbound{Msg: notFound, Enc: wire.BaseEncoding})
+	return emit(outbound{Msg: notFound, Enc: wire.BaseEncoding})
 }
 
 // fetchBlock returns a block the view knows (active or stale) from the

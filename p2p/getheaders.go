@@ -15,7 +15,7 @@ const MaxHeadersResults = 2000
 // hash on the active chain (genesis when none is), up to MaxHeadersResults
 // headers that follow it, ending early at the hash stop. An empty locator
 // asks for the stop block's header alone.
-func handleGetHeaders(env *handlerEnv, st *peerState, m *wire.MsgGetHeaders, emit Emit) error {
+func handleGetHeaders(env *handlerEnv, st *peerState, m *wire.MsgGetHeaders, emit emitFunc) error {
 	if len(m.BlockLocatorHashes) > maxLocatorSize {
 		return misbehaving("getheaders locator of %d hashes, limit %d", len(m.BlockLocatorHashes), maxLocatorSize)
 	}
@@ -27,7 +27,7 @@ func handleGetHeaders(env *handlerEnv, st *peerState, m *wire.MsgGetHeaders, emi
 		}
 		resp.Headers = append(resp.Headers, &hdr)
 		st.known.Add(m.HashStop[:])
-		return emit(Outbound{Msg: resp, Enc: wire.BaseEncoding})
+		return emit(outbound{Msg: resp, Enc: wire.BaseEncoding})
 	}
 	tip, ok := env.view.Tip()
 	if !ok {
@@ -58,7 +58,7 @@ func handleGetHeaders(env *handlerEnv, st *peerState, m *wire.MsgGetHeaders, emi
 			st.known.Add(last[:])
 		}
 	}
-	return emit(Outbound{Msg: resp, Enc: wire.BaseEncoding})
+	return emit(outbound{Msg: resp, Enc: wire.BaseEncoding})
 }
 
 // locateFork returns the height of the first locator hash on the active

@@ -12,16 +12,16 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Outbound is one response message and the encoding to write it with
+// outbound is one response message and the encoding to write it with
 // (BaseEncoding strips witnesses from a block requested as MSG_BLOCK).
-type Outbound struct {
+type outbound struct {
 	Msg wire.Message
 	Enc wire.MessageEncoding
 }
 
-// Emit queues a response for the peer. It blocks while the peer's send
+// emitFunc queues a response for the peer. It blocks while the peer's send
 // budget is used up and fails when the peer is gone.
-type Emit func(Outbound) error
+type emitFunc func(outbound) error
 
 // handlerEnv is what handlers share across peers.
 type handlerEnv struct {
@@ -31,10 +31,10 @@ type handlerEnv struct {
 	filterWork chan struct{}
 	// filterWaiting counts requests waiting for a filterWork slot.
 	filterWaiting atomic.Int64
-	blocks     *blockCache // nil: no block fetcher
-	relay      TxRelayer   // nil: transaction relay disabled
-	relayWait  time.Duration
-	log        zerolog.Logger
+	blocks        *blockCache // nil: no block fetcher
+	relay         TxRelayer   // nil: transaction relay disabled
+	relayWait     time.Duration
+	log           zerolog.Logger
 }
 
 // peerState is what handlers know about one peer. The reader goroutine owns
@@ -42,7 +42,7 @@ type handlerEnv struct {
 type peerState struct {
 	pver          uint32
 	preferHeaders atomic.Bool // sendheaders; read by the ticker
-	wtxidRelay    bool // wtxidrelay (before verack)
+	wtxidRelay    bool        // wtxidrelay (before verack)
 	sendAddrV2    bool
 	feeFilter     int64
 	// known holds block hashes the peer is known to have: announced to it,
@@ -69,7 +69,7 @@ func newPeerState(k0, k1 uint64) *peerState {
 // An error wrapping ErrMisbehaving means disconnect and ban; context errors
 // and errDisconnect end the connection; any other error is a failure on
 // this side, logged by the caller while the peer stays connected.
-func dispatch(ctx context.Context, env *handlerEnv, st *peerState, msg wire.Message, emit Emit) error {
+func dispatch(ctx context.Context, env *handlerEnv, st *peerState, msg wire.Message, emit emitFunc) error {
 	switch m := msg.(type) {
 	case *wire.MsgGetCFilters:
 		return handleGetCFilters(ctx, env, m, emit)
@@ -86,7 +86,7 @@ func dispatch(ctx context.Context, env *handlerEnv, st *peerState, msg wire.Mess
 	case *wire.MsgTx:
 		return handleTx(ctx, env, st, m)
 	case *wire.MsgPing:
-		return emit(Outbound{Msg: wire.NewMsgPong(m.Nonce), Enc: wire.BaseEncoding})
+		return emit(outbound{Msg: wire.NewMsgPong(m.Nonce), Enc: wire.BaseEncoding})
 	case *wire.MsgSendHeaders:
 		st.preferHeaders.Store(true)
 	case *wire.MsgFeeFilter:

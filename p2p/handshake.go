@@ -2,6 +2,7 @@ package p2p
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -25,7 +26,19 @@ const (
 // version, send ours and verack, then read until the peer's verack,
 // accepting sendaddrv2, wtxidrelay and sendheaders on the way. Other
 // messages before verack are ignored, as Core does.
+//
+// Garbage before the handshake completes ends the connection without a
+// ban: it is what a BIP-324 (v2) client sends first before it falls back to
+// v1 by reconnecting, and what port scanners send.
 func (p *peer) handshake(ctx context.Context) error {
+	err := p.versionExchange(ctx)
+	if errors.Is(err, ErrMisbehaving) {
+		return fmt.Errorf("%w: during handshake: %v", errDisconnect, err)
+	}
+	return err
+}
+
+func (p *peer) versionExchange(ctx context.Context) error {
 	deadline := time.Now().Add(p.srv.cfg.HandshakeTimeout)
 	if err := p.conn.SetReadDeadline(deadline); err != nil {
 		return fmt.Errorf("%w: %v", errDisconnect, err)
@@ -44,10 +57,10 @@ func (p *peer) handshake(ctx context.Context) error {
 	p.st.pver = min(uint32(v.ProtocolVersion), ProtocolVersion)
 	p.log = p.log.With().Str("agent", v.UserAgent).Uint32("pver", p.st.pver).Logger()
 
-	if err := p.emit(ctx)(Outbound{Msg: p.versionMsg(), Enc: wire.BaseEncoding}); err != nil {
+	if err := p.emit(ctx)(outbound{Msg: p.versionMsg(), Enc: wire.BaseEncoding}); err != nil {
 		return err
 	}
-	if err := p.emit(ctx)(Outbound{Msg: wire.NewMsgVerAck(), Enc: wire.BaseEncoding}); err != nil {
+	if err := p.emit(ctx)(outbound{Msg: wire.NewMsgVerAck(), Enc: wire.BaseEncoding}); err != nil {
 		return err
 	}
 	for {

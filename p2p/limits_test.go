@@ -78,6 +78,25 @@ func TestHostileFramesDisconnect(t *testing.T) {
 	}
 }
 
+func TestGarbageBeforeHandshakeIsNotBanned(t *testing.T) {
+	srv := startServer(t, testConfig(newFakeView(5, 20)))
+	// What a BIP-324 client sends first: 64 bytes of ElligatorSwift key.
+	c := dial(t, srv.addr)
+	v2Hello := make([]byte, 64)
+	for i := range v2Hello {
+		v2Hello[i] = byte(i*37 + 11)
+	}
+	if _, err := c.conn.Write(v2Hello); err != nil {
+		t.Fatal(err)
+	}
+	c.expectDisconnect()
+	if srv.Banned(netip.MustParseAddr("127.0.0.1")) {
+		t.Fatal("banned for a v2 hello")
+	}
+	// The v1 fallback connects.
+	connect(t, srv.addr)
+}
+
 func TestUnknownCommandAndBadChecksumAreIgnored(t *testing.T) {
 	view := newFakeView(5, 16)
 	srv := startServer(t, testConfig(view))
@@ -179,7 +198,7 @@ func TestSendBudgetBlocksHandler(t *testing.T) {
 		emit := p.emit(ctx)
 		for i := 0; i < 10_000; i++ {
 			m := wire.NewMsgCFilter(wire.GCSFilterRegular, &chainhash.Hash{}, make([]byte, 1000))
-			if err := emit(Outbound{Msg: m, Enc: wire.BaseEncoding}); err != nil {
+			if err := emit(outbound{Msg: m, Enc: wire.BaseEncoding}); err != nil {
 				done <- err
 				return
 			}

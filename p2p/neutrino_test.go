@@ -3,7 +3,6 @@ package p2p
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/btcsuite/btcwallet/walletdb"
 	_ "github.com/btcsuite/btcwallet/walletdb/bdb" // neutrino's database driver
+	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/lightninglabs/neutrino"
 )
@@ -22,6 +22,8 @@ const (
 	// neutrinoChainBlocks is mined before neutrino connects: past two
 	// checkpoint intervals so neutrino's getcfcheckpt returns checkpoints.
 	neutrinoChainBlocks = 2500
+	// neutrinoRichBlocks of those, at the top, carry transactions.
+	neutrinoRichBlocks = 50
 	// neutrinoSyncTimeout bounds each wait on neutrino's sync.
 	neutrinoSyncTimeout = 90 * time.Second
 )
@@ -102,18 +104,6 @@ func (c *btcdChain) fetchBlock(ctx context.Context, h int32) (*fakeBlock, error)
 	return &fakeBlock{height: uint32(h), hash: hash, header: hdr, filter: filter, filterHeader: fh}, nil
 }
 
-// btcdBlocks is a BlockFetcher over btcd's getblock.
-type btcdBlocks struct{ node *btcdtest.Node }
-
-func (b btcdBlocks) FetchBlock(ctx context.Context, hash chainhash.Hash) (*wire.MsgBlock, error) {
-	blk, err := b.node.Block(ctx, hash)
-	var rpcErr *btcdtest.RPCError
-	if errors.As(err, &rpcErr) {
-		return nil, fmt.Errorf("%w: %v", ErrNotFound, err)
-	}
-	return blk, err
-}
-
 func TestNeutrinoSyncsFromServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts btcd and neutrino")
@@ -121,10 +111,18 @@ func TestNeutrinoSyncsFromServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	node := btcdtest.Start(t, btcdtest.Options{Net: "regtest"})
-	for mined := 0; mined < neutrinoChainBlocks; mined += 500 {
-		if _, err := node.Generate(ctx, 500); err != nil {
+	// Empty blocks, then blocks with every standard script kind so that
+	// the filters compared below are not all coinbase-only.
+	for mined := 0; mined < neutrinoChainBlocks-neutrinoRichBlocks; mined += 490 {
+		if _, err := node.Generate(ctx, 490); err != nil {
 			t.Fatalf("generate: %v", err)
 		}
+	}
+	if err := btcdtest.BuildTxRichChain(ctx, node, node.Wallet(), neutrinoRichBlocks); err != nil {
+		t.Fatal(err)
+	}
+	if _, height, err := node.BestBlock(ctx); err != nil || height != neutrinoChainBlocks {
+		t.Fatalf("btcd at height %d (%v), want %d", height, err, neutrinoChainBlocks)
 	}
 	chain := &btcdChain{node: node, view: newFakeView(0, 0)}
 	if err := chain.fetchRange(ctx, 0, neutrinoChainBlocks); err != nil {
@@ -133,8 +131,13 @@ func TestNeutrinoSyncsFromServer(t *testing.T) {
 
 	cfg := testConfig(chain.view)
 	cfg.Params = node.Params()
-	cfg.Blocks = btcdBlocks{node}
-	cfg.Relay, cfg.RelayTx = node, true
+	// Blocks and transactions go through the production node client.
+	client, err := bitcoind.NewClient(bitcoind.Config{Host: node.RPCHost(), User: node.User(), Password: node.Password()}, testLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Blocks = NewNodeBlockFetcher(client)
+	cfg.Relay, cfg.RelayTx = client, true
 	metrics := newCountingMetrics()
 	cfg.Metrics = metrics
 	srv := startServer(t, cfg)
@@ -205,6 +208,21 @@ func TestNeutrinoSyncsFromServer(t *testing.T) {
 		}
 	}
 
+	// A block the view knows (a stale one) but the node does not: the
+	// node client's "not found" becomes notfound on the wire.
+	ghost := chain.view.makeBranch(chain.view.at(10), 1)[0]
+	chain.view.addStale(ghost)
+	raw, _ := connect(t, srv.addr)
+	gd := wire.NewMsgGetData()
+	_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessBlock, &ghost.hash))
+	_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessBlock, hashPtr(chain.view.at(7).hash)))
+	raw.send(gd)
+	if got := raw.sync(); len(got) != 2 {
+		t.Fatalf("getdata answered with %d messages, want notfound and block", len(got))
+	} else if nf, ok := got[1].(*wire.MsgNotFound); !ok || nf.InvList[0].Hash != ghost.hash {
+		t.Fatalf("want notfound for the block btcd lacks, got %v", got[1])
+	}
+
 	// New blocks reach neutrino once the view commits them.
 	if _, err := node.Generate(ctx, 3); err != nil {
 		t.Fatal(err)
@@ -222,6 +240,24 @@ func TestNeutrinoSyncsFromServer(t *testing.T) {
 		t.Fatal("filter of the new tip differs from btcd's")
 	}
 
+	// A wallet's transaction goes neutrino → inv → getdata → tx → the
+	// node's mempool.
+	wallet := node.Wallet()
+	if err := wallet.Sync(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := wallet.Fund([]*wire.TxOut{wire.NewTxOut(1_000_000, wallet.MiningScript())}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.SendTransaction(tx); err != nil {
+		t.Fatalf("neutrino SendTransaction: %v", err)
+	}
+	waitFor(t, "transaction in btcd's mempool", neutrinoSyncTimeout, func() bool {
+		var pool []string
+		return node.Call(ctx, "getrawmempool", nil, &pool) == nil && len(pool) == 1 && pool[0] == tx.TxHash().String()
+	})
+
 	if cs.IsBanned(srv.addr) {
 		t.Fatal("neutrino banned cfindexd")
 	}
@@ -229,7 +265,7 @@ func TestNeutrinoSyncsFromServer(t *testing.T) {
 		t.Fatalf("neutrino has %d peers, want 1 (this server)", n)
 	}
 	// Neutrino went through every BIP-157 request this server answers.
-	for _, cmd := range []string{"getheaders", "getcfcheckpt", "getcfheaders", "getcfilters", "getdata"} {
+	for _, cmd := range []string{"getheaders", "getcfcheckpt", "getcfheaders", "getcfilters", "getdata", "inv", "tx"} {
 		if metrics.received(cmd) == 0 {
 			t.Errorf("neutrino never sent %s", cmd)
 		}

@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -74,9 +73,9 @@ func (p *peer) read() (inFrame, error) {
 	return f, err
 }
 
-// emit returns the Emit of this peer: encode, take budget, queue.
-func (p *peer) emit(ctx context.Context) Emit {
-	return func(o Outbound) error {
+// emit returns the emitFunc of this peer: encode, take budget, queue.
+func (p *peer) emit(ctx context.Context) emitFunc {
+	return func(o outbound) error {
 		frame, err := encodeFrame(o.Msg, p.st.pver, p.srv.cfg.Params.Net, o.Enc)
 		if err != nil {
 			return err
@@ -136,7 +135,7 @@ func (p *peer) tickLoop(ctx context.Context) error {
 		case <-ping.C:
 			var nonce [8]byte
 			_, _ = rand.Read(nonce[:])
-			if err := emit(Outbound{Msg: wire.NewMsgPing(binary.LittleEndian.Uint64(nonce[:])), Enc: wire.BaseEncoding}); err != nil {
+			if err := emit(outbound{Msg: wire.NewMsgPing(binary.LittleEndian.Uint64(nonce[:])), Enc: wire.BaseEncoding}); err != nil {
 				return err
 			}
 		case <-changed:
@@ -151,7 +150,7 @@ func (p *peer) tickLoop(ctx context.Context) error {
 				continue
 			}
 			if msg != nil {
-				if err := emit(Outbound{Msg: msg, Enc: wire.BaseEncoding}); err != nil {
+				if err := emit(outbound{Msg: msg, Enc: wire.BaseEncoding}); err != nil {
 					return err
 				}
 			}
@@ -237,8 +236,6 @@ func disconnectCause(err error, shuttingDown bool) string {
 		return "shutdown"
 	case errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		return "timeout"
-	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed), errors.Is(err, io.ErrUnexpectedEOF):
-		return "closed"
 	}
-	return "closed"
+	return "closed" // EOF, reset, a protocol-level disconnect without ban
 }

@@ -9,7 +9,7 @@ import (
 // handleInv requests announced transactions when relay is enabled (by txid
 // or, after wtxidrelay, by wtxid). Block announcements are ignored: this
 // server follows its node, not its peers.
-func handleInv(env *handlerEnv, st *peerState, m *wire.MsgInv, emit Emit) error {
+func handleInv(env *handlerEnv, st *peerState, m *wire.MsgInv, emit emitFunc) error {
 	if env.relay == nil {
 		return nil
 	}
@@ -33,7 +33,7 @@ func handleInv(env *handlerEnv, st *peerState, m *wire.MsgInv, emit Emit) error 
 	if len(req.InvList) == 0 {
 		return nil
 	}
-	return emit(Outbound{Msg: req, Enc: wire.BaseEncoding})
+	return emit(outbound{Msg: req, Enc: wire.BaseEncoding})
 }
 
 // handleTx hands a wallet's transaction to the node when relay is enabled.

@@ -164,7 +164,7 @@ func (s *Server) serveBulk(w http.ResponseWriter, r *http.Request, f bulkFile, s
 				s.viewError(w, "bulk "+f.kind, err)
 				return
 			}
-			s.log.Warn().Err(err).Str("file", f.kind).Msg("bulk download cut off")
+			s.log.Info().Err(err).Str("file", f.kind).Msg("bulk download cut off")
 			panic(http.ErrAbortHandler)
 		}
 		if a == uint64(start) {
@@ -178,7 +178,7 @@ func (s *Server) serveBulk(w http.ResponseWriter, r *http.Request, f bulkFile, s
 		}
 	}
 	if again, err := s.view.HashAt(end); err != nil || again != endHash {
-		s.log.Warn().Uint32("end", end).Str("file", f.kind).Msg("chain changed during bulk download; cut off")
+		s.log.Info().Uint32("end", end).Str("file", f.kind).Msg("chain changed during bulk download; cut off")
 		panic(http.ErrAbortHandler)
 	}
 }
@@ -237,6 +237,7 @@ func writeText(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Del("ETag")
 	w.Header().Del("Cache-Control")
+	w.Header().Del("Content-Length")
 	w.WriteHeader(status)
 	_, _ = w.Write([]byte(msg + "\n"))
 }

@@ -229,6 +229,16 @@ func TestBulkBadRequests(t *testing.T) {
 	if resp.Header.Get("Content-Length") != "64000" || len(body(t, resp)) != 0 {
 		t.Errorf("HEAD: Content-Length %q", resp.Header.Get("Content-Length"))
 	}
+	// With every bulk slot taken, the next download is refused with 503.
+	busy := newTestServer(t, synthView(t, synthChain(t, 10, 3)), Config{MaxBulkInFlight: 1})
+	busy.bulkSlots <- struct{}{}
+	if resp := do(t, busy.Handler(), "GET", "/bulk/headers/0-10.bin", nil); resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("bulk download beyond the limit: %d", resp.StatusCode)
+	}
+	<-busy.bulkSlots
+	if resp := do(t, busy.Handler(), "GET", "/bulk/headers/0-10.bin", nil); resp.StatusCode != 200 {
+		t.Errorf("bulk download after the slot freed: %d", resp.StatusCode)
+	}
 	empty := newTestServer(t, newFakeView(), Config{}).Handler()
 	if resp := do(t, empty, "GET", "/bulk/headers/0-0.bin", nil); resp.StatusCode != 404 {
 		t.Errorf("empty index: %d", resp.StatusCode)

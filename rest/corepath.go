@@ -3,7 +3,6 @@ package rest
 import (
 	"encoding/hex"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -23,8 +22,8 @@ const (
 	basicFilterName = "basic"
 )
 
-// Core's URI prefixes for the two endpoints cfindexd serves. Core matches
-// them as raw prefixes of the undecoded request target.
+// Core's URI prefixes of the filter endpoints. Core matches them as raw
+// prefixes of the undecoded request target.
 const (
 	prefixBlockFilter        = "/rest/blockfilter/"
 	prefixBlockFilterHeaders = "/rest/blockfilterheaders/"
@@ -50,15 +49,15 @@ type coreError struct {
 	msg    string
 }
 
-// coreRequest is a parsed /rest/blockfilter or /rest/blockfilterheaders
-// request. If err is set it is the answer; otherwise hash, format and (for
-// headers) count are valid and the handler looks the block up, then rejects
-// formatUndef, in Core's order.
+// coreRequest is a parsed Core-compatible /rest/ request. If err is set it
+// is the answer; otherwise the parameters are valid and the handler looks
+// the block up, then rejects formatUndef, in Core's order.
 type coreRequest struct {
-	headers bool // /rest/blockfilterheaders
+	headers bool // a list request with a count
 	hash    chainhash.Hash
 	hashStr string
 	count   int
+	height  uint32 // /rest/blockhashbyheight
 	format  restFormat
 	err     *coreError
 }
@@ -100,9 +99,10 @@ func parseHashStr(s string) (chainhash.Hash, bool) {
 }
 
 // parseCoreCount is Core's ToIntegral<size_t> followed by the 1..2000 range
-// check: only ASCII digits, no sign, no spaces, no overflow.
+// check: only ASCII digits (leading zeros allowed), no sign, no spaces,
+// no overflow.
 func parseCoreCount(raw string) (int, bool) {
-	if raw == "" || len(raw) > 20 {
+	if raw == "" {
 		return 0, false
 	}
 	for i := 0; i < len(raw); i++ {
@@ -115,17 +115,6 @@ func parseCoreCount(raw string) (int, bool) {
 		return 0, false
 	}
 	return int(n), true
-}
-
-// queryParam returns the first value of key in rawQuery, as libevent's
-// query parser would give it to Core.
-func queryParam(rawQuery, key string) (string, bool) {
-	vals, _ := url.ParseQuery(rawQuery) // keeps the pairs that parse, like libevent
-	v, ok := vals[key]
-	if !ok || len(v) == 0 {
-		return "", false
-	}
-	return v[0], true
 }
 
 // parseCoreFilter parses the part of a /rest/blockfilter/ target after the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
@@ -28,9 +29,11 @@ const maxViewRetries = 3
 
 // writeCoreError sends err the way Core's RESTERR does.
 func writeCoreError(w http.ResponseWriter, e *coreError) {
+	msg := e.msg + "\r\n"
 	w.Header().Set("Content-Type", ctText)
+	w.Header().Set("Content-Length", strconv.Itoa(len(msg)))
 	w.WriteHeader(e.status)
-	_, _ = w.Write([]byte(e.msg + "\r\n"))
+	_, _ = w.Write([]byte(msg))
 }
 
 // writeCoreBody sends a 200 in format f: raw bytes, lower-case hex plus a
@@ -50,6 +53,7 @@ func writeCoreBody(w http.ResponseWriter, f restFormat, raw []byte, jsonText str
 		w.Header().Set("Content-Type", ctJSON)
 		body = []byte(jsonText + "\n")
 	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
 }
@@ -98,7 +102,7 @@ func (s *Server) serveCoreFilterHeaders(w http.ResponseWriter, req coreRequest) 
 		writeCoreError(w, req.err)
 		return
 	}
-	fhs, err := s.filterHeadersFrom(req.hash, req.count)
+	fhs, err := activeFrom(s.view, req.hash, req.count, s.view.FilterHeadersByHeight)
 	if err != nil {
 		s.internalError(w, "blockfilterheaders", err)
 		return
@@ -121,40 +125,40 @@ func (s *Server) serveCoreFilterHeaders(w http.ResponseWriter, req coreRequest) 
 	writeCoreBody(w, req.format, raw, js.String())
 }
 
-// filterHeadersFrom returns the filter headers of the active chain from the
-// block hash upward, at most count of them. A hash that is unknown or not
-// on the active chain gives none, as in Core. A reorg between the reads is
-// detected by re-reading the hash at the start height, and retried.
-func (s *Server) filterHeadersFrom(hash chainhash.Hash, count int) ([]chainhash.Hash, error) {
+// activeFrom reads with read the active chain from the block hash upward,
+// at most count heights. A hash that is unknown or not on the active chain
+// gives nothing, as in Core. A reorg between the reads is detected by
+// re-reading the hash at the start height, and retried.
+func activeFrom[T any](v ChainView, hash chainhash.Hash, count int, read func(start, end uint32) ([]T, error)) ([]T, error) {
 	for range maxViewRetries {
-		height, active, err := s.view.HeightOf(hash)
+		height, active, err := v.HeightOf(hash)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && !active) {
 			return nil, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		tip, ok := s.view.Tip()
+		tip, ok := v.Tip()
 		if !ok || tip.Height < height {
 			continue
 		}
 		end := min(uint64(height)+uint64(count)-1, uint64(tip.Height))
-		fhs, err := s.view.FilterHeadersByHeight(height, uint32(end))
+		items, err := read(height, uint32(end))
 		if errors.Is(err, store.ErrNotFound) {
 			continue // the tip went down under us
 		}
 		if err != nil {
 			return nil, err
 		}
-		again, err := s.view.HashAt(height)
+		again, err := v.HashAt(height)
 		if err == nil && again == hash {
-			return fhs, nil
+			return items, nil
 		}
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return nil, err
 		}
 	}
-	return nil, fmt.Errorf("filter headers from %s: %w", hash, ErrViewChanged)
+	return nil, fmt.Errorf("active chain from %s: %w", hash, ErrViewChanged)
 }
 
 // appendCompactSize appends Bitcoin's CompactSize encoding of n.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -41,15 +42,19 @@ func body(tb testing.TB, resp *http.Response) []byte {
 	return b
 }
 
-// TestCoreRecordedResponses requests every recorded blockfilter and
-// blockfilterheaders URL (and Core's unknown-endpoint answer) and compares
+// TestCoreRecordedResponses requests every recorded blockfilter,
+// blockfilterheaders, headers (bin, hex) and blockhashbyheight URL (and
+// Core's unknown-endpoint answer) and compares
 // status, Content-Type and body byte for byte with what Core v31 sent.
 func TestCoreRecordedResponses(t *testing.T) {
 	h := newTestServer(t, recordedView(t), Config{}).Handler()
 	n := 0
 	for _, e := range loadIndex(t) {
-		if !strings.HasPrefix(e.URL, prefixBlockFilter) && !strings.HasPrefix(e.URL, prefixBlockFilterHeaders) &&
-			e.URL != "/rest/nosuchthing.json" {
+		served := strings.HasPrefix(e.URL, prefixBlockFilter) || strings.HasPrefix(e.URL, prefixBlockFilterHeaders) ||
+			strings.HasPrefix(e.URL, prefixBlockHashByHeight) || e.URL == "/rest/nosuchthing.json" ||
+			// Header JSON needs chainwork and nTx, which cfindexd does not keep.
+			(strings.HasPrefix(e.URL, prefixHeaders) && !strings.Contains(e.URL, ".json"))
+		if !served {
 			continue
 		}
 		n++
@@ -62,6 +67,9 @@ func TestCoreRecordedResponses(t *testing.T) {
 			}
 			if ct := resp.Header.Get("Content-Type"); ct != e.ContentType {
 				t.Errorf("Content-Type %q, want %q", ct, e.ContentType)
+			}
+			if cl := resp.Header.Get("Content-Length"); cl != strconv.Itoa(e.BodyLen) {
+				t.Errorf("Content-Length %q, want %d", cl, e.BodyLen)
 			}
 			if !bytes.Equal(got, want) || len(got) != e.BodyLen {
 				t.Errorf("body\n got %q\nwant %q", got, want)
@@ -103,6 +111,8 @@ func TestCoreErrors(t *testing.T) {
 		{"headers count negative", "/rest/blockfilterheaders/basic/" + h102 + ".hex?count=-1", 400, countErr + "-1\r\n"},
 		{"headers count plus", "/rest/blockfilterheaders/basic/" + h102 + ".hex?count=%2B5", 400, countErr + "+5\r\n"},
 		{"headers count word", "/rest/blockfilterheaders/basic/" + h102 + ".hex?count=abc", 400, countErr + "abc\r\n"},
+		{"headers count decoded", "/rest/blockfilterheaders/basic/" + h102 + ".hex?count=1+2", 400, countErr + "1 2\r\n"},
+		{"headers count semicolon", "/rest/blockfilterheaders/basic/" + h102 + ".hex?count=5;x", 400, countErr + "5;x\r\n"},
 		{"headers count empty", "/rest/blockfilterheaders/basic/" + h102 + ".hex?count=", 400, countErr + "\r\n"},
 		{"headers count huge", "/rest/blockfilterheaders/basic/" + h102 + ".hex?count=99999999999999999999999", 400, countErr + "99999999999999999999999\r\n"},
 		{"deprecated count 0", "/rest/blockfilterheaders/basic/0/" + h102 + ".bin", 400, countErr + "0\r\n"},
@@ -113,6 +123,18 @@ func TestCoreErrors(t *testing.T) {
 		{"headers bad format", "/rest/blockfilterheaders/basic/" + h102 + ".txt", 400, "Invalid hash: " + h102 + ".txt\r\n"},
 		{"headers too many parts", "/rest/blockfilterheaders/basic/1/2/" + h102 + ".bin", 400, "Invalid URI format. Expected /rest/blockfilterheaders/<filtertype>/<blockhash>.<ext>?count=<count>\r\n"},
 		{"headers unknown block", "/rest/blockfilterheaders/basic/" + zero + ".json", 200, "[]\n"},
+		{"block headers json refused", "/rest/headers/" + h102 + ".json", 404, "output format not found (available: .bin, .hex)\r\n"},
+		{"block headers no extension", "/rest/headers/" + h102, 404, "output format not found (available: .bin, .hex, .json)\r\n"},
+		{"block headers bad URI", "/rest/headers/1/2/" + h102 + ".bin", 400, "Invalid URI format. Expected /rest/headers/<hash>.<ext>?count=<count>\r\n"},
+		{"block headers deprecated count", "/rest/headers/2001/" + h102 + ".bin", 400, countErr + "2001\r\n"},
+		{"block headers stale", "/rest/headers/" + stale + ".hex", 200, "\n"},
+		{"hash by height plus", "/rest/blockhashbyheight/+115.hex", 200, tip + "\n"},
+		{"hash by height minus zero", "/rest/blockhashbyheight/-0.hex", 200, "0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206\n"},
+		{"hash by height plus minus", "/rest/blockhashbyheight/+-1.hex", 400, "Invalid height: -1\r\n"}, // '+' is not a safe char,
+		{"hash by height overflow", "/rest/blockhashbyheight/2147483648.hex", 400, "Invalid height: 2147483648\r\n"},
+		{"hash by height sanitized", "/rest/blockhashbyheight/1%3Cx%3E.json", 400, "Invalid height: 13Cx3E\r\n"}, // the raw target, '%' dropped,
+		{"hash by height no extension", "/rest/blockhashbyheight/3", 404, "output format not found (available: .bin, .hex, .json)\r\n"},
+		{"hash by height xml", "/rest/blockhashbyheight/3.xml", 400, "Invalid height: 3.xml\r\n"},
 		{"headers stale block", "/rest/blockfilterheaders/basic/" + stale + ".hex?count=2000", 200, "\n"},
 	}
 	for _, tc := range tests {
@@ -148,6 +170,10 @@ func TestCoreFilterHeaderForms(t *testing.T) {
 		"/rest/blockfilterheaders/basic/5/" + h102 + ".hex",
 		"/rest/blockfilterheaders/basic/" + strings.ToUpper(h102) + ".hex?count=005",
 		"/rest/blockfilterheaders/basic/" + h102 + ".hex?count=5&count=7",
+		"/rest/blockfilterheaders/basic/" + h102 + ".hex?count=000000000000000000000000005",
+		"/rest/blockfilterheaders/basic/" + h102 + ".hex?count=%35",
+		"/rest/blockfilterheaders/basic/" + h102 + ".hex?novalue&count=2000", // libevent drops the whole query
+		"/rest/blockfilterheaders/basic/" + h102 + ".hex?other=1&count=5&count=3",
 	} {
 		if got := get("GET", u); got != five {
 			t.Errorf("%s: %q, want %q", u, got, five)

@@ -26,7 +26,8 @@ const rateWindow = time.Second
 // and p2p.Metrics (MessageReceived, MessageSent, PeersConnected,
 // PeerDisconnected). All methods are safe for concurrent use and cheap.
 type Metrics struct {
-	reg *prometheus.Registry
+	reg   *prometheus.Registry
+	serve http.Handler
 
 	indexedHeight prometheus.Gauge
 	nodeHeight    prometheus.Gauge
@@ -89,6 +90,7 @@ func NewMetrics() *Metrics {
 	m.httpRequests = cv("http_requests_total", "HTTP requests, by route and status code.", "route", "code")
 	m.errors = cv("errors_total", "Errors, by kind.", "kind")
 	m.storeSize = g("store_size_bytes", "Size of the filter store on disk.")
+	m.serve = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 	return m
 }
 
@@ -97,9 +99,7 @@ func NewMetrics() *Metrics {
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // handler serves the registry in the Prometheus text format.
-func (m *Metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
-}
+func (m *Metrics) handler() http.Handler { return m.serve }
 
 // NodeTip records the node's tip height as last seen (indexer.Observer).
 func (m *Metrics) NodeTip(height int64) {

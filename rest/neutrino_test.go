@@ -55,7 +55,7 @@ func TestNeutrinoImport(t *testing.T) {
 	chain := synthChain(t, 2100, 7)
 	s := newTestServer(t, synthView(t, chain), Config{Net: params.Net})
 	srv := httptest.NewServer(s.Handler())
-	defer srv.Close()
+	t.Cleanup(srv.Close) // after the parallel subtests
 	tip := chain[len(chain)-1]
 
 	// openStores opens (or reopens) neutrino's header stores in dir.
@@ -115,9 +115,11 @@ func TestNeutrinoImport(t *testing.T) {
 		}
 	}
 	t.Run("whole", func(t *testing.T) {
+		t.Parallel()
 		importInto(t, t.TempDir(), [][2]string{{"/bulk/neutrino/blockheaders.bin", "/bulk/neutrino/filterheaders.bin"}})
 	})
 	t.Run("ranges", func(t *testing.T) {
+		t.Parallel()
 		importInto(t, t.TempDir(), [][2]string{
 			{"/bulk/neutrino/blockheaders/0-1500.bin", "/bulk/neutrino/filterheaders/0-1500.bin"},
 			// Neutrino v0.18.0 appends a file that starts above 0 from the

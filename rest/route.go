@@ -14,6 +14,8 @@ const (
 	routeRESTUnknown
 	routeBlockFilter
 	routeBlockFilterHeaders
+	routeHeaders
+	routeBlockHashByHeight
 	routeBulkIndex
 	routeBulkHeaders
 	routeBulkFilterHeaders
@@ -31,6 +33,8 @@ var routeNames = [...]string{
 	routeRESTUnknown:           "rest_unknown",
 	routeBlockFilter:           "rest_blockfilter",
 	routeBlockFilterHeaders:    "rest_blockfilterheaders",
+	routeHeaders:               "rest_headers",
+	routeBlockHashByHeight:     "rest_blockhashbyheight",
 	routeBulkIndex:             "bulk_index",
 	routeBulkHeaders:           "bulk_headers",
 	routeBulkFilterHeaders:     "bulk_filterheaders",
@@ -45,6 +49,15 @@ var routeNames = [...]string{
 
 func (r route) String() string { return routeNames[r] }
 
+// isREST reports whether r is under Core's /rest/ prefix.
+func (r route) isREST() bool {
+	switch r {
+	case routeRESTUnknown, routeBlockFilter, routeBlockFilterHeaders, routeHeaders, routeBlockHashByHeight:
+		return true
+	}
+	return false
+}
+
 // BulkInterval is the alignment and the maximum length of the bulk header,
 // filter-header and filter files.
 const BulkInterval = 2000
@@ -52,7 +65,7 @@ const BulkInterval = 2000
 // target is a parsed request target.
 type target struct {
 	route route
-	core  coreRequest // routeBlockFilter, routeBlockFilterHeaders
+	core  coreRequest // the Core-compatible /rest/ routes
 	// Bulk ranges, inclusive. ranged is false for the whole-chain neutrino
 	// files and for /bulk/filters/<start>.bin, whose end depends on the tip.
 	start, end uint32
@@ -70,6 +83,10 @@ func parseTarget(path, rawQuery string) target {
 		return target{route: routeBlockFilter, core: parseCoreFilter(path[len(prefixBlockFilter):])}
 	case strings.HasPrefix(path, prefixBlockFilterHeaders):
 		return target{route: routeBlockFilterHeaders, core: parseCoreFilterHeaders(path[len(prefixBlockFilterHeaders):], rawQuery)}
+	case strings.HasPrefix(path, prefixHeaders):
+		return target{route: routeHeaders, core: parseCoreHeaders(path[len(prefixHeaders):], rawQuery)}
+	case strings.HasPrefix(path, prefixBlockHashByHeight):
+		return target{route: routeBlockHashByHeight, core: parseCoreHeight(path[len(prefixBlockHashByHeight):])}
 	case strings.HasPrefix(path, "/rest/"):
 		return target{route: routeRESTUnknown}
 	case strings.HasPrefix(path, "/bulk/"):

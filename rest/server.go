@@ -69,7 +69,9 @@ func (s *Server) Run(ctx context.Context) error {
 }
 
 // Serve serves on ln (which it closes) until ctx ends, then shuts down
-// gracefully.
+// gracefully: it stops accepting, lets requests in flight finish for up to
+// Config.ShutdownTimeout (their contexts are not cancelled by ctx), then
+// closes what is left.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           s.Handler(),
@@ -78,7 +80,6 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		WriteTimeout:      s.cfg.WriteTimeout,
 		IdleTimeout:       s.cfg.IdleTimeout,
 		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          log.New(zerologWriter{s.log}, "", 0),
 	}
 	s.log.Info().Str("addr", ln.Addr().String()).Msg("http listening")
@@ -125,13 +126,20 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveCoreFilter(rec, t.core)
 	case routeBlockFilterHeaders:
 		s.serveCoreFilterHeaders(rec, t.core)
+	case routeHeaders:
+		s.serveCoreHeaders(rec, t.core)
+	case routeBlockHashByHeight:
+		s.serveCoreHashByHeight(rec, t.core)
 	case routeRESTUnknown:
 		// libevent's empty 404 for a path no REST handler claims.
 		rec.Header().Set("Content-Type", ctUnknownEndpoint)
+		rec.Header().Set("Content-Length", "0")
 		rec.WriteHeader(http.StatusNotFound)
 	case routeBulkIndex:
 		s.serveBulkIndex(rec)
 	case routeBulkHeaders, routeBulkFilterHeaders, routeBulkFilters, routeNeutrinoBlockHeaders, routeNeutrinoFilterHeaders:
+		// Public chain data: let browser wallets fetch it cross-origin.
+		rec.Header().Set("Access-Control-Allow-Origin", "*")
 		s.serveBulkRoute(rec, r, t)
 	case routeBulkBad:
 		writeText(rec, http.StatusBadRequest, t.badReason)
@@ -200,13 +208,13 @@ func methodAllowed(r route, m string) bool {
 	case http.MethodGet, http.MethodHead:
 		return true
 	case http.MethodPost:
-		return r == routeBlockFilter || r == routeBlockFilterHeaders || r == routeRESTUnknown
+		return r.isREST()
 	}
 	return false
 }
 
 func allowed(r route) string {
-	if r == routeBlockFilter || r == routeBlockFilterHeaders || r == routeRESTUnknown {
+	if r.isREST() {
 		return "GET, HEAD, POST"
 	}
 	return "GET, HEAD"

@@ -32,22 +32,25 @@ var (
 // CFINDEXD_, the environment variable. config.example.toml documents each key
 // and a test keeps the two in sync. Precedence: flags > env > file > defaults.
 type Config struct {
-	Chain           string        `toml:"chain" usage:"network: main, test, testnet4, signet, regtest or simnet (btcd)"`
-	DataDir         string        `toml:"datadir" usage:"cfindexd's own data directory; the store lives in <datadir>/<chain>/"`
-	RPCConnect      string        `toml:"rpcconnect" usage:"host of the node's JSON-RPC server"`
-	RPCPort         int           `toml:"rpcport" usage:"port of the node's JSON-RPC server (0 = the chain's default)"`
-	RPCUser         string        `toml:"rpcuser" usage:"JSON-RPC user; empty = cookie authentication"`
-	RPCPassword     string        `toml:"rpcpassword" usage:"JSON-RPC password"`
-	RPCCookieFile   string        `toml:"rpccookiefile" usage:"path of the node's .cookie (default <bitcoindatadir>/<chain subdir>/.cookie)"`
-	BitcoinDataDir  string        `toml:"bitcoindatadir" usage:"the node's datadir, used to find its .cookie"`
-	RESTURL         string        `toml:"resturl" usage:"base URL of Core's REST interface (-rest=1); empty = http://<rpcconnect>:<rpcport>"`
-	PrevoutSource   string        `toml:"prevoutsource" usage:"where spent scripts come from: auto, rest, getblock or txindex"`
-	ZMQPubHashBlock string        `toml:"zmqpubhashblock" usage:"node's zmqpubhashblock endpoint, e.g. tcp://127.0.0.1:28332; empty = poll only"`
-	PollInterval    time.Duration `toml:"pollinterval" usage:"how often to ask the node for its tip when no notification arrives"`
-	Workers         int           `toml:"workers" usage:"blocks fetched and filtered in parallel during catch-up"`
-	BatchBlocks     int           `toml:"batchblocks" usage:"most blocks committed in one store transaction"`
-	LogLevel        string        `toml:"loglevel" usage:"trace, debug, info, warn or error"`
-	LogFormat       string        `toml:"logformat" usage:"auto (console on a terminal, JSON otherwise), console or json"`
+	Chain            string        `toml:"chain" usage:"network: main, test, testnet4, signet, regtest or simnet (btcd)"`
+	DataDir          string        `toml:"datadir" usage:"cfindexd's own data directory; the store lives in <datadir>/<chain>/"`
+	RPCConnect       string        `toml:"rpcconnect" usage:"host of the node's JSON-RPC server"`
+	RPCPort          int           `toml:"rpcport" usage:"port of the node's JSON-RPC server (0 = the chain's default)"`
+	RPCUser          string        `toml:"rpcuser" usage:"JSON-RPC user; empty = cookie authentication"`
+	RPCPassword      string        `toml:"rpcpassword" usage:"JSON-RPC password"`
+	RPCCookieFile    string        `toml:"rpccookiefile" usage:"path of the node's .cookie (default <bitcoindatadir>/<chain subdir>/.cookie)"`
+	BitcoinDataDir   string        `toml:"bitcoindatadir" usage:"the node's datadir, used to find its .cookie"`
+	RESTURL          string        `toml:"resturl" usage:"base URL of Core's REST interface (-rest=1); empty = http://<rpcconnect>:<rpcport>"`
+	PrevoutSource    string        `toml:"prevoutsource" usage:"where spent scripts come from: auto, rest, getblock or txindex"`
+	ZMQPubHashBlock  string        `toml:"zmqpubhashblock" usage:"node's zmqpubhashblock endpoint, e.g. tcp://127.0.0.1:28332; empty = poll only"`
+	PollInterval     time.Duration `toml:"pollinterval" usage:"how often to ask the node for its tip when no notification arrives"`
+	Workers          int           `toml:"workers" usage:"blocks fetched and filtered in parallel during catch-up"`
+	BatchBlocks      int           `toml:"batchblocks" usage:"most blocks committed in one store transaction"`
+	HTTPListen       string        `toml:"httplisten" usage:"HTTP API, metrics and health address; auto = 127.0.0.1:<chain's HTTP port>; empty disables"`
+	ReadyBlocks      int           `toml:"readyblocks" usage:"/readyz is 200 while the indexed tip is at most this many blocks behind the node"`
+	ReorgSafetyDepth int           `toml:"reorgsafetydepth" usage:"bulk ranges at least this deep are final: strong ETag, immutable caching"`
+	LogLevel         string        `toml:"loglevel" usage:"trace, debug, info, warn or error"`
+	LogFormat        string        `toml:"logformat" usage:"auto (console on a terminal, JSON otherwise), console or json"`
 }
 
 // defaultConfig returns the configuration used for every key that no file,
@@ -58,16 +61,19 @@ func defaultConfig() Config {
 		home = "."
 	}
 	return Config{
-		Chain:          "main",
-		DataDir:        filepath.Join(home, ".cfindexd"),
-		RPCConnect:     "127.0.0.1",
-		BitcoinDataDir: filepath.Join(home, ".bitcoin"),
-		PrevoutSource:  "auto",
-		PollInterval:   time.Second,
-		Workers:        8,
-		BatchBlocks:    500,
-		LogLevel:       "info",
-		LogFormat:      "auto",
+		Chain:            "main",
+		DataDir:          filepath.Join(home, ".cfindexd"),
+		RPCConnect:       "127.0.0.1",
+		BitcoinDataDir:   filepath.Join(home, ".bitcoin"),
+		PrevoutSource:    "auto",
+		PollInterval:     time.Second,
+		Workers:          8,
+		BatchBlocks:      500,
+		HTTPListen:       "auto",
+		ReadyBlocks:      2,
+		ReorgSafetyDepth: 144,
+		LogLevel:         "info",
+		LogFormat:        "auto",
 	}
 }
 
@@ -267,6 +273,20 @@ func (c *Config) validate() error {
 	if c.BatchBlocks < 1 || c.BatchBlocks > 10000 {
 		return fmt.Errorf("batchblocks: %d is outside 1..10000", c.BatchBlocks)
 	}
+	if c.HTTPListen == "auto" {
+		c.HTTPListen = net.JoinHostPort("127.0.0.1", strconv.Itoa(nw.HTTPPort))
+	}
+	if c.HTTPListen != "" {
+		if err := validateListenAddr(c.HTTPListen); err != nil {
+			return fmt.Errorf("httplisten: %w", err)
+		}
+	}
+	if c.ReadyBlocks < 1 || c.ReadyBlocks > 1000 {
+		return fmt.Errorf("readyblocks: %d is outside 1..1000", c.ReadyBlocks)
+	}
+	if c.ReorgSafetyDepth < 6 || c.ReorgSafetyDepth > 100000 {
+		return fmt.Errorf("reorgsafetydepth: %d is outside 6..100000", c.ReorgSafetyDepth)
+	}
 	switch c.LogLevel {
 	case "trace", "debug", "info", "warn", "error":
 	default:
@@ -289,6 +309,19 @@ func validateZMQEndpoint(ep string) error {
 	}
 	if _, port, err := net.SplitHostPort(rest); err != nil || port == "" {
 		return fmt.Errorf("%q must look like tcp://host:port", ep)
+	}
+	return nil
+}
+
+// validateListenAddr accepts host:port with a numeric port (host may be
+// empty for every interface).
+func validateListenAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q must look like host:port", addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("%q: port must be 1..65535", addr)
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/indexer"
+	"github.com/cfindexd/cfindexd/rest"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -72,7 +73,23 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		return err
 	}
 
+	metrics := rest.NewMetrics()
+	if haveTip {
+		metrics.SetIndexedHeight(tip.Height)
+	}
+	httpServer, err := rest.New(rest.Config{
+		Addr:             cfg.HTTPListen,
+		Net:              nw.Params.Net,
+		ReorgSafetyDepth: uint32(cfg.ReorgSafetyDepth),
+		ReadyMaxLag:      uint32(cfg.ReadyBlocks),
+	}, st, metrics, log.With().Str("component", "http").Logger())
+	if err != nil {
+		return fmt.Errorf("http: %w", err)
+	}
+
 	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return httpServer.Run(gctx) })
+	g.Go(func() error { reportStoreSize(gctx, st, metrics); return nil })
 	wake := make(chan struct{}, 1)
 	if cfg.ZMQPubHashBlock != "" {
 		sub, err := bitcoind.NewZMQSubscriber(bitcoind.ZMQConfig{Endpoint: cfg.ZMQPubHashBlock},
@@ -88,7 +105,7 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		Workers:      cfg.Workers,
 		BatchBlocks:  cfg.BatchBlocks,
 		PollInterval: cfg.PollInterval,
-	}, client, source, st, wake, nil, log.With().Str("component", "indexer").Logger())
+	}, client, source, st, wake, metrics, log.With().Str("component", "indexer").Logger())
 	g.Go(func() error { return follower.Run(gctx) })
 	return g.Wait()
 }
@@ -123,6 +140,20 @@ func waitForNode(ctx context.Context, client *bitcoind.Client, nw network, force
 		case <-ctx.Done():
 			t.Stop()
 			return nil, nil
+		case <-t.C:
+		}
+	}
+}
+
+// reportStoreSize keeps the store-size gauge current.
+func reportStoreSize(ctx context.Context, st *store.Store, m *rest.Metrics) {
+	t := time.NewTicker(10 * time.Second)
+	defer t.Stop()
+	for {
+		m.SetStoreSize(st.SizeBytes())
+		select {
+		case <-ctx.Done():
+			return
 		case <-t.C:
 		}
 	}

@@ -22,18 +22,21 @@ type network struct {
 	RPCPort int
 	// CookieSubdir is where Core keeps .cookie below its datadir.
 	CookieSubdir string
+	// HTTPPort is cfindexd's default HTTP port on this network, chosen to
+	// collide with neither Core's nor btcd's defaults.
+	HTTPPort int
 }
 
 // networks lists every chain cfindexd can follow, keyed by canonical name.
 // It is a function, not a package variable, so nothing can mutate it.
 func networks() map[string]network {
 	return map[string]network{
-		"main":     {Name: "main", Params: &chaincfg.MainNetParams, RPCPort: 8332, CookieSubdir: ""},
-		"test":     {Name: "test", Params: &chaincfg.TestNet3Params, RPCPort: 18332, CookieSubdir: "testnet3"},
-		"testnet4": {Name: "testnet4", Params: &chaincfg.TestNet4Params, RPCPort: 48332, CookieSubdir: "testnet4"},
-		"signet":   {Name: "signet", Params: &chaincfg.SigNetParams, RPCPort: 38332, CookieSubdir: "signet"},
-		"regtest":  {Name: "regtest", Params: &chaincfg.RegressionNetParams, RPCPort: 18443, CookieSubdir: "regtest"},
-		"simnet":   {Name: "simnet", Params: &chaincfg.SimNetParams, RPCPort: 18556, CookieSubdir: "simnet"},
+		"main":     {Name: "main", Params: &chaincfg.MainNetParams, RPCPort: 8332, CookieSubdir: "", HTTPPort: 8384},
+		"test":     {Name: "test", Params: &chaincfg.TestNet3Params, RPCPort: 18332, CookieSubdir: "testnet3", HTTPPort: 18384},
+		"testnet4": {Name: "testnet4", Params: &chaincfg.TestNet4Params, RPCPort: 48332, CookieSubdir: "testnet4", HTTPPort: 48384},
+		"signet":   {Name: "signet", Params: &chaincfg.SigNetParams, RPCPort: 38332, CookieSubdir: "signet", HTTPPort: 38384},
+		"regtest":  {Name: "regtest", Params: &chaincfg.RegressionNetParams, RPCPort: 18443, CookieSubdir: "regtest", HTTPPort: 18485},
+		"simnet":   {Name: "simnet", Params: &chaincfg.SimNetParams, RPCPort: 18556, CookieSubdir: "simnet", HTTPPort: 18586},
 	}
 }
 

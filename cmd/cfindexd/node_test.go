@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -24,6 +26,7 @@ func nodeArgs(n *btcdtest.Node, chain, datadir string) []string {
 		"--chain=" + chain, "--datadir=" + datadir,
 		"--rpcconnect=" + host, "--rpcport=" + port,
 		"--rpcuser=" + n.User(), "--rpcpassword=" + n.Password(),
+		"--httplisten=",
 	}
 }
 
@@ -135,11 +138,14 @@ func TestNodeUnreachableAtStartAndRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	datadir := t.TempDir()
-	d := startDaemon(t, append(nodeArgs(node, "simnet", datadir), "--pollinterval=200ms")...)
+	httpAddr := freeAddr(t)
+	d := startDaemon(t, append(nodeArgs(node, "simnet", datadir), "--pollinterval=200ms", "--httplisten="+httpAddr)...)
 	d.waitLog(20*time.Second, msgIs("waiting for the node"))
 
 	node.Restart(t)
 	d.waitLog(60*time.Second, heightAtLeast(120))
+	waitHTTP(t, "http://"+httpAddr+"/readyz", 200, "")
+	waitHTTP(t, "http://"+httpAddr+"/metrics", 200, "cfindexd_indexed_height 120")
 
 	if err := node.Stop(); err != nil {
 		t.Fatal(err)
@@ -207,4 +213,37 @@ func TestMismatchedNetworkExitsNonZero(t *testing.T) {
 			t.Fatalf("first daemon: exit %d", code)
 		}
 	})
+}
+
+// freeAddr returns a loopback address with a port nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// waitHTTP polls url until it answers status with a body containing want.
+func waitHTTP(t *testing.T, url string, status int, want string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == status && strings.Contains(string(body), want) {
+				return
+			}
+			err = fmt.Errorf("status %d, body %.300q", resp.StatusCode, body)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET %s: %v", url, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

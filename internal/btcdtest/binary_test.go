@@ -16,6 +16,10 @@ func TestBinaryBuildsOnceIntoEmptyCache(t *testing.T) {
 		t.Skip("builds btcd from source")
 	}
 	t.Parallel()
+	// Build the shared binary first: on a cold machine that warms Go's build
+	// cache, so the builds below only link instead of compiling btcd again
+	// next to every other test's Binary call.
+	Binary(t)
 	dir := t.TempDir()
 	var wg sync.WaitGroup
 	paths := make([]string, 2)

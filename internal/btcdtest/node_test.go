@@ -3,6 +3,7 @@ package btcdtest
 import (
 	"context"
 	"errors"
+	"net"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -42,6 +43,11 @@ func TestStartStopLeavesNoProcess(t *testing.T) {
 	if count != 0 {
 		t.Fatalf("fresh regtest height = %d, want 0", count)
 	}
+	conn, err := net.Dial("tcp", n.P2PAddr())
+	if err != nil {
+		t.Fatalf("dial btcd P2P %s: %v", n.P2PAddr(), err)
+	}
+	conn.Close()
 	if err := n.Stop(); err != nil {
 		t.Fatalf("Stop: %v", err)
 	}

@@ -41,7 +41,8 @@ var workKinds = []Kind{
 //
 // First it mines empty blocks until w has a mature coinbase (100 blocks on
 // a fresh chain: the coinbase of block 1 can be spent in block 101) and, on
-// simnet, until segwit and taproot are active. Then every block holds, besides its coinbase:
+// simnet, until segwit and taproot are active. Then every block holds,
+// besides its coinbase:
 //
 //   - a funding tx spending a mature coinbase (P2PKH) into one output of
 //     every kind: P2PKH (twice, same script), P2WPKH, P2TR (twice), P2SH-P2WPKH,
@@ -54,7 +55,8 @@ var workKinds = []Kind{
 //     spent prevout and a new output, to exercise filter de-duplication.
 //
 // Every transaction first passes btcd's mempool policy (sendrawtransaction);
-// each block must become btcd's tip.
+// each block must become btcd's tip. On error the chain may have advanced
+// past what w has seen; w.Sync catches up.
 func BuildTxRichChain(ctx context.Context, n *Node, w *Wallet, blocks int) error {
 	if err := w.Sync(ctx, n); err != nil {
 		return fmt.Errorf("build tx-rich chain: %w", err)
@@ -66,10 +68,8 @@ func BuildTxRichChain(ctx context.Context, n *Node, w *Wallet, blocks int) error
 	if err := b.prepare(ctx); err != nil {
 		return fmt.Errorf("build tx-rich chain: %w", err)
 	}
-	for i := range blocks {
-		if err := b.mineRichBlock(ctx); err != nil {
-			return fmt.Errorf("build tx-rich chain: block %d of %d: %w", i+1, blocks, err)
-		}
+	if err := b.mineRich(ctx, blocks); err != nil {
+		return fmt.Errorf("build tx-rich chain: %w", err)
 	}
 	return nil
 }
@@ -81,9 +81,16 @@ type richBuilder struct {
 	w      *Wallet
 	tip    chainhash.Hash
 	height int32
-	times  []time.Time     // timestamps of the last (up to) 11 blocks
-	work   []wire.OutPoint // previous funding tx's outputs, in workKinds order
-	serial uint64          // OP_RETURN counter
+	times  []time.Time // timestamps of the last (up to) 11 blocks
+	work   []UTXO      // last funding tx's outputs, in workKinds order
+	serial uint32      // OP_RETURN counter within a block
+}
+
+// richTxs are the transactions of one tx-rich block.
+type richTxs struct {
+	height int32
+	txs    []*wire.MsgTx
+	fees   int64
 }
 
 func newRichBuilder(ctx context.Context, n *Node, w *Wallet) (*richBuilder, error) {
@@ -131,8 +138,10 @@ func fundingNeed() int64 {
 func (b *richBuilder) prepare(ctx context.Context) error {
 	limit := int(b.n.params.CoinbaseMaturity) + maxActivationRounds*int(b.n.params.MinerConfirmationWindow)
 	for range limit {
+		next := b.height + 1
 		b.w.mu.Lock()
-		funded := b.w.findLocked(KindP2PKH, fundingNeed()) != nil || b.w.findLocked(KindP2WPKH, fundingNeed()) != nil
+		funded := b.w.findLocked(KindP2PKH, fundingNeed(), next) != nil ||
+			b.w.findLocked(KindP2WPKH, fundingNeed(), next) != nil
 		b.w.mu.Unlock()
 		if funded {
 			active, err := softforksActive(ctx, b.n, "segwit", "taproot")
@@ -147,24 +156,50 @@ func (b *richBuilder) prepare(ctx context.Context) error {
 	return fmt.Errorf("no mature funds or segwit/taproot inactive after %d blocks", limit)
 }
 
-// submit mines txs (paying fees in total) on the tip and hands btcd, in one
-// batch, the txs (sendrawtransaction: mempool policy), the block
-// (submitblock) and a getbestblock to check it became the tip; then it
-// connects the block to the wallet.
+// submit mines txs (paying fees in total) on the tip, hands btcd the block
+// and connects it to the wallet once it is btcd's tip.
 func (b *richBuilder) submit(ctx context.Context, txs []*wire.MsgTx, fees int64) error {
-	blk := buildBlock(b.n.params, b.tip, b.height+1, b.nextTime(), txs, b.w.MiningScript(), fees)
-	hash := blk.BlockHash()
-	calls := make([]batchCall, 0, len(txs)+2)
+	blk := b.nextBlock(txs, fees)
+	if err := b.submitBlock(ctx, blk); err != nil {
+		return err
+	}
+	return b.connect(blk)
+}
+
+// nextBlock assembles and solves the block on the tip.
+func (b *richBuilder) nextBlock(txs []*wire.MsgTx, fees int64) *wire.MsgBlock {
+	return buildBlock(b.n.params, b.tip, b.height+1, b.nextTime(), txs, b.w.MiningScript(), fees)
+}
+
+// relay hands btcd txs in one batch of sendrawtransaction, so each passes
+// mempool policy.
+func (b *richBuilder) relay(ctx context.Context, txs []*wire.MsgTx) error {
+	calls := make([]batchCall, 0, len(txs))
 	for _, tx := range txs {
 		calls = append(calls, batchCall{method: "sendrawtransaction", params: []any{txHex(tx)}})
 	}
+	if err := b.n.batch(ctx, calls); err != nil {
+		return err
+	}
+	for i, c := range calls {
+		if c.err != nil {
+			return fmt.Errorf("tx %s: %w", txs[i].TxHash(), c.err)
+		}
+	}
+	return nil
+}
+
+// submitBlock hands btcd blk and checks, in the same batch, that it became
+// the tip.
+func (b *richBuilder) submitBlock(ctx context.Context, blk *wire.MsgBlock) error {
 	var reason *string
 	var best struct {
 		Hash string `json:"hash"`
 	}
-	calls = append(calls,
-		batchCall{method: "submitblock", params: []any{blockHex(blk)}, result: &reason},
-		batchCall{method: "getbestblock", result: &best})
+	calls := []batchCall{
+		{method: "submitblock", params: []any{blockHex(blk)}, result: &reason},
+		{method: "getbestblock", result: &best},
+	}
 	if err := b.n.batch(ctx, calls); err != nil {
 		return err
 	}
@@ -176,13 +211,18 @@ func (b *richBuilder) submit(ctx context.Context, txs []*wire.MsgTx, fees int64)
 	if err := submitResult(blk, reason); err != nil {
 		return err
 	}
-	if best.Hash != hash.String() {
+	if hash := blk.BlockHash(); best.Hash != hash.String() {
 		return fmt.Errorf("block %s at height %d did not become the tip (tip %s)", hash, b.height+1, best.Hash)
 	}
+	return nil
+}
+
+// connect records blk, now btcd's tip, as the builder's and wallet's tip.
+func (b *richBuilder) connect(blk *wire.MsgBlock) error {
 	if err := b.w.ConnectBlock(blk, b.height+1); err != nil {
 		return err
 	}
-	b.tip, b.height = hash, b.height+1
+	b.tip, b.height = blk.BlockHash(), b.height+1
 	b.times = append(b.times, blk.Header.Timestamp)
 	if len(b.times) > medianTimeBlocks {
 		b.times = b.times[1:]
@@ -190,56 +230,99 @@ func (b *richBuilder) submit(ctx context.Context, txs []*wire.MsgTx, fees int64)
 	return nil
 }
 
-// mineRichBlock builds and mines one tx-rich block. On failure the
-// wallet's reservations for its inputs are released.
-func (b *richBuilder) mineRichBlock(ctx context.Context) error {
-	b.serial = 0
-	txs, fees, err := b.buildTxs()
+// mineRich mines count tx-rich blocks. It builds and signs the next
+// block's transactions while btcd validates the current block, so the
+// harness's signing and btcd's validation use both cores.
+func (b *richBuilder) mineRich(ctx context.Context, count int) error {
+	if count <= 0 {
+		return nil
+	}
+	next, err := b.buildTxs(b.height + 1)
 	if err != nil {
 		return err
 	}
-	if err := b.submit(ctx, txs, fees); err != nil {
-		for _, t := range txs {
-			b.w.Release(t)
+	for i := range count {
+		cur := next
+		next = nil
+		if err := b.relay(ctx, cur.txs); err != nil {
+			b.release(cur)
+			return fmt.Errorf("block %d of %d: %w", i+1, count, err)
 		}
-		return err
+		blk := b.nextBlock(cur.txs, cur.fees)
+		var nextErr error
+		done := make(chan struct{})
+		if i+1 < count {
+			go func() {
+				defer close(done)
+				next, nextErr = b.buildTxs(cur.height + 1)
+			}()
+		} else {
+			close(done)
+		}
+		err := b.submitBlock(ctx, blk)
+		<-done
+		if err == nil {
+			err = b.connect(blk)
+		}
+		if err == nil {
+			err = nextErr
+		}
+		if err != nil {
+			b.release(cur)
+			b.release(next)
+			return fmt.Errorf("block %d of %d: %w", i+1, count, err)
+		}
 	}
 	return nil
 }
 
-// buildTxs builds the block's funding tx and, given last block's funding
-// outputs, its spend txs, and returns them with their total fee. It holds
-// the wallet lock throughout.
-func (b *richBuilder) buildTxs() ([]*wire.MsgTx, int64, error) {
+// release un-reserves the inputs of txs that were not mined.
+func (b *richBuilder) release(r *richTxs) {
+	if r == nil {
+		return
+	}
+	for _, tx := range r.txs {
+		b.w.Release(tx)
+	}
+}
+
+// buildTxs builds the funding tx of the block at height and, given the
+// previous funding tx's outputs (which need not be connected yet), its
+// spend txs. It holds the wallet lock throughout.
+func (b *richBuilder) buildTxs(height int32) (*richTxs, error) {
 	w := b.w
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var txs []*wire.MsgTx
-	fund, fees, err := b.fundingTxLocked()
+	b.serial = 0
+	r := &richTxs{height: height}
+	fund, fee, err := b.fundingTxLocked(height)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	txs = append(txs, fund)
+	r.txs = append(r.txs, fund)
+	r.fees += fee
 	if b.work != nil {
-		spends, spendFees, err := b.spendTxsLocked()
+		spends, fees, err := b.spendTxsLocked(height)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
-		txs = append(txs, spends...)
-		fees += spendFees
+		r.txs = append(r.txs, spends...)
+		r.fees += fees
 	}
 	fundID := fund.TxHash()
 	b.work = b.work[:0]
-	for i := range workKinds {
-		b.work = append(b.work, wire.OutPoint{Hash: fundID, Index: uint32(i)})
+	for i, k := range workKinds {
+		out := fund.TxOut[i]
+		b.work = append(b.work, UTXO{OutPoint: wire.OutPoint{Hash: fundID, Index: uint32(i)},
+			Value: out.Value, PkScript: out.PkScript, Kind: k, Height: height})
 	}
-	return txs, fees, nil
+	return r, nil
 }
 
 // fundingTxLocked spends a mature coinbase (or, once subsidies have halved
 // too far, the largest-enough P2WPKH change) into the next block's work
 // outputs.
-func (b *richBuilder) fundingTxLocked() (*wire.MsgTx, int64, error) {
+func (b *richBuilder) fundingTxLocked(height int32) (*wire.MsgTx, int64, error) {
 	w := b.w
 	var outs []*wire.TxOut
 	var shared []byte
@@ -260,7 +343,7 @@ func (b *richBuilder) fundingTxLocked() (*wire.MsgTx, int64, error) {
 		}
 		outs = append(outs, wire.NewTxOut(richWorkValue, script))
 	}
-	opReturn, err := b.nullDataLocked()
+	opReturn, err := b.nullDataLocked(height)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -270,9 +353,9 @@ func (b *richBuilder) fundingTxLocked() (*wire.MsgTx, int64, error) {
 		return nil, 0, err
 	}
 	need := fundingNeed()
-	in, ok := w.takeLocked(KindP2PKH, need)
+	in, ok := w.takeLocked(KindP2PKH, need, height)
 	if !ok {
-		if in, ok = w.takeLocked(KindP2WPKH, need); !ok {
+		if in, ok = w.takeLocked(KindP2WPKH, need, height); !ok {
 			return nil, 0, fmt.Errorf("funding %d sat: %w", need, ErrInsufficientFunds)
 		}
 	}
@@ -280,15 +363,13 @@ func (b *richBuilder) fundingTxLocked() (*wire.MsgTx, int64, error) {
 }
 
 // spendTxsLocked spends the previous block's work outputs in four txs.
-func (b *richBuilder) spendTxsLocked() ([]*wire.MsgTx, int64, error) {
+func (b *richBuilder) spendTxsLocked(height int32) ([]*wire.MsgTx, int64, error) {
 	w := b.w
-	work := make([]UTXO, len(b.work))
-	for i, op := range b.work {
-		u, ok := w.utxos[op]
-		if !ok || !w.spendableLocked(u) {
-			return nil, 0, fmt.Errorf("work output %v (%v) is not spendable", op, workKinds[i])
+	work := b.work
+	for _, u := range work {
+		if w.pending[u.OutPoint] || u.Height >= height {
+			return nil, 0, fmt.Errorf("work output %v (%v) is reserved or not yet mined", u.OutPoint, u.Kind)
 		}
-		work[i] = *u
 	}
 	sharedP2PKH := work[0].PkScript
 	var sharedP2WSH []byte
@@ -318,7 +399,7 @@ func (b *richBuilder) spendTxsLocked() ([]*wire.MsgTx, int64, error) {
 		var outs []*wire.TxOut
 		for _, k := range plan.outs {
 			if k == KindNullData {
-				o, err := b.nullDataLocked()
+				o, err := b.nullDataLocked(height)
 				if err != nil {
 					return nil, 0, err
 				}
@@ -365,10 +446,10 @@ func (b *richBuilder) newScriptLocked(k Kind) ([]byte, error) {
 
 // nullDataLocked is a zero-value OP_RETURN output with a payload unique in
 // the chain (height of the block being built, serial within it).
-func (b *richBuilder) nullDataLocked() (*wire.TxOut, error) {
+func (b *richBuilder) nullDataLocked(height int32) (*wire.TxOut, error) {
 	b.serial++
-	data := binary.BigEndian.AppendUint32([]byte("cfindexd/btcdtest "), uint32(b.height+1))
-	data = binary.BigEndian.AppendUint32(data, uint32(b.serial))
+	data := binary.BigEndian.AppendUint32([]byte("cfindexd/btcdtest "), uint32(height))
+	data = binary.BigEndian.AppendUint32(data, b.serial)
 	script, err := NullDataScript(data)
 	if err != nil {
 		return nil, err

@@ -1,7 +1,9 @@
 package btcdtest
 
 import (
+	"bytes"
 	"context"
+	"encoding/hex"
 	"fmt"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
@@ -26,9 +28,13 @@ func (u *UTXO) TxOut() *wire.TxOut { return wire.NewTxOut(u.Value, u.PkScript) }
 // Entries that were spent are dropped lazily.
 type walletQueues [numKinds][]wire.OutPoint
 
+// syncBatch is how many blocks Sync fetches per JSON-RPC batch.
+const syncBatch = 100
+
 // Sync scans every active-chain block the wallet has not seen, up to the
-// node's tip. If the chain the wallet scanned was reorganised away, the
-// wallet forgets everything and rescans from genesis.
+// node's tip, fetching blocks in batches. If the chain the wallet scanned
+// was reorganised away, the wallet forgets everything (including
+// reservations) and rescans from genesis.
 func (w *Wallet) Sync(ctx context.Context, n *Node) error {
 	_, tip, err := n.BestBlock(ctx)
 	if err != nil {
@@ -50,28 +56,61 @@ func (w *Wallet) Sync(ctx context.Context, n *Node) error {
 			w.reset()
 		}
 	}
-	w.mu.Lock()
-	from := int32(len(w.synced))
-	w.mu.Unlock()
-	for h := from; h <= tip; h++ {
-		hash, err := n.BlockHash(ctx, h)
+	for from := w.Height() + 1; from <= tip; from += syncBatch {
+		to := min(from+syncBatch-1, tip)
+		blocks, err := fetchBlocks(ctx, n, from, to)
 		if err != nil {
 			return fmt.Errorf("wallet sync: %w", err)
 		}
-		if err := w.scan(ctx, n, hash, h); err != nil {
-			return err
+		for i, blk := range blocks {
+			if err := w.ConnectBlock(blk, from+int32(i)); err != nil {
+				return fmt.Errorf("wallet sync: %w", err)
+			}
 		}
 	}
 	return nil
 }
 
-// scan fetches and connects one block.
-func (w *Wallet) scan(ctx context.Context, n *Node, hash chainhash.Hash, height int32) error {
-	blk, err := n.Block(ctx, hash)
-	if err != nil {
-		return fmt.Errorf("wallet sync: %w", err)
+// fetchBlocks returns the active-chain blocks at heights from..to, with one
+// batch of getblockhash and one of getblock.
+func fetchBlocks(ctx context.Context, n *Node, from, to int32) ([]*wire.MsgBlock, error) {
+	count := int(to - from + 1)
+	hashes := make([]string, count)
+	calls := make([]batchCall, count)
+	for i := range calls {
+		calls[i] = batchCall{method: "getblockhash", params: []any{from + int32(i)}, result: &hashes[i]}
 	}
-	return w.ConnectBlock(blk, height)
+	if err := n.batch(ctx, calls); err != nil {
+		return nil, err
+	}
+	for i := range calls {
+		if calls[i].err != nil {
+			return nil, calls[i].err
+		}
+	}
+	raw := make([]string, count)
+	for i := range calls {
+		calls[i] = batchCall{method: "getblock", params: []any{hashes[i], 0}, result: &raw[i]}
+	}
+	if err := n.batch(ctx, calls); err != nil {
+		return nil, err
+	}
+	blocks := make([]*wire.MsgBlock, count)
+	for i := range calls {
+		if calls[i].err != nil {
+			return nil, calls[i].err
+		}
+		b, err := hex.DecodeString(raw[i])
+		if err != nil {
+			return nil, fmt.Errorf("getblock %s: hex: %w", hashes[i], err)
+		}
+		var blk wire.MsgBlock
+		if err := blk.Deserialize(bytes.NewReader(b)); err != nil {
+			return nil, fmt.Errorf("getblock %s: decode: %w", hashes[i], err)
+		}
+		blocks[i] = &blk
+	}
+	return blocks, nil
 }
 
 // reset forgets all chain state (after a reorg below the scanned tip).
@@ -134,14 +173,16 @@ func (w *Wallet) Height() int32 {
 // spendableLocked reports whether u may be spent in the block after the
 // wallet's scanned tip (coinbase maturity) and is not reserved.
 func (w *Wallet) spendableLocked(u *UTXO) bool {
+	return w.spendableAtLocked(u, int32(len(w.synced)))
+}
+
+// spendableAtLocked reports whether u may be spent in a block at height
+// and is not reserved.
+func (w *Wallet) spendableAtLocked(u *UTXO, height int32) bool {
 	if w.pending[u.OutPoint] {
 		return false
 	}
-	if !u.Coinbase {
-		return true
-	}
-	next := int32(len(w.synced))
-	return next-u.Height >= int32(w.params.CoinbaseMaturity)
+	return !u.Coinbase || height-u.Height >= int32(w.params.CoinbaseMaturity)
 }
 
 // Unspent lists the spendable UTXOs (mature, not reserved) in the order
@@ -179,10 +220,10 @@ func (w *Wallet) Balance() int64 {
 	return sum
 }
 
-// takeLocked reserves the oldest spendable UTXO of kind worth at least
-// minValue.
-func (w *Wallet) takeLocked(kind Kind, minValue int64) (UTXO, bool) {
-	u := w.findLocked(kind, minValue)
+// takeLocked reserves the oldest UTXO of kind worth at least minValue that
+// a block at height may spend.
+func (w *Wallet) takeLocked(kind Kind, minValue int64, height int32) (UTXO, bool) {
+	u := w.findLocked(kind, minValue, height)
 	if u == nil {
 		return UTXO{}, false
 	}
@@ -190,9 +231,9 @@ func (w *Wallet) takeLocked(kind Kind, minValue int64) (UTXO, bool) {
 	return *u, true
 }
 
-// findLocked returns the oldest spendable UTXO of kind worth at least
-// minValue, or nil.
-func (w *Wallet) findLocked(kind Kind, minValue int64) *UTXO {
+// findLocked returns the oldest UTXO of kind worth at least minValue that
+// a block at height may spend, or nil.
+func (w *Wallet) findLocked(kind Kind, minValue int64, height int32) *UTXO {
 	q := w.queues[kind]
 	// Drop spent entries from the front so queues stay short.
 	for len(q) > 0 {
@@ -204,7 +245,7 @@ func (w *Wallet) findLocked(kind Kind, minValue int64) *UTXO {
 	w.queues[kind] = q
 	for _, op := range q {
 		u, ok := w.utxos[op]
-		if !ok || u.Value < minValue || !w.spendableLocked(u) {
+		if !ok || u.Value < minValue || !w.spendableAtLocked(u, height) {
 			continue
 		}
 		return u

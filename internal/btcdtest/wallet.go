@@ -32,7 +32,10 @@ type Wallet struct {
 }
 
 // NewWallet returns the wallet of seed on params with only the mining key
-// derived. Two wallets with the same seed own the same keys.
+// derived. Two wallets with the same seed derive the same keys in the same
+// order, but a wallet recognises only the mining script and the scripts it
+// handed out itself: a second wallet with the same seed sees the coinbases,
+// not the first one's other outputs.
 func NewWallet(params *chaincfg.Params, seed int64) *Wallet {
 	w := &Wallet{
 		params:  params,

@@ -1,6 +1,7 @@
 package btcdtest
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/btcsuite/btcd/txscript/v2"
@@ -21,6 +22,17 @@ func TestWalletSpendsEveryKind(t *testing.T) {
 	}
 	if err := w.Sync(ctx, n); err != nil {
 		t.Fatal(err)
+	}
+	// Block 102 may spend coinbases at depth >= 100: those of blocks 1 and 2.
+	if got := len(w.Unspent()); got != 2 {
+		t.Fatalf("after 101 blocks %d spendable outputs, want the 2 mature coinbases", got)
+	}
+	tooMuch := []*wire.TxOut{wire.NewTxOut(150*100_000_000, w.MiningScript())}
+	if _, err := w.Send(ctx, n, tooMuch); !errors.Is(err, ErrInsufficientFunds) {
+		t.Fatalf("Send of 150 BTC from 100 BTC: err = %v, want ErrInsufficientFunds", err)
+	}
+	if got := len(w.Unspent()); got != 2 {
+		t.Fatalf("failed Send left %d spendable outputs, want 2 (inputs released)", got)
 	}
 	ownable := []Kind{KindP2PKH, KindP2WPKH, KindP2TR, KindP2SHP2WPKH, KindP2SHMultisig, KindP2WSH, KindP2PK, KindBareMultisig}
 	var outs []*wire.TxOut

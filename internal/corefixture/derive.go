@@ -58,7 +58,11 @@ func (fx *Fixtures) deriveTxs() error {
 			return fmt.Errorf("recorded blocks spend tx %s, which could not be derived", id)
 		}
 	}
-	return nil
+	tb, _ := fx.byHash[fx.active[int64(templateHeight)]].MsgBlock()
+	if tb == nil {
+		return fmt.Errorf("template block %d not recorded", templateHeight)
+	}
+	return fx.deriveEarly(template, templateHeight, tb.Header.Timestamp.Unix())
 }
 
 // rebuildCoinbase returns template's coinbase as Core's regtest miner would

@@ -24,6 +24,9 @@ type Block struct {
 	Label  string // e.g. "fanout-many-outputs", "stale-a"
 	Hash   chainhash.Hash
 	Stale  bool // not on the active chain at the end of the recording
+	// Derived marks genesis and h1–h94, rebuilt rather than recorded (see
+	// the package doc); their HeaderJSON and Verbose3 are reduced replies.
+	Derived bool
 	// Raw is getblock <hash> 0, decoded from hex.
 	Raw []byte
 	// Verbose3 is the exact result of getblock <hash> 3.
@@ -62,6 +65,9 @@ type Fixtures struct {
 	// Blocks with full per-block fixtures (h95–h115 and the two stale
 	// blocks), ordered by height, active before stale.
 	Blocks []*Block
+	// Early holds genesis and h1–h94, derived and verified against the
+	// recorded hashes, in height order.
+	Early []*Block
 	// Tip is the recorded best block hash (h115).
 	Tip chainhash.Hash
 	// Genesis is the regtest genesis hash.
@@ -98,6 +104,18 @@ func Load(tb testing.TB) *Fixtures {
 func (fx *Fixtures) BlockByHash(h chainhash.Hash) (*Block, bool) {
 	b, ok := fx.byHash[h]
 	return b, ok
+}
+
+// ActiveChain returns the active chain h0–h115 in height order: Early,
+// then the non-stale recorded blocks.
+func (fx *Fixtures) ActiveChain() []*Block {
+	out := append([]*Block(nil), fx.Early...)
+	for _, b := range fx.Blocks {
+		if !b.Stale {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // ActiveHash returns the active-chain hash at height (0..115).

@@ -1,0 +1,171 @@
+package rest
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/cfindexd/cfindexd/store"
+)
+
+// headersJSONError answers /rest/headers/<hash>.json. Core's JSON form
+// carries chainwork, nTx, mediantime and difficulty, which cfindexd does
+// not keep, so it is refused rather than answered with a partial object.
+var headersJSONError = &coreError{http.StatusNotFound, "output format not found (available: .bin, .hex)"}
+
+// serveCoreHeaders answers /rest/headers/<hash>.<bin|hex>?count=N: the
+// 80-byte headers of the active chain from hash upward.
+func (s *Server) serveCoreHeaders(w http.ResponseWriter, req coreRequest) {
+	if req.err != nil {
+		writeCoreError(w, req.err)
+		return
+	}
+	hs, err := activeFrom(s.view, req.hash, req.count, s.view.Headers)
+	if err != nil {
+		s.internalError(w, "headers", err)
+		return
+	}
+	switch req.format {
+	case formatUndef:
+		writeCoreError(w, formatError)
+		return
+	case formatJSON:
+		writeCoreError(w, headersJSONError)
+		return
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(hs) * blockHeaderSize)
+	for i := range hs {
+		if err := hs[i].Serialize(&buf); err != nil {
+			s.internalError(w, "headers", err)
+			return
+		}
+	}
+	writeCoreBody(w, req.format, buf.Bytes(), "")
+}
+
+// serveCoreHashByHeight answers /rest/blockhashbyheight/<height>.<fmt>.
+func (s *Server) serveCoreHashByHeight(w http.ResponseWriter, req coreRequest) {
+	if req.err != nil {
+		writeCoreError(w, req.err)
+		return
+	}
+	outOfRange := &coreError{http.StatusNotFound, "Block height out of range"}
+	tip, ok := s.view.Tip()
+	if !ok || req.height > tip.Height {
+		writeCoreError(w, outOfRange)
+		return
+	}
+	hash, err := s.view.HashAt(req.height)
+	if errors.Is(err, store.ErrNotFound) {
+		writeCoreError(w, outOfRange) // the tip went down meanwhile
+		return
+	}
+	if err != nil {
+		s.internalError(w, "blockhashbyheight", err)
+		return
+	}
+	if req.format == formatUndef {
+		writeCoreError(w, formatError)
+		return
+	}
+	if req.format == formatHex {
+		// Core writes GetHex(): display order, not the serialized bytes.
+		w.Header().Set("Content-Type", ctText)
+		body := hash.String() + "\n"
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte(body))
+		return
+	}
+	writeCoreBody(w, req.format, hash[:], `{"blockhash":"`+hash.String()+`"}`)
+}
+
+// Core's URI prefixes of the chain endpoints served from the store's
+// headers.
+const (
+	prefixHeaders           = "/rest/headers/"
+	prefixBlockHashByHeight = "/rest/blockhashbyheight/"
+)
+
+// parseCoreHeaders parses the part of a /rest/headers/ target after the
+// prefix: <hash>.<ext>?count=N or the deprecated <count>/<hash>.<ext>.
+func parseCoreHeaders(part, rawQuery string) coreRequest {
+	param, f := splitFormat(part)
+	req := coreRequest{headers: true, format: f}
+	parts := strings.Split(param, "/")
+	var rawCount, rawHash string
+	switch len(parts) {
+	case 2:
+		rawCount, rawHash = parts[0], parts[1]
+	case 1:
+		rawHash = parts[0]
+		var ok bool
+		if rawCount, ok = queryParam(rawQuery, "count"); !ok {
+			rawCount = defaultCoreCount
+		}
+	default:
+		req.err = &coreError{http.StatusBadRequest, "Invalid URI format. Expected /rest/headers/<hash>.<ext>?count=<count>"}
+		return req
+	}
+	n, ok := parseCoreCount(rawCount)
+	if !ok {
+		req.err = &coreError{http.StatusBadRequest, "Header count is invalid or out of acceptable range (1-" + strconv.Itoa(MaxCoreHeadersResults) + "): " + rawCount}
+		return req
+	}
+	h, ok := parseHashStr(rawHash)
+	if !ok {
+		req.err = &coreError{http.StatusBadRequest, "Invalid hash: " + rawHash}
+		return req
+	}
+	req.hash, req.hashStr, req.count = h, rawHash, n
+	return req
+}
+
+// parseCoreHeight parses the part of a /rest/blockhashbyheight/ target
+// after the prefix with Core's ParseInt32: an optional '+' (not "+-"), then
+// an int32 with optional '-'; negative heights are refused.
+func parseCoreHeight(part string) coreRequest {
+	param, f := splitFormat(part)
+	req := coreRequest{format: f}
+	s := param
+	if len(s) >= 2 && s[0] == '+' && s[1] == '-' {
+		s = "!" // invalid
+	} else if strings.HasPrefix(s, "+") {
+		s = s[1:]
+	}
+	digits := strings.TrimPrefix(s, "-")
+	valid := digits != ""
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			valid = false
+		}
+	}
+	var n int64
+	if valid {
+		var err error
+		n, err = strconv.ParseInt(s, 10, 32)
+		valid = err == nil
+	}
+	if !valid || n < 0 {
+		req.err = &coreError{http.StatusBadRequest, "Invalid height: " + sanitizeString(param)}
+		return req
+	}
+	req.height = uint32(n)
+	return req
+}
+
+// sanitizeString is Core's SanitizeString with SAFE_CHARS_DEFAULT: it drops
+// every byte outside letters, digits and " .,;-_/:?@()".
+func sanitizeString(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(" .,;-_/:?@()", c) >= 0 {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
