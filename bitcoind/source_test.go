@@ -26,7 +26,9 @@ func TestFetchBlockAllModesAgree(t *testing.T) {
 		sources[m] = src
 	}
 	inputs := 0
-	for _, b := range fx.Blocks {
+	// The recorded blocks (incl. the stale ones), then the derived
+	// coinbase-only blocks h0–h94.
+	for _, b := range append(append([]*corefixture.Block(nil), fx.Blocks...), fx.Early...) {
 		want := expectedPrevScripts(t, b)
 		inputs += len(want)
 		for _, m := range modes {

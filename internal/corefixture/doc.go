@@ -6,17 +6,25 @@
 // captured ZMQ notifications.
 //
 // What is derived rather than recorded (and how it is checked):
+//   - Blocks h1–h94 (the recording has only their hashes and filters):
+//     each is the h95 coinbase used as a template (BIP34 height push,
+//     nLockTime = height−1, same outputs and witness commitment) under a
+//     header whose time and nonce are searched for; a block is kept only
+//     if its header hashes to the recorded hash at its height, so the
+//     whole active chain h0–h115 is served and every block of it verified.
+//     Genesis comes from chaincfg and is checked the same way. Their
+//     getblockheader and getblock 3 replies are reduced (no chainwork,
+//     mediantime, difficulty, asm, descriptors, addresses); see
+//     Fixtures.Early.
 //   - getrawtransaction: the fixtures were recorded with -txindex=1 but
 //     without getrawtransaction replies. The server answers from the
-//     transactions of the recorded raw blocks (h95–h115 and the two stale
-//     blocks) plus the coinbases of the coinbase-only blocks h1–h94 that
-//     recorded blocks spend; those are rebuilt from the h95 coinbase as a
-//     template (BIP34 height push, nLockTime = height−1) and kept only if
-//     their txid equals the outpoint a recorded input spends.
-//   - /rest/block/<h>.bin for h95–h100 (not recorded over REST) is the
-//     recorded getblock <h> 0 bytes, which the manifest verified equal to
-//     REST for every other block; /rest/spenttxouts/<h>.bin for those
-//     coinbase-only blocks is 0x01 0x00.
+//     transactions of the recorded and derived raw blocks; every one hashes
+//     to its txid by construction. The genesis coinbase is refused, as Core
+//     does.
+//   - /rest/block/<h>.bin for blocks not recorded over REST (h0–h100) is
+//     the raw block, which the manifest verified equal to REST for every
+//     recorded block; /rest/spenttxouts/<h>.bin for those coinbase-only
+//     blocks is 0x01 0x00 (recorded for genesis).
 //
 // Must not: touch the network beyond loopback, sleep, or keep package-level
 // mutable state. It is test support only (internal/).

@@ -99,3 +99,29 @@ func TestZMQCaptureIsContiguousPerTopic(t *testing.T) {
 		t.Fatalf("counts %v", counts)
 	}
 }
+
+// The derived blocks h0–h94 and the recorded ones form one linked chain
+// whose every hash is the recorded active hash at that height.
+func TestActiveChainIsComplete(t *testing.T) {
+	fx := Load(t)
+	chain := fx.ActiveChain()
+	if len(chain) != 116 {
+		t.Fatalf("active chain has %d blocks, want 116", len(chain))
+	}
+	for h, b := range chain {
+		want, _ := fx.ActiveHash(int64(h))
+		blk, err := b.MsgBlock()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Hash != want || blk.BlockHash() != want || int(b.Height) != h {
+			t.Fatalf("height %d: %s (%s), want %s", h, b.Hash, b.Name(), want)
+		}
+		if h > 0 && blk.Header.PrevBlock != chain[h-1].Hash {
+			t.Fatalf("height %d does not link to %d", h, h-1)
+		}
+		if b.Derived != (h < 95) {
+			t.Fatalf("height %d: Derived=%v", h, b.Derived)
+		}
+	}
+}
