@@ -78,38 +78,48 @@ func hashOf(t *testing.T, display []byte) chainhash.Hash {
 	return reversedHash(display[:32])
 }
 
-// The captured hashblock messages (h102–h116 incl. the stale branch and
-// the reorg) are replayed with one deliberately skipped: every block comes
-// through in order, and the one after the gap carries Resync.
-func TestZMQHashBlockReplayWithGap(t *testing.T) {
-	ctx := testCtx(t)
-	pub := corefixture.NewPublisher(t)
-	sub := startSubscriber(t, ctx, pub, TopicHashBlock)
-	msgs := captured(t, TopicHashBlock)
-	const skip = 6
-	for i, m := range msgs {
-		if i == skip {
-			continue
-		}
-		if _, err := pub.Publish(m.Frames()...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i, m := range msgs {
-		if i == skip {
-			continue
-		}
-		h := nextHint(t, ctx, sub.Hints())
-		if want := hashOf(t, m.Body); h.Hash != want {
-			t.Fatalf("hint %d: hash %s, want %s", i, h.Hash, want)
-		}
-		if h.Resync != (i == skip+1) {
-			t.Fatalf("hint %d (seq %d): Resync=%v", i, m.Seq, h.Resync)
-		}
-	}
-	// The last captured block is the recorded tip.
-	if got := hashOf(t, msgs[len(msgs)-1].Body); got != corefixture.Load(t).Tip {
-		t.Fatalf("last hashblock %s is not the tip", got)
+// The captured hashblock and rawblock messages (h102–h115 incl. the stale
+// branch and the reorg) are replayed with one deliberately skipped: every
+// block comes through in order, and the one after the gap carries Resync.
+func TestZMQBlockTopicsReplayWithGap(t *testing.T) {
+	for _, topic := range []string{TopicHashBlock, TopicRawBlock} {
+		t.Run(topic, func(t *testing.T) {
+			ctx := testCtx(t)
+			pub := corefixture.NewPublisher(t)
+			sub := startSubscriber(t, ctx, pub, topic)
+			msgs := captured(t, topic)
+			blockHash := func(m corefixture.ZMQMessage) chainhash.Hash {
+				if topic == TopicRawBlock {
+					return chainhash.DoubleHashH(m.Body[:80])
+				}
+				return hashOf(t, m.Body)
+			}
+			const skip = 6
+			for i, m := range msgs {
+				if i == skip {
+					continue
+				}
+				if _, err := pub.Publish(m.Frames()...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i, m := range msgs {
+				if i == skip {
+					continue
+				}
+				h := nextHint(t, ctx, sub.Hints())
+				if want := blockHash(m); h.Hash != want {
+					t.Fatalf("hint %d: hash %s, want %s", i, h.Hash, want)
+				}
+				if h.Resync != (i == skip+1) {
+					t.Fatalf("hint %d (seq %d): Resync=%v", i, m.Seq, h.Resync)
+				}
+			}
+			// The last captured block is the recorded tip.
+			if got := blockHash(msgs[len(msgs)-1]); got != corefixture.Load(t).Tip {
+				t.Fatalf("last %s %s is not the tip", topic, got)
+			}
+		})
 	}
 }
 

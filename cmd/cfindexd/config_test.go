@@ -183,3 +183,45 @@ func TestExampleConfigMatchesConfig(t *testing.T) {
 		t.Errorf("uncommented example differs from defaults:\n%+v\n%+v", cfg, def)
 	}
 }
+
+// readmeKeyRow matches a row of the README's configuration table.
+var readmeKeyRow = regexp.MustCompile("(?m)^\\| `([a-z0-9]+)` \\| *([^|]*?) *\\|")
+
+// TestReadmeConfigTableMatchesConfig fails when the README's configuration
+// reference and Config disagree: every key listed once with its default,
+// nothing listed that is not a key.
+func TestReadmeConfigTableMatchesConfig(t *testing.T) {
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]string{}
+	for _, m := range readmeKeyRow.FindAllStringSubmatch(string(raw), -1) {
+		listed[m[1]] = strings.TrimSpace(m[2])
+	}
+	def := defaultConfig()
+	home, _ := os.UserHomeDir()
+	for _, k := range configKeys() {
+		v, ok := listed[k.Name]
+		if !ok {
+			t.Errorf("README's configuration table lacks %s", k.Name)
+			continue
+		}
+		delete(listed, k.Name)
+		want := def.keyValue(k)
+		if want == "" {
+			if v != "" {
+				t.Errorf("README: %s default %q, want empty", k.Name, v)
+			}
+			continue
+		}
+		// The README may annotate a default: `0` (chain default).
+		first := strings.Trim(strings.Fields(v + " ")[0], "`")
+		if strings.Replace(first, "~", home, 1) != want {
+			t.Errorf("README: %s default %q, config default %q", k.Name, v, want)
+		}
+	}
+	for k := range listed {
+		t.Errorf("README lists %s, which is not a configuration key", k)
+	}
+}
