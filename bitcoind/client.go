@@ -280,6 +280,7 @@ type recordingReader struct {
 	err error
 }
 
+// Read implements io.Reader.
 func (r *recordingReader) Read(p []byte) (int, error) {
 	n, err := r.r.Read(p)
 	if err != nil && err != io.EOF && r.err == nil {

@@ -67,7 +67,7 @@ func (c *Client) GetNodeInfo(ctx context.Context) (NodeInfo, error) {
 		return info, nil
 	}
 	var rpcErr *RPCError
-	if !errors.As(err, &rpcErr) {
+	if !errors.As(err, &rpcErr) || errors.Is(err, ErrWarmup) {
 		return NodeInfo{}, err
 	}
 	var ver map[string]struct {

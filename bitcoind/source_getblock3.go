@@ -14,8 +14,10 @@ type verboseSource struct{ c *Client }
 
 var _ BlockSource = (*verboseSource)(nil)
 
+// Mode implements BlockSource.
 func (s *verboseSource) Mode() string { return ModeGetBlock3 }
 
+// FetchBlock implements BlockSource.
 func (s *verboseSource) FetchBlock(ctx context.Context, hash chainhash.Hash) (*wire.MsgBlock, [][]byte, error) {
 	var vb verboseBlock
 	if err := s.c.Call(ctx, "getblock", []any{hash.String(), 3}, &vb); err != nil {

@@ -15,8 +15,10 @@ type restSource struct{ c *Client }
 
 var _ BlockSource = (*restSource)(nil)
 
+// Mode implements BlockSource.
 func (s *restSource) Mode() string { return ModeREST }
 
+// FetchBlock implements BlockSource.
 func (s *restSource) FetchBlock(ctx context.Context, hash chainhash.Hash) (*wire.MsgBlock, [][]byte, error) {
 	var rawBlock, rawSpent []byte
 	g, gctx := errgroup.WithContext(ctx)

@@ -155,3 +155,19 @@ func TestFetchBlockErrors(t *testing.T) {
 		})
 	}
 }
+
+// A node still loading its block index makes detection fail with
+// ErrWarmup (callers retry), not with a wrong guess about the node.
+func TestDetectSourceDuringWarmup(t *testing.T) {
+	fx := corefixture.Load(t)
+	c, srv := newFixtureClient(t, fx, corefixture.Options{})
+	srv.SetWarmup(true)
+	if _, err := DetectSource(testCtx(t), c, testLogger(t)); !errors.Is(err, ErrWarmup) {
+		t.Fatalf("got %v, want ErrWarmup", err)
+	}
+	srv.SetWarmup(false)
+	src, err := DetectSource(testCtx(t), c, testLogger(t))
+	if err != nil || src.Mode() != ModeREST {
+		t.Fatalf("after warmup: %v, %v", src, err)
+	}
+}

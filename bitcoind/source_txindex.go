@@ -21,8 +21,10 @@ type txIndexSource struct {
 
 var _ BlockSource = (*txIndexSource)(nil)
 
+// Mode implements BlockSource.
 func (s *txIndexSource) Mode() string { return ModeTxIndex }
 
+// FetchBlock implements BlockSource.
 func (s *txIndexSource) FetchBlock(ctx context.Context, hash chainhash.Hash) (*wire.MsgBlock, [][]byte, error) {
 	blk, err := s.c.GetRawBlock(ctx, hash)
 	if err != nil {

@@ -46,6 +46,10 @@ type Config struct {
 	PollInterval     time.Duration `toml:"pollinterval" usage:"how often to ask the node for its tip when no notification arrives"`
 	Workers          int           `toml:"workers" usage:"blocks fetched and filtered in parallel during catch-up"`
 	BatchBlocks      int           `toml:"batchblocks" usage:"most blocks committed in one store transaction"`
+	Listen           string        `toml:"listen" usage:"P2P address for light clients; auto = every interface on the chain's cfindexd port; empty disables"`
+	MaxPeers         int           `toml:"maxpeers" usage:"most P2P peers at once"`
+	MaxPeersPerIP    int           `toml:"maxpeersperip" usage:"most P2P peers from one IP address"`
+	RelayTx          bool          `toml:"relaytx" usage:"pass transactions from light clients to the node (sendrawtransaction)"`
 	HTTPListen       string        `toml:"httplisten" usage:"HTTP API, metrics and health address; auto = 127.0.0.1:<chain's HTTP port>; empty disables"`
 	ReadyBlocks      int           `toml:"readyblocks" usage:"/readyz is 200 while the indexed tip is at most this many blocks behind the node"`
 	ReorgSafetyDepth int           `toml:"reorgsafetydepth" usage:"bulk ranges at least this deep are final: strong ETag, immutable caching"`
@@ -69,6 +73,9 @@ func defaultConfig() Config {
 		PollInterval:     time.Second,
 		Workers:          8,
 		BatchBlocks:      500,
+		Listen:           "auto",
+		MaxPeers:         125,
+		MaxPeersPerIP:    8,
 		HTTPListen:       "auto",
 		ReadyBlocks:      2,
 		ReorgSafetyDepth: 144,
@@ -272,6 +279,20 @@ func (c *Config) validate() error {
 	}
 	if c.BatchBlocks < 1 || c.BatchBlocks > 10000 {
 		return fmt.Errorf("batchblocks: %d is outside 1..10000", c.BatchBlocks)
+	}
+	if c.Listen == "auto" {
+		c.Listen = net.JoinHostPort("", strconv.Itoa(nw.P2PPort))
+	}
+	if c.Listen != "" {
+		if err := validateListenAddr(c.Listen); err != nil {
+			return fmt.Errorf("listen: %w", err)
+		}
+	}
+	if c.MaxPeers < 1 || c.MaxPeers > 10000 {
+		return fmt.Errorf("maxpeers: %d is outside 1..10000", c.MaxPeers)
+	}
+	if c.MaxPeersPerIP < 1 || c.MaxPeersPerIP > c.MaxPeers {
+		return fmt.Errorf("maxpeersperip: %d is outside 1..maxpeers (%d)", c.MaxPeersPerIP, c.MaxPeers)
 	}
 	if c.HTTPListen == "auto" {
 		c.HTTPListen = net.JoinHostPort("127.0.0.1", strconv.Itoa(nw.HTTPPort))

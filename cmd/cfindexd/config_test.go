@@ -5,9 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cfindexd/cfindexd/p2p"
 )
 
 func envFrom(m map[string]string) func(string) string {
@@ -223,5 +226,25 @@ func TestReadmeConfigTableMatchesConfig(t *testing.T) {
 	}
 	for k := range listed {
 		t.Errorf("README lists %s, which is not a configuration key", k)
+	}
+}
+
+// TestNetworkPortsAgreeWithP2P keeps the daemon's default P2P ports and the
+// p2p package's DefaultPort in step, and checks no default collides with
+// the node's RPC port on the same network.
+func TestNetworkPortsAgreeWithP2P(t *testing.T) {
+	for name, nw := range networks() {
+		want, err := p2p.DefaultPort(name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if nw.P2PPort != int(want) {
+			t.Errorf("%s: P2PPort %d, p2p.DefaultPort %d", name, nw.P2PPort, want)
+		}
+		node, _ := strconv.Atoi(nw.Params.DefaultPort)
+		ports := map[int]string{nw.P2PPort: "p2p", nw.HTTPPort: "http", nw.RPCPort: "node rpc", node: "node p2p"}
+		if len(ports) != 4 {
+			t.Errorf("%s: default ports collide: p2p %d http %d rpc %d node %d", name, nw.P2PPort, nw.HTTPPort, nw.RPCPort, node)
+		}
 	}
 }

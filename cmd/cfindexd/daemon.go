@@ -16,6 +16,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/indexer"
+	"github.com/cfindexd/cfindexd/p2p"
 	"github.com/cfindexd/cfindexd/rest"
 	"github.com/cfindexd/cfindexd/store"
 )
@@ -87,8 +88,26 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		return fmt.Errorf("http: %w", err)
 	}
 
+	p2pServer, err := p2p.New(p2p.Config{
+		ListenAddr:    cfg.Listen,
+		Params:        nw.Params,
+		View:          p2p.NewStoreView(st),
+		Blocks:        p2p.NewNodeBlockFetcher(client),
+		Relay:         client,
+		RelayTx:       cfg.RelayTx,
+		UserAgent:     "/cfindexd:" + version + "/",
+		MaxPeers:      cfg.MaxPeers,
+		MaxPeersPerIP: cfg.MaxPeersPerIP,
+		Log:           log.With().Str("component", "p2p").Logger(),
+		Metrics:       metrics,
+	})
+	if err != nil {
+		return fmt.Errorf("p2p: %w", err)
+	}
+
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return httpServer.Run(gctx) })
+	g.Go(func() error { return p2pServer.Run(gctx) })
 	g.Go(func() error { reportStoreSize(gctx, st, metrics); return nil })
 	wake := make(chan struct{}, 1)
 	if cfg.ZMQPubHashBlock != "" {

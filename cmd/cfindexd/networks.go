@@ -22,6 +22,8 @@ type network struct {
 	RPCPort int
 	// CookieSubdir is where Core keeps .cookie below its datadir.
 	CookieSubdir string
+	// P2PPort is cfindexd's default P2P port (p2p.DefaultPort).
+	P2PPort int
 	// HTTPPort is cfindexd's default HTTP port on this network, chosen to
 	// collide with neither Core's nor btcd's defaults.
 	HTTPPort int
@@ -31,12 +33,12 @@ type network struct {
 // It is a function, not a package variable, so nothing can mutate it.
 func networks() map[string]network {
 	return map[string]network{
-		"main":     {Name: "main", Params: &chaincfg.MainNetParams, RPCPort: 8332, CookieSubdir: "", HTTPPort: 8384},
-		"test":     {Name: "test", Params: &chaincfg.TestNet3Params, RPCPort: 18332, CookieSubdir: "testnet3", HTTPPort: 18384},
-		"testnet4": {Name: "testnet4", Params: &chaincfg.TestNet4Params, RPCPort: 48332, CookieSubdir: "testnet4", HTTPPort: 48384},
-		"signet":   {Name: "signet", Params: &chaincfg.SigNetParams, RPCPort: 38332, CookieSubdir: "signet", HTTPPort: 38384},
-		"regtest":  {Name: "regtest", Params: &chaincfg.RegressionNetParams, RPCPort: 18443, CookieSubdir: "regtest", HTTPPort: 18485},
-		"simnet":   {Name: "simnet", Params: &chaincfg.SimNetParams, RPCPort: 18556, CookieSubdir: "simnet", HTTPPort: 18586},
+		"main":     {Name: "main", Params: &chaincfg.MainNetParams, RPCPort: 8332, CookieSubdir: "", P2PPort: 8383, HTTPPort: 8384},
+		"test":     {Name: "test", Params: &chaincfg.TestNet3Params, RPCPort: 18332, CookieSubdir: "testnet3", P2PPort: 18383, HTTPPort: 18384},
+		"testnet4": {Name: "testnet4", Params: &chaincfg.TestNet4Params, RPCPort: 48332, CookieSubdir: "testnet4", P2PPort: 48383, HTTPPort: 48384},
+		"signet":   {Name: "signet", Params: &chaincfg.SigNetParams, RPCPort: 38332, CookieSubdir: "signet", P2PPort: 38383, HTTPPort: 38384},
+		"regtest":  {Name: "regtest", Params: &chaincfg.RegressionNetParams, RPCPort: 18443, CookieSubdir: "regtest", P2PPort: 18484, HTTPPort: 18485},
+		"simnet":   {Name: "simnet", Params: &chaincfg.SimNetParams, RPCPort: 18556, CookieSubdir: "simnet", P2PPort: 18585, HTTPPort: 18586},
 	}
 }
 

@@ -26,7 +26,7 @@ func nodeArgs(n *btcdtest.Node, chain, datadir string) []string {
 		"--chain=" + chain, "--datadir=" + datadir,
 		"--rpcconnect=" + host, "--rpcport=" + port,
 		"--rpcuser=" + n.User(), "--rpcpassword=" + n.Password(),
-		"--httplisten=",
+		"--httplisten=", "--listen=",
 	}
 }
 

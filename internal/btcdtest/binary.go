@@ -23,18 +23,20 @@ const btcdModule = "github.com/btcsuite/btcd"
 // go.mod. It is built once per machine into
 // os.UserCacheDir()/cfindexd-test/btcd-<version> and reused; a file lock
 // makes parallel test binaries wait for one build instead of racing. A
-// failed build fails tb.
+// failed build fails tb; BuildBinary is the same without a testing.TB.
 func Binary(tb testing.TB) string {
 	tb.Helper()
-	path, err := buildBinary()
+	path, err := BuildBinary()
 	if err != nil {
 		tb.Fatalf("btcdtest: %v", err)
 	}
 	return path
 }
 
-// buildBinary does the work of Binary without a testing.TB.
-func buildBinary() (string, error) {
+// BuildBinary returns the path of the btcd binary Binary returns, building
+// it first if needed, for programs that have no testing.TB. It needs the go
+// command and must run inside this module (go.mod pins the btcd version).
+func BuildBinary() (string, error) {
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		return "", fmt.Errorf("user cache dir: %w", err)

@@ -11,12 +11,15 @@
 //   - the btcd process: loopback ports only, its own datadir, stopped by PID
 //     (SIGTERM, then SIGKILL after 10 s) from tb.Cleanup, its output kept in
 //     the datadir (btcd.out.log) and its tail printed when the test failed;
+//   - the same without a testing.TB for programs (cmd/cfbench): BuildBinary,
+//     StartNode, Node.Launch and Node.RunOnce return errors, and the caller
+//     stops the node; Binary, Start and Restart are thin wrappers over them;
 //   - deterministic test keys and transactions (fixed seeds).
 //
-// What it must not do: it is test-only code, imported from _test.go files
-// and never from production packages; it holds no package-level mutable
-// state; it never talks to anything but 127.0.0.1; it does not share code
-// with package bitcoind, so each can check the other.
+// What it must not do: it is test and benchmark code, imported from _test.go
+// files and cmd/cfbench, never from production packages; it holds no
+// package-level mutable state; it never talks to anything but 127.0.0.1; it
+// does not share code with package bitcoind, so each can check the other.
 //
 // Two ways to mine:
 //   - Node.Generate uses btcd's own miner (`generate`, coinbases to the

@@ -10,6 +10,9 @@ var (
 	ErrNodeExited = errors.New("btcd exited")
 	// ErrNodeStopped is returned by RPC helpers after Stop.
 	ErrNodeStopped = errors.New("btcd stopped")
+	// ErrNodeRunning is returned by Launch and RunOnce when the node's
+	// process is still running.
+	ErrNodeRunning = errors.New("btcd is running")
 	// ErrAuth is returned when btcd rejects the RPC credentials (HTTP 401).
 	ErrAuth = errors.New("rpc authentication failed")
 	// ErrBlockRejected is returned by SubmitBlock when btcd refuses a block.

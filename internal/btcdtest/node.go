@@ -33,7 +33,8 @@ type Options struct {
 	// Net is "regtest" (default) or "simnet". Use simnet when the chain must
 	// survive Restart: btcd wipes regtest on every start.
 	Net string
-	// DataDir is btcd's data directory; empty means a fresh tb.TempDir().
+	// DataDir is btcd's data directory; empty means a fresh tb.TempDir()
+	// (Start) or a new temporary directory (StartNode).
 	DataDir string
 	// TxIndex turns on --txindex (getrawtransaction for any tx).
 	TxIndex bool
@@ -47,7 +48,6 @@ type Options struct {
 // Node is a running (or stopped) btcd process. Its methods are safe for
 // concurrent use except Stop/Restart, which must not race with each other.
 type Node struct {
-	tb      testing.TB
 	bin     string
 	opts    Options
 	params  *chaincfg.Params
@@ -60,15 +60,66 @@ type Node struct {
 
 	mu   sync.Mutex
 	proc *exec.Cmd
-	done chan struct{} // closed when proc has exited
+	done <-chan struct{} // closed when proc has exited
 	rpc  *rpcClient
 }
 
 // Start builds (once) and starts btcd with opts on loopback ports, waits
-// until it answers RPC and registers tb.Cleanup to stop it. It fails tb on
-// any error.
+// until it answers RPC and registers tb.Cleanup to stop it (printing the
+// tail of btcd's output when tb failed). An empty opts.DataDir becomes a
+// fresh tb.TempDir(). It fails tb on any error; StartNode is the same
+// without a testing.TB.
 func Start(tb testing.TB, opts Options) *Node {
 	tb.Helper()
+	if opts.DataDir == "" {
+		opts.DataDir = tb.TempDir()
+	}
+	n, err := newNode(opts)
+	if err != nil {
+		tb.Fatalf("btcdtest: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := n.Stop(); err != nil {
+			tb.Errorf("btcdtest: stop: %v", err)
+		}
+		if tb.Failed() {
+			n.logTail(tb)
+		}
+	})
+	if err := n.Launch(); err != nil {
+		tb.Fatalf("btcdtest: %v", err)
+	}
+	return n
+}
+
+// StartNode builds (once) and starts btcd with opts on loopback ports and
+// waits until it answers RPC, for programs that have no testing.TB (the
+// cfbench benchmark). The caller must Stop the node. An empty opts.DataDir
+// becomes a new directory under os.TempDir(), which the caller removes
+// (Node.DataDir) once the node is stopped. If btcd fails to start, the
+// process is stopped and the error says where its log is.
+func StartNode(opts Options) (*Node, error) {
+	if opts.DataDir == "" {
+		dir, err := os.MkdirTemp("", "btcdtest-")
+		if err != nil {
+			return nil, fmt.Errorf("btcdtest: datadir: %w", err)
+		}
+		opts.DataDir = dir
+	}
+	n, err := newNode(opts)
+	if err != nil {
+		return nil, fmt.Errorf("btcdtest: %w", err)
+	}
+	if err := n.Launch(); err != nil {
+		_ = n.Stop()
+		return nil, fmt.Errorf("btcdtest: %w", err)
+	}
+	return n, nil
+}
+
+// newNode resolves opts (which must name a DataDir), builds the binary and
+// reserves the ports of a node that is not started yet.
+func newNode(opts Options) (*Node, error) {
 	if opts.Net == "" {
 		opts.Net = "regtest"
 	}
@@ -79,18 +130,18 @@ func Start(tb testing.TB, opts Options) *Node {
 	case "simnet":
 		params = &chaincfg.SimNetParams
 	default:
-		tb.Fatalf("btcdtest: unsupported network %q (want regtest or simnet)", opts.Net)
+		return nil, fmt.Errorf("unsupported network %q (want regtest or simnet)", opts.Net)
 	}
-	if opts.DataDir == "" {
-		opts.DataDir = tb.TempDir()
+	bin, err := BuildBinary()
+	if err != nil {
+		return nil, err
 	}
 	ports, err := freePorts(2)
 	if err != nil {
-		tb.Fatalf("btcdtest: %v", err)
+		return nil, err
 	}
-	n := &Node{
-		tb:      tb,
-		bin:     Binary(tb),
+	return &Node{
+		bin:     bin,
 		opts:    opts,
 		params:  params,
 		dataDir: opts.DataDir,
@@ -99,19 +150,7 @@ func Start(tb testing.TB, opts Options) *Node {
 		user:    "btcdtest",
 		pass:    "btcdtest-pass",
 		wallet:  NewWallet(params, opts.WalletSeed),
-	}
-	tb.Cleanup(func() {
-		if err := n.Stop(); err != nil {
-			tb.Errorf("btcdtest: stop: %v", err)
-		}
-		if tb.Failed() {
-			n.logTail(tb)
-		}
-	})
-	if err := n.start(); err != nil {
-		tb.Fatalf("btcdtest: %v", err)
-	}
-	return n
+	}, nil
 }
 
 // args is btcd's command line.
@@ -136,30 +175,87 @@ func (n *Node) args() []string {
 	return append(args, n.opts.Extra...)
 }
 
-// start launches the process and waits for RPC.
-func (n *Node) start() error {
+// Launch starts the btcd process with the node's datadir, ports and options
+// and waits until it answers RPC. Start and StartNode call it; call it again
+// after Stop to bring a node back without a testing.TB (Restart does Stop
+// and Launch). It is an error to launch a running node.
+func (n *Node) Launch() error {
+	if n.running() {
+		return fmt.Errorf("launch btcd: %w", ErrNodeRunning)
+	}
+	cmd, done, err := n.spawn(n.args())
+	if err != nil {
+		return err
+	}
+	rpc := newRPCClient(n.rpcAddr, n.user, n.pass)
+	n.mu.Lock()
+	n.proc, n.done, n.rpc = cmd, done, rpc
+	n.mu.Unlock()
+	return n.waitReady(rpc, done)
+}
+
+// running reports whether the node's btcd process has been launched and has
+// neither been stopped nor exited.
+func (n *Node) running() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.proc == nil {
+		return false
+	}
+	select {
+	case <-n.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// spawn starts the btcd binary with args, its output appended to the log
+// file, and returns the command and a channel closed when it has exited.
+func (n *Node) spawn(args []string) (*exec.Cmd, <-chan struct{}, error) {
 	logFile, err := os.OpenFile(filepath.Join(n.dataDir, logFileName),
 		os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return fmt.Errorf("open btcd log: %w", err)
+		return nil, nil, fmt.Errorf("open btcd log: %w", err)
 	}
 	defer logFile.Close() // the child holds its own descriptor
-	cmd := exec.Command(n.bin, n.args()...)
+	cmd := exec.Command(n.bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start btcd: %w", err)
+		return nil, nil, fmt.Errorf("start btcd: %w", err)
 	}
 	done := make(chan struct{})
 	go func() {
 		_ = cmd.Wait()
 		close(done)
 	}()
-	rpc := newRPCClient(n.rpcAddr, n.user, n.pass)
-	n.mu.Lock()
-	n.proc, n.done, n.rpc = cmd, done, rpc
-	n.mu.Unlock()
-	return n.waitReady(rpc, done)
+	return cmd, done, nil
+}
+
+// RunOnce runs btcd to completion with the node's command line plus extra
+// (say "--dropcfindex", which makes btcd drop its filter index and exit),
+// its output appended to LogPath. The node must be stopped: btcd locks its
+// datadir. If ctx ends first the process is killed.
+func (n *Node) RunOnce(ctx context.Context, extra ...string) error {
+	if n.running() {
+		return fmt.Errorf("run btcd once: %w", ErrNodeRunning)
+	}
+	cmd, done, err := n.spawn(append(n.args(), extra...))
+	if err != nil {
+		return err
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+		_ = cmd.Process.Kill()
+		<-done
+		return fmt.Errorf("run btcd %v: %w", extra, ctx.Err())
+	}
+	if !cmd.ProcessState.Success() {
+		return fmt.Errorf("run btcd %v: %s (log %s)", extra, cmd.ProcessState, n.LogPath())
+	}
+	return nil
 }
 
 // waitReady polls getblockcount until btcd answers, it exits, or the
@@ -232,13 +328,14 @@ func (n *Node) Stop() error {
 
 // Restart stops btcd and starts it again with the same datadir, ports and
 // options. On simnet the chain survives; on regtest btcd wipes it, so the
-// node comes back at genesis. It fails tb on any error.
+// node comes back at genesis. It fails tb on any error; without a
+// testing.TB, call Stop and Launch.
 func (n *Node) Restart(tb testing.TB) {
 	tb.Helper()
 	if err := n.Stop(); err != nil {
 		tb.Fatalf("btcdtest: restart: %v", err)
 	}
-	if err := n.start(); err != nil {
+	if err := n.Launch(); err != nil {
 		tb.Fatalf("btcdtest: restart: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -123,5 +124,49 @@ func TestGenerate(t *testing.T) {
 	}
 	if got := blk.Transactions[0].TxOut[0].PkScript; string(got) != string(n.Wallet().MiningScript()) {
 		t.Fatalf("coinbase pays %x, want mining script %x", got, n.Wallet().MiningScript())
+	}
+}
+
+// TestStartNodeWithoutTB drives a simnet node through the testing-free API
+// cmd/cfbench uses: StartNode, Stop, RunOnce with --dropcfindex (btcd drops
+// its filter index and exits), Launch again with the chain intact.
+func TestStartNodeWithoutTB(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	n, err := StartNode(Options{Net: "simnet", DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("StartNode: %v", err)
+	}
+	t.Cleanup(func() { _ = n.Stop() })
+	if _, err := n.Generate(ctx, 3); err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	if err := n.RunOnce(ctx, "--dropcfindex"); !errors.Is(err, ErrNodeRunning) {
+		t.Fatalf("RunOnce on a running node = %v, want ErrNodeRunning", err)
+	}
+	if err := n.Launch(); !errors.Is(err, ErrNodeRunning) {
+		t.Fatalf("Launch on a running node = %v, want ErrNodeRunning", err)
+	}
+	if err := n.Stop(); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if err := n.RunOnce(ctx, "--dropcfindex"); err != nil {
+		t.Fatalf("RunOnce --dropcfindex: %v", err)
+	}
+	log, err := os.ReadFile(n.LogPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(log), "Dropping all committed filter index entries") {
+		t.Fatalf("btcd log does not show the filter index being dropped:\n%s", log)
+	}
+	if err := n.Launch(); err != nil {
+		t.Fatalf("Launch after Stop: %v", err)
+	}
+	if _, height, err := n.BestBlock(ctx); err != nil || height != 3 {
+		t.Fatalf("BestBlock after relaunch = %d, %v; want 3 (simnet keeps its chain)", height, err)
+	}
+	if err := n.Stop(); err != nil {
+		t.Fatalf("Stop: %v", err)
 	}
 }
