@@ -100,5 +100,5 @@ func MatchBasic(filterWithN []byte, blockHash chainhash.Hash, items [][]byte) (b
 	if err != nil {
 		return false, fmt.Errorf("match basic %s: %w", blockHash, err)
 	}
-	return f.MatchAny(NewSipHasher(BlockKey(blockHash)), items)
+	return f.matchAnySip(NewSipHasher(BlockKey(blockHash)), items), nil
 }

@@ -36,7 +36,23 @@ func (n *Node) CompareStore(ctx context.Context, st *store.Store, from uint32) e
 	if !ok || tip.Hash != best || int32(tip.Height) != bestHeight {
 		return fmt.Errorf("store tip %d %s, node tip %d %s", tip.Height, tip.Hash, bestHeight, best)
 	}
-	recs, err := st.FiltersByHeight(from, tip.Height)
+	// The store answers at most store.MaxRange heights per read.
+	for start := from; start <= tip.Height; start += store.MaxRange {
+		end := min(tip.Height, start+store.MaxRange-1)
+		if err := n.compareRange(ctx, st, start, end); err != nil {
+			return err
+		}
+		if end == tip.Height {
+			break // start += MaxRange could wrap at the top of uint32
+		}
+	}
+	return nil
+}
+
+// compareRange compares heights start..end (at most store.MaxRange) of the
+// store with btcd's index.
+func (n *Node) compareRange(ctx context.Context, st *store.Store, start, end uint32) error {
+	recs, err := st.FiltersByHeight(start, end)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,11 @@
 // and cookie auth, and a minimal ZMTP 3.0 PUB socket that replays the
 // captured ZMQ notifications.
 //
+// The server presents the recorded final state (tip h115) by default;
+// Server.SetActiveTip switches getbestblockhash, getblockhash,
+// getblockchaininfo and getblockheader to the chain ending at another
+// block, e.g. the stale h114 to replay the state before the reorg.
+//
 // What is derived rather than recorded (and how it is checked):
 //   - Blocks h1–h94 (the recording has only their hashes and filters):
 //     each is the h95 coinbase used as a template (BIP34 height push,

@@ -3,8 +3,13 @@ package corefixture
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
 
 	"github.com/lightninglabs/gozmq"
 )
@@ -123,5 +128,65 @@ func TestActiveChainIsComplete(t *testing.T) {
 		if b.Derived != (h < 95) {
 			t.Fatalf("height %d: Derived=%v", h, b.Derived)
 		}
+	}
+}
+
+// SetActiveTip replays the state before the recorded reorg (tip = stale
+// h114) and after it.
+func TestServerSetActiveTip(t *testing.T) {
+	fx := Load(t)
+	srv := NewServer(t, fx, Options{})
+	staleB, _ := chainhash.NewHashFromStr("03202cb16dff5341c266fbc912d2da37d85d7e5b0997e49d2fcb7cd8b8ebde39")
+	staleA, _ := chainhash.NewHashFromStr("42987b4b368c7574afe60a3480e0094ec1d3c507821d2031c585c64975ab275a")
+	if err := srv.SetActiveTip(*staleB); err != nil {
+		t.Fatal(err)
+	}
+	call := func(method string, params ...any) json.RawMessage {
+		t.Helper()
+		body, _ := json.Marshal(map[string]any{"jsonrpc": "1.0", "id": 1, "method": method, "params": params})
+		req, _ := http.NewRequest(http.MethodPost, srv.URL(), bytes.NewReader(body))
+		req.SetBasicAuth("__cookie__", strings.TrimPrefix(fx.Cookie, "__cookie__:"))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var env struct {
+			Result json.RawMessage `json:"result"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&env); err != nil {
+			t.Fatal(err)
+		}
+		return env.Result
+	}
+	if got := string(call("getbestblockhash")); got != `"`+staleB.String()+`"` {
+		t.Fatalf("best %s", got)
+	}
+	if got := string(call("getblockhash", 113)); got != `"`+staleA.String()+`"` {
+		t.Fatalf("height 113 %s", got)
+	}
+	var hdr struct {
+		Confirmations int64  `json:"confirmations"`
+		Next          string `json:"nextblockhash"`
+	}
+	h112, _ := fx.ActiveHash(112)
+	_ = json.Unmarshal(call("getblockheader", h112.String(), true), &hdr)
+	if hdr.Confirmations != 3 || hdr.Next != staleA.String() {
+		t.Fatalf("h112 before reorg: %+v", hdr)
+	}
+	_ = json.Unmarshal(call("getblockheader", fx.Tip.String(), true), &hdr)
+	if hdr.Confirmations != -1 {
+		t.Fatalf("final tip before reorg: %+v", hdr)
+	}
+	if err := srv.SetActiveTip(fx.Tip); err != nil {
+		t.Fatal(err)
+	}
+	hdr.Next = ""
+	_ = json.Unmarshal(call("getblockheader", staleA.String(), true), &hdr)
+	if hdr.Confirmations != -1 || hdr.Next != "" {
+		t.Fatalf("stale-a after reorg: %+v", hdr)
+	}
+	if err := srv.SetActiveTip(chainhash.Hash{1}); err == nil {
+		t.Fatal("unknown tip accepted")
 	}
 }

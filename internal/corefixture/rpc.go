@@ -15,7 +15,7 @@ import (
 func (s *Server) dispatch(method string, params []json.RawMessage) ([]byte, *rpcErr) {
 	s.mu.Lock()
 	s.calls[method]++
-	warmup, best := s.warmup, s.best
+	warmup, best, ac := s.warmup, s.best, s.active
 	s.mu.Unlock()
 	if warmup {
 		return nil, &rpcErr{-28, "Loading block index…"}
@@ -26,8 +26,21 @@ func (s *Server) dispatch(method string, params []json.RawMessage) ([]byte, *rpc
 		if best != nil {
 			return quote(best.String()), nil
 		}
+		if ac != nil {
+			return quote(ac.tip.String()), nil
+		}
 		return fx.chain[method], nil
-	case "getblockchaininfo", "getblockcount", "getchaintips", "getmempoolinfo", "getdeploymentinfo", "getzmqnotifications":
+	case "getblockchaininfo":
+		if ac != nil {
+			return ac.chainInfoJSON(fx.chain[method]), nil
+		}
+		return fx.chain[method], nil
+	case "getblockcount":
+		if ac != nil {
+			return []byte(strconv.Itoa(len(ac.byHeight) - 1)), nil
+		}
+		return fx.chain[method], nil
+	case "getchaintips", "getmempoolinfo", "getdeploymentinfo", "getzmqnotifications":
 		if s.opts.Btcd && method == "getzmqnotifications" {
 			return nil, &rpcErr{-32601, "Method not found"}
 		}
@@ -65,6 +78,12 @@ func (s *Server) dispatch(method string, params []json.RawMessage) ([]byte, *rpc
 			return nil, &rpcErr{-3, "JSON value is not an integer as expected"}
 		}
 		h, ok := fx.active[height]
+		if ac != nil {
+			ok = height >= 0 && height < int64(len(ac.byHeight))
+			if ok {
+				h = ac.byHeight[height]
+			}
+		}
 		if !ok {
 			return nil, &rpcErr{-8, "Block height out of range"}
 		}
@@ -82,6 +101,9 @@ func (s *Server) dispatch(method string, params []json.RawMessage) ([]byte, *rpc
 		}
 		if !verbose {
 			return quote(hex.EncodeToString(b.Raw[:80])), nil
+		}
+		if ac != nil {
+			return ac.headerJSON(b), nil
 		}
 		return b.HeaderJSON, nil
 	case "getblockfilter":

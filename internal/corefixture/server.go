@@ -49,6 +49,7 @@ type Server struct {
 	secret  string // expected "user:password"
 	warmup  bool
 	best    *chainhash.Hash
+	active  *activeChain // nil: the recorded final state
 	calls   map[string]int
 	batches int
 }
@@ -118,7 +119,9 @@ func (s *Server) SetWarmup(on bool) {
 	s.mu.Unlock()
 }
 
-// SetBestBlockHash overrides getbestblockhash.
+// SetBestBlockHash overrides getbestblockhash only (every other call keeps
+// answering for the recorded chain); see SetActiveTip for a consistent
+// switch.
 func (s *Server) SetBestBlockHash(h chainhash.Hash) {
 	s.mu.Lock()
 	s.best = &h

@@ -1,0 +1,92 @@
+// Command cfbench measures cfindexd against btcd on a chain it builds
+// itself, so one run gives both sides and their ratio on the same machine.
+//
+//	go run ./cmd/cfbench sync [flags]   catch-up: cfindexd vs btcd's own cfindex
+//	go run ./cmd/cfbench serve [flags]  serving getcfilters/getcfheaders to many peers
+//
+// Every subcommand starts btcd (simnet, --txindex) through internal/btcdtest
+// on loopback ports, builds a transaction-rich chain with it, runs the real
+// cfindexd binary as a subprocess against it, and prints a table (or JSON
+// with -json). Run `cfbench <subcommand> -h` for the flags.
+//
+// cfbench owns only measuring and reporting. It must not change how
+// cfindexd works (it runs the binary, or in-process the same indexer wiring
+// as cmd/cfindexd for the CPU profile), keep package-level state, or talk
+// to anything but 127.0.0.1. It must run from inside the module: it builds
+// cmd/cfindexd and btcd with the go command.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// subcommand is one benchmark: it parses its own flags and runs.
+type subcommand struct {
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// subcommands lists the benchmarks by name.
+func subcommands() map[string]subcommand {
+	return map[string]subcommand{
+		"sync":  {summary: "catch-up speed, CPU and RSS of cfindexd vs btcd building its own cfindex", run: runSync},
+		"serve": {summary: "getcfilters/getcfheaders throughput and latency under 100 peers, cfindexd vs btcd", run: runServe},
+	}
+}
+
+// run is main without the process: it returns the exit code (2 for usage
+// errors, 1 for a failed benchmark).
+func run(args []string, stdout, stderr io.Writer) int {
+	cmds := subcommands()
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr, cmds)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	cmd, ok := cmds[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "cfbench: unknown subcommand %q\n", args[0])
+		usage(stderr, cmds)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := cmd.run(ctx, args[1:], stdout, stderr)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "cfbench %s: %v\n", args[0], err)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "cfbench %s: %v\n", args[0], err)
+		return 1
+	}
+}
+
+// errUsage marks bad flags or arguments.
+var errUsage = errors.New("usage")
+
+// usage lists the subcommands.
+func usage(w io.Writer, cmds map[string]subcommand) {
+	fmt.Fprintln(w, "Usage: cfbench <subcommand> [flags]")
+	fmt.Fprintln(w)
+	for _, name := range []string{"sync", "serve"} {
+		fmt.Fprintf(w, "  %-6s %s\n", name, cmds[name].summary)
+	}
+}
