@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/v2"
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/corefixture"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -245,5 +248,49 @@ func waitHTTP(t *testing.T, url string, status int, want string) {
 			t.Fatalf("GET %s: %v", url, err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestZMQWakesDaemon runs cfindexd with polling effectively off (once an
+// hour) and zmqpubhashblock pointing at a publisher that speaks Core's
+// 3-frame format: each block btcd mines is announced and must be indexed
+// within 2 s, including after a deliberately skipped sequence number.
+func TestZMQWakesDaemon(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	node := btcdtest.Start(t, btcdtest.Options{TxIndex: true, WalletSeed: 51})
+	if _, err := node.Generate(ctx, 110); err != nil {
+		t.Fatal(err)
+	}
+	pub := corefixture.NewPublisher(t)
+	d := startDaemon(t, append(nodeArgs(node, "regtest", t.TempDir()), "--pollinterval=1h", "--zmqpubhashblock="+pub.Endpoint())...)
+	d.waitLog(30*time.Second, heightAtLeast(110))
+	if err := pub.WaitSubscribed(ctx, "hashblock", 1); err != nil {
+		t.Fatal(err)
+	}
+	seq := uint32(500)
+	for i := range 6 {
+		hashes, err := node.Generate(ctx, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq++
+		if i == 3 {
+			seq++ // a lost message: the subscriber must resync, not stall
+		}
+		body := hashes[0].CloneBytes()
+		slices.Reverse(body) // Core publishes the hash in display order
+		frameSeq := binary.LittleEndian.AppendUint32(nil, seq)
+		began := time.Now()
+		if _, err := pub.Publish([]byte("hashblock"), body, frameSeq); err != nil {
+			t.Fatal(err)
+		}
+		d.waitLog(2*time.Second, func(m map[string]any) bool {
+			return m["message"] == "indexed block" && m["hash"] == hashes[0].String()
+		})
+		t.Logf("block %d indexed %s after its hashblock", i, time.Since(began).Round(time.Millisecond))
+	}
+	if code, _ := d.terminate(10 * time.Second); code != 0 {
+		t.Fatalf("SIGTERM: exit %d", code)
 	}
 }
