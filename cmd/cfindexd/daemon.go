@@ -73,6 +73,9 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	if err != nil || ctx.Err() != nil {
 		return err
 	}
+	if err := checkNodeState(ctx, client, st, log); err != nil {
+		return err
+	}
 
 	metrics := rest.NewMetrics()
 	if haveTip {
@@ -83,7 +86,7 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		Net:              nw.Params.Net,
 		ReorgSafetyDepth: uint32(cfg.ReorgSafetyDepth),
 		ReadyMaxLag:      uint32(cfg.ReadyBlocks),
-	}, st, metrics, log.With().Str("component", "http").Logger())
+	}, st, metrics, log)
 	if err != nil {
 		return fmt.Errorf("http: %w", err)
 	}
@@ -98,7 +101,7 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		UserAgent:     "/cfindexd:" + version + "/",
 		MaxPeers:      cfg.MaxPeers,
 		MaxPeersPerIP: cfg.MaxPeersPerIP,
-		Log:           log.With().Str("component", "p2p").Logger(),
+		Log:           log,
 		Metrics:       metrics,
 	})
 	if err != nil {
@@ -162,6 +165,33 @@ func waitForNode(ctx context.Context, client *bitcoind.Client, nw network, force
 		case <-t.C:
 		}
 	}
+}
+
+// checkNodeState logs what the operator should know about the node once at
+// start (initial block download, pruning) and refuses to run when the node
+// has already pruned blocks the store still needs: no retry could fix that.
+func checkNodeState(ctx context.Context, client *bitcoind.Client, st *store.Store, log zerolog.Logger) error {
+	info, err := client.GetChainInfo(ctx)
+	if err != nil {
+		// Not fatal: the follower retries the node anyway.
+		log.Warn().Err(err).Msg("getblockchaininfo failed; continuing")
+		return nil
+	}
+	if info.IBD {
+		log.Info().Uint32("node_blocks", info.Blocks).Uint32("node_headers", info.Headers).
+			Msg("node is in initial block download; indexing its blocks as they arrive")
+	}
+	if info.Pruned {
+		next := uint32(0)
+		if tip, ok := st.Tip(); ok {
+			next = tip.Height + 1
+		}
+		if next < info.PruneHeight {
+			return fmt.Errorf("node has pruned blocks below height %d but the store needs them from height %d: restart the node without -prune (and -reindex), or with a store that already reaches height %d", info.PruneHeight, next, info.PruneHeight)
+		}
+		log.Info().Uint32("prune_height", info.PruneHeight).Msg("node is pruned; cfindexd needs each new block before the node prunes it")
+	}
+	return nil
 }
 
 // reportStoreSize keeps the store-size gauge current.

@@ -31,10 +31,14 @@ func (s *Server) dispatch(method string, params []json.RawMessage) ([]byte, *rpc
 		}
 		return fx.chain[method], nil
 	case "getblockchaininfo":
+		info := fx.chain[method]
 		if ac != nil {
-			return ac.chainInfoJSON(fx.chain[method]), nil
+			info = ac.chainInfoJSON(info)
 		}
-		return fx.chain[method], nil
+		if s.opts.PrunedBelow > 0 {
+			info = prunedChainInfo(info, s.opts.PrunedBelow)
+		}
+		return info, nil
 	case "getblockcount":
 		if ac != nil {
 			return []byte(strconv.Itoa(len(ac.byHeight) - 1)), nil
@@ -220,4 +224,20 @@ func hashParam(params []json.RawMessage) (chainhash.Hash, *rpcErr) {
 func quote(s string) []byte {
 	b, _ := json.Marshal(s)
 	return b
+}
+
+// prunedChainInfo rewrites getblockchaininfo as a pruned node reports it:
+// "pruned": true and "pruneheight", the lowest height with block data.
+func prunedChainInfo(recorded []byte, pruneHeight int32) []byte {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(recorded, &m); err != nil {
+		return recorded
+	}
+	m["pruned"] = json.RawMessage("true")
+	m["pruneheight"] = json.RawMessage(strconv.Itoa(int(pruneHeight)))
+	out, err := json.Marshal(m)
+	if err != nil {
+		return recorded
+	}
+	return out
 }
