@@ -110,17 +110,7 @@ func parseCoreHeaders(part, rawQuery string) coreRequest {
 		req.err = &coreError{http.StatusBadRequest, "Invalid URI format. Expected /rest/headers/<hash>.<ext>?count=<count>"}
 		return req
 	}
-	n, ok := parseCoreCount(rawCount)
-	if !ok {
-		req.err = &coreError{http.StatusBadRequest, "Header count is invalid or out of acceptable range (1-" + strconv.Itoa(MaxCoreHeadersResults) + "): " + rawCount}
-		return req
-	}
-	h, ok := parseHashStr(rawHash)
-	if !ok {
-		req.err = &coreError{http.StatusBadRequest, "Invalid hash: " + rawHash}
-		return req
-	}
-	req.hash, req.hashStr, req.count = h, rawHash, n
+	req.setCountAndHash(rawCount, rawHash)
 	return req
 }
 

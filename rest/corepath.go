@@ -162,20 +162,29 @@ func parseCoreFilterHeaders(part, rawQuery string) coreRequest {
 		req.err = &coreError{http.StatusBadRequest, "Invalid URI format. Expected /rest/blockfilterheaders/<filtertype>/<blockhash>.<ext>?count=<count>"}
 		return req
 	}
-	n, ok := parseCoreCount(rawCount)
-	if !ok {
-		req.err = &coreError{http.StatusBadRequest, "Header count is invalid or out of acceptable range (1-" + strconv.Itoa(MaxCoreHeadersResults) + "): " + rawCount}
-		return req
-	}
-	h, ok := parseHashStr(rawHash)
-	if !ok {
-		req.err = &coreError{http.StatusBadRequest, "Invalid hash: " + rawHash}
+	if !req.setCountAndHash(rawCount, rawHash) {
 		return req
 	}
 	if parts[0] != basicFilterName {
 		req.err = &coreError{http.StatusBadRequest, "Unknown filtertype " + parts[0]}
-		return req
+	}
+	return req
+}
+
+// setCountAndHash parses the count and hash of a headers-style request in
+// Core's order (count first, then hash), recording Core's error for the
+// first that is bad. It reports whether both were good.
+func (req *coreRequest) setCountAndHash(rawCount, rawHash string) bool {
+	n, ok := parseCoreCount(rawCount)
+	if !ok {
+		req.err = &coreError{http.StatusBadRequest, "Header count is invalid or out of acceptable range (1-" + strconv.Itoa(MaxCoreHeadersResults) + "): " + rawCount}
+		return false
+	}
+	h, ok := parseHashStr(rawHash)
+	if !ok {
+		req.err = &coreError{http.StatusBadRequest, "Invalid hash: " + rawHash}
+		return false
 	}
 	req.hash, req.hashStr, req.count = h, rawHash, n
-	return req
+	return true
 }
