@@ -22,7 +22,11 @@
 // reader does not read the peer's next request meanwhile: a peer that does
 // not read its answers stops costing the server anything. Filter-store reads
 // additionally take one of Config.MaxFilterWork server-wide slots, so a few
-// peers cannot monopolise the disk.
+// peers cannot monopolise the disk. Only getcfilters reads filters:
+// getcfheaders is answered from the filter hashes the store keeps beside the
+// filter headers (ChainView.FilterHashesForStop) and getcfcheckpt from one
+// snapshot read of every 1,000th filter header
+// (ChainView.FilterHeaderCheckpoints), as Bitcoin Core's filter index does.
 //
 // Semantics follow Bitcoin Core's net_processing: at most 1,000 filters per
 // getcfilters (one cfilter each), 2,000 filter hashes per getcfheaders,

@@ -157,15 +157,6 @@ func (v *fakeView) TipChanged() <-chan struct{} {
 	return v.changed
 }
 
-func (v *fakeView) HashAt(h uint32) (chainhash.Hash, error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if int(h) >= len(v.active) {
-		return chainhash.Hash{}, ErrNotFound
-	}
-	return v.active[h].hash, nil
-}
-
 func (v *fakeView) HeightOf(hash chainhash.Hash) (uint32, bool, error) {
 	v.mu.Lock()
 	b, ok := v.byHash[hash]
@@ -205,22 +196,6 @@ func (v *fakeView) Headers(start, end uint32) ([]wire.BlockHeader, error) {
 	out := make([]wire.BlockHeader, 0, end-start+1)
 	for h := start; h <= end; h++ {
 		out = append(out, v.active[h].header)
-	}
-	return out, nil
-}
-
-func (v *fakeView) FilterHeadersByHeight(start, end uint32) ([]chainhash.Hash, error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if start > end || int(end) >= len(v.active) {
-		return nil, ErrNotFound
-	}
-	if end-start >= fakeMaxRange {
-		return nil, errFakeRange
-	}
-	out := make([]chainhash.Hash, 0, end-start+1)
-	for h := start; h <= end; h++ {
-		out = append(out, v.active[h].filterHeader)
 	}
 	return out, nil
 }
@@ -266,14 +241,38 @@ func (v *fakeView) FiltersForStop(stop chainhash.Hash, start uint32) ([]FilterRe
 	return out, nil
 }
 
-func (v *fakeView) FilterHeadersForStop(stop chainhash.Hash, start uint32) ([]chainhash.Hash, error) {
+func (v *fakeView) FilterHashesForStop(stop chainhash.Hash, start uint32) (chainhash.Hash, []chainhash.Hash, error) {
 	bs, err := v.chainTo(stop, start)
 	if err != nil {
-		return nil, err
+		return chainhash.Hash{}, nil, err
+	}
+	var prev chainhash.Hash
+	if start > 0 {
+		v.mu.Lock()
+		prev = v.byHash[bs[0].header.PrevBlock].filterHeader
+		v.mu.Unlock()
 	}
 	out := make([]chainhash.Hash, len(bs))
 	for i, b := range bs {
-		out[i] = b.filterHeader
+		// Hashed here, not kept: tests build fakeBlocks from btcd's data.
+		out[i] = chainhash.DoubleHashH(b.filter)
+	}
+	return prev, out, nil
+}
+
+// FilterHeaderCheckpoints walks from stop back to genesis by PrevBlock.
+func (v *fakeView) FilterHeaderCheckpoints(stop chainhash.Hash, interval uint32) ([]chainhash.Hash, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	b, ok := v.byHash[stop]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	out := make([]chainhash.Hash, b.height/interval)
+	for ; b.height > 0; b = v.byHash[b.header.PrevBlock] {
+		if b.height%interval == 0 {
+			out[b.height/interval-1] = b.filterHeader
+		}
 	}
 	return out, nil
 }

@@ -35,11 +35,6 @@ func (v storeView) Tip() (Tip, bool) {
 
 func (v storeView) TipChanged() <-chan struct{} { return v.s.TipChanged() }
 
-func (v storeView) HashAt(height uint32) (chainhash.Hash, error) {
-	h, err := v.s.HashAt(height)
-	return h, notFound(err)
-}
-
 func (v storeView) HeightOf(hash chainhash.Hash) (uint32, bool, error) {
 	h, active, err := v.s.HeightOf(hash)
 	return h, active, notFound(err)
@@ -55,11 +50,6 @@ func (v storeView) Headers(start, end uint32) ([]wire.BlockHeader, error) {
 	return hs, notFound(err)
 }
 
-func (v storeView) FilterHeadersByHeight(start, end uint32) ([]chainhash.Hash, error) {
-	hs, err := v.s.FilterHeadersByHeight(start, end)
-	return hs, notFound(err)
-}
-
 func (v storeView) FiltersForStop(stop chainhash.Hash, start uint32) ([]FilterRecord, error) {
 	recs, err := v.s.FiltersForStop(stop, start)
 	if err != nil {
@@ -72,7 +62,12 @@ func (v storeView) FiltersForStop(stop chainhash.Hash, start uint32) ([]FilterRe
 	return out, nil
 }
 
-func (v storeView) FilterHeadersForStop(stop chainhash.Hash, start uint32) ([]chainhash.Hash, error) {
-	hs, err := v.s.FilterHeadersForStop(stop, start)
+func (v storeView) FilterHashesForStop(stop chainhash.Hash, start uint32) (chainhash.Hash, []chainhash.Hash, error) {
+	prev, hashes, err := v.s.FilterHashesForStop(stop, start)
+	return prev, hashes, notFound(err)
+}
+
+func (v storeView) FilterHeaderCheckpoints(stop chainhash.Hash, interval uint32) ([]chainhash.Hash, error) {
+	hs, err := v.s.FilterHeaderCheckpoints(stop, interval)
 	return hs, notFound(err)
 }

@@ -69,6 +69,12 @@ func TestServesFromRealStore(t *testing.T) {
 	checkCFHeaders(t, c.sync()[0].(*wire.MsgCFHeaders), active[500].filterHeader, active[501:2501])
 	c.send(wire.NewMsgGetCFHeaders(wire.GCSFilterRegular, 1501, &stale[699].hash))
 	checkCFHeaders(t, c.sync()[0].(*wire.MsgCFHeaders), active[1500].filterHeader, stale)
+	// A range wholly on the branch: the previous header is a stale block's.
+	c.send(wire.NewMsgGetCFHeaders(wire.GCSFilterRegular, 1600, &stale[199].hash))
+	checkCFHeaders(t, c.sync()[0].(*wire.MsgCFHeaders), stale[98].filterHeader, stale[99:200])
+	// From genesis: the previous header is the zero hash.
+	c.send(wire.NewMsgGetCFHeaders(wire.GCSFilterRegular, 0, &active[1999].hash))
+	checkCFHeaders(t, c.sync()[0].(*wire.MsgCFHeaders), chainhash.Hash{}, active[:2000])
 
 	// getcfcheckpt on both branches.
 	c.send(wire.NewMsgGetCFCheckpt(wire.GCSFilterRegular, &stale[699].hash))

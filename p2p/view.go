@@ -34,8 +34,6 @@ type ChainView interface {
 	Tip() (Tip, bool)
 	// TipChanged returns a channel closed after the next commit or rollback.
 	TipChanged() <-chan struct{}
-	// HashAt returns the hash of the active-chain block at height.
-	HashAt(height uint32) (chainhash.Hash, error)
 	// HeightOf returns the height of a known block and whether it is on the
 	// active chain (false: on a stale branch the store kept).
 	HeightOf(hash chainhash.Hash) (uint32, bool, error)
@@ -43,14 +41,20 @@ type ChainView interface {
 	HeaderByHash(hash chainhash.Hash) (wire.BlockHeader, uint32, error)
 	// Headers returns the active-chain headers of heights start..end inclusive.
 	Headers(start, end uint32) ([]wire.BlockHeader, error)
-	// FilterHeadersByHeight returns active-chain filter headers start..end
-	// inclusive.
-	FilterHeadersByHeight(start, end uint32) ([]chainhash.Hash, error)
 	// FiltersForStop returns the filters of heights start..height(stop) on
 	// the chain that ends at stop (active or stale), in height order.
 	FiltersForStop(stop chainhash.Hash, start uint32) ([]FilterRecord, error)
-	// FilterHeadersForStop is FiltersForStop for filter headers.
-	FilterHeadersForStop(stop chainhash.Hash, start uint32) ([]chainhash.Hash, error)
+	// FilterHashesForStop returns a cfheaders answer without reading
+	// filters: the filter header of the block at start-1 on the chain that
+	// ends at stop (the zero hash for start 0) and the filter hashes
+	// (dSHA256 of each filter) of heights start..height(stop) on that
+	// chain, in height order, read from one snapshot.
+	FilterHashesForStop(stop chainhash.Hash, start uint32) (prevHeader chainhash.Hash, hashes []chainhash.Hash, err error)
+	// FilterHeaderCheckpoints returns the filter headers at heights
+	// interval, 2·interval, ... ≤ height(stop) on the chain that ends at
+	// stop (active or stale), in height order, read from one snapshot so
+	// that a reorg cannot mix two chains into one answer.
+	FilterHeaderCheckpoints(stop chainhash.Hash, interval uint32) ([]chainhash.Hash, error)
 }
 
 // BlockFetcher fetches a full block (with witnesses) from the node.

@@ -68,3 +68,109 @@ func BenchmarkFilterHeadersForStop2000(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCFHeaders2000 builds a full getcfheaders answer (the previous
+// filter header and 2,000 filter hashes) from a store of 2,500 blocks
+// whose filters average ~12.5 KB, about a mainnet block's. "filters+hash"
+// is the path p2p took before filter hashes were stored: read the 2,000
+// filters, hash each, read the previous header through the first block's
+// parent. "filter-hashes" is FilterHashesForStop. filterB/op is the filter
+// data each reads.
+func BenchmarkCFHeaders2000(b *testing.B) {
+	chain := genChainMaxN(62, nil, 2500, 10_000)
+	s, _ := openTest(b, chain[0].Hash)
+	commitAll(b, s, chain, 250)
+	const start = 401
+	stop := chain[2400].Hash
+	want := chain[2400].FilterHeader
+	check := func(b *testing.B, prev chainhash.Hash, hashes []chainhash.Hash) {
+		fh := prev
+		for _, h := range hashes {
+			fh = chainhash.DoubleHashH(append(h[:], fh[:]...))
+		}
+		if len(hashes) != 2000 || fh != want {
+			b.Fatal("answer does not chain to the stop's filter header")
+		}
+	}
+
+	b.Run("filters+hash", func(b *testing.B) {
+		b.ReportAllocs()
+		var filterBytes int
+		for b.Loop() {
+			recs, err := s.FiltersForStop(stop, start)
+			if err != nil {
+				b.Fatal(err)
+			}
+			hdr, _, err := s.HeaderByHash(recs[0].Hash)
+			if err != nil {
+				b.Fatal(err)
+			}
+			prev, err := s.FilterHeadersForStop(hdr.PrevBlock, start-1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			hashes := make([]chainhash.Hash, len(recs))
+			filterBytes = 0
+			for i := range recs {
+				hashes[i] = chainhash.DoubleHashH(recs[i].Filter)
+				filterBytes += len(recs[i].Filter)
+			}
+			b.StopTimer()
+			check(b, prev[0], hashes)
+			b.StartTimer()
+		}
+		b.ReportMetric(float64(filterBytes), "filterB/op")
+	})
+	b.Run("filter-hashes", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			prev, hashes, err := s.FilterHashesForStop(stop, start)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			check(b, prev, hashes)
+			b.StartTimer()
+		}
+		b.ReportMetric(0, "filterB/op")
+	})
+}
+
+// BenchmarkCFCheckpt1000 reads 1,000 checkpoint filter headers (mainnet
+// height is ~900 checkpoints at BIP-157's interval of 1,000; here every
+// 20th of 20,001 blocks, so the store stays small). "read-per-height" is
+// the path p2p took before: one read transaction per checkpoint.
+// "one-txn" is FilterHeaderCheckpoints.
+func BenchmarkCFCheckpt1000(b *testing.B) {
+	const interval = 20
+	chain := genChainMaxN(63, nil, 20_001, 4)
+	s, _ := openTest(b, chain[0].Hash)
+	commitAll(b, s, chain, 2000)
+	stop := chain[20_000].Hash
+
+	b.Run("read-per-height", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			out := make([]chainhash.Hash, 0, 1000)
+			for h := uint32(interval); h <= 20_000; h += interval {
+				fh, err := s.FilterHeadersByHeight(h, h)
+				if err != nil {
+					b.Fatal(err)
+				}
+				out = append(out, fh[0])
+			}
+			if len(out) != 1000 || out[999] != chain[20_000].FilterHeader {
+				b.Fatal("wrong checkpoints")
+			}
+		}
+	})
+	b.Run("one-txn", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			out, err := s.FilterHeaderCheckpoints(stop, interval)
+			if err != nil || len(out) != 1000 || out[999] != chain[20_000].FilterHeader {
+				b.Fatal(err)
+			}
+		}
+	})
+}

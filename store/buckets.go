@@ -84,11 +84,11 @@ func (b *buckets) activeRecord(height uint32) (BlockRecord, error) {
 	if len(filter) == 0 {
 		return BlockRecord{}, fmt.Errorf("%w: height %d has a header but no filter", ErrCorrupt, height)
 	}
-	fh, err := decodeHash(b.filterHeaders.Get(k))
+	fh, fhash, err := decodeFilterHeaderValue(b.filterHeaders.Get(k))
 	if err != nil {
 		return BlockRecord{}, fmt.Errorf("filter header at %d: %w", height, err)
 	}
-	return BlockRecord{Height: height, Hash: hash, Header: hdr, Filter: filter, FilterHeader: fh}, nil
+	return BlockRecord{Height: height, Hash: hash, Header: hdr, Filter: filter, FilterHeader: fh, FilterHash: fhash}, nil
 }
 
 // checkRange validates an inclusive height range.

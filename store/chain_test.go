@@ -17,7 +17,8 @@ const testSeed = 0x5eed_cf1d
 
 // genBlock returns the block at height on top of prev: a header chained by
 // PrevBlock, a BIP-158-shaped filter (CompactSize N, then random bytes of
-// about 20 bits per element) and the BIP-157 filter header over prevFH.
+// about 20 bits per element), its filter hash and the BIP-157 filter header
+// over prevFH.
 // The same (branch, height, prev) always gives the same block.
 func genBlock(branch uint64, height uint32, prev, prevFH chainhash.Hash, maxN int) BlockRecord {
 	rng := rand.New(rand.NewPCG(testSeed^branch, uint64(height)<<32|uint64(prev[0])<<8|uint64(prev[1])))
@@ -44,6 +45,7 @@ func genBlock(branch uint64, height uint32, prev, prevFH chainhash.Hash, maxN in
 		Header:       hdr,
 		Filter:       filter,
 		FilterHeader: filterHeader(filter, prevFH),
+		FilterHash:   chainhash.DoubleHashH(filter),
 	}
 }
 
@@ -111,6 +113,8 @@ func diffRecord(got, want BlockRecord) string {
 		return "filter"
 	case got.FilterHeader != want.FilterHeader:
 		return "filter header"
+	case got.FilterHash != want.FilterHash:
+		return "filter hash"
 	}
 	return ""
 }

@@ -2,6 +2,9 @@ package store
 
 import (
 	"fmt"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/cfindexd/cfindexd/headers"
 )
 
 // CommitBatch appends recs to the active chain and moves the tip to the last
@@ -12,18 +15,26 @@ import (
 // first record is the genesis block at height 0 whose Hash is the genesis
 // hash Open was given), and each Header.PrevBlock is the Hash of the block
 // before it; otherwise CommitBatch returns ErrNotConnected. A record whose
-// Hash is not Header.BlockHash() or whose Filter is empty fails with
-// ErrInvalidRecord. On any error nothing is written. FilterHeader is stored
-// as given; computing it is the caller's job.
+// Hash is not Header.BlockHash(), whose Filter is empty, or whose non-zero
+// FilterHash is not dSHA256(Filter) fails with ErrInvalidRecord. Each
+// FilterHeader must continue the BIP-157 chain, dSHA256(FilterHash ||
+// previous FilterHeader) with the tip's (zero below genesis) before the
+// first record; otherwise CommitBatch fails with ErrFilterHeaderMismatch.
+// The store verifies filter headers but does not compute them for the
+// caller. On any error nothing is written.
+//
+// The filter hashes are computed before the write transaction starts, so
+// hashing the batch's filters does not hold the writer lock.
 //
 // A record whose hash is in the stale set (a reorg back onto a branch that
 // was disconnected) is removed from the stale set. An empty recs is a no-op.
-// The store does not keep recs or their Filter slices after it returns.
+// The store neither keeps nor modifies recs or their Filter slices.
 func (s *Store) CommitBatch(recs []BlockRecord) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	if err := checkBatch(recs); err != nil {
+	filterHashes, err := checkBatch(recs)
+	if err != nil {
 		return fmt.Errorf("commit batch at height %d: %w", recs[0].Height, err)
 	}
 	s.writeMu.Lock()
@@ -31,16 +42,18 @@ func (s *Store) CommitBatch(recs []BlockRecord) error {
 
 	last := recs[len(recs)-1]
 	newTip := Tip{Height: last.Height, Hash: last.Hash, FilterHeader: last.FilterHeader}
-	err := s.update(func(b *buckets) error {
+	err = s.update(func(b *buckets) error {
 		tip, ok, err := b.readTip()
 		if err != nil {
 			return err
 		}
-		if err := s.checkConnects(tip, ok, &recs[0]); err != nil {
+		if err := s.checkConnects(tip, ok, &recs[0], filterHashes[0]); err != nil {
 			return err
 		}
 		for i := range recs {
-			if err := b.putActive(&recs[i]); err != nil {
+			r := recs[i]
+			r.FilterHash = filterHashes[i]
+			if err := b.putActive(&r); err != nil {
 				return err
 			}
 		}
@@ -54,37 +67,56 @@ func (s *Store) CommitBatch(recs []BlockRecord) error {
 }
 
 // checkBatch checks what can be checked without the store: each record on
-// its own, and the links between consecutive records.
-func checkBatch(recs []BlockRecord) error {
+// its own, and the links and filter-header chain between consecutive
+// records. It returns the filter hash of each record.
+func checkBatch(recs []BlockRecord) ([]chainhash.Hash, error) {
+	filterHashes := make([]chainhash.Hash, len(recs))
 	for i := range recs {
 		r := &recs[i]
 		if len(r.Filter) == 0 {
-			return fmt.Errorf("%w: block %s at height %d: empty filter", ErrInvalidRecord, r.Hash, r.Height)
+			return nil, fmt.Errorf("%w: block %s at height %d: empty filter", ErrInvalidRecord, r.Hash, r.Height)
 		}
 		if got := r.Header.BlockHash(); got != r.Hash {
-			return fmt.Errorf("%w: block at height %d: Hash %s but header hashes to %s", ErrInvalidRecord, r.Height, r.Hash, got)
+			return nil, fmt.Errorf("%w: block at height %d: Hash %s but header hashes to %s", ErrInvalidRecord, r.Height, r.Hash, got)
+		}
+		filterHashes[i] = headers.FilterHash(r.Filter)
+		if r.FilterHash != (chainhash.Hash{}) && r.FilterHash != filterHashes[i] {
+			return nil, fmt.Errorf("%w: block %s at height %d: FilterHash %s but the filter hashes to %s", ErrInvalidRecord, r.Hash, r.Height, r.FilterHash, filterHashes[i])
 		}
 		if i == 0 {
 			continue
 		}
 		prev := &recs[i-1]
 		if prev.Height == ^uint32(0) || r.Height != prev.Height+1 {
-			return fmt.Errorf("%w: height %d follows height %d", ErrNotConnected, r.Height, prev.Height)
+			return nil, fmt.Errorf("%w: height %d follows height %d", ErrNotConnected, r.Height, prev.Height)
 		}
 		if r.Header.PrevBlock != prev.Hash {
-			return fmt.Errorf("%w: block %s at height %d has prev %s, want %s", ErrNotConnected, r.Hash, r.Height, r.Header.PrevBlock, prev.Hash)
+			return nil, fmt.Errorf("%w: block %s at height %d has prev %s, want %s", ErrNotConnected, r.Hash, r.Height, r.Header.PrevBlock, prev.Hash)
 		}
+		if err := checkFilterHeader(r, filterHashes[i], prev.FilterHeader); err != nil {
+			return nil, err
+		}
+	}
+	return filterHashes, nil
+}
+
+// checkFilterHeader checks that r.FilterHeader chains r's filter hash onto
+// prevFilterHeader.
+func checkFilterHeader(r *BlockRecord, filterHash, prevFilterHeader chainhash.Hash) error {
+	if want := headers.FilterHeaderFromHash(filterHash, prevFilterHeader); r.FilterHeader != want {
+		return fmt.Errorf("%w: block %s at height %d: FilterHeader %s, want %s", ErrFilterHeaderMismatch, r.Hash, r.Height, r.FilterHeader, want)
 	}
 	return nil
 }
 
-// checkConnects checks that first extends the stored tip.
-func (s *Store) checkConnects(tip Tip, haveTip bool, first *BlockRecord) error {
+// checkConnects checks that first extends the stored tip, block and filter
+// header alike.
+func (s *Store) checkConnects(tip Tip, haveTip bool, first *BlockRecord, filterHash chainhash.Hash) error {
 	if !haveTip {
 		if first.Height != 0 || first.Hash != s.genesis {
 			return fmt.Errorf("%w: empty store needs genesis %s at height 0, got %s at height %d", ErrNotConnected, s.genesis, first.Hash, first.Height)
 		}
-		return nil
+		return checkFilterHeader(first, filterHash, chainhash.Hash{})
 	}
 	if tip.Height == ^uint32(0) || first.Height != tip.Height+1 {
 		return fmt.Errorf("%w: height %d does not follow tip height %d", ErrNotConnected, first.Height, tip.Height)
@@ -92,10 +124,11 @@ func (s *Store) checkConnects(tip Tip, haveTip bool, first *BlockRecord) error {
 	if first.Header.PrevBlock != tip.Hash {
 		return fmt.Errorf("%w: block %s at height %d has prev %s, tip is %s", ErrNotConnected, first.Hash, first.Height, first.Header.PrevBlock, tip.Hash)
 	}
-	return nil
+	return checkFilterHeader(first, filterHash, tip.FilterHeader)
 }
 
-// putActive writes r to the active chain and drops it from the stale set.
+// putActive writes r, whose FilterHash is set, to the active chain and
+// drops it from the stale set.
 func (b *buckets) putActive(r *BlockRecord) error {
 	k := heightKey(r.Height)
 	if err := b.headers.Put(k, headerValue(r.Hash, &r.Header)); err != nil {
@@ -107,7 +140,7 @@ func (b *buckets) putActive(r *BlockRecord) error {
 	if err := b.filters.Put(k, r.Filter); err != nil {
 		return fmt.Errorf("put filter %d: %w", r.Height, err)
 	}
-	if err := b.filterHeaders.Put(k, r.FilterHeader[:]); err != nil {
+	if err := b.filterHeaders.Put(k, filterHeaderValue(r.FilterHeader, r.FilterHash)); err != nil {
 		return fmt.Errorf("put filter header %d: %w", r.Height, err)
 	}
 	if b.stale.Get(r.Hash[:]) != nil {

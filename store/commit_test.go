@@ -183,6 +183,32 @@ func TestCommitBatchValidation(t *testing.T) {
 			b[2].Filter = nil
 			return b
 		}, ErrInvalidRecord, true},
+		{"filter hash is not the filter's", 10, func() []BlockRecord {
+			b := clone(chain[10:15])
+			b[1].FilterHash[0] ^= 1
+			return b
+		}, ErrInvalidRecord, true},
+		{"filter header breaks mid-batch", 10, func() []BlockRecord {
+			b := clone(chain[10:15])
+			b[2].FilterHeader[31] ^= 1
+			return b
+		}, ErrFilterHeaderMismatch, true},
+		{"single block's filter header does not continue the tip", 10, func() []BlockRecord {
+			b := clone(chain[10:11])
+			b[0].FilterHeader[0] ^= 1
+			return b
+		}, ErrFilterHeaderMismatch, true},
+		{"genesis filter header not over the zero hash", 0, func() []BlockRecord {
+			b := clone(chain[0:1])
+			b[0].FilterHeader = filterHeader(b[0].Filter, chainhash.Hash{1})
+			return b
+		}, ErrFilterHeaderMismatch, true},
+		{"self-consistent batch on another filter-header chain", 10, func() []BlockRecord {
+			// The same blocks and filters, chained from a wrong tip header.
+			parent := chain[9]
+			parent.FilterHeader = chainhash.Hash{7}
+			return genChain(3, &parent, 5)
+		}, ErrFilterHeaderMismatch, true},
 		{"valid batch", 10, func() []BlockRecord { return chain[10:15] }, nil, false},
 	}
 	for _, tc := range tests {
@@ -265,4 +291,45 @@ func TestTipChanged(t *testing.T) {
 	if !fired(s.TipChanged()) {
 		t.Fatal("TipChanged after Close is not closed")
 	}
+}
+
+// TestCommitBatchComputesFilterHash pins down that a caller may leave
+// FilterHash zero (the indexer does): the store computes it, every read
+// returns it, it survives a rollback into the stale set, and CommitBatch
+// leaves the caller's records untouched.
+func TestCommitBatchComputesFilterHash(t *testing.T) {
+	chain := genChain(6, nil, 40)
+	s, _ := openTest(t, chain[0].Hash)
+	bare := clone(chain)
+	for i := range bare {
+		bare[i].FilterHash = chainhash.Hash{}
+	}
+	commitAll(t, s, bare, 16)
+	for i := range bare {
+		if bare[i].FilterHash != (chainhash.Hash{}) {
+			t.Fatalf("CommitBatch wrote into the caller's record %d", i)
+		}
+	}
+	recs, err := s.FiltersByHeight(0, 39)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRecords(t, "FiltersByHeight", recs, chain)
+	prev, hashes, err := s.FilterHashesForStop(chain[39].Hash, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prev != chain[0].FilterHeader || len(hashes) != 39 || hashes[38] != chain[39].FilterHash {
+		t.Fatalf("FilterHashesForStop: prev %s, %d hashes", prev, len(hashes))
+	}
+	gone, err := s.Rollback(30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRecords(t, "Rollback", gone, []BlockRecord{chain[39], chain[38], chain[37], chain[36], chain[35], chain[34], chain[33], chain[32], chain[31]})
+	stale, active, err := s.FilterByHash(chain[35].Hash)
+	if err != nil || active {
+		t.Fatalf("FilterByHash(stale): active %v, %v", active, err)
+	}
+	checkRecords(t, "FilterByHash(stale)", []BlockRecord{stale}, chain[35:36])
 }

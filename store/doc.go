@@ -6,17 +6,24 @@ reorg disconnected, kept by hash because Bitcoin Core still serves filters
 of stale blocks.
 
 The package owns the file and its layout. It exposes domain verbs
-(CommitBatch, Rollback, FiltersByHeight, FiltersForStop, ...) and never
-bbolt types. It must not build filters or compute filter headers (the
-indexer does, with package headers), talk to bitcoind or peers, log, or
-keep package-level state.
+(CommitBatch, Rollback, FiltersByHeight, FiltersForStop,
+FilterHashesForStop, FilterHeaderCheckpoints, ...) and never bbolt types.
+It must not build filters or compute filter headers for its callers (the
+indexer does, with package headers); it only computes each filter's hash
+and checks that the filter headers it is given chain (package headers'
+pure functions). It must not talk to bitcoind or peers, log, or keep
+package-level state.
 
 # Model
 
 The active chain grows only at its tip. The single writer, the indexer,
 appends blocks with CommitBatch in batches; each batch is one bbolt
-read-write transaction that writes the batch's headers, filters and filter
-headers and moves the tip in the same transaction. bbolt commits a
+read-write transaction that writes the batch's headers, filters, filter
+headers and filter hashes and moves the tip in the same transaction.
+CommitBatch hashes the filters before that transaction and refuses a batch
+whose filter headers do not continue the tip's (ErrFilterHeaderMismatch),
+so the stored filter-header chain is always the BIP-157 chain of the stored
+filters. bbolt commits a
 transaction by writing its pages, fsyncing, then writing and fsyncing a new
 meta page, so a crash at any instant leaves the file at the last committed
 transaction: the tip is the end of some committed batch, and every block at
@@ -33,9 +40,12 @@ way a block leaves it, so the stale set only grows.
 Readers use bbolt read transactions and see a consistent committed
 snapshot; any number run alongside the writer. Range reads (Headers,
 FiltersByHeight, FilterHeadersByHeight, FiltersForStop,
-FilterHeadersForStop) each use one read transaction and walk height-keyed
-buckets with cursors in key order, never a lookup per height; they return
-at most MaxRange entries. Tip is served from memory, updated after each
+FilterHeadersForStop, FilterHashesForStop) each use one read transaction
+and walk height-keyed buckets with cursors in key order, never a lookup per
+height; they return at most MaxRange entries. FilterHeaderCheckpoints reads
+every interval-th filter header up to a stop (a getcfcheckpt answer, about
+900 at mainnet height) in one read transaction with one cursor seeking
+forward, and returns at most MaxCheckpoints. Tip is served from memory, updated after each
 commit; TipChanged wakes waiters after each commit or rollback.
 
 # Schema (version 1)
@@ -54,21 +64,27 @@ form (CompactSize N, then the Golomb-coded set) and are never empty.
 	headers        height[4] -> hash[32] header[80]    active chain, 0..tip
 	heights        hash[32]  -> height[4]              active chain only
 	filters        height[4] -> filter                 active chain, 0..tip
-	filterheaders  height[4] -> filterheader[32]       active chain, 0..tip
-	stale          hash[32]  -> height[4] header[80] filterheader[32] filter
+	filterheaders  height[4] -> filterheader[32] filterhash[32]
+	                                                   active chain, 0..tip
+	stale          hash[32]  -> height[4] header[80] filterheader[32] filterhash[32] filter
 	                                                   disconnected blocks, any number per height
 
 Invariants after every commit: headers, filters and filterheaders hold
 exactly the heights 0..tip; heights holds exactly the hashes in headers;
 each header's PrevBlock is the hash at the height below; no hash is both in
 heights and in stale; a stale block's parent is active or stale, at the
-height below. Filter headers are stored as given (the store does not
-recompute the BIP-157 chain).
+height below. Every filterhash is dSHA256(filter) of its block (the BIP-157
+filter hash), and every filterheader is dSHA256(filterhash || the
+filterheader of the parent), the zero hash standing for genesis's parent,
+in the stale set as on the active chain: CommitBatch computes the first and
+checks the second before writing, and Rollback moves both unchanged.
 
 Filters, filter headers and headers live in separate buckets so that a
-getcfheaders answer (2,000 filter headers) reads about 64 KB of dense pages
-instead of skipping over filters. A FiltersByHeight answer advances three
-cursors in step, each a sequential scan.
+getcfheaders answer (the filter header before the range and 2,000 filter
+hashes) reads about 170 KB of dense filterheaders pages and not one filter,
+as Bitcoin Core's filter index keeps the hash beside the header for the
+same reason. A FiltersByHeight answer advances three cursors in step, each
+a sequential scan.
 
 # What callers may rely on
 

@@ -16,9 +16,16 @@ var (
 	ErrNotConnected = errors.New("batch does not connect to the tip")
 
 	// ErrInvalidRecord is returned by CommitBatch when a record is malformed
-	// on its own: Hash is not Header.BlockHash(), or Filter is empty.
-	// Nothing is written.
+	// on its own: Hash is not Header.BlockHash(), Filter is empty, or a
+	// non-zero FilterHash is not dSHA256(Filter). Nothing is written.
 	ErrInvalidRecord = errors.New("invalid block record")
+
+	// ErrFilterHeaderMismatch is returned by CommitBatch when a record's
+	// FilterHeader is not dSHA256(dSHA256(Filter) || previous filter
+	// header), the previous one being the tip's for the first record (the
+	// zero hash for genesis). The caller's filter-header chain is broken;
+	// nothing is written.
+	ErrFilterHeaderMismatch = errors.New("filter header does not continue the chain")
 
 	// ErrBadRange is returned for a range whose start lies above its end (or
 	// above the stop block's height), and by Rollback for a target above

@@ -102,7 +102,7 @@ func (b *buckets) scanActive(start uint32, recs []BlockRecord) error {
 		if !isHeight(hk, h) {
 			return fmt.Errorf("height %d: %w", h, ErrNotFound)
 		}
-		if !isHeight(fk, h) || len(fv) == 0 || !isHeight(fhk, h) || len(fhv) != hashLen {
+		if !isHeight(fk, h) || len(fv) == 0 || !isHeight(fhk, h) {
 			return fmt.Errorf("%w: height %d has a header but no filter or filter header", ErrCorrupt, h)
 		}
 		r := &recs[i]
@@ -111,8 +111,10 @@ func (b *buckets) scanActive(start uint32, recs []BlockRecord) error {
 		if r.Hash, r.Header, err = decodeHeaderValue(hv); err != nil {
 			return fmt.Errorf("height %d: %w", h, err)
 		}
+		if r.FilterHeader, r.FilterHash, err = decodeFilterHeaderValue(fhv); err != nil {
+			return fmt.Errorf("filter header at %d: %w", h, err)
+		}
 		r.Filter = fv
-		r.FilterHeader = chainhash.Hash(fhv)
 	}
 	return nil
 }
@@ -120,12 +122,19 @@ func (b *buckets) scanActive(start uint32, recs []BlockRecord) error {
 // scanFilterHeaders fills out with the active filter headers at start,
 // start+1, ... with one cursor.
 func (b *buckets) scanFilterHeaders(start uint32, out []chainhash.Hash) error {
-	if len(out) == 0 {
+	return b.scanFilterChain(start, len(out), func(i int, fh, _ chainhash.Hash) { out[i] = fh })
+}
+
+// scanFilterChain calls visit with the active filter header and filter
+// hash at heights start, start+1, ... start+n-1 (i counting from 0), with
+// one cursor over the filterheaders bucket.
+func (b *buckets) scanFilterChain(start uint32, n int, visit func(i int, filterHeader, filterHash chainhash.Hash)) error {
+	if n == 0 {
 		return nil
 	}
 	c := b.filterHeaders.Cursor()
 	k, v := c.Seek(heightKey(start))
-	for i := range out {
+	for i := 0; i < n; i++ {
 		if i > 0 {
 			k, v = c.Next()
 		}
@@ -133,11 +142,11 @@ func (b *buckets) scanFilterHeaders(start uint32, out []chainhash.Hash) error {
 		if !isHeight(k, h) {
 			return fmt.Errorf("filter header at %d: %w", h, ErrNotFound)
 		}
-		fh, err := decodeHash(v)
+		fh, fhash, err := decodeFilterHeaderValue(v)
 		if err != nil {
 			return fmt.Errorf("filter header at %d: %w", h, err)
 		}
-		out[i] = fh
+		visit(i, fh, fhash)
 	}
 	return nil
 }

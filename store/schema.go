@@ -43,8 +43,11 @@ const (
 	headerLen      = 80 // wire serialisation of a block header
 	headerValueLen = hashLen + headerLen
 	tipValueLen    = heightLen + 2*hashLen
+	// filterHeaderValueLen is a value of the filterheaders bucket: the
+	// filter header, then the filter hash.
+	filterHeaderValueLen = 2 * hashLen
 	// staleFixedLen is the part of a stale value before the filter.
-	staleFixedLen = heightLen + headerLen + hashLen
+	staleFixedLen = heightLen + headerLen + 2*hashLen
 )
 
 // appendFillPercent is the page fill used for the height-keyed buckets.
@@ -115,6 +118,24 @@ func decodeHash(v []byte) (chainhash.Hash, error) {
 	return chainhash.Hash(v), nil
 }
 
+// filterHeaderValue is a value of the filterheaders bucket:
+// filter header || filter hash.
+func filterHeaderValue(filterHeader, filterHash chainhash.Hash) []byte {
+	v := make([]byte, filterHeaderValueLen)
+	copy(v, filterHeader[:])
+	copy(v[hashLen:], filterHash[:])
+	return v
+}
+
+// decodeFilterHeaderValue returns the filter header and filter hash of a
+// filterheaders value.
+func decodeFilterHeaderValue(v []byte) (filterHeader, filterHash chainhash.Hash, err error) {
+	if len(v) != filterHeaderValueLen {
+		return chainhash.Hash{}, chainhash.Hash{}, fmt.Errorf("%w: filter header value is %d bytes, want %d", ErrCorrupt, len(v), filterHeaderValueLen)
+	}
+	return chainhash.Hash(v[:hashLen]), chainhash.Hash(v[hashLen:]), nil
+}
+
 // tipValue is the value of meta/tip: height || hash || filter header.
 func tipValue(t Tip) []byte {
 	v := make([]byte, tipValueLen)
@@ -135,13 +156,21 @@ func decodeTip(v []byte) (Tip, error) {
 	}, nil
 }
 
+// Offsets of the filter header and filter hash in a stale value.
+const (
+	staleFilterHeaderAt = heightLen + headerLen
+	staleFilterHashAt   = staleFilterHeaderAt + hashLen
+)
+
 // staleValue is a value of the stale bucket:
-// height || header || filter header || filter.
+// height || header || filter header || filter hash || filter.
+// r.FilterHash must already be dSHA256(r.Filter).
 func staleValue(r *BlockRecord) []byte {
 	v := make([]byte, staleFixedLen+len(r.Filter))
 	binary.BigEndian.PutUint32(v, r.Height)
 	putHeader(v[heightLen:], &r.Header)
-	copy(v[heightLen+headerLen:], r.FilterHeader[:])
+	copy(v[staleFilterHeaderAt:], r.FilterHeader[:])
+	copy(v[staleFilterHashAt:], r.FilterHash[:])
 	copy(v[staleFixedLen:], r.Filter)
 	return v
 }
@@ -156,7 +185,8 @@ func decodeStale(hash chainhash.Hash, v []byte) (BlockRecord, error) {
 		Height:       binary.BigEndian.Uint32(v),
 		Hash:         hash,
 		Header:       decodeHeader(v[heightLen:]),
-		FilterHeader: chainhash.Hash(v[heightLen+headerLen : staleFixedLen]),
+		FilterHeader: chainhash.Hash(v[staleFilterHeaderAt:staleFilterHashAt]),
+		FilterHash:   chainhash.Hash(v[staleFilterHashAt:staleFixedLen]),
 		Filter:       v[staleFixedLen:],
 	}, nil
 }

@@ -39,6 +39,7 @@ func FuzzDecodeValues(f *testing.F) {
 	f.Add(staleValue(&r))
 	f.Add(tipValue(tipOf(r)))
 	f.Add(headerValue(r.Hash, &r.Header))
+	f.Add(filterHeaderValue(r.FilterHeader, r.FilterHash))
 	f.Add([]byte{})
 	f.Add(make([]byte, staleFixedLen))
 	f.Fuzz(func(t *testing.T, v []byte) {
@@ -59,6 +60,9 @@ func FuzzDecodeValues(f *testing.F) {
 		}
 		if h, hdr, err := decodeHeaderValue(v); err == nil && !bytes.Equal(headerValue(h, &hdr), v) {
 			t.Fatal("header value round trip")
+		}
+		if fh, fhash, err := decodeFilterHeaderValue(v); err == nil && !bytes.Equal(filterHeaderValue(fh, fhash), v) {
+			t.Fatal("filter header value round trip")
 		}
 		if h, err := decodeHeight(v); err == nil && !bytes.Equal(heightKey(h), v) {
 			t.Fatal("height round trip")

@@ -73,6 +73,91 @@ func (s *Store) FilterHeadersForStop(stop chainhash.Hash, start uint32) ([]chain
 	return out, nil
 }
 
+// FilterHashesForStop returns what a cfheaders message answering
+// getcfheaders(start, stop) carries: prevHeader, the filter header of the
+// block at start-1 on the chain ending at stop (the zero hash for start 0),
+// and the filter hashes (dSHA256 of each filter) at heights start..h of that
+// chain, ascending. It reads the stored filter hashes, never a filter, in
+// one transaction, and fails like FiltersForStop (ErrNotFound, ErrBadRange,
+// ErrRangeTooLarge beyond MaxRange hashes).
+func (s *Store) FilterHashesForStop(stop chainhash.Hash, start uint32) (prevHeader chainhash.Hash, hashes []chainhash.Hash, err error) {
+	err = s.view(func(b *buckets) error {
+		p, err := b.planForStop(stop, start)
+		if err != nil {
+			return err
+		}
+		hashes = make([]chainhash.Hash, p.stopHeight-start+1)
+		nActive := len(hashes) - len(p.stale)
+		for i, st := range p.stale {
+			r, err := decodeStale(st.hash, st.value)
+			if err != nil {
+				return err
+			}
+			hashes[len(hashes)-1-i] = r.FilterHash
+		}
+		switch {
+		case nActive > 0 && start > 0:
+			// One cursor from start-1: the previous header, then the hashes.
+			return b.scanFilterChain(start-1, nActive+1, func(i int, fh, fhash chainhash.Hash) {
+				if i == 0 {
+					prevHeader = fh
+				} else {
+					hashes[i-1] = fhash
+				}
+			})
+		case nActive > 0:
+			return b.scanFilterChain(start, nActive, func(i int, _, fhash chainhash.Hash) { hashes[i] = fhash })
+		case start > 0:
+			// The whole range is stale; the previous header is that of the
+			// lowest stale block's parent, active or stale.
+			lowest := p.stale[len(p.stale)-1]
+			_, parent, err := stalePrevAndHeight(lowest.hash, lowest.value)
+			if err != nil {
+				return err
+			}
+			prevHeader, err = b.filterHeaderOf(parent, start-1)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return chainhash.Hash{}, nil, fmt.Errorf("filter hashes from %d to stop %s: %w", start, stop, err)
+	}
+	return prevHeader, hashes, nil
+}
+
+// filterHeaderOf returns the filter header of the block hash, active or
+// stale, which the caller knows to be at height (a parent link); a block
+// missing or at another height means the file is corrupt.
+func (b *buckets) filterHeaderOf(hash chainhash.Hash, height uint32) (chainhash.Hash, error) {
+	h, active, err := b.activeHeight(hash)
+	if err != nil {
+		return chainhash.Hash{}, err
+	}
+	if active {
+		if h != height {
+			return chainhash.Hash{}, fmt.Errorf("%w: block %s expected at height %d is active at %d", ErrCorrupt, hash, height, h)
+		}
+		fh, _, err := decodeFilterHeaderValue(b.filterHeaders.Get(heightKey(h)))
+		if err != nil {
+			return chainhash.Hash{}, fmt.Errorf("filter header at %d: %w", h, err)
+		}
+		return fh, nil
+	}
+	v := b.stale.Get(hash[:])
+	if v == nil {
+		return chainhash.Hash{}, fmt.Errorf("%w: block %s expected at height %d is neither active nor stale", ErrCorrupt, hash, height)
+	}
+	r, err := decodeStale(hash, v)
+	if err != nil {
+		return chainhash.Hash{}, err
+	}
+	if r.Height != height {
+		return chainhash.Hash{}, fmt.Errorf("%w: block %s expected at height %d is stale at %d", ErrCorrupt, hash, height, r.Height)
+	}
+	return r.FilterHeader, nil
+}
+
 // stopPlan says where the blocks of start..stopHeight on the chain ending at
 // a stop hash live: the stale entries (highest first, values aliasing bbolt
 // memory) cover the top of the range and the active chain the rest.

@@ -1,29 +1,17 @@
 package store
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 )
 
-// TestFiltersForStop builds an active chain A (0..2100) with two stale
-// branches: B forks from A at 2000 (2001..2015) and C forks from B at 2008
-// (2009..2012), so C's walk back crosses B before reaching A.
+// TestFiltersForStop reads ranges ending at active and stale stops of
+// stopFixture with the three ...ForStop verbs.
 func TestFiltersForStop(t *testing.T) {
-	a := genChainMaxN(20, nil, 2101, 8)
-	b := genChain(21, &a[2000], 15)
-	c := genChain(22, &b[7], 4) // b[7] is height 2008
-	s, _ := openTest(t, a[0].Hash)
-	commitAll(t, s, a[:2001], 500)
-	commitAll(t, s, b, 15)
-	if _, err := s.Rollback(2008); err != nil {
-		t.Fatal(err)
-	}
-	commitAll(t, s, c, 4)
-	if _, err := s.Rollback(2000); err != nil {
-		t.Fatal(err)
-	}
-	commitAll(t, s, a[2001:], 100)
+	s, a, b, c := stopFixture(t)
+	byHash := recordsByHash(a, b, c)
 
 	cat := func(parts ...[]BlockRecord) []BlockRecord {
 		var out []BlockRecord
@@ -42,6 +30,7 @@ func TestFiltersForStop(t *testing.T) {
 		{"active tip", a[2100].Hash, 2050, a[2050:], nil},
 		{"active single", a[50].Hash, 50, a[50:51], nil},
 		{"active genesis", a[0].Hash, 0, a[:1], nil},
+		{"active from genesis", a[1999].Hash, 0, a[:2000], nil},
 		{"active full MaxRange", a[2100].Hash, 101, a[101:], nil},
 		{"stale B crossing the fork", b[14].Hash, 1995, cat(a[1995:2001], b), nil},
 		{"stale B from its first block", b[14].Hash, 2001, b, nil},
@@ -63,18 +52,125 @@ func TestFiltersForStop(t *testing.T) {
 			wantErr(t, "FiltersForStop", err, tc.err)
 			fhs, err := s.FilterHeadersForStop(tc.stop, tc.start)
 			wantErr(t, "FilterHeadersForStop", err, tc.err)
+			prev, hashes, err := s.FilterHashesForStop(tc.stop, tc.start)
+			wantErr(t, "FilterHashesForStop", err, tc.err)
 			if tc.err != nil {
 				return
 			}
 			checkRecords(t, "FiltersForStop", recs, tc.want)
-			if len(fhs) != len(tc.want) {
-				t.Fatalf("FilterHeadersForStop: %d headers, want %d", len(fhs), len(tc.want))
+			if len(fhs) != len(tc.want) || len(hashes) != len(tc.want) {
+				t.Fatalf("%d filter headers and %d filter hashes, want %d", len(fhs), len(hashes), len(tc.want))
 			}
 			for i, r := range tc.want {
 				if fhs[i] != r.FilterHeader {
 					t.Fatalf("FilterHeadersForStop[%d] (height %d) differs", i, r.Height)
 				}
+				if hashes[i] != chainhash.DoubleHashH(r.Filter) {
+					t.Fatalf("FilterHashesForStop[%d] (height %d) is not the filter's hash", i, r.Height)
+				}
+			}
+			var wantPrev chainhash.Hash
+			if tc.start > 0 {
+				wantPrev = byHash[tc.want[0].Header.PrevBlock].FilterHeader
+			}
+			if prev != wantPrev {
+				t.Fatalf("FilterHashesForStop prev header %s, want %s", prev, wantPrev)
+			}
+			// The answer is a valid cfheaders message: it chains to the
+			// stop block's filter header.
+			fh := prev
+			for _, h := range hashes {
+				fh = chainhash.DoubleHashH(append(h[:], fh[:]...))
+			}
+			if fh != tc.want[len(tc.want)-1].FilterHeader {
+				t.Fatal("filter hashes do not chain from prev to the stop's filter header")
 			}
 		})
 	}
+}
+
+// TestFilterHeaderCheckpoints reads checkpoints to active and stale stops
+// of the stopFixture chains at several intervals and compares them with a
+// walk of the expected chain.
+func TestFilterHeaderCheckpoints(t *testing.T) {
+	s, a, b, c := stopFixture(t)
+	byHash := recordsByHash(a, b, c)
+	expect := func(stop chainhash.Hash, interval uint32) []chainhash.Hash {
+		var out []chainhash.Hash
+		for r := byHash[stop]; ; r = byHash[r.Header.PrevBlock] {
+			if r.Height > 0 && r.Height%interval == 0 {
+				out = append([]chainhash.Hash{r.FilterHeader}, out...)
+			}
+			if r.Height == 0 {
+				return out
+			}
+		}
+	}
+	stops := []struct {
+		name string
+		hash chainhash.Hash
+	}{
+		{"active tip", a[2100].Hash},
+		{"active at a checkpoint", a[2000].Hash},
+		{"active below the first checkpoint", a[999].Hash},
+		{"active genesis", a[0].Hash},
+		{"stale B", b[14].Hash},
+		{"stale C through B", c[3].Hash},
+	}
+	for _, st := range stops {
+		for _, interval := range []uint32{1, 7, 1000, 2003, 1 << 31} {
+			got, err := s.FilterHeaderCheckpoints(st.hash, interval)
+			if err != nil {
+				t.Fatalf("%s every %d: %v", st.name, interval, err)
+			}
+			want := expect(st.hash, interval)
+			if len(got) != len(want) {
+				t.Fatalf("%s every %d: %d checkpoints, want %d", st.name, interval, len(got), len(want))
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("%s every %d: checkpoint %d differs", st.name, interval, i)
+				}
+			}
+		}
+	}
+	if _, err := s.FilterHeaderCheckpoints(chainhash.Hash{0xde, 0xad}, 1000); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("unknown stop: %v", err)
+	}
+	if _, err := s.FilterHeaderCheckpoints(a[10].Hash, 0); !errors.Is(err, ErrBadRange) {
+		t.Fatalf("interval 0: %v", err)
+	}
+}
+
+// recordsByHash indexes the records of chains by block hash.
+func recordsByHash(chains ...[]BlockRecord) map[chainhash.Hash]BlockRecord {
+	m := make(map[chainhash.Hash]BlockRecord)
+	for _, ch := range chains {
+		for _, r := range ch {
+			m[r.Hash] = r
+		}
+	}
+	return m
+}
+
+// stopFixture returns a store holding an active chain A (0..2100) and two
+// stale branches: B forks from A at 2000 (2001..2015) and C forks from B at
+// 2008 (2009..2012), so C's walk back crosses B before reaching A.
+func stopFixture(t *testing.T) (*Store, []BlockRecord, []BlockRecord, []BlockRecord) {
+	t.Helper()
+	a := genChainMaxN(20, nil, 2101, 8)
+	b := genChain(21, &a[2000], 15)
+	c := genChain(22, &b[7], 4) // b[7] is height 2008
+	s, _ := openTest(t, a[0].Hash)
+	commitAll(t, s, a[:2001], 500)
+	commitAll(t, s, b, 15)
+	if _, err := s.Rollback(2008); err != nil {
+		t.Fatal(err)
+	}
+	commitAll(t, s, c, 4)
+	if _, err := s.Rollback(2000); err != nil {
+		t.Fatal(err)
+	}
+	commitAll(t, s, a[2001:], 100)
+	return s, a, b, c
 }

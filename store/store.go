@@ -50,6 +50,11 @@ type BlockRecord struct {
 	Header       wire.BlockHeader
 	Filter       []byte // BIP-158 wire form: CompactSize N, then the Golomb-coded set
 	FilterHeader chainhash.Hash
+	// FilterHash is dSHA256(Filter), the BIP-157 filter hash a cfheaders
+	// message carries. Reads fill it in. CommitBatch computes it from
+	// Filter: a caller may leave it zero, and a non-zero value that
+	// differs is refused with ErrInvalidRecord.
+	FilterHash chainhash.Hash
 }
 
 // Store is a filter store in one bbolt file. All methods are safe for

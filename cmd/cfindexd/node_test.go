@@ -60,9 +60,9 @@ func TestCrashSafetyKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	datadir := t.TempDir()
-	// One worker and small batches make catch-up slow enough (every
+	// One worker and one-block batches make catch-up slow enough (every
 	// commit is fsynced) to be killed in the middle many times.
-	args := append(nodeArgs(node, "regtest", datadir), "--workers=1", "--batchblocks=3")
+	args := append(nodeArgs(node, "regtest", datadir), "--workers=1", "--batchblocks=1")
 	rng := rand.New(rand.NewPCG(42, 42))
 
 	resumedFrom := -1.0
@@ -82,7 +82,7 @@ func TestCrashSafetyKill9(t *testing.T) {
 		}
 		// Let it index a little, then kill it at a random moment.
 		d.waitLog(30*time.Second, msgIs("catching up"))
-		time.Sleep(time.Duration(20+rng.IntN(300)) * time.Millisecond)
+		time.Sleep(time.Duration(10+rng.IntN(120)) * time.Millisecond)
 		d.kill9()
 		kills++
 		// The store must open cleanly after every kill.
