@@ -35,8 +35,12 @@ type BlockSource interface {
 type Store interface {
 	Tip() (store.Tip, bool)
 	HashAt(height uint32) (chainhash.Hash, error)
+	FilterHeadersByHeight(start, end uint32) ([]chainhash.Hash, error)
 	CommitBatch(recs []store.BlockRecord) error
 	Rollback(toHeight uint32) ([]store.BlockRecord, error)
+	// Reorg disconnects the blocks above toHeight and commits recs in one
+	// transaction, so readers never see the fork point as the tip.
+	Reorg(toHeight uint32, recs []store.BlockRecord) ([]store.BlockRecord, error)
 }
 
 // Observer is told what the follower does, for metrics. Every method must
@@ -241,28 +245,55 @@ func (f *Follower) Sync(ctx context.Context) error {
 	f.obs.NodeTip(bestHeight)
 
 	start := uint32(0)
+	var reorg *pendingReorg
 	if have {
 		fork, err := f.findFork(ctx, tip, bestHeight)
 		if err != nil {
 			return err
 		}
 		if fork < tip.Height {
-			if _, err := f.store.Rollback(fork); err != nil {
-				return fmt.Errorf("%w: rollback to %d: %w", errStore, fork, err)
+			if reorg, err = f.prepareReorg(tip, fork); err != nil {
+				return err
 			}
-			if newTip, ok := f.store.Tip(); ok {
-				f.obs.Committed(newTip, 0, 0)
-			}
-			depth := int(tip.Height - fork)
-			f.obs.Reorg(depth)
-			f.log.Info().Uint32("fork_height", fork).Int("depth", depth).Str("old_tip", tip.Hash.String()).Msg("reorg: rolled back to fork point")
 		}
 		start = fork + 1
 	}
 	if int64(start) > bestHeight {
+		if reorg != nil {
+			// The node's chain ends at the fork point (blocks were
+			// invalidated, none mined since): nothing to switch to.
+			return f.rollback(reorg)
+		}
 		return nil
 	}
-	return f.fetchRange(ctx, start, uint32(bestHeight))
+	return f.fetchRange(ctx, start, uint32(bestHeight), reorg)
+}
+
+// prepareReorg describes the switch from the store's branch at tip to the
+// node's branch above fork.
+func (f *Follower) prepareReorg(tip store.Tip, fork uint32) (*pendingReorg, error) {
+	hash, err := f.store.HashAt(fork)
+	if err != nil {
+		return nil, fmt.Errorf("%w: hash at fork %d: %w", errStore, fork, err)
+	}
+	fh, err := f.store.FilterHeadersByHeight(fork, fork)
+	if err != nil || len(fh) != 1 {
+		return nil, fmt.Errorf("%w: filter header at fork %d: %w", errStore, fork, err)
+	}
+	return &pendingReorg{Fork: fork, ForkHash: hash, ForkFilterHeader: fh[0], OldTip: tip}, nil
+}
+
+// rollback disconnects the store's blocks above the fork without a new
+// branch to connect.
+func (f *Follower) rollback(r *pendingReorg) error {
+	if _, err := f.store.Rollback(r.Fork); err != nil {
+		return fmt.Errorf("%w: rollback to %d: %w", errStore, r.Fork, err)
+	}
+	depth := int(r.OldTip.Height - r.Fork)
+	f.obs.Reorg(depth)
+	f.obs.Committed(store.Tip{Height: r.Fork, Hash: r.ForkHash, FilterHeader: r.ForkFilterHeader}, 0, 0)
+	f.log.Info().Uint32("fork_height", r.Fork).Int("depth", depth).Str("old_tip", r.OldTip.Hash.String()).Msg("reorg: rolled back to the node's tip")
+	return nil
 }
 
 // findFork returns the highest height at or below the store's tip whose

@@ -40,30 +40,39 @@ func (s *Store) CommitBatch(recs []BlockRecord) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 
-	last := recs[len(recs)-1]
-	newTip := Tip{Height: last.Height, Hash: last.Hash, FilterHeader: last.FilterHeader}
+	var newTip Tip
 	err = s.update(func(b *buckets) error {
 		tip, ok, err := b.readTip()
 		if err != nil {
 			return err
 		}
-		if err := s.checkConnects(tip, ok, &recs[0], filterHashes[0]); err != nil {
-			return err
-		}
-		for i := range recs {
-			r := recs[i]
-			r.FilterHash = filterHashes[i]
-			if err := b.putActive(&r); err != nil {
-				return err
-			}
-		}
-		return b.meta.Put(metaTip, tipValue(newTip))
+		newTip, err = s.connect(b, tip, ok, recs, filterHashes)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("commit batch at height %d: %w", recs[0].Height, err)
 	}
 	s.setTip(newTip, true)
 	return nil
+}
+
+// connect appends recs (already checked by checkBatch, with their filter
+// hashes) on top of tip inside a write transaction and stores the new tip,
+// which it returns.
+func (s *Store) connect(b *buckets, tip Tip, haveTip bool, recs []BlockRecord, filterHashes []chainhash.Hash) (Tip, error) {
+	if err := s.checkConnects(tip, haveTip, &recs[0], filterHashes[0]); err != nil {
+		return Tip{}, err
+	}
+	for i := range recs {
+		r := recs[i]
+		r.FilterHash = filterHashes[i]
+		if err := b.putActive(&r); err != nil {
+			return Tip{}, err
+		}
+	}
+	last := recs[len(recs)-1]
+	newTip := Tip{Height: last.Height, Hash: last.Hash, FilterHeader: last.FilterHeader}
+	return newTip, b.meta.Put(metaTip, tipValue(newTip))
 }
 
 // checkBatch checks what can be checked without the store: each record on

@@ -3,6 +3,8 @@ package store
 import (
 	"bytes"
 	"fmt"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
 )
 
 // Rollback disconnects every active block above toHeight in one bbolt
@@ -18,6 +20,25 @@ import (
 // and the result hold every disconnected block in memory, which suits reorg
 // depths, not rewinding a whole chain.
 func (s *Store) Rollback(toHeight uint32) ([]BlockRecord, error) {
+	return s.Reorg(toHeight, nil)
+}
+
+// Reorg switches the active chain to another branch in one bbolt
+// transaction: it disconnects every block above toHeight as Rollback does,
+// then appends recs as CommitBatch does (recs[0] at toHeight+1, building on
+// the block at toHeight). Readers see the old branch or the new one, never
+// the shorter chain in between, which matters to light clients: a peer
+// that is shown a tip with less work than one it already has drops the
+// connection. With no recs, Reorg is Rollback. On any error nothing is
+// written. It returns the disconnected records, highest first.
+func (s *Store) Reorg(toHeight uint32, recs []BlockRecord) ([]BlockRecord, error) {
+	var filterHashes []chainhash.Hash
+	if len(recs) > 0 {
+		var err error
+		if filterHashes, err = checkBatch(recs); err != nil {
+			return nil, fmt.Errorf("reorg to %d: %w", toHeight, err)
+		}
+	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 
@@ -26,46 +47,58 @@ func (s *Store) Rollback(toHeight uint32) ([]BlockRecord, error) {
 		newTip       Tip
 	)
 	err := s.update(func(b *buckets) error {
-		tip, ok, err := b.readTip()
-		if err != nil {
+		var err error
+		disconnected, newTip, err = b.disconnectAbove(toHeight)
+		if err != nil || len(recs) == 0 {
 			return err
 		}
-		if !ok {
-			return fmt.Errorf("empty store: %w", ErrNotFound)
-		}
-		if toHeight > tip.Height {
-			return fmt.Errorf("%w: target %d above tip %d", ErrBadRange, toHeight, tip.Height)
-		}
-		disconnected = make([]BlockRecord, 0, tip.Height-toHeight)
-		for h := tip.Height; h > toHeight; h-- {
-			r, err := b.activeRecord(h)
-			if err != nil {
-				return fmt.Errorf("disconnect %d: %w", h, err)
-			}
-			r.Filter = bytes.Clone(r.Filter)
-			if err := b.moveToStale(&r); err != nil {
-				return err
-			}
-			disconnected = append(disconnected, r)
-		}
-		if len(disconnected) == 0 {
-			newTip = tip
-			return nil
-		}
-		nt, err := b.activeRecord(toHeight)
-		if err != nil {
-			return fmt.Errorf("new tip %d: %w", toHeight, err)
-		}
-		newTip = Tip{Height: toHeight, Hash: nt.Hash, FilterHeader: nt.FilterHeader}
-		return b.meta.Put(metaTip, tipValue(newTip))
+		newTip, err = s.connect(b, newTip, true, recs, filterHashes)
+		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("rollback to %d: %w", toHeight, err)
+		return nil, fmt.Errorf("reorg to %d: %w", toHeight, err)
 	}
-	if len(disconnected) > 0 {
+	if len(disconnected) > 0 || len(recs) > 0 {
 		s.setTip(newTip, true)
 	}
 	return disconnected, nil
+}
+
+// disconnectAbove moves every active block above toHeight to the stale set
+// and the stored tip to toHeight, returning the disconnected records
+// (highest first, with memory of their own) and the new tip.
+func (b *buckets) disconnectAbove(toHeight uint32) ([]BlockRecord, Tip, error) {
+	tip, ok, err := b.readTip()
+	if err != nil {
+		return nil, Tip{}, err
+	}
+	if !ok {
+		return nil, Tip{}, fmt.Errorf("empty store: %w", ErrNotFound)
+	}
+	if toHeight > tip.Height {
+		return nil, Tip{}, fmt.Errorf("%w: target %d above tip %d", ErrBadRange, toHeight, tip.Height)
+	}
+	disconnected := make([]BlockRecord, 0, tip.Height-toHeight)
+	for h := tip.Height; h > toHeight; h-- {
+		r, err := b.activeRecord(h)
+		if err != nil {
+			return nil, Tip{}, fmt.Errorf("disconnect %d: %w", h, err)
+		}
+		r.Filter = bytes.Clone(r.Filter)
+		if err := b.moveToStale(&r); err != nil {
+			return nil, Tip{}, err
+		}
+		disconnected = append(disconnected, r)
+	}
+	if len(disconnected) == 0 {
+		return nil, tip, nil
+	}
+	nt, err := b.activeRecord(toHeight)
+	if err != nil {
+		return nil, Tip{}, fmt.Errorf("new tip %d: %w", toHeight, err)
+	}
+	newTip := Tip{Height: toHeight, Hash: nt.Hash, FilterHeader: nt.FilterHeader}
+	return disconnected, newTip, b.meta.Put(metaTip, tipValue(newTip))
 }
 
 // moveToStale deletes r from the active chain and files it under its hash

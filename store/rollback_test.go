@@ -117,3 +117,44 @@ func assertStaleSet(t *testing.T, s *Store, recs []BlockRecord) {
 		t.Fatalf("stale set holds %d blocks, want %d (%v)", n, len(recs), err)
 	}
 }
+
+// TestReorgIsOneTransaction switches branches with Reorg: readers see the
+// old tip or the new one, never the fork point between them; a new branch
+// that does not connect leaves the old branch in place.
+func TestReorgIsOneTransaction(t *testing.T) {
+	a := genChain(20, nil, 60) // heights 0..59
+	b := genChain(21, &a[50], 12)
+	s, _ := openTest(t, a[0].Hash)
+	commitAll(t, s, a, 25)
+
+	// A branch that does not build on the fork point: nothing changes.
+	c := genChain(22, &a[49], 3)
+	if _, err := s.Reorg(50, c); !errors.Is(err, ErrNotConnected) {
+		t.Fatalf("Reorg with a branch off another block: %v, want ErrNotConnected", err)
+	}
+	assertActive(t, s, a)
+	if tip, _ := s.Tip(); tip != tipOf(a[59]) {
+		t.Fatalf("tip moved on a failed reorg: %+v", tip)
+	}
+
+	changed := s.TipChanged()
+	gone, err := s.Reorg(50, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gone) != 9 || gone[0].Hash != a[59].Hash {
+		t.Fatalf("disconnected %d records", len(gone))
+	}
+	<-changed
+	if tip, _ := s.Tip(); tip != tipOf(b[len(b)-1]) {
+		t.Fatalf("tip %+v, want the new branch's", tip)
+	}
+	assertActive(t, s, a[:51])
+	assertActive(t, s, b)
+	assertStaleSet(t, s, a[51:])
+
+	// No records: a plain rollback.
+	if gone, err := s.Reorg(55, nil); err != nil || len(gone) != len(b)-5 {
+		t.Fatalf("Reorg without records: %d, %v", len(gone), err)
+	}
+}

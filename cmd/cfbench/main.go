@@ -1,19 +1,3 @@
-// Command cfbench measures cfindexd against btcd on a chain it builds
-// itself, so one run gives both sides and their ratio on the same machine.
-//
-//	go run ./cmd/cfbench sync [flags]   catch-up: cfindexd vs btcd's own cfindex
-//	go run ./cmd/cfbench serve [flags]  serving getcfilters/getcfheaders to many peers
-//
-// Every subcommand starts btcd (simnet, --txindex) through internal/btcdtest
-// on loopback ports, builds a transaction-rich chain with it, runs the real
-// cfindexd binary as a subprocess against it, and prints a table (or JSON
-// with -json). Run `cfbench <subcommand> -h` for the flags.
-//
-// cfbench owns only measuring and reporting. It must not change how
-// cfindexd works (it runs the binary, or in-process the same indexer wiring
-// as cmd/cfindexd for the CPU profile), keep package-level state, or talk
-// to anything but 127.0.0.1. It must run from inside the module: it builds
-// cmd/cfindexd and btcd with the go command.
 package main
 
 import (

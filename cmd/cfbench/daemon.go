@@ -1,0 +1,282 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cfindexd/cfindexd/internal/btcdtest"
+)
+
+// daemonStopLimit bounds the wait for cfindexd to exit after SIGTERM.
+const daemonStopLimit = 30 * time.Second
+
+// buildDaemon builds ./cmd/cfindexd of this module into dir and returns the
+// binary's path.
+func buildDaemon(ctx context.Context, dir string) (string, error) {
+	root, err := moduleRoot(ctx)
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "cfindexd.bin")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/cfindexd")
+	cmd.Dir = root
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/cfindexd: %w\n%s", err, out.Bytes())
+	}
+	return bin, nil
+}
+
+// moduleRoot is the directory holding the main module's go.mod.
+func moduleRoot(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", errors.New("go env GOMOD: not inside a module; run cfbench from the cfindexd module")
+	}
+	return filepath.Dir(gomod), nil
+}
+
+// daemonRun is one cfindexd catch-up to measure.
+type daemonRun struct {
+	Binary      string
+	Node        *btcdtest.Node
+	DataDir     string // a fresh directory: the store starts empty
+	LogPath     string // cfindexd's JSON log is copied here
+	TipHeight   uint32 // the node's tip; the run ends when the store has it
+	Workers     int
+	BatchBlocks int
+	// Extra are more cfindexd flags (serve adds --listen).
+	Extra []string
+}
+
+// args is cfindexd's command line for the run.
+func (r daemonRun) args() []string {
+	host, port, _ := net.SplitHostPort(r.Node.RPCHost()) // btcdtest listens on 127.0.0.1:port
+	return append([]string{
+		"--chain=simnet",
+		"--rpcconnect=" + host,
+		"--rpcport=" + port,
+		"--rpcuser=" + r.Node.User(),
+		"--rpcpassword=" + r.Node.Password(),
+		"--datadir=" + r.DataDir,
+		"--httplisten=",
+		"--listen=", // serve passes its own in Extra; flags parse left to right
+		"--logformat=json",
+		"--loglevel=info",
+		"--workers=" + strconv.Itoa(r.Workers),
+		"--batchblocks=" + strconv.Itoa(r.BatchBlocks),
+	}, r.Extra...)
+}
+
+// daemonResult is what one cfindexd catch-up cost.
+type daemonResult struct {
+	// CatchUp is from process start to the log line reporting the node's
+	// tip committed.
+	CatchUp time.Duration `json:"catch_up_ns"`
+	// Lifetime is from process start to exit after SIGTERM.
+	Lifetime time.Duration `json:"lifetime_ns"`
+	// CPU is user plus system time of the whole process (rusage).
+	CPU     time.Duration `json:"cpu_ns"`
+	UserCPU time.Duration `json:"user_cpu_ns"`
+	SysCPU  time.Duration `json:"sys_cpu_ns"`
+	// PeakRSS is the process's maximum resident set size in bytes.
+	PeakRSS int64 `json:"peak_rss_bytes"`
+	// NodeCPU is btcd's CPU time during the catch-up (Linux /proc; zero
+	// elsewhere): with cfindexd's CPU it shows which side is the bottleneck.
+	NodeCPU time.Duration `json:"node_cpu_ns"`
+	// LoggedBlocksPerS is the rate of cfindexd's last progress line.
+	LoggedBlocksPerS float64 `json:"logged_blocks_per_s"`
+}
+
+// CPUShare is cfindexd's CPU time as a fraction of its catch-up wall time.
+func (r daemonResult) CPUShare() float64 { return r.CPU.Seconds() / r.CatchUp.Seconds() }
+
+// measureDaemon runs cfindexd against the node into an empty datadir until
+// its store reaches the tip, stops it with SIGTERM and returns what the
+// catch-up cost.
+func measureDaemon(ctx context.Context, run daemonRun) (daemonResult, error) {
+	proc, err := startDaemon(ctx, run)
+	if err != nil {
+		return daemonResult{}, err
+	}
+	defer proc.kill()
+	nodeCPU0 := processCPU(run.Node.PID())
+	line, err := proc.waitFor(ctx, func(m logLine) bool { return m.reachedHeight(run.TipHeight) })
+	if err != nil {
+		return daemonResult{}, err
+	}
+	res := daemonResult{
+		CatchUp: line.at.Sub(proc.start),
+		NodeCPU: processCPU(run.Node.PID()) - nodeCPU0,
+	}
+	if v, ok := line.fields["blocks_per_s"].(float64); ok {
+		res.LoggedBlocksPerS = v
+	}
+	state, err := proc.terminate(daemonStopLimit)
+	if err != nil {
+		return daemonResult{}, err
+	}
+	res.Lifetime = time.Since(proc.start)
+	res.UserCPU, res.SysCPU, res.PeakRSS = rusage(state)
+	res.CPU = res.UserCPU + res.SysCPU
+	if !state.Success() {
+		return res, fmt.Errorf("cfindexd exited with %s after SIGTERM (log %s)", state, run.LogPath)
+	}
+	return res, nil
+}
+
+// daemonProc is a running cfindexd whose JSON log lines arrive on lines.
+type daemonProc struct {
+	cmd   *exec.Cmd
+	start time.Time
+	lines chan logLine  // closed when stderr ends
+	done  chan struct{} // closed when the process has exited
+	state *os.ProcessState
+	err   error // from Wait
+	last  string
+}
+
+// logLine is one decoded JSON log line and when cfbench read it.
+type logLine struct {
+	at     time.Time
+	fields map[string]any
+}
+
+// reachedHeight tells whether the line reports the store at height h or
+// above: a catch-up progress line or a per-block line.
+func (l logLine) reachedHeight(h uint32) bool {
+	v, ok := l.fields["height"].(float64)
+	msg := l.fields["message"]
+	return ok && v >= float64(h) && (msg == "catching up" || msg == "indexed block")
+}
+
+// startDaemon starts cfindexd with run's flags, copying its log to
+// run.LogPath.
+func startDaemon(ctx context.Context, run daemonRun) (*daemonProc, error) {
+	if err := os.MkdirAll(run.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("cfindexd datadir: %w", err)
+	}
+	logFile, err := os.Create(run.LogPath)
+	if err != nil {
+		return nil, fmt.Errorf("cfindexd log: %w", err)
+	}
+	cmd := exec.Command(run.Binary, run.args()...)
+	cmd.Env = append(os.Environ(), "CFINDEXD_CONFIG=")
+	cmd.Stdout = io.Discard
+	cmd.SysProcAttr = childProcAttr()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("cfindexd stderr: %w", err)
+	}
+	p := &daemonProc{cmd: cmd, lines: make(chan logLine, 1024), done: make(chan struct{})}
+	p.start = time.Now()
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("start cfindexd: %w", err)
+	}
+	go func() {
+		defer logFile.Close()
+		defer close(p.lines)
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			at := time.Now()
+			fmt.Fprintln(logFile, sc.Text())
+			p.last = sc.Text()
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) != nil {
+				continue
+			}
+			select {
+			case p.lines <- logLine{at: at, fields: m}:
+			default: // nobody waits for lines this far ahead: drop
+			}
+		}
+		p.err = cmd.Wait()
+		p.state = cmd.ProcessState
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// waitFor returns the first log line satisfying pred. It fails when the
+// process exits first or ctx ends.
+func (p *daemonProc) waitFor(ctx context.Context, pred func(logLine) bool) (logLine, error) {
+	for {
+		select {
+		case l, ok := <-p.lines:
+			if !ok {
+				<-p.done
+				return logLine{}, fmt.Errorf("cfindexd exited (%v) before the awaited log line; last line: %s", p.err, p.last)
+			}
+			if pred(l) {
+				return l, nil
+			}
+		case <-ctx.Done():
+			return logLine{}, fmt.Errorf("waiting for cfindexd: %w", ctx.Err())
+		}
+	}
+}
+
+// terminate sends SIGTERM and waits up to limit for the exit.
+func (p *daemonProc) terminate(limit time.Duration) (*os.ProcessState, error) {
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return nil, fmt.Errorf("SIGTERM cfindexd: %w", err)
+	}
+	go func() { // keep draining so the logger never blocks on a full pipe
+		for range p.lines {
+		}
+	}()
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case <-p.done:
+		return p.state, nil
+	case <-t.C:
+		return nil, fmt.Errorf("cfindexd did not exit within %s of SIGTERM", limit)
+	}
+}
+
+// kill ends the process if it still runs and waits for it.
+func (p *daemonProc) kill() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Kill()
+	go func() {
+		for range p.lines {
+		}
+	}()
+	<-p.done
+}
+
+// rusage returns user and system CPU time and peak RSS in bytes of an
+// exited process.
+func rusage(state *os.ProcessState) (user, sys time.Duration, peakRSS int64) {
+	ru, ok := state.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return state.UserTime(), state.SystemTime(), 0
+	}
+	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano()), maxRSSBytes(ru)
+}

@@ -1,0 +1,286 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/v2"
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
+)
+
+const (
+	// filtersPerRequest is the getcfilters range (BIP-157's maximum).
+	filtersPerRequest = wire.MaxGetCFiltersReqRange
+	// headersPerRequest is the getcfheaders range (BIP-157's maximum).
+	headersPerRequest = wire.MaxCFHeadersPerMsg
+	// maxConcurrentHandshakes bounds the peers handshaking at once.
+	maxConcurrentHandshakes = 4
+)
+
+// loadConfig is one load run against one server.
+type loadConfig struct {
+	Addr   string
+	Params *chaincfg.Params
+	// Hashes are the active chain's block hashes by height.
+	Hashes []chainhash.Hash
+	Peers  int
+	// Warmup runs the load without counting it; Duration is the measured
+	// window after it.
+	Warmup   time.Duration
+	Duration time.Duration
+	// FilterShare is the fraction of requests that are getcfilters; the
+	// rest are getcfheaders.
+	FilterShare float64
+	// Seed fixes every peer's sequence of requests (peer i uses the
+	// stream (Seed, i)), so both servers get the same sequences.
+	Seed uint64
+	// RequestTimeout bounds one request's whole response.
+	RequestTimeout time.Duration
+}
+
+// loadResult is what one load run measured in its window.
+type loadResult struct {
+	Peers         int           `json:"peers"`
+	Window        time.Duration `json:"window_ns"`
+	FilterReqs    int           `json:"getcfilters_done"`
+	HeaderReqs    int           `json:"getcfheaders_done"`
+	Filters       int64         `json:"filters"`
+	FilterHashes  int64         `json:"filter_hashes"`
+	Bytes         int64         `json:"bytes"`
+	FiltersPerS   float64       `json:"filters_per_s"`
+	MBPerS        float64       `json:"mb_per_s"`
+	FilterLatency latencyStats  `json:"getcfilters_latency"`
+	HeaderLatency latencyStats  `json:"getcfheaders_latency"`
+	Errors        int           `json:"errors"`
+	FirstError    string        `json:"first_error,omitempty"`
+	// ServerCPU is the server's CPU time over the whole run (warm-up
+	// included) and ServerCPUShare that over the run's wall time; filled
+	// by the caller from /proc.
+	ServerCPU      time.Duration `json:"server_cpu_ns"`
+	ServerCPUShare float64       `json:"server_cpu_share"`
+}
+
+// latencyStats summarises request latencies (send to last response byte).
+type latencyStats struct {
+	Count int           `json:"count"`
+	P50   time.Duration `json:"p50_ns"`
+	P99   time.Duration `json:"p99_ns"`
+	Max   time.Duration `json:"max_ns"`
+}
+
+// newLatencyStats computes the stats of ds, sorting it.
+func newLatencyStats(ds []time.Duration) latencyStats {
+	if len(ds) == 0 {
+		return latencyStats{}
+	}
+	slices.Sort(ds)
+	at := func(q float64) time.Duration { return ds[min(len(ds)-1, int(q*float64(len(ds))))] }
+	return latencyStats{Count: len(ds), P50: at(0.50), P99: at(0.99), Max: ds[len(ds)-1]}
+}
+
+// peerTally is one peer's counts inside the window.
+type peerTally struct {
+	filterLat, headerLat []time.Duration
+	filters, hashes      int64
+	bytes                int64
+	err                  error
+}
+
+// runLoad connects cfg.Peers peers to the server, then has each send one
+// request at a time (closed loop) until the window ends, and returns what
+// completed inside the window.
+func runLoad(ctx context.Context, cfg loadConfig) (loadResult, error) {
+	if len(cfg.Hashes) == 0 {
+		return loadResult{}, errors.New("load: no chain")
+	}
+	peers := make([]*wirePeer, cfg.Peers)
+	var wg sync.WaitGroup
+	dialErrs := make([]error, cfg.Peers)
+	// btcd v0.26.2 refuses a source /24 with more than 8 handshakes in
+	// progress (internal/inbound); the peers connect a few at a time, which
+	// the measurement does not include.
+	handshakes := make(chan struct{}, maxConcurrentHandshakes)
+	for i := range peers {
+		wg.Go(func() {
+			handshakes <- struct{}{}
+			defer func() { <-handshakes }()
+			peers[i], dialErrs[i] = dialPeer(cfg.Addr, cfg.Params, cfg.Seed<<20+uint64(i), 10*time.Second)
+		})
+	}
+	wg.Wait()
+	defer func() {
+		for _, p := range peers {
+			if p != nil {
+				p.close()
+			}
+		}
+	}()
+	failed, first := 0, error(nil)
+	for _, err := range dialErrs {
+		if err != nil {
+			failed++
+			first = cmp.Or(first, err)
+		}
+	}
+	if failed > 0 {
+		return loadResult{}, fmt.Errorf("%d of %d peers failed to connect to %s; first: %w", failed, cfg.Peers, cfg.Addr, first)
+	}
+
+	begin := time.Now().Add(50 * time.Millisecond)
+	from := begin.Add(cfg.Warmup)
+	until := from.Add(cfg.Duration)
+	tallies := make([]peerTally, cfg.Peers)
+	for i, p := range peers {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(cfg.Seed, uint64(i)))
+			tallies[i] = drivePeer(ctx, p, rng, cfg, begin, from, until)
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return loadResult{}, fmt.Errorf("load: %w", err)
+	}
+
+	res := loadResult{Peers: cfg.Peers, Window: cfg.Duration}
+	var fl, hl []time.Duration
+	for _, t := range tallies {
+		fl = append(fl, t.filterLat...)
+		hl = append(hl, t.headerLat...)
+		res.Filters += t.filters
+		res.FilterHashes += t.hashes
+		res.Bytes += t.bytes
+		if t.err != nil {
+			res.Errors++
+			if res.FirstError == "" {
+				res.FirstError = t.err.Error()
+			}
+		}
+	}
+	res.FilterReqs, res.HeaderReqs = len(fl), len(hl)
+	res.FilterLatency, res.HeaderLatency = newLatencyStats(fl), newLatencyStats(hl)
+	res.FiltersPerS = float64(res.Filters) / cfg.Duration.Seconds()
+	res.MBPerS = mb(res.Bytes) / cfg.Duration.Seconds()
+	return res, nil
+}
+
+// drivePeer runs one peer's closed loop from begin to until; requests that
+// start at or after from and complete by until are counted. A failed
+// request ends the peer's loop and is returned in the tally.
+func drivePeer(ctx context.Context, p *wirePeer, rng *rand.Rand, cfg loadConfig, begin, from, until time.Time) peerTally {
+	var t peerTally
+	time.Sleep(time.Until(begin)) // line all peers up at the same start
+	tip := uint32(len(cfg.Hashes) - 1)
+	for ctx.Err() == nil {
+		start := time.Now()
+		if !start.Before(until) {
+			return t
+		}
+		filters := rng.Float64() < cfg.FilterShare
+		span := uint32(headersPerRequest)
+		if filters {
+			span = filtersPerRequest
+		}
+		first := uint32(0)
+		if tip+1 > span {
+			first = rng.Uint32N(tip + 2 - span)
+		}
+		stop := min(first+span-1, tip)
+		if err := p.conn.SetDeadline(start.Add(cfg.RequestTimeout)); err != nil {
+			t.err = err
+			return t
+		}
+		var n, size int64
+		var err error
+		if filters {
+			n, size, err = p.getCFilters(cfg.Hashes, first, stop)
+		} else {
+			n, size, err = p.getCFHeaders(cfg.Hashes, first, stop)
+		}
+		done := time.Now()
+		if err != nil {
+			t.err = fmt.Errorf("%s %d..%d: %w", requestName(filters), first, stop, err)
+			return t
+		}
+		if start.Before(from) || done.After(until) {
+			continue
+		}
+		t.bytes += size
+		if filters {
+			t.filters += n
+			t.filterLat = append(t.filterLat, done.Sub(start))
+		} else {
+			t.hashes += n
+			t.headerLat = append(t.headerLat, done.Sub(start))
+		}
+	}
+	return t
+}
+
+// requestName names a request kind in errors.
+func requestName(filters bool) string {
+	if filters {
+		return wire.CmdGetCFilters
+	}
+	return wire.CmdGetCFHeaders
+}
+
+// getCFilters requests the basic filters of heights first..stop and reads
+// one cfilter per block, checking each names the expected block. It
+// returns the filters and bytes received.
+func (p *wirePeer) getCFilters(hashes []chainhash.Hash, first, stop uint32) (int64, int64, error) {
+	if err := p.send(wire.NewMsgGetCFilters(wire.GCSFilterRegular, first, &hashes[stop])); err != nil {
+		return 0, 0, err
+	}
+	var size int64
+	for h := first; h <= stop; {
+		f, err := p.read()
+		if err != nil {
+			return 0, 0, err
+		}
+		if f.command != wire.CmdCFilter {
+			continue // inv, addr, feefilter...: not part of the answer
+		}
+		block, err := cfilterBlock(f.payload)
+		if err != nil {
+			return 0, 0, err
+		}
+		if block != hashes[h] {
+			return 0, 0, fmt.Errorf("cfilter %d of the range is for block %s, want %s (height %d)", h-first, block, hashes[h], h)
+		}
+		size += int64(f.size)
+		h++
+	}
+	return int64(stop - first + 1), size, nil
+}
+
+// getCFHeaders requests the filter hashes of heights first..stop and reads
+// the cfheaders answer, checking its stop hash and count.
+func (p *wirePeer) getCFHeaders(hashes []chainhash.Hash, first, stop uint32) (int64, int64, error) {
+	if err := p.send(wire.NewMsgGetCFHeaders(wire.GCSFilterRegular, first, &hashes[stop])); err != nil {
+		return 0, 0, err
+	}
+	for {
+		f, err := p.read()
+		if err != nil {
+			return 0, 0, err
+		}
+		if f.command != wire.CmdCFHeaders {
+			continue
+		}
+		got, count, err := cfheadersStop(f.payload)
+		if err != nil {
+			return 0, 0, err
+		}
+		if got != hashes[stop] || count != uint64(stop-first+1) {
+			return 0, 0, fmt.Errorf("cfheaders for stop %s with %d hashes, want %s with %d", got, count, hashes[stop], stop-first+1)
+		}
+		return int64(count), int64(f.size), nil
+	}
+}

@@ -1,0 +1,262 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
+	"github.com/rs/zerolog"
+
+	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/gcs"
+	"github.com/cfindexd/cfindexd/indexer"
+	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/store"
+)
+
+// profileRun is the in-process catch-up under the CPU profiler.
+type profileRun struct {
+	Node        *btcdtest.Node
+	StorePath   string // a fresh store file
+	ProfilePath string // cpu.pprof is written here; listings beside it
+	TipHeight   uint32
+	Workers     int
+	BatchBlocks int
+	Verify      bool
+	TopN        int
+}
+
+// profileResult is what the in-process catch-up measured.
+type profileResult struct {
+	// Wall is from the follower's start to the store at the node's tip.
+	Wall time.Duration `json:"wall_ns"`
+	// CPU is this process's user plus system time over Wall; nothing but
+	// the follower runs meanwhile.
+	CPU time.Duration `json:"cpu_ns"`
+	// Blocks, Elements and FilterBytes are totals over the chain. Elements
+	// counts what the filters are built from (scripts before
+	// de-duplication), as cfindexd's elements_per_s does.
+	Blocks      int   `json:"blocks"`
+	Elements    int64 `json:"elements"`
+	FilterBytes int64 `json:"filter_bytes"`
+	// Connections is how many TCP connections the machine opened during
+	// the run (Linux; -1 elsewhere): btcd closes its RPC connection after
+	// every HTTP request, so each RPC request costs a connect and a close.
+	Connections int64 `json:"tcp_connections"`
+	// Verified is true when every filter and filter header equals btcd's.
+	Verified bool `json:"verified"`
+	// Profile is the path of cpu.pprof; Top the head of `go tool pprof
+	// -top` (flat), TopCum of `-top -cum` limited to cfindexd's packages.
+	Profile string   `json:"profile"`
+	Top     []string `json:"top"`
+	TopCum  []string `json:"top_cum"`
+}
+
+// profileFollower runs indexer.Follower wired as cmd/cfindexd wires it
+// against the node into a fresh store until the store reaches the tip,
+// under the CPU profiler, then verifies the store against btcd if asked.
+func profileFollower(ctx context.Context, run profileRun) (*profileResult, error) {
+	st, err := store.Open(run.StorePath, *run.Node.Params().GenesisHash, store.Options{Timeout: time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	defer st.Close()
+	client, err := bitcoind.NewClient(bitcoind.Config{
+		Host:     run.Node.RPCHost(),
+		User:     run.Node.User(),
+		Password: run.Node.Password(),
+	}, zerolog.Nop())
+	if err != nil {
+		return nil, fmt.Errorf("node client: %w", err)
+	}
+	defer client.Close()
+	if err := client.CheckGenesis(ctx, *run.Node.Params().GenesisHash); err != nil {
+		return nil, fmt.Errorf("node: %w", err)
+	}
+	source, err := bitcoind.DetectSource(ctx, client, zerolog.Nop())
+	if err != nil {
+		return nil, fmt.Errorf("prevout source: %w", err)
+	}
+	counted := &countingSource{inner: source}
+	obs := &commitCounter{}
+	follower := indexer.NewFollower(indexer.Config{
+		Genesis:     *run.Node.Params().GenesisHash,
+		Workers:     run.Workers,
+		BatchBlocks: run.BatchBlocks,
+	}, client, counted, st, nil, obs, zerolog.Nop())
+
+	f, err := os.Create(run.ProfilePath)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	defer f.Close()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	cpu0, conns0 := selfCPU(), tcpActiveOpens()
+	start := time.Now()
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	var runErr error
+	go func() {
+		runErr = follower.Run(runCtx)
+		close(done)
+	}()
+	waitErr := waitStoreTip(ctx, st, run.TipHeight, done)
+	wall := time.Since(start)
+	cpu, conns := selfCPU()-cpu0, tcpActiveOpens()
+	stop()
+	<-done
+	pprof.StopCPUProfile()
+	if runErr != nil {
+		return nil, fmt.Errorf("follower: %w", runErr)
+	}
+	if waitErr != nil {
+		return nil, waitErr
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+
+	res := &profileResult{
+		Wall:        wall,
+		CPU:         cpu,
+		Blocks:      int(obs.blocks.Load()),
+		Elements:    counted.elements.Load(),
+		FilterBytes: obs.filterBytes.Load(),
+		Profile:     run.ProfilePath,
+		Connections: -1,
+	}
+	if conns0 >= 0 && conns >= 0 {
+		res.Connections = conns - conns0
+	}
+	if run.Verify {
+		if err := run.Node.CompareStore(ctx, st, 0); err != nil {
+			return nil, fmt.Errorf("verify against btcd: %w", err)
+		}
+		res.Verified = true
+	}
+	dir := filepath.Dir(run.ProfilePath)
+	if res.Top, err = pprofTop(ctx, run.ProfilePath, filepath.Join(dir, "cpu-top.txt"), run.TopN); err != nil {
+		return nil, err
+	}
+	if res.TopCum, err = pprofTop(ctx, run.ProfilePath, filepath.Join(dir, "cpu-top-cum.txt"), run.TopN,
+		"-cum", "-focus=github.com/cfindexd/"); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// waitStoreTip waits until the store's tip is at height, the follower ends
+// (done is closed) or ctx ends.
+func waitStoreTip(ctx context.Context, st *store.Store, height uint32, done <-chan struct{}) error {
+	for {
+		changed := st.TipChanged()
+		if tip, ok := st.Tip(); ok && tip.Height >= height {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-done:
+			return errors.New("follower stopped before the store reached the tip")
+		case <-ctx.Done():
+			tip, _ := st.Tip()
+			return fmt.Errorf("store at height %d of %d: %w", tip.Height, height, ctx.Err())
+		}
+	}
+}
+
+// countingSource counts the filter elements of every block it passes on,
+// with the indexer's own element rules.
+type countingSource struct {
+	inner    indexer.BlockSource
+	elements atomic.Int64
+}
+
+// FetchBlock implements indexer.BlockSource.
+func (s *countingSource) FetchBlock(ctx context.Context, hash chainhash.Hash) (*wire.MsgBlock, [][]byte, error) {
+	block, prev, err := s.inner.FetchBlock(ctx, hash)
+	if err != nil {
+		return block, prev, err
+	}
+	var b gcs.BasicBuilder
+	if err := indexer.AddBasicElements(&b, block, prev); err == nil {
+		s.elements.Add(int64(b.Len()))
+	}
+	return block, prev, nil
+}
+
+// commitCounter is an indexer.Observer that totals committed blocks and
+// filter bytes.
+type commitCounter struct {
+	indexer.NopObserver
+	blocks      atomic.Int64
+	filterBytes atomic.Int64
+}
+
+// Committed implements indexer.Observer.
+func (c *commitCounter) Committed(_ store.Tip, blocks int, filterBytes int) {
+	c.blocks.Add(int64(blocks))
+	c.filterBytes.Add(int64(filterBytes))
+}
+
+// selfCPU is this process's user plus system time so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// pprofTop runs `go tool pprof -top` on the profile, writes the whole
+// listing to listing and returns its first n lines after the header.
+func pprofTop(ctx context.Context, profile, listing string, n int, extra ...string) ([]string, error) {
+	args := append([]string{"tool", "pprof", "-top"}, extra...)
+	cmd := exec.CommandContext(ctx, "go", append(args, profile)...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("go tool pprof: %w\n%s", err, errOut.Bytes())
+	}
+	if err := os.WriteFile(listing, out.Bytes(), 0o644); err != nil {
+		return nil, fmt.Errorf("profile listing: %w", err)
+	}
+	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	// The listing starts with File/Type/Time/Duration lines, then
+	// "Showing nodes ...", then the column header "flat  flat%  sum% ...".
+	for i, l := range lines {
+		if strings.Contains(l, "flat%") {
+			head := lines[:i+1]
+			body := lines[i+1:]
+			if len(body) > n {
+				body = body[:n]
+			}
+			return append(keepSummary(head), body...), nil
+		}
+	}
+	return lines, nil
+}
+
+// keepSummary keeps the header lines of a pprof listing that say how much
+// was sampled, dropping file and build details.
+func keepSummary(head []string) []string {
+	var keep []string
+	for _, l := range head {
+		if strings.HasPrefix(l, "Duration:") || strings.HasPrefix(l, "Showing") || strings.Contains(l, "flat%") {
+			keep = append(keep, l)
+		}
+	}
+	return keep
+}

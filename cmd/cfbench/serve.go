@@ -1,0 +1,251 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+
+	"github.com/cfindexd/cfindexd/internal/btcdtest"
+)
+
+// serveConfig holds the flags of the serve subcommand.
+type serveConfig struct {
+	Blocks      int
+	Peers       int
+	Duration    time.Duration
+	Warmup      time.Duration
+	FilterShare float64
+	Seed        uint64
+	WalletSeed  int64
+	ReqTimeout  time.Duration
+	Out         string
+	CFIndexd    string
+	JSON        bool
+	Timeout     time.Duration
+	Keep        bool
+}
+
+// parseServeFlags parses and validates the serve subcommand's flags.
+func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
+	var c serveConfig
+	fs := flag.NewFlagSet("cfbench serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&c.Blocks, "blocks", 2000, "tx-rich blocks to build (btcd first mines ~300 empty blocks)")
+	fs.IntVar(&c.Peers, "peers", 100, "concurrent peers, each with one request in flight")
+	fs.DurationVar(&c.Duration, "duration", 20*time.Second, "measured window per server")
+	fs.DurationVar(&c.Warmup, "warmup", 2*time.Second, "load before the window, not counted")
+	fs.Float64Var(&c.FilterShare, "filtershare", 0.5, "fraction of requests that are getcfilters (1,000 blocks); the rest are getcfheaders (2,000 blocks)")
+	fs.Uint64Var(&c.Seed, "seed", 1, "seed of every peer's sequence of ranges (the same for both servers)")
+	fs.Int64Var(&c.WalletSeed, "walletseed", 1, "wallet seed: fixes the chain's transactions")
+	fs.DurationVar(&c.ReqTimeout, "reqtimeout", 30*time.Second, "bound on one request's whole answer; a peer that hits it stops and is counted as an error")
+	fs.StringVar(&c.Out, "out", "", "directory for logs (default: a new temporary directory)")
+	fs.StringVar(&c.CFIndexd, "cfindexd", "", "prebuilt cfindexd binary (default: go build ./cmd/cfindexd)")
+	fs.BoolVar(&c.JSON, "json", false, "print the report as JSON")
+	fs.DurationVar(&c.Timeout, "timeout", 20*time.Minute, "bound on the whole run")
+	fs.BoolVar(&c.Keep, "keep", false, "keep the work directory (btcd and cfindexd data)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return c, err
+		}
+		return c, fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	return c, c.validate()
+}
+
+// validate checks the flags' ranges.
+func (c serveConfig) validate() error {
+	switch {
+	case c.Blocks < 1 || c.Blocks > 100_000:
+		return fmt.Errorf("%w: -blocks %d is outside 1..100000", errUsage, c.Blocks)
+	case c.Peers < 1 || c.Peers > 1000:
+		return fmt.Errorf("%w: -peers %d is outside 1..1000", errUsage, c.Peers)
+	case c.Duration < 100*time.Millisecond:
+		return fmt.Errorf("%w: -duration %s is under 100ms", errUsage, c.Duration)
+	case c.Warmup < 0:
+		return fmt.Errorf("%w: -warmup %s is negative", errUsage, c.Warmup)
+	case c.FilterShare < 0 || c.FilterShare > 1:
+		return fmt.Errorf("%w: -filtershare %g is outside 0..1", errUsage, c.FilterShare)
+	case c.ReqTimeout <= 0:
+		return fmt.Errorf("%w: -reqtimeout %s must be positive", errUsage, c.ReqTimeout)
+	case c.Timeout <= 0:
+		return fmt.Errorf("%w: -timeout %s must be positive", errUsage, c.Timeout)
+	}
+	if c.CFIndexd != "" {
+		if fi, err := os.Stat(c.CFIndexd); err != nil || fi.IsDir() {
+			return fmt.Errorf("%w: -cfindexd %s is not a file", errUsage, c.CFIndexd)
+		}
+	}
+	return nil
+}
+
+// runServe is the serve subcommand: the same chain served by cfindexd and
+// by btcd to the same load of peers, one server after the other.
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseServeFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	rep, err := benchServe(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	if cfg.JSON {
+		return writeJSON(stdout, rep)
+	}
+	return rep.writeTable(stdout)
+}
+
+// benchServe runs the serve benchmark, logging progress to logw.
+func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveReport, error) {
+	say := func(format string, a ...any) { fmt.Fprintf(logw, "cfbench: "+format+"\n", a...) }
+	work, err := os.MkdirTemp("", "cfbench-serve-")
+	if err != nil {
+		return nil, fmt.Errorf("work dir: %w", err)
+	}
+	if cfg.Keep {
+		say("work directory %s (kept)", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
+	out, err := outDir(cfg.Out)
+	if err != nil {
+		return nil, err
+	}
+	bin := cfg.CFIndexd
+	if bin == "" {
+		say("building cfindexd")
+		if bin, err = buildDaemon(ctx, work); err != nil {
+			return nil, err
+		}
+	}
+
+	// btcd counts outbound slots (8 by default) against --maxpeers.
+	btcdMaxPeers := "--maxpeers=" + strconv.Itoa(cfg.Peers+50)
+	say("starting btcd (simnet, --txindex, %s) and building %d tx-rich blocks", btcdMaxPeers, cfg.Blocks)
+	node, chain, err := buildChain(ctx, filepath.Join(work, "btcd"), cfg.Blocks, cfg.WalletSeed, btcdMaxPeers)
+	if node != nil {
+		defer node.Stop()
+	}
+	if err != nil {
+		return nil, err
+	}
+	say("chain: %d blocks; restarting btcd so its peak RSS covers serving only", chain.Height+1)
+	if err := node.Stop(); err != nil {
+		return nil, fmt.Errorf("stop btcd: %w", err)
+	}
+	if err := node.Launch(); err != nil {
+		return nil, fmt.Errorf("restart btcd: %w", err)
+	}
+	hashes, err := chainHashes(ctx, node, chain.Height)
+	if err != nil {
+		return nil, err
+	}
+
+	addr, err := freeLoopbackAddr()
+	if err != nil {
+		return nil, err
+	}
+	limit := strconv.Itoa(cfg.Peers + 10)
+	run := daemonRun{
+		Binary:      bin,
+		Node:        node,
+		DataDir:     filepath.Join(work, "cfindexd-data"),
+		LogPath:     filepath.Join(out, "cfindexd.log"),
+		TipHeight:   chain.Height,
+		Workers:     8,
+		BatchBlocks: 500,
+		Extra:       []string{"--listen=" + addr, "--maxpeers=" + limit, "--maxpeersperip=" + limit},
+	}
+	say("cfindexd: catching up, then serving on %s", addr)
+	proc, err := startDaemon(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	defer proc.kill()
+	if _, err := proc.waitFor(ctx, func(l logLine) bool { return l.reachedHeight(chain.Height) }); err != nil {
+		return nil, err
+	}
+
+	load := loadConfig{
+		Params:         node.Params(),
+		Hashes:         hashes,
+		Peers:          cfg.Peers,
+		Warmup:         cfg.Warmup,
+		Duration:       cfg.Duration,
+		FilterShare:    cfg.FilterShare,
+		Seed:           cfg.Seed,
+		RequestTimeout: cfg.ReqTimeout,
+	}
+	rep := &serveReport{Chain: chain, Out: out, LoadBefore: loadAverage()}
+	say("load on cfindexd: %d peers, %s warm-up, %s measured", cfg.Peers, cfg.Warmup, cfg.Duration)
+	if rep.CFIndexd, err = measureLoad(ctx, load, addr, proc.cmd.Process.Pid); err != nil {
+		return nil, fmt.Errorf("cfindexd: %w", err)
+	}
+	say("load on btcd: %d peers, %s warm-up, %s measured", cfg.Peers, cfg.Warmup, cfg.Duration)
+	if rep.Btcd, err = measureLoad(ctx, load, node.P2PAddr(), node.PID()); err != nil {
+		return nil, fmt.Errorf("btcd: %w", err)
+	}
+	rep.BtcdPeakRSS = processPeakRSS(node.PID())
+
+	state, err := proc.terminate(daemonStopLimit)
+	if err != nil {
+		return nil, err
+	}
+	_, _, rep.CFIndexdPeakRSS = rusage(state)
+	if err := copyFile(node.LogPath(), filepath.Join(out, "btcd.out.log")); err != nil {
+		return nil, err
+	}
+	rep.LoadAfter = loadAverage()
+	rep.summarize()
+	return rep, nil
+}
+
+// measureLoad runs the load against addr and adds the server's CPU time
+// (process pid) over the run.
+func measureLoad(ctx context.Context, cfg loadConfig, addr string, pid int) (loadResult, error) {
+	cfg.Addr = addr
+	cpu0, start := processCPU(pid), time.Now()
+	res, err := runLoad(ctx, cfg)
+	if err != nil {
+		return res, err
+	}
+	res.ServerCPU = processCPU(pid) - cpu0
+	res.ServerCPUShare = res.ServerCPU.Seconds() / time.Since(start).Seconds()
+	return res, nil
+}
+
+// chainHashes asks the node for the hash of every block up to height.
+func chainHashes(ctx context.Context, node *btcdtest.Node, height uint32) ([]chainhash.Hash, error) {
+	hashes := make([]chainhash.Hash, height+1)
+	for h := range hashes {
+		var err error
+		if hashes[h], err = node.BlockHash(ctx, int32(h)); err != nil {
+			return nil, fmt.Errorf("block hash at %d: %w", h, err)
+		}
+	}
+	return hashes, nil
+}
+
+// freeLoopbackAddr returns 127.0.0.1:<port> with a port nothing listens on.
+func freeLoopbackAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("reserve port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}

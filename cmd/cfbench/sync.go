@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// syncConfig holds the flags of the sync subcommand.
+type syncConfig struct {
+	// Blocks is the number of tx-rich blocks on top of the empty blocks
+	// btcdtest mines first (maturity, segwit/taproot activation).
+	Blocks int
+	// Runs repeats each measurement; the report shows the median.
+	Runs int
+	// Workers and BatchBlocks are passed to cfindexd (--workers,
+	// --batchblocks) and to the in-process follower.
+	Workers     int
+	BatchBlocks int
+	// Out receives cpu.pprof, its top listings and the logs of the runs;
+	// empty means a new directory under os.TempDir().
+	Out string
+	// CFIndexd is a prebuilt cfindexd binary; empty builds ./cmd/cfindexd.
+	CFIndexd string
+	// Verify compares the in-process store with btcd's own filters.
+	Verify bool
+	// JSON prints the report as JSON instead of a table.
+	JSON bool
+	// TopN is how many lines of the CPU profile's top the table shows.
+	TopN int
+	// WalletSeed selects the test wallet, hence the chain's transactions.
+	WalletSeed int64
+	// Timeout bounds the whole run.
+	Timeout time.Duration
+	// Keep leaves the work directory (btcd's and cfindexd's data) behind.
+	Keep bool
+}
+
+// parseSyncFlags parses and validates the sync subcommand's flags.
+func parseSyncFlags(args []string, stderr io.Writer) (syncConfig, error) {
+	var c syncConfig
+	fs := flag.NewFlagSet("cfbench sync", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&c.Blocks, "blocks", 2000, "tx-rich blocks to build (btcd first mines ~300 empty blocks for maturity and segwit/taproot)")
+	fs.IntVar(&c.Runs, "runs", 3, "times to repeat each catch-up measurement on the same chain; the report shows the median")
+	fs.IntVar(&c.Workers, "workers", 8, "cfindexd --workers")
+	fs.IntVar(&c.BatchBlocks, "batchblocks", 500, "cfindexd --batchblocks")
+	fs.StringVar(&c.Out, "out", "", "directory for cpu.pprof, profile listings and logs (default: a new temporary directory)")
+	fs.StringVar(&c.CFIndexd, "cfindexd", "", "prebuilt cfindexd binary (default: go build ./cmd/cfindexd)")
+	fs.BoolVar(&c.Verify, "verify", true, "check every filter and filter header of the in-process run against btcd's")
+	fs.BoolVar(&c.JSON, "json", false, "print the report as JSON")
+	fs.IntVar(&c.TopN, "top", 20, "lines of the CPU profile's top to print")
+	fs.Int64Var(&c.WalletSeed, "seed", 1, "wallet seed: fixes the chain's transactions")
+	fs.DurationVar(&c.Timeout, "timeout", 20*time.Minute, "bound on the whole run")
+	fs.BoolVar(&c.Keep, "keep", false, "keep the work directory (btcd and cfindexd data)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return c, err
+		}
+		return c, fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	return c, c.validate()
+}
+
+// validate checks the flags' ranges.
+func (c syncConfig) validate() error {
+	switch {
+	case c.Blocks < 1 || c.Blocks > 100_000:
+		return fmt.Errorf("%w: -blocks %d is outside 1..100000", errUsage, c.Blocks)
+	case c.Runs < 1 || c.Runs > 20:
+		return fmt.Errorf("%w: -runs %d is outside 1..20", errUsage, c.Runs)
+	case c.Workers < 1 || c.Workers > 64:
+		return fmt.Errorf("%w: -workers %d is outside 1..64 (cfindexd's range)", errUsage, c.Workers)
+	case c.BatchBlocks < 1 || c.BatchBlocks > 10_000:
+		return fmt.Errorf("%w: -batchblocks %d is outside 1..10000 (cfindexd's range)", errUsage, c.BatchBlocks)
+	case c.TopN < 0:
+		return fmt.Errorf("%w: -top %d is negative", errUsage, c.TopN)
+	case c.Timeout <= 0:
+		return fmt.Errorf("%w: -timeout %s must be positive", errUsage, c.Timeout)
+	}
+	if c.CFIndexd != "" {
+		if fi, err := os.Stat(c.CFIndexd); err != nil || fi.IsDir() {
+			return fmt.Errorf("%w: -cfindexd %s is not a file", errUsage, c.CFIndexd)
+		}
+	}
+	return nil
+}
+
+// runSync is the sync subcommand: build the chain, measure cfindexd's
+// catch-up as a subprocess, profile the same catch-up in process, then drop
+// btcd's cfindex and time btcd rebuilding it, and report.
+func runSync(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseSyncFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	rep, err := benchSync(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	if cfg.JSON {
+		return writeJSON(stdout, rep)
+	}
+	return rep.writeTable(stdout)
+}
+
+// benchSync runs the whole sync benchmark, logging progress to logw, and
+// returns the report.
+func benchSync(ctx context.Context, cfg syncConfig, logw io.Writer) (*syncReport, error) {
+	say := func(format string, a ...any) { fmt.Fprintf(logw, "cfbench: "+format+"\n", a...) }
+	work, err := os.MkdirTemp("", "cfbench-sync-")
+	if err != nil {
+		return nil, fmt.Errorf("work dir: %w", err)
+	}
+	if cfg.Keep {
+		say("work directory %s (kept)", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
+	out, err := outDir(cfg.Out)
+	if err != nil {
+		return nil, err
+	}
+
+	bin := cfg.CFIndexd
+	if bin == "" {
+		say("building cfindexd")
+		if bin, err = buildDaemon(ctx, work); err != nil {
+			return nil, err
+		}
+	}
+
+	say("starting btcd (simnet, --txindex) and building %d tx-rich blocks", cfg.Blocks)
+	node, chain, err := buildChain(ctx, filepath.Join(work, "btcd"), cfg.Blocks, cfg.WalletSeed)
+	if node != nil {
+		defer node.Stop()
+	}
+	if err != nil {
+		return nil, err
+	}
+	say("chain: %d blocks (tip %s) in %s", chain.Height, chain.Tip, chain.BuildTime.Round(time.Millisecond))
+
+	rep := &syncReport{Chain: chain, Workers: cfg.Workers, BatchBlocks: cfg.BatchBlocks, Out: out, LoadBefore: loadAverage()}
+	for i := range cfg.Runs {
+		say("cfindexd catch-up, run %d of %d", i+1, cfg.Runs)
+		r, err := measureDaemon(ctx, daemonRun{
+			Binary:      bin,
+			Node:        node,
+			DataDir:     filepath.Join(work, fmt.Sprintf("cfindexd-%d", i)),
+			LogPath:     filepath.Join(out, fmt.Sprintf("cfindexd-run%d.log", i+1)),
+			TipHeight:   chain.Height,
+			Workers:     cfg.Workers,
+			BatchBlocks: cfg.BatchBlocks,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("cfindexd run %d: %w", i+1, err)
+		}
+		say("  %s to the tip, CPU %s, peak RSS %.1f MB", r.CatchUp.Round(time.Millisecond), r.CPU.Round(time.Millisecond), mb(r.PeakRSS))
+		rep.Daemon = append(rep.Daemon, r)
+	}
+
+	say("in-process catch-up with the CPU profile")
+	prof, err := profileFollower(ctx, profileRun{
+		Node:        node,
+		StorePath:   filepath.Join(work, "inprocess.db"),
+		ProfilePath: filepath.Join(out, "cpu.pprof"),
+		TipHeight:   chain.Height,
+		Workers:     cfg.Workers,
+		BatchBlocks: cfg.BatchBlocks,
+		Verify:      cfg.Verify,
+		TopN:        cfg.TopN,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("in-process run: %w", err)
+	}
+	rep.InProcess = prof
+
+	for i := range cfg.Runs {
+		say("btcd rebuilding its cfindex, run %d of %d", i+1, cfg.Runs)
+		r, err := measureBtcdIndex(ctx, node)
+		if err != nil {
+			return nil, fmt.Errorf("btcd run %d: %w", i+1, err)
+		}
+		say("  %s (log: catching up → caught up)", r.CatchUp.Round(time.Millisecond))
+		rep.Btcd = append(rep.Btcd, r)
+	}
+	if err := copyFile(node.LogPath(), filepath.Join(out, "btcd.out.log")); err != nil {
+		return nil, err
+	}
+	rep.LoadAfter = loadAverage()
+	rep.summarize()
+	return rep, nil
+}
+
+// outDir creates dir (or a new temporary directory when dir is empty).
+func outDir(dir string) (string, error) {
+	if dir == "" {
+		d, err := os.MkdirTemp("", "cfbench-out-")
+		if err != nil {
+			return "", fmt.Errorf("out dir: %w", err)
+		}
+		return d, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("out dir: %w", err)
+	}
+	return filepath.Abs(dir)
+}
+
+// copyFile copies src to dst.
+func copyFile(src, dst string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return fmt.Errorf("copy %s: %w", src, err)
+	}
+	if err := os.WriteFile(dst, data, 0o644); err != nil {
+		return fmt.Errorf("copy to %s: %w", dst, err)
+	}
+	return nil
+}
+
+// mb converts bytes to megabytes (10^6).
+func mb(b int64) float64 { return float64(b) / 1e6 }

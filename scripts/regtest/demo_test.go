@@ -1,0 +1,248 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer safe for the demo's goroutine and the test.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestDemoRunsAndCleansUp runs the README's run command (its main logic)
+// start to finish on btcd, which needs only Go, and on bitcoind too where
+// one is on PATH: node, chain with transactions, cfindexd, neutrino synced
+// from cfindexd alone, the demo payment found by a rescan, a report saying
+// so, and nothing left behind: no listener, no state directory.
+func TestDemoRunsAndCleansUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a node, cfindexd and neutrino")
+	}
+	kinds := []string{nodeBtcd}
+	if _, err := exec.LookPath("bitcoind"); err == nil {
+		kinds = append(kinds, nodeBitcoind)
+	}
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) { testDemoRun(t, kind) })
+	}
+}
+
+func testDemoRun(t *testing.T, kind string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	state := filepath.Join(t.TempDir(), "state")
+	var out syncBuffer
+	const blocks = 150
+	rep, err := runDemo(ctx, demoConfig{StateDir: state, Node: kind, Blocks: blocks, Out: &out})
+	t.Log("demo output:\n" + out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	wantTip := int32(maturityBlocks + blocks + demoConfirmations)
+	if rep.NodeHeight != wantTip || rep.IndexedHeight != wantTip || rep.Light.Height != wantTip {
+		t.Errorf("tips: node %d, cfindexd %d, neutrino %d; want %d", rep.NodeHeight, rep.IndexedHeight, rep.Light.Height, wantTip)
+	}
+	if rep.IndexedHash != rep.NodeHash || rep.Light.Hash != rep.NodeHash {
+		t.Errorf("tip hashes differ: node %s, cfindexd %s, neutrino %s", rep.NodeHash, rep.IndexedHash, rep.Light.Hash)
+	}
+	if rep.Light.FilterHeader != rep.IndexedFilterHeader {
+		t.Errorf("filter header: neutrino %s, cfindexd %s", rep.Light.FilterHeader, rep.IndexedFilterHeader)
+	}
+	if want := wantTip - demoConfirmations + 1; rep.Payment.Height != want {
+		t.Errorf("demo payment at %d, want %d", rep.Payment.Height, want)
+	}
+	if len(rep.Matches) != 1 || rep.Matches[0].TxID != rep.Payment.TxID || rep.Matches[0].Height != rep.Payment.Height {
+		t.Errorf("rescan matches %v, want %s at %d", rep.Matches, rep.Payment.TxID, rep.Payment.Height)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("node tip            %6d  %s", wantTip, rep.NodeHash),
+		fmt.Sprintf("cfindexd tip        %6d  %s", wantTip, rep.NodeHash),
+		fmt.Sprintf("neutrino headers    %6d  %s", wantTip, rep.NodeHash),
+		fmt.Sprintf("filter header       %6d  %s", wantTip, rep.IndexedFilterHeader),
+		fmt.Sprintf("matched transaction %s in block %d", rep.Payment.TxID, rep.Payment.Height),
+		"neutrino peers      1",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+
+	// Cleaned up: cfindexd's listeners are closed and the state is gone.
+	for _, addr := range []string{rep.P2PAddr, rep.HTTPAddr} {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			t.Errorf("%s still accepts connections after the demo", addr)
+		}
+	}
+	if _, err := os.Stat(state); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("state directory left behind: %v", err)
+	}
+}
+
+// TestStopEndsAKeptDemo runs the demo with -keep, then the README's stop
+// command: every process the demo recorded exits and the state directory
+// is removed, and the kept demo returns.
+func TestStopEndsAKeptDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd, cfindexd and neutrino")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	state := filepath.Join(t.TempDir(), "state")
+	var out syncBuffer
+	ready := make(chan *report, 1)
+	done := make(chan error, 1)
+	go func() {
+		_, err := runDemo(ctx, demoConfig{
+			StateDir: state, Node: nodeBtcd, Blocks: 5, Keep: true, Out: &out,
+			onReady: func(r *report) { ready <- r },
+		})
+		done <- err
+	}()
+	var rep *report
+	select {
+	case rep = <-ready:
+	case err := <-done:
+		t.Fatalf("demo ended before its report: %v\n%s", err, out.String())
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("no report within 2 minutes:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "still running (-keep)") || !strings.Contains(out.String(), rep.HTTPAddr) {
+		t.Errorf("-keep output lacks the addresses:\n%s", out.String())
+	}
+	recs, err := readPIDFiles(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, r := range recs {
+		if !r.alive() {
+			t.Errorf("%s (pid %d) recorded but not running", r.Name, r.PID)
+		}
+		names[r.Name] = true
+	}
+	if !names["btcd"] || !names["cfindexd"] {
+		t.Fatalf("pid files %v, want btcd and cfindexd", recs)
+	}
+
+	var stopOut bytes.Buffer
+	if err := stopDemo(state, &stopOut); err != nil {
+		t.Fatalf("stop: %v\n%s", err, stopOut.String())
+	}
+	t.Log("stop output:\n" + stopOut.String())
+	for _, r := range recs {
+		if r.alive() {
+			t.Errorf("%s (pid %d) still runs after stop", r.Name, r.PID)
+		}
+	}
+	if _, err := os.Stat(state); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("state directory left behind: %v", err)
+	}
+	select {
+	case <-done: // it notices cfindexd is gone; any error is fine here
+	case <-time.After(30 * time.Second):
+		t.Fatal("the kept demo did not return after stop")
+	}
+}
+
+// TestCommandLine pins the command's exit codes and its refusal to wipe a
+// directory it did not create.
+func TestCommandLine(t *testing.T) {
+	foreign := t.TempDir()
+	if err := os.WriteFile(filepath.Join(foreign, "precious"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "none")
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"-state", missing, "stop"}, 0, "nothing to stop"},
+		{[]string{"-state", foreign, "stop"}, 1, "not a demo state directory"},
+		{[]string{"-state", foreign, "-node", "btcd"}, 1, "not empty and not a demo state directory"},
+		{[]string{"-node", "geth"}, 1, "-node"},
+		{[]string{"-blocks", "0", "-state", missing}, 1, "-blocks"},
+		{[]string{"start"}, 2, "unknown command"},
+		{[]string{"stop", "now"}, 2, "too many arguments"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(tc.args, &stdout, &stderr)
+		if code != tc.code || !strings.Contains(stdout.String()+stderr.String(), tc.want) {
+			t.Errorf("%v: exit %d, output %q; want exit %d naming %q", tc.args, code, stdout.String()+stderr.String(), tc.code, tc.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(foreign, "precious")); err != nil {
+		t.Errorf("the foreign directory was touched: %v", err)
+	}
+}
+
+// cancelOn cancels a context once the demo prints a line starting with
+// prefix, and records the processes the demo had started by then.
+type cancelOn struct {
+	syncBuffer
+	prefix string
+	state  string
+	cancel context.CancelFunc
+	seen   []pidRecord
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	if strings.HasPrefix(string(p), c.prefix) && c.seen == nil {
+		c.seen, _ = readPIDFiles(c.state)
+		c.cancel()
+	}
+	return c.syncBuffer.Write(p)
+}
+
+// TestInterruptStopsEverything interrupts the demo (what Ctrl-C does) while
+// it mines: it returns at once saying so, and the node it started is gone.
+func TestInterruptStopsEverything(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	state := filepath.Join(t.TempDir(), "state")
+	out := &cancelOn{prefix: "- mine", state: state, cancel: cancel}
+	_, err := runDemo(ctx, demoConfig{StateDir: state, Node: nodeBtcd, Blocks: 100_000, Out: out})
+	if err == nil || !strings.Contains(err.Error(), "interrupted while mine") {
+		t.Fatalf("runDemo = %v, want an interruption while mining", err)
+	}
+	if len(out.seen) == 0 {
+		t.Fatal("no process was recorded before the interruption")
+	}
+	for _, r := range out.seen {
+		if r.alive() {
+			t.Errorf("%s (pid %d) still runs after the interruption", r.Name, r.PID)
+		}
+	}
+	if live, _ := liveProcesses(state); len(live) > 0 {
+		t.Errorf("pid files of live processes left: %v", live)
+	}
+}
