@@ -1,12 +1,9 @@
 package p2p
 
 import (
-	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,10 +17,8 @@ const (
 	loadClients = 100
 	// loadDuration is the figure for the load test.
 	loadDuration = 30 * time.Second
-	// loadDurationDefault is used in default package runs, which must stay
-	// well under a minute on 2 cores; the full loadDuration runs when -run
-	// names TestManyClientsRandomFilterRanges or P2P_LOAD_FULL is set.
-	loadDurationDefault = 5 * time.Second
+	// loadDurationShort is used under -short.
+	loadDurationShort = 5 * time.Second
 	// loadChainLength is the fake chain served.
 	loadChainLength = 20_000
 	// loadReadTimeout bounds one read of a load client. It is generous:
@@ -33,13 +28,10 @@ const (
 )
 
 func loadTestDuration() time.Duration {
-	if os.Getenv("P2P_LOAD_FULL") != "" {
-		return loadDuration
+	if testing.Short() {
+		return loadDurationShort
 	}
-	if f := flag.Lookup("test.run"); f != nil && strings.Contains(f.Value.String(), "TestManyClientsRandomFilterRanges") {
-		return loadDuration
-	}
-	return loadDurationDefault
+	return loadDuration
 }
 
 func heapAlloc() uint64 {
