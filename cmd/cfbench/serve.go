@@ -112,26 +112,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // benchServe runs the serve benchmark, logging progress to logw.
 func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveReport, error) {
 	say := func(format string, a ...any) { fmt.Fprintf(logw, "cfbench: "+format+"\n", a...) }
-	work, err := os.MkdirTemp("", "cfbench-serve-")
-	if err != nil {
-		return nil, fmt.Errorf("work dir: %w", err)
-	}
-	if cfg.Keep {
-		say("work directory %s (kept)", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
-	out, err := outDir(cfg.Out)
+	ws, err := newWorkspace(ctx, "serve", cfg.Keep, cfg.Out, cfg.CFIndexd, say)
 	if err != nil {
 		return nil, err
 	}
-	bin := cfg.CFIndexd
-	if bin == "" {
-		say("building cfindexd")
-		if bin, err = buildDaemon(ctx, work); err != nil {
-			return nil, err
-		}
-	}
+	defer ws.cleanup()
+	work, out, bin := ws.work, ws.out, ws.binary
 
 	// btcd counts outbound slots (8 by default) against --maxpeers.
 	btcdMaxPeers := "--maxpeers=" + strconv.Itoa(cfg.Peers+50)

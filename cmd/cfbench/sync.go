@@ -118,27 +118,12 @@ func runSync(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // returns the report.
 func benchSync(ctx context.Context, cfg syncConfig, logw io.Writer) (*syncReport, error) {
 	say := func(format string, a ...any) { fmt.Fprintf(logw, "cfbench: "+format+"\n", a...) }
-	work, err := os.MkdirTemp("", "cfbench-sync-")
-	if err != nil {
-		return nil, fmt.Errorf("work dir: %w", err)
-	}
-	if cfg.Keep {
-		say("work directory %s (kept)", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
-	out, err := outDir(cfg.Out)
+	ws, err := newWorkspace(ctx, "sync", cfg.Keep, cfg.Out, cfg.CFIndexd, say)
 	if err != nil {
 		return nil, err
 	}
-
-	bin := cfg.CFIndexd
-	if bin == "" {
-		say("building cfindexd")
-		if bin, err = buildDaemon(ctx, work); err != nil {
-			return nil, err
-		}
-	}
+	defer ws.cleanup()
+	work, out, bin := ws.work, ws.out, ws.binary
 
 	say("starting btcd (simnet, --txindex) and building %d tx-rich blocks", cfg.Blocks)
 	node, chain, err := buildChain(ctx, filepath.Join(work, "btcd"), cfg.Blocks, cfg.WalletSeed)
