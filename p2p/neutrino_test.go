@@ -4,17 +4,15 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
-	"github.com/btcsuite/btcwallet/walletdb"
-	_ "github.com/btcsuite/btcwallet/walletdb/bdb" // neutrino's database driver
 	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/lightclient"
 	"github.com/lightninglabs/neutrino"
 )
 
@@ -143,26 +141,11 @@ func TestNeutrinoSyncsFromServer(t *testing.T) {
 	srv := startServer(t, cfg)
 
 	// Neutrino talks to this server and nobody else.
-	neutrino.DisableDNSSeed = true
-	dir := t.TempDir()
-	db, err := walletdb.Create("bdb", filepath.Join(dir, "neutrino.db"), true, 10*time.Second, false)
+	cs, err := lightclient.Start(ctx, t.TempDir(), node.Params(), srv.addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = db.Close() })
-	cs, err := neutrino.NewChainService(neutrino.Config{
-		DataDir:      dir,
-		Database:     db,
-		ChainParams:  *node.Params(),
-		ConnectPeers: []string{srv.addr},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cs.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Stop() })
+	t.Cleanup(cs.Close)
 
 	waitSynced := func(height int32) {
 		t.Helper()

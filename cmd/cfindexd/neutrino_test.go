@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,13 +19,12 @@ import (
 	"github.com/btcsuite/btcd/rpcclient"
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/btcsuite/btclog"
-	"github.com/btcsuite/btcwallet/walletdb"
-	_ "github.com/btcsuite/btcwallet/walletdb/bdb" // neutrino's database driver
 	"github.com/lightninglabs/neutrino"
 	"github.com/lightninglabs/neutrino/headerfs"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/lightclient"
 )
 
 const (
@@ -278,27 +276,12 @@ func startNeutrino(t *testing.T, params *chaincfg.Params, addr string) (*neutrin
 			}
 		}
 	})
-	neutrino.DisableDNSSeed = true
-	dir := t.TempDir()
-	db, err := walletdb.Create("bdb", filepath.Join(dir, "neutrino.db"), true, 10*time.Second, false)
+	cs, err := lightclient.Start(context.Background(), t.TempDir(), params, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = db.Close() })
-	cs, err := neutrino.NewChainService(neutrino.Config{
-		DataDir:      dir,
-		Database:     db,
-		ChainParams:  *params,
-		ConnectPeers: []string{addr},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cs.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Stop() })
-	return cs, nlog
+	t.Cleanup(cs.Close)
+	return cs.ChainService, nlog
 }
 
 // neutrinoLog collects neutrino's log lines. neutrino logs through a

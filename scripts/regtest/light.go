@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/btcsuite/btcd/address/v2"
@@ -12,10 +11,10 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/rpcclient"
 	"github.com/btcsuite/btcd/wire/v2"
-	"github.com/btcsuite/btcwallet/walletdb"
-	_ "github.com/btcsuite/btcwallet/walletdb/bdb" // neutrino's database driver
 	"github.com/lightninglabs/neutrino"
 	"github.com/lightninglabs/neutrino/headerfs"
+
+	"github.com/cfindexd/cfindexd/internal/lightclient"
 )
 
 const (
@@ -28,36 +27,16 @@ const (
 // lightClient is an in-process neutrino v0.18.0 whose only peer is
 // cfindexd: it never looks up DNS seeds and connects to nothing else.
 type lightClient struct {
-	cs *neutrino.ChainService
-	db walletdb.DB
+	cs *lightclient.Client
 }
 
 // startLight starts neutrino with a fresh database in dir.
 func startLight(dir string, params *chaincfg.Params, peer string) (*lightClient, error) {
-	if err := mkdir(dir); err != nil {
+	cs, err := lightclient.Start(context.Background(), dir, params, peer)
+	if err != nil {
 		return nil, err
 	}
-	neutrino.DisableDNSSeed = true
-	db, err := walletdb.Create("bdb", filepath.Join(dir, "neutrino.db"), true, 10*time.Second, false)
-	if err != nil {
-		return nil, fmt.Errorf("neutrino database: %w", err)
-	}
-	cs, err := neutrino.NewChainService(neutrino.Config{
-		DataDir:      dir,
-		Database:     db,
-		ChainParams:  *params,
-		ConnectPeers: []string{peer},
-	})
-	if err != nil {
-		_ = db.Close()
-		return nil, fmt.Errorf("neutrino: %w", err)
-	}
-	l := &lightClient{cs: cs, db: db}
-	if err := cs.Start(context.Background()); err != nil {
-		l.stop()
-		return nil, fmt.Errorf("start neutrino: %w", err)
-	}
-	return l, nil
+	return &lightClient{cs: cs}, nil
 }
 
 // lightTip is what neutrino has verified: its block-header tip and the
@@ -122,7 +101,7 @@ func (l *lightClient) rescan(ctx context.Context, addr address.Address, from, to
 	}
 	var found []lightMatch
 	quit := make(chan struct{})
-	r := neutrino.NewRescan(&neutrino.RescanChainSource{ChainService: l.cs},
+	r := neutrino.NewRescan(&neutrino.RescanChainSource{ChainService: l.cs.ChainService},
 		neutrino.StartBlock(&headerfs.BlockStamp{Height: from, Hash: *fromHash}),
 		neutrino.EndBlock(&headerfs.BlockStamp{Height: to, Hash: *toHash}),
 		neutrino.WatchAddrs(addr),
@@ -163,6 +142,5 @@ func (l *lightClient) peers(addr string) (int32, bool) {
 
 // stop stops neutrino and closes its database.
 func (l *lightClient) stop() {
-	_ = l.cs.Stop()
-	_ = l.db.Close()
+	l.cs.Close()
 }
