@@ -81,27 +81,11 @@ func (c *Client) GetBlockHeaderVerbose(ctx context.Context, hash chainhash.Hash)
 // GetRawBlock fetches the serialized block (getblock <hash> 0) and decodes
 // the hex straight into a wire.MsgBlock. The block's hash is checked.
 func (c *Client) GetRawBlock(ctx context.Context, hash chainhash.Hash) (*wire.MsgBlock, error) {
-	var s string
-	if err := c.Call(ctx, "getblock", []any{hash.String(), 0}, &s); err != nil {
-		return nil, fmt.Errorf("getblock %s: %w", hash, err)
-	}
-	raw, err := hex.DecodeString(s)
+	raws, err := c.getRawBlocks(ctx, []chainhash.Hash{hash})
 	if err != nil {
-		return nil, fmt.Errorf("%w: getblock %s: hex: %v", ErrMalformed, hash, err)
+		return nil, err
 	}
-	return decodeBlock(raw, hash)
-}
-
-// decodeBlock deserializes raw and checks that it is the block asked for.
-func decodeBlock(raw []byte, want chainhash.Hash) (*wire.MsgBlock, error) {
-	var blk wire.MsgBlock
-	if err := blk.Deserialize(bytes.NewReader(raw)); err != nil {
-		return nil, fmt.Errorf("%w: block %s: %v", ErrMalformed, want, err)
-	}
-	if got := blk.BlockHash(); got != want {
-		return nil, fmt.Errorf("%w: asked for block %s, got %s", ErrMalformed, want, got)
-	}
-	return &blk, nil
+	return raws[0].block, nil
 }
 
 // GetChainInfo returns the node's chain state (getblockchaininfo).
@@ -156,31 +140,35 @@ func (c *Client) SendRawTransaction(ctx context.Context, tx *wire.MsgTx) (chainh
 // confirmed transactions). Each transaction is checked to hash to its txid.
 // The first failing element's error is returned.
 func (c *Client) GetRawTransactions(ctx context.Context, txids []chainhash.Hash) ([]*wire.MsgTx, error) {
-	hexes := make([]string, len(txids))
-	calls := make([]BatchCall, len(txids))
-	for i, id := range txids {
-		calls[i] = BatchCall{Method: "getrawtransaction", Params: []any{id.String(), 0}, Result: &hexes[i]}
+	if len(txids) == 0 {
+		return nil, nil
 	}
-	if err := c.CallBatch(ctx, calls); err != nil {
-		return nil, err
+	params := make([][]any, len(txids))
+	for i, id := range txids {
+		params[i] = []any{id.String(), 0}
 	}
 	txs := make([]*wire.MsgTx, len(txids))
-	for i, call := range calls {
-		if call.Err != nil {
-			return nil, fmt.Errorf("getrawtransaction %s: %w", txids[i], call.Err)
-		}
-		raw, err := hex.DecodeString(hexes[i])
-		if err != nil {
-			return nil, fmt.Errorf("%w: getrawtransaction %s: hex: %v", ErrMalformed, txids[i], err)
-		}
+	errs := make([]error, len(txids))
+	var scratch []byte
+	use := func(i int, raw []byte) error {
 		tx := new(wire.MsgTx)
-		if err := tx.Deserialize(bytes.NewReader(raw)); err != nil {
-			return nil, fmt.Errorf("%w: getrawtransaction %s: %v", ErrMalformed, txids[i], err)
+		r := bytes.NewReader(raw)
+		if err := tx.Deserialize(r); err != nil {
+			return fmt.Errorf("%w: %v", ErrMalformed, err)
 		}
-		if got := tx.TxHash(); got != txids[i] {
-			return nil, fmt.Errorf("%w: getrawtransaction %s returned tx %s", ErrMalformed, txids[i], got)
+		if got := txidOf(tx, raw[:len(raw)-r.Len()], &scratch); got != txids[i] {
+			return fmt.Errorf("%w: returned tx %s", ErrMalformed, got)
 		}
 		txs[i] = tx
+		return nil
+	}
+	if err := c.callHexBatch(ctx, "getrawtransaction", params, use, func(i int, err error) { errs[i] = err }); err != nil {
+		return nil, err
+	}
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("getrawtransaction %s: %w", txids[i], err)
+		}
 	}
 	return txs, nil
 }
@@ -191,4 +179,16 @@ func parseHash(method, s string) (chainhash.Hash, error) {
 		return chainhash.Hash{}, fmt.Errorf("%w: %s: bad hash %q", ErrMalformed, method, s)
 	}
 	return *h, nil
+}
+
+// decodeBlock deserializes raw and checks that it is the block asked for.
+func decodeBlock(raw []byte, want chainhash.Hash) (*wire.MsgBlock, error) {
+	var blk wire.MsgBlock
+	if err := blk.Deserialize(bytes.NewReader(raw)); err != nil {
+		return nil, fmt.Errorf("%w: block %s: %v", ErrMalformed, want, err)
+	}
+	if got := blk.BlockHash(); got != want {
+		return nil, fmt.Errorf("%w: asked for block %s, got %s", ErrMalformed, want, got)
+	}
+	return &blk, nil
 }

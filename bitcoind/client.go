@@ -38,6 +38,7 @@ type Client struct {
 	creds   *credentials
 	timeout time.Duration
 	nextID  atomic.Uint64
+	bufs    replyBuffers
 }
 
 // NewClient validates cfg and returns a client. It does not contact the
@@ -100,18 +101,7 @@ func (c *Client) Call(ctx context.Context, method string, params []any, result a
 		result = new(json.RawMessage)
 	}
 	return c.post(ctx, method, body, func(status int, r io.Reader) error {
-		resp := response{Result: result}
-		if err := json.NewDecoder(r).Decode(&resp); err != nil {
-			return fmt.Errorf("%w: %s: decode reply (HTTP %d): %v", ErrMalformed, method, status, err)
-		}
-		if resp.Error != nil {
-			resp.Error.Method = method
-			return resp.Error
-		}
-		if status != http.StatusOK {
-			return fmt.Errorf("%w: %s: HTTP %d without an error object", ErrMalformed, method, status)
-		}
-		return nil
+		return decodeResponse(method, status, r, result)
 	})
 }
 

@@ -7,7 +7,7 @@
 //   - Client: JSON-RPC over HTTP keep-alive with rpcuser/rpcpassword or
 //     cookie auth (DefaultCookiePath; the cookie is re-read when the node
 //     answers 401, which is what a node restart looks like), JSON-RPC
-//     batches (CallBatch, GetRawTransactions), typed calls the follower
+//     batches (CallBatch, GetRawTransactions, GetRawBlocks), typed calls the follower
 //     needs (GetBestBlockHash, GetBlockHash, GetBlockHeaderVerbose,
 //     GetRawBlock, GetChainInfo, CheckGenesis, SendRawTransaction) and the
 //     REST fetches of the REST mode.
@@ -56,11 +56,17 @@
 //  3. ModeTxIndex — btcd started with --txindex, or an older Core with
 //     -txindex=1: getblock <hash> 0 decoded straight into a wire.MsgBlock,
 //     then the spent transactions by batched getrawtransaction (each
-//     checked to hash to its txid). Outputs created earlier in the same
-//     block are resolved from the block; an LRU of txid → output scripts
-//     (bounded in bytes, fed by every fetched block and transaction, with
-//     OP_RETURN outputs dropped) saves most calls, because most spends are
-//     of recent outputs.
+//     checked to hash to its txid). The source is a RunBlockSource: it
+//     fetches a run of consecutive blocks with one getblock batch and the
+//     prevouts of the whole run with one getrawtransaction batch, because
+//     btcd closes the connection after every HTTP request and a catch-up
+//     from it paid mostly for TCP connects, not bytes. Outputs created
+//     earlier in the run are resolved from the run itself; an LRU of
+//     txid → output scripts (bounded in bytes, fed by every fetched block
+//     before its run's prevouts are resolved and by every fetched
+//     transaction, with OP_RETURN outputs dropped) saves most of the rest,
+//     because most spends are of recent outputs. Txids are hashed from the
+//     serialized bytes in place rather than by re-encoding each MsgTx.
 //
 // A node with none of these gives ErrNoPrevoutSource with the option to
 // turn on (-rest=1, -txindex=1, --txindex for btcd, or upgrade Core). Node
@@ -77,7 +83,12 @@
 // types, knows neither getblock verbosity 3 nor REST, and its batch mode is
 // a separate client mode. This client is small (one POST helper), decodes
 // getblock 0 hex straight into wire.MsgBlock and verbosity 3 into minimal
-// structs, shares one keep-alive http.Client between RPC and REST, and
+// structs, reads getblock 0 and getrawtransaction 0 replies without
+// encoding/json at all when they have the envelope Core and btcd send
+// (hexreply.go: the hex is found with bytes.IndexByte and decoded into a
+// reused buffer; every other shape — error objects, escapes, unknown
+// members — falls back to encoding/json, and FuzzScanHexReply checks the
+// two agree), shares one keep-alive http.Client between RPC and REST, and
 // maps Core's JSON-RPC 1.0 error replies (HTTP 500, 404 for an unknown
 // method, with a JSON body) and 401/403/503 onto the sentinels.
 //

@@ -21,6 +21,29 @@ type BlockSource interface {
 	Mode() string
 }
 
+// RunBlockSource is a BlockSource that can fetch a run of blocks with fewer
+// round trips than one FetchBlock each. The txindex mode implements it:
+// one getblock batch for the run, one getrawtransaction batch for the
+// prevouts of the whole run.
+type RunBlockSource interface {
+	BlockSource
+	// FetchBlocks returns the blocks with the given hashes, in order,
+	// each with its prevScripts as FetchBlock returns them. The hashes
+	// are usually consecutive blocks of one chain: outputs created
+	// earlier in the run are then resolved without asking the node.
+	FetchBlocks(ctx context.Context, hashes []chainhash.Hash) ([]FetchedBlock, error)
+}
+
+// FetchedBlock is one block of a RunBlockSource run.
+type FetchedBlock struct {
+	Block *wire.MsgBlock
+	// PrevScripts is as FetchBlock's second result.
+	PrevScripts [][]byte
+	// Size is the block's serialized size in bytes, for callers that
+	// size their runs by bytes.
+	Size int
+}
+
 // Prevout source modes, fastest first.
 const (
 	ModeREST      = "rest-spenttxouts" // /rest/block + /rest/spenttxouts (Core >= 30, -rest=1)

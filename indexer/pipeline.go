@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cfindexd/cfindexd/bitcoind"
@@ -38,44 +40,66 @@ type pendingReorg struct {
 // chain on top of the store's tip, or on top of reorg.Fork when reorg is
 // set.
 func (f *Follower) fetchRange(ctx context.Context, start, end uint32, reorg *pendingReorg) error {
+	batcher, _ := f.node.(rpcBatcher)
+	runner, _ := f.source.(runSource)
+	maxRun := 1
+	if batcher != nil && runner != nil {
+		maxRun = maxRunBlocks
+	} else {
+		runner = nil
+	}
+	sizer := &runSizer{}
+
 	// The window bounds the blocks being fetched or waiting for an earlier
 	// height, so memory stays flat however far behind the store is. A token
-	// is returned when its block joins the batch in height order.
-	window := f.cfg.Workers * 4
+	// is returned when its block joins the batch in height order; a run
+	// takes one token per block. Blocks waiting for an earlier height are
+	// only their filters, so the window grows with the run length: each
+	// worker can hold a few runs' worth.
+	window := f.cfg.Workers * 4 * maxRun
 	tokens := make(chan struct{}, window)
 	jobs := make(chan fetchJob)
 	results := make(chan fetched, window)
-	batcher, _ := f.node.(rpcBatcher)
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		defer close(jobs)
-		var ahead []chainhash.Hash // hashes resolved for heights h, h+1, ...
-		for h := start; ; h++ {
-			select {
-			case tokens <- struct{}{}:
-			case <-gctx.Done():
-				return nil
-			}
-			job := fetchJob{height: h}
-			if batcher != nil {
-				if len(ahead) == 0 {
-					var err error
-					if ahead, err = blockHashes(gctx, batcher, h, min(hashBatch, end-h+1)); err != nil {
-						return err
-					}
+		var ahead []chainhash.Hash // hashes resolved for the heights after the last job's
+		for h := start; ; {
+			left := uint64(end) - uint64(h) + 1
+			n := uint32(min(uint64(sizer.next(maxRun)), left))
+			for range n {
+				select {
+				case tokens <- struct{}{}:
+				case <-gctx.Done():
+					return nil
 				}
-				job.hash, job.hashKnown = ahead[0], true
-				ahead = ahead[1:]
+			}
+			job := fetchJob{height: h, n: n}
+			if batcher != nil {
+				job.hashes = make([]chainhash.Hash, 0, n)
+				for uint32(len(job.hashes)) < n {
+					if len(ahead) == 0 {
+						next := h + uint32(len(job.hashes))
+						var err error
+						if ahead, err = blockHashes(gctx, batcher, next, min(hashBatch, end-next+1)); err != nil {
+							return err
+						}
+					}
+					take := min(int(n)-len(job.hashes), len(ahead))
+					job.hashes = append(job.hashes, ahead[:take]...)
+					ahead = ahead[take:]
+				}
 			}
 			select {
 			case jobs <- job:
 			case <-gctx.Done():
 				return nil
 			}
-			if h == end {
+			if uint64(n) == left {
 				return nil
 			}
+			h += n
 		}
 	})
 	workersDone := make(chan struct{})
@@ -83,15 +107,18 @@ func (f *Follower) fetchRange(ctx context.Context, start, end uint32, reorg *pen
 	for range f.cfg.Workers {
 		workers.Go(func() error {
 			var b gcs.BasicBuilder
+			var run []fetched
 			for job := range jobs {
-				r, err := f.fetchOne(gctx, &b, job)
-				if err != nil {
+				var err error
+				if run, err = f.fetchRun(gctx, &b, runner, sizer, job, run[:0]); err != nil {
 					return err
 				}
-				select {
-				case results <- r:
-				case <-gctx.Done():
-					return nil
+				for _, r := range run {
+					select {
+					case results <- r:
+					case <-gctx.Done():
+						return nil
+					}
 				}
 			}
 			return nil
@@ -113,10 +140,102 @@ func (f *Follower) fetchRange(ctx context.Context, start, end uint32, reorg *pen
 	return err
 }
 
-// fetchJob is one height for a worker, with its block hash when the
-// producer already resolved it.
+// runSource is implemented by block sources that fetch a run of
+// consecutive blocks with fewer round trips (bitcoind's txindex mode: one
+// getblock batch and one getrawtransaction batch per run instead of up to
+// two HTTP requests per block, each a new TCP connection with btcd).
+// cfbench sync (2,300 simnet blocks, 8 workers, 2 cores) went from about
+// 1.7 requests per block to under 0.1, and together with the hex fast path
+// in bitcoind from 942 ms and 742 ms CPU to 369 ms and 178 ms CPU. Runs of
+// 32 measured the same as 16; runs of 8 cost about a fifth more CPU.
+type runSource interface {
+	FetchBlocks(ctx context.Context, hashes []chainhash.Hash) ([]bitcoind.FetchedBlock, error)
+}
+
+// Run sizing: a run aims at runBytes of serialized blocks and holds at
+// most maxRunBlocks. Small blocks (test chains, early mainnet) go sixteen
+// to a request; full mainnet blocks one or two, so the decoded blocks a
+// worker holds stay a few megabytes.
+const (
+	maxRunBlocks = 16
+	runBytes     = 2 << 20
+)
+
+// runSizer keeps a moving average of fetched block sizes and turns it into
+// a run length. Safe for concurrent use.
+type runSizer struct {
+	avg atomic.Int64 // bytes; 0 until the first block is seen
+}
+
+// observe adds one block's serialized size to the average.
+func (s *runSizer) observe(size int) {
+	for {
+		old := s.avg.Load()
+		next := int64(size)
+		if old != 0 {
+			next = old - old/8 + int64(size)/8
+		}
+		if next < 1 {
+			next = 1
+		}
+		if s.avg.CompareAndSwap(old, next) {
+			return
+		}
+	}
+}
+
+// next returns the length of the next run, at most maxRun; 1 until a block
+// size is known.
+func (s *runSizer) next(maxRun int) int {
+	avg := s.avg.Load()
+	if maxRun <= 1 || avg == 0 {
+		return 1
+	}
+	return int(max(1, min(int64(maxRun), runBytes/avg)))
+}
+
+// fetchRun fetches and filters the blocks of job, appending them to dst.
+func (f *Follower) fetchRun(ctx context.Context, b *gcs.BasicBuilder, runner runSource, sizer *runSizer, job fetchJob, dst []fetched) ([]fetched, error) {
+	if runner == nil || len(job.hashes) == 0 {
+		for i := range job.n {
+			one := fetchJob{height: job.height + i}
+			if len(job.hashes) > 0 {
+				one.hash, one.hashKnown = job.hashes[i], true
+			}
+			r, err := f.fetchOne(ctx, b, one)
+			if err != nil {
+				return dst, err
+			}
+			dst = append(dst, r)
+		}
+		return dst, nil
+	}
+	blocks, err := runner.FetchBlocks(ctx, job.hashes)
+	if err != nil {
+		return dst, fmt.Errorf("fetch blocks %d..%d: %w", job.height, job.height+job.n-1, err)
+	}
+	if len(blocks) != len(job.hashes) {
+		return dst, fmt.Errorf("fetch blocks %d..%d: source returned %d blocks for %d hashes", job.height, job.height+job.n-1, len(blocks), len(job.hashes))
+	}
+	for i, fb := range blocks {
+		sizer.observe(fb.Size)
+		r, err := f.filterBlock(b, job.height+uint32(i), job.hashes[i], fb.Block, fb.PrevScripts)
+		if err != nil {
+			return dst, err
+		}
+		dst = append(dst, r)
+	}
+	return dst, nil
+}
+
+// fetchJob is a run of n consecutive heights from height for a worker,
+// with their block hashes when the producer already resolved them (hashes
+// is then of length n). fetchOne takes a single height: hash and hashKnown
+// are for it.
 type fetchJob struct {
 	height    uint32
+	n         uint32
+	hashes    []chainhash.Hash
 	hash      chainhash.Hash
 	hashKnown bool
 }
@@ -174,6 +293,12 @@ func (f *Follower) fetchOne(ctx context.Context, b *gcs.BasicBuilder, job fetchJ
 	if err != nil {
 		return fetched{}, fmt.Errorf("fetch block %s (height %d): %w", hash, h, err)
 	}
+	return f.filterBlock(b, h, hash, block, prevScripts)
+}
+
+// filterBlock builds the filter of block, fetched as the block at height h
+// with the given hash.
+func (f *Follower) filterBlock(b *gcs.BasicBuilder, h uint32, hash chainhash.Hash, block *wire.MsgBlock, prevScripts [][]byte) (fetched, error) {
 	if got := block.BlockHash(); got != hash {
 		return fetched{}, fmt.Errorf("fetch block %s (height %d): node returned block %s", hash, h, got)
 	}

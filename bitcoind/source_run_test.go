@@ -1,0 +1,192 @@
+package bitcoind
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/corefixture"
+)
+
+// The txindex source fetching the recorded active chain in runs of several
+// lengths, each with a cold cache, yields exactly what FetchBlock yields
+// per block (the recorded bytes and spent scripts), with one getblock
+// batch per run and at most one getrawtransaction batch per run.
+func TestFetchBlocksEqualsFetchBlock(t *testing.T) {
+	fx := corefixture.Load(t)
+	chain := fx.ActiveChain()
+	want := make(map[chainhash.Hash][][]byte, len(chain))
+	for _, b := range chain {
+		want[b.Hash] = expectedPrevScripts(t, b)
+	}
+	for _, runLen := range []int{1, 2, 7, 16, len(chain)} {
+		c, srv := newFixtureClient(t, fx, corefixture.Options{})
+		src, err := NewSource(c, ModeTxIndex, SourceOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runner := src.(RunBlockSource)
+		runs := 0
+		for start := 1; start < len(chain); start += runLen { // genesis's coinbase is not served
+			end := min(start+runLen, len(chain))
+			hashes := make([]chainhash.Hash, 0, end-start)
+			for _, b := range chain[start:end] {
+				hashes = append(hashes, b.Hash)
+			}
+			got, err := runner.FetchBlocks(testCtx(t), hashes)
+			if err != nil {
+				t.Fatalf("run %d of %d: %v", start, runLen, err)
+			}
+			runs++
+			for i, fb := range got {
+				b := chain[start+i]
+				if !bytes.Equal(serializeBlock(t, fb.Block), b.Raw) || fb.Size != len(b.Raw) {
+					t.Errorf("run length %d, %s: block bytes differ", runLen, b.Name())
+				}
+				if !equalScripts(fb.PrevScripts, want[b.Hash]) {
+					t.Errorf("run length %d, %s: prevScripts differ", runLen, b.Name())
+				}
+			}
+		}
+		if runLen > 1 {
+			if got := srv.Calls("getblock"); got != len(chain)-1 {
+				t.Errorf("run length %d: %d getblock calls for %d blocks", runLen, got, len(chain)-1)
+			}
+			if got := srv.Batches(); got > 2*runs {
+				t.Errorf("run length %d: %d batches for %d runs", runLen, got, runs)
+			}
+		}
+	}
+}
+
+// Spends of outputs created earlier in the same run never reach the node,
+// even with the cache off: the run resolves them itself.
+func TestFetchBlocksResolvesInRunSpends(t *testing.T) {
+	fx := corefixture.Load(t)
+	chain := fx.ActiveChain()
+	c, srv := newFixtureClient(t, fx, corefixture.Options{})
+	src, err := NewSource(c, ModeTxIndex, SourceOptions{ScriptCacheBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hashes := make([]chainhash.Hash, 0, len(chain)-1)
+	for _, b := range chain[1:] {
+		hashes = append(hashes, b.Hash)
+	}
+	if _, err := src.(RunBlockSource).FetchBlocks(testCtx(t), hashes); err != nil {
+		t.Fatal(err)
+	}
+	// Everything the chain spends was created in the chain after genesis,
+	// so the whole chain as one run needs no getrawtransaction at all.
+	if got := srv.Calls("getrawtransaction"); got != 0 {
+		t.Errorf("%d getrawtransaction calls for a run holding every spent output", got)
+	}
+	if got := srv.Batches(); got != 1 {
+		t.Errorf("%d batches, want 1", got)
+	}
+}
+
+// An unknown block in a run fails the run with the block's sentinel.
+func TestFetchBlocksUnknownBlock(t *testing.T) {
+	fx := corefixture.Load(t)
+	c, _ := newFixtureClient(t, fx, corefixture.Options{})
+	src, _ := NewSource(c, ModeTxIndex, SourceOptions{})
+	h101, _ := fx.ActiveHash(101)
+	_, err := src.(RunBlockSource).FetchBlocks(testCtx(t), []chainhash.Hash{h101, {1}})
+	if !errors.Is(err, ErrBlockNotFound) {
+		t.Fatalf("got %v, want ErrBlockNotFound", err)
+	}
+}
+
+// txidOf, which hashes the serialized bytes in place, agrees with
+// MsgTx.TxHash on every recorded transaction (segwit and legacy).
+func TestTxidOfMatchesTxHash(t *testing.T) {
+	fx := corefixture.Load(t)
+	var scratch []byte
+	n, witness := 0, 0
+	for _, b := range append(append([]*corefixture.Block(nil), fx.Blocks...), fx.Early...) {
+		r, err := decodeRawBlock(b.Raw, b.Hash, &scratch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, tx := range r.block.Transactions {
+			n++
+			if tx.HasWitness() {
+				witness++
+			}
+			if r.txids[i] != tx.TxHash() {
+				t.Fatalf("%s tx %d: txidOf %s, TxHash %s", b.Name(), i, r.txids[i], tx.TxHash())
+			}
+		}
+	}
+	if witness == 0 || n == witness {
+		t.Fatalf("fixture lacks a mix: %d transactions, %d with witness", n, witness)
+	}
+}
+
+// Against a real btcd: every run length gives the same blocks and spent
+// scripts as FetchBlock per block with a cold cache, runs straddling the
+// empty maturity blocks and the transaction-rich ones alike.
+func TestBtcdFetchBlocksEqualsFetchBlock(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	defer cancel()
+	n := btcdtest.Start(t, btcdtest.Options{TxIndex: true})
+	if err := btcdtest.BuildTxRichChain(ctx, n, n.Wallet(), 40); err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewClient(Config{Host: n.RPCHost(), User: n.User(), Password: n.Password(), Timeout: 10 * time.Second}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ci, err := c.GetChainInfo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hashes := make([]chainhash.Hash, 0, ci.Blocks)
+	for h := int64(1); h <= int64(ci.Blocks); h++ { // btcd cannot serve genesis's coinbase
+		hash, err := c.GetBlockHash(ctx, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hashes = append(hashes, hash)
+	}
+	perBlock, _ := NewSource(c, ModeTxIndex, SourceOptions{ScriptCacheBytes: -1})
+	type want struct {
+		raw  []byte
+		prev [][]byte
+	}
+	wants := make([]want, len(hashes))
+	spends := 0
+	for i, h := range hashes {
+		blk, prev, err := perBlock.FetchBlock(ctx, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wants[i] = want{serializeBlock(t, blk), prev}
+		spends += len(prev)
+	}
+	if spends < 100 {
+		t.Fatalf("only %d spends in the chain", spends)
+	}
+	for _, runLen := range []int{3, 16, 64} {
+		src, _ := NewSource(c, ModeTxIndex, SourceOptions{BatchSize: 7})
+		for start := 0; start < len(hashes); start += runLen {
+			end := min(start+runLen, len(hashes))
+			got, err := src.(RunBlockSource).FetchBlocks(ctx, hashes[start:end])
+			if err != nil {
+				t.Fatalf("run length %d at %d: %v", runLen, start+1, err)
+			}
+			for i, fb := range got {
+				w := wants[start+i]
+				if !bytes.Equal(serializeBlock(t, fb.Block), w.raw) || fb.Size != len(w.raw) || !equalScripts(fb.PrevScripts, w.prev) {
+					t.Fatalf("run length %d, height %d: differs from FetchBlock", runLen, start+i+1)
+				}
+			}
+		}
+	}
+}
