@@ -190,11 +190,41 @@ func (s *countingSource) FetchBlock(ctx context.Context, hash chainhash.Hash) (*
 	if err != nil {
 		return block, prev, err
 	}
+	s.count(block, prev)
+	return block, prev, nil
+}
+
+// FetchBlocks passes runs on to the inner source when it fetches runs (so
+// the profiled catch-up batches as the daemon's does), block by block
+// otherwise.
+func (s *countingSource) FetchBlocks(ctx context.Context, hashes []chainhash.Hash) ([]bitcoind.FetchedBlock, error) {
+	if runs, ok := s.inner.(bitcoind.RunBlockSource); ok {
+		out, err := runs.FetchBlocks(ctx, hashes)
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range out {
+			s.count(b.Block, b.PrevScripts)
+		}
+		return out, nil
+	}
+	out := make([]bitcoind.FetchedBlock, 0, len(hashes))
+	for _, h := range hashes {
+		block, prev, err := s.FetchBlock(ctx, h)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, bitcoind.FetchedBlock{Block: block, PrevScripts: prev, Size: block.SerializeSize()})
+	}
+	return out, nil
+}
+
+// count adds a block's filter elements, by the indexer's own rules.
+func (s *countingSource) count(block *wire.MsgBlock, prev [][]byte) {
 	var b gcs.BasicBuilder
 	if err := indexer.AddBasicElements(&b, block, prev); err == nil {
 		s.elements.Add(int64(b.Len()))
 	}
-	return block, prev, nil
 }
 
 // commitCounter is an indexer.Observer that totals committed blocks and
