@@ -11,14 +11,22 @@
 //  1. Ask the node for its best block. Equal to the store's tip: done.
 //  2. Find the highest height where the store and the node agree (a binary
 //     search over getblockhash; agreement at h implies agreement below h).
-//     Below the store's tip: roll the store back to it in one transaction.
-//     The disconnected blocks' filters stay retrievable by hash.
+//     Below the store's tip, the blocks above it are disconnected when the
+//     new branch is written (below); their filters stay retrievable by
+//     hash.
 //  3. Fetch the missing blocks with their spent scripts through a pool of
-//     workers (each with its own reusable filter builder), build their
-//     BIP-158 basic filters in parallel, and hand them to a single committer
-//     that restores height order, checks every block links to the one before
-//     it, chains the filter headers and commits batches in which the tip moves
-//     with the filters, filter headers and block headers it covers.
+//     workers (each with its own reusable filter builder) — in runs of
+//     consecutive blocks with one request per run when the source can
+//     (bitcoind.RunBlockSource) — build their BIP-158 basic filters in
+//     parallel, and hand them to a single committer that restores height
+//     order, checks every block links to the one before it, chains the
+//     filter headers and commits batches in which the tip moves with the
+//     filters, filter headers and block headers it covers.
+//
+// A reorg is written as one store transaction (store.Reorg) that
+// disconnects the old branch and connects the new one once the new branch
+// is the longer: readers such as light clients never see the fork point, or
+// a new tip with less work than the old, in between.
 //
 // A link that does not hold (the node reorganised while we fetched) ends the
 // round early; the next round finds the new fork. The number of blocks in
