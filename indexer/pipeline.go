@@ -373,6 +373,7 @@ func (f *Follower) commitInOrder(ctx, gctx context.Context, start, end uint32, r
 		last := batch[len(batch)-1]
 		newTip := store.Tip{Height: last.Height, Hash: last.Hash, FilterHeader: last.FilterHeader}
 		f.obs.Committed(newTip, len(batch), batchBytes)
+		f.log.Debug().Uint32("height", last.Height).Int("blocks", len(batch)).Msg("committed")
 		if live {
 			for _, r := range batch {
 				f.log.Info().Uint32("height", r.Height).Str("hash", r.Hash.String()).Int("filter_bytes", len(r.Filter)).Msg("indexed block")

@@ -45,7 +45,8 @@ func openStoreAfterExit(t *testing.T, datadir, chain string, params *chaincfg.Pa
 }
 
 // TestCrashSafetyKill9 kills a real cfindexd process with SIGKILL at 12
-// moments (fixed seed) during catch-up. Every restart must resume at or
+// moments during catch-up, each after a random (fixed seed) number of
+// committed blocks. Every restart must resume at or
 // above the height the previous run reached, and the final store must equal
 // btcd's index with no gap.
 func TestCrashSafetyKill9(t *testing.T) {
@@ -80,9 +81,14 @@ func TestCrashSafetyKill9(t *testing.T) {
 		if from >= float64(bestHeight) {
 			t.Fatalf("catch-up finished after %d kills; need a longer chain or slower catch-up", kills)
 		}
-		// Let it index a little, then kill it at a random moment.
-		d.waitLog(30*time.Second, msgIs("catching up"))
-		time.Sleep(time.Duration(10+rng.IntN(120)) * time.Millisecond)
+		// Let it commit a random number of blocks (5..80) past where it
+		// resumed, then kill it: the kill lands somewhere in the work on
+		// the next batch, whatever the machine's speed.
+		target := max(from, 0) + float64(5+rng.IntN(76))
+		d.waitLog(30*time.Second, func(m map[string]any) bool {
+			h, ok := m["height"].(float64)
+			return ok && m["message"] == "committed" && h >= target
+		})
 		d.kill9()
 		kills++
 		// The store must open cleanly after every kill.
