@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -19,19 +17,13 @@ import (
 
 // serveConfig holds the flags of the serve subcommand.
 type serveConfig struct {
-	Blocks      int
+	commonFlags
 	Peers       int
 	Duration    time.Duration
 	Warmup      time.Duration
 	FilterShare float64
 	Seed        uint64
-	WalletSeed  int64
 	ReqTimeout  time.Duration
-	Out         string
-	CFIndexd    string
-	JSON        bool
-	Timeout     time.Duration
-	Keep        bool
 }
 
 // parseServeFlags parses and validates the serve subcommand's flags.
@@ -39,27 +31,15 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	var c serveConfig
 	fs := flag.NewFlagSet("cfbench serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.IntVar(&c.Blocks, "blocks", 2000, "tx-rich blocks to build (btcd first mines ~300 empty blocks)")
+	c.register(fs)
 	fs.IntVar(&c.Peers, "peers", 100, "concurrent peers, each with one request in flight")
 	fs.DurationVar(&c.Duration, "duration", 20*time.Second, "measured window per server")
 	fs.DurationVar(&c.Warmup, "warmup", 2*time.Second, "load before the window, not counted")
 	fs.Float64Var(&c.FilterShare, "filtershare", 0.5, "fraction of requests that are getcfilters (1,000 blocks); the rest are getcfheaders (2,000 blocks)")
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of every peer's sequence of ranges (the same for both servers)")
-	fs.Int64Var(&c.WalletSeed, "walletseed", 1, "wallet seed: fixes the chain's transactions")
 	fs.DurationVar(&c.ReqTimeout, "reqtimeout", 30*time.Second, "bound on one request's whole answer; a peer that hits it stops and is counted as an error")
-	fs.StringVar(&c.Out, "out", "", "directory for logs (default: a new temporary directory)")
-	fs.StringVar(&c.CFIndexd, "cfindexd", "", "prebuilt cfindexd binary (default: go build ./cmd/cfindexd)")
-	fs.BoolVar(&c.JSON, "json", false, "print the report as JSON")
-	fs.DurationVar(&c.Timeout, "timeout", 20*time.Minute, "bound on the whole run")
-	fs.BoolVar(&c.Keep, "keep", false, "keep the work directory (btcd and cfindexd data)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return c, err
-		}
-		return c, fmt.Errorf("%w: %w", errUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	if err := parseFlagSet(fs, args); err != nil {
+		return c, err
 	}
 	return c, c.validate()
 }
@@ -67,8 +47,6 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 // validate checks the flags' ranges.
 func (c serveConfig) validate() error {
 	switch {
-	case c.Blocks < 1 || c.Blocks > 100_000:
-		return fmt.Errorf("%w: -blocks %d is outside 1..100000", errUsage, c.Blocks)
 	case c.Peers < 1 || c.Peers > 1000:
 		return fmt.Errorf("%w: -peers %d is outside 1..1000", errUsage, c.Peers)
 	case c.Duration < 100*time.Millisecond:
@@ -79,15 +57,8 @@ func (c serveConfig) validate() error {
 		return fmt.Errorf("%w: -filtershare %g is outside 0..1", errUsage, c.FilterShare)
 	case c.ReqTimeout <= 0:
 		return fmt.Errorf("%w: -reqtimeout %s must be positive", errUsage, c.ReqTimeout)
-	case c.Timeout <= 0:
-		return fmt.Errorf("%w: -timeout %s must be positive", errUsage, c.Timeout)
 	}
-	if c.CFIndexd != "" {
-		if fi, err := os.Stat(c.CFIndexd); err != nil || fi.IsDir() {
-			return fmt.Errorf("%w: -cfindexd %s is not a file", errUsage, c.CFIndexd)
-		}
-	}
-	return nil
+	return c.commonFlags.validate()
 }
 
 // runServe is the serve subcommand: the same chain served by cfindexd and

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,32 +12,17 @@ import (
 
 // syncConfig holds the flags of the sync subcommand.
 type syncConfig struct {
-	// Blocks is the number of tx-rich blocks on top of the empty blocks
-	// btcdtest mines first (maturity, segwit/taproot activation).
-	Blocks int
+	commonFlags
 	// Runs repeats each measurement; the report shows the median.
 	Runs int
 	// Workers and BatchBlocks are passed to cfindexd (--workers,
 	// --batchblocks) and to the in-process follower.
 	Workers     int
 	BatchBlocks int
-	// Out receives cpu.pprof, its top listings and the logs of the runs;
-	// empty means a new directory under os.TempDir().
-	Out string
-	// CFIndexd is a prebuilt cfindexd binary; empty builds ./cmd/cfindexd.
-	CFIndexd string
 	// Verify compares the in-process store with btcd's own filters.
 	Verify bool
-	// JSON prints the report as JSON instead of a table.
-	JSON bool
 	// TopN is how many lines of the CPU profile's top the table shows.
 	TopN int
-	// WalletSeed selects the test wallet, hence the chain's transactions.
-	WalletSeed int64
-	// Timeout bounds the whole run.
-	Timeout time.Duration
-	// Keep leaves the work directory (btcd's and cfindexd's data) behind.
-	Keep bool
 }
 
 // parseSyncFlags parses and validates the sync subcommand's flags.
@@ -46,26 +30,14 @@ func parseSyncFlags(args []string, stderr io.Writer) (syncConfig, error) {
 	var c syncConfig
 	fs := flag.NewFlagSet("cfbench sync", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.IntVar(&c.Blocks, "blocks", 2000, "tx-rich blocks to build (btcd first mines ~300 empty blocks for maturity and segwit/taproot)")
+	c.register(fs)
 	fs.IntVar(&c.Runs, "runs", 3, "times to repeat each catch-up measurement on the same chain; the report shows the median")
 	fs.IntVar(&c.Workers, "workers", 8, "cfindexd --workers")
 	fs.IntVar(&c.BatchBlocks, "batchblocks", 500, "cfindexd --batchblocks")
-	fs.StringVar(&c.Out, "out", "", "directory for cpu.pprof, profile listings and logs (default: a new temporary directory)")
-	fs.StringVar(&c.CFIndexd, "cfindexd", "", "prebuilt cfindexd binary (default: go build ./cmd/cfindexd)")
 	fs.BoolVar(&c.Verify, "verify", true, "check every filter and filter header of the in-process run against btcd's")
-	fs.BoolVar(&c.JSON, "json", false, "print the report as JSON")
 	fs.IntVar(&c.TopN, "top", 20, "lines of the CPU profile's top to print")
-	fs.Int64Var(&c.WalletSeed, "seed", 1, "wallet seed: fixes the chain's transactions")
-	fs.DurationVar(&c.Timeout, "timeout", 20*time.Minute, "bound on the whole run")
-	fs.BoolVar(&c.Keep, "keep", false, "keep the work directory (btcd and cfindexd data)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return c, err
-		}
-		return c, fmt.Errorf("%w: %w", errUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	if err := parseFlagSet(fs, args); err != nil {
+		return c, err
 	}
 	return c, c.validate()
 }
@@ -73,8 +45,6 @@ func parseSyncFlags(args []string, stderr io.Writer) (syncConfig, error) {
 // validate checks the flags' ranges.
 func (c syncConfig) validate() error {
 	switch {
-	case c.Blocks < 1 || c.Blocks > 100_000:
-		return fmt.Errorf("%w: -blocks %d is outside 1..100000", errUsage, c.Blocks)
 	case c.Runs < 1 || c.Runs > 20:
 		return fmt.Errorf("%w: -runs %d is outside 1..20", errUsage, c.Runs)
 	case c.Workers < 1 || c.Workers > 64:
@@ -83,15 +53,8 @@ func (c syncConfig) validate() error {
 		return fmt.Errorf("%w: -batchblocks %d is outside 1..10000 (cfindexd's range)", errUsage, c.BatchBlocks)
 	case c.TopN < 0:
 		return fmt.Errorf("%w: -top %d is negative", errUsage, c.TopN)
-	case c.Timeout <= 0:
-		return fmt.Errorf("%w: -timeout %s must be positive", errUsage, c.Timeout)
 	}
-	if c.CFIndexd != "" {
-		if fi, err := os.Stat(c.CFIndexd); err != nil || fi.IsDir() {
-			return fmt.Errorf("%w: -cfindexd %s is not a file", errUsage, c.CFIndexd)
-		}
-	}
-	return nil
+	return c.commonFlags.validate()
 }
 
 // runSync is the sync subcommand: build the chain, measure cfindexd's
