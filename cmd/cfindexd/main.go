@@ -46,7 +46,12 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	defer cancel()
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
+	defer func() {
+		// No delivery happens after Stop returns, so closing ends the
+		// signal goroutine.
+		signal.Stop(sigs)
+		close(sigs)
+	}()
 	go func() {
 		first := true
 		for s := range sigs {
