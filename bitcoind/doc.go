@@ -68,6 +68,30 @@
 //     because most spends are of recent outputs. Txids are hashed from the
 //     serialized bytes in place rather than by re-encoding each MsgTx.
 //
+// # Raw blocks over the node's P2P port (SourceOptions.NodeP2P)
+//
+// btcd serialises every block as hex inside JSON for getblock, and serving
+// our getblock batches cost it more CPU than its whole internal cfindex
+// rebuild. With NodeP2P set, the txindex mode fetches each run's raw
+// blocks as an ordinary outbound peer of the node instead (p2pconn.go,
+// p2pblocks.go): version/verack announcing NODE_WITNESS, protocol 70016
+// and no tx relay; one getdata of MSG_WITNESS_BLOCK vectors per run; the
+// block messages read back in request order, each checked to hash to the
+// hash asked for at its position. Pings are answered, everything else
+// (inv, addr, sendcmpct, ...) is skipped unbuffered; every frame's length
+// is checked against its command's cap (wire.MaxBlockPayload for blocks)
+// before anything is allocated, and its checksum verified. Prevouts still
+// come from the script cache and batched getrawtransaction. A small pool
+// holds one connection per concurrent run (DefaultP2PConns), each used by
+// one fetch at a time with no goroutines of its own; reads have deadlines
+// and a cancelled context unblocks them. Any failure drops that
+// connection: a broken one is retried once on another connection, and
+// otherwise — notfound, a wrong block, a second failure — the run is
+// fetched with getblock. A failed dial logs one warning (later ones at
+// debug), sends runs to getblock for a few seconds and then retries, so
+// the P2P path can never stop the daemon. The REST and getblock-3 modes
+// ignore NodeP2P.
+//
 // A node with none of these gives ErrNoPrevoutSource with the option to
 // turn on (-rest=1, -txindex=1, --txindex for btcd, or upgrade Core). Node
 // detection: getnetworkinfo's subversion (/Satoshi:31.0.0/) and version

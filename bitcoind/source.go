@@ -65,6 +65,15 @@ type SourceOptions struct {
 	// BatchSize is the number of getrawtransaction calls per JSON-RPC
 	// batch in txindex mode; zero means DefaultBatchSize.
 	BatchSize int
+	// NodeP2P is host:port of the node's P2P listener; when set, the
+	// txindex mode fetches raw blocks over P2P (one getdata per run)
+	// instead of getblock, falling back to getblock for any run that
+	// fails. Empty means JSON-RPC only. Other modes ignore it.
+	NodeP2P string
+	// P2PNet is the network magic for NodeP2P (chaincfg Params.Net).
+	P2PNet wire.BitcoinNet
+	// P2PConns bounds the P2P connections; zero means DefaultP2PConns.
+	P2PConns int
 	// Force skips detection and uses this mode (one of the Mode*
 	// constants) if non-empty.
 	Force string
@@ -144,7 +153,11 @@ func newSource(c *Client, mode string, o SourceOptions) (BlockSource, error) {
 		if batch <= 0 {
 			batch = DefaultBatchSize
 		}
-		return &txIndexSource{c: c, cache: newScriptCache(size), batch: batch}, nil
+		src := &txIndexSource{c: c, cache: newScriptCache(size), batch: batch}
+		if o.NodeP2P != "" {
+			src.p2p = newP2PBlocks(o.NodeP2P, o.P2PNet, o.P2PConns, c.log)
+		}
+		return src, nil
 	}
 	return nil, fmt.Errorf("bitcoind: unknown prevout source mode %q (want %s, %s or %s)", mode, ModeREST, ModeGetBlock3, ModeTxIndex)
 }

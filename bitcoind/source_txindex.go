@@ -21,6 +21,9 @@ type txIndexSource struct {
 	c     *Client
 	cache *scriptCache
 	batch int
+	// p2p, when set, is where raw blocks come from (SourceOptions.NodeP2P);
+	// any failure there falls back to getblock for that run.
+	p2p *p2pBlocks
 }
 
 var (
@@ -52,7 +55,7 @@ func (s *txIndexSource) FetchBlocks(ctx context.Context, hashes []chainhash.Hash
 	if len(hashes) == 0 {
 		return nil, nil
 	}
-	raws, err := s.c.getRawBlocks(ctx, hashes)
+	raws, err := s.rawBlocks(ctx, hashes)
 	if err != nil {
 		return nil, fmt.Errorf("fetch block %s: %w", hashes[0], err)
 	}

@@ -15,7 +15,10 @@
 // seed, first from cfindexd, then from btcd, over the same chain.
 //
 // Measurement choices: sync runs cfindexd with its P2P and HTTP listeners
-// off (--listen= --httplisten=), so only the catch-up is measured; serve
+// off (--listen= --httplisten=), so only the catch-up is measured, and by
+// default (-nodep2p=true) with --nodep2p=<btcd's P2P address>, so raw
+// blocks come over btcd's P2P port and not as hex inside JSON (the
+// in-process run does the same; -nodep2p=false measures JSON-RPC only); serve
 // connects its peers four at a time, because btcd v0.26.2 drops a source
 // /24 with more than eight handshakes in progress (internal/inbound), and
 // reads answers as raw frames without checksums so the load generator's own

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,6 +36,8 @@ type profileRun struct {
 	BatchBlocks int
 	Verify      bool
 	TopN        int
+	// NodeP2P fetches raw blocks over the node's P2P port.
+	NodeP2P bool
 }
 
 // profileResult is what the in-process catch-up measured.
@@ -84,9 +87,16 @@ func profileFollower(ctx context.Context, run profileRun) (*profileResult, error
 	if err := client.CheckGenesis(ctx, *run.Node.Params().GenesisHash); err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
-	source, err := bitcoind.DetectSource(ctx, client, zerolog.Nop())
+	var opts bitcoind.SourceOptions
+	if run.NodeP2P {
+		opts = bitcoind.SourceOptions{NodeP2P: run.Node.P2PAddr(), P2PNet: run.Node.Params().Net}
+	}
+	source, err := bitcoind.DetectSource(ctx, client, zerolog.Nop(), opts)
 	if err != nil {
 		return nil, fmt.Errorf("prevout source: %w", err)
+	}
+	if closer, ok := source.(io.Closer); ok {
+		defer closer.Close()
 	}
 	counted := &countingSource{inner: source}
 	obs := &commitCounter{}

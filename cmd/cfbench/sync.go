@@ -23,6 +23,9 @@ type syncConfig struct {
 	Verify bool
 	// TopN is how many lines of the CPU profile's top the table shows.
 	TopN int
+	// NodeP2P makes cfindexd fetch raw blocks over btcd's P2P port
+	// (--nodep2p) in both the daemon and the in-process runs.
+	NodeP2P bool
 }
 
 // parseSyncFlags parses and validates the sync subcommand's flags.
@@ -36,6 +39,7 @@ func parseSyncFlags(args []string, stderr io.Writer) (syncConfig, error) {
 	fs.IntVar(&c.BatchBlocks, "batchblocks", 500, "cfindexd --batchblocks")
 	fs.BoolVar(&c.Verify, "verify", true, "check every filter and filter header of the in-process run against btcd's")
 	fs.IntVar(&c.TopN, "top", 20, "lines of the CPU profile's top to print")
+	fs.BoolVar(&c.NodeP2P, "nodep2p", true, "fetch raw blocks over btcd's P2P port (cfindexd --nodep2p); false = JSON-RPC only")
 	if err := parseFlagSet(fs, args); err != nil {
 		return c, err
 	}
@@ -101,7 +105,12 @@ func benchSync(ctx context.Context, cfg syncConfig, logw io.Writer) (*syncReport
 	rep := &syncReport{Chain: chain, Workers: cfg.Workers, BatchBlocks: cfg.BatchBlocks, Out: out, LoadBefore: loadAverage()}
 	for i := range cfg.Runs {
 		say("cfindexd catch-up, run %d of %d", i+1, cfg.Runs)
+		var extra []string
+		if cfg.NodeP2P {
+			extra = []string{"--nodep2p=" + node.P2PAddr()}
+		}
 		r, err := measureDaemon(ctx, daemonRun{
+			Extra:       extra,
 			Binary:      bin,
 			Node:        node,
 			DataDir:     filepath.Join(work, fmt.Sprintf("cfindexd-%d", i)),
@@ -127,6 +136,7 @@ func benchSync(ctx context.Context, cfg syncConfig, logw io.Writer) (*syncReport
 		BatchBlocks: cfg.BatchBlocks,
 		Verify:      cfg.Verify,
 		TopN:        cfg.TopN,
+		NodeP2P:     cfg.NodeP2P,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("in-process run: %w", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -69,9 +70,16 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	log.Info().Str("version", version).Str("chain", nw.Name).Str("store", storePath).
 		Uint32("store_height", tip.Height).Bool("store_empty", !haveTip).Str("node", rpcHost).Msg("starting")
 
-	source, err := waitForNode(ctx, client, nw, prevoutModes()[cfg.PrevoutSource], log)
+	source, err := waitForNode(ctx, client, nw, bitcoind.SourceOptions{
+		Force:   prevoutModes()[cfg.PrevoutSource],
+		NodeP2P: cfg.NodeP2P,
+		P2PNet:  nw.Params.Net,
+	}, log)
 	if err != nil || ctx.Err() != nil {
 		return err
+	}
+	if closer, ok := source.(io.Closer); ok {
+		defer closer.Close()
 	}
 	if err := checkNodeState(ctx, client, st, log); err != nil {
 		return err
@@ -136,13 +144,13 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
 // and offers a prevout source. Unreachable nodes, bad credentials and a node
 // still warming up are retried with backoff, logged each time; a node on
 // another network, or one with no way to get prevouts, is fatal.
-func waitForNode(ctx context.Context, client *bitcoind.Client, nw network, force string, log zerolog.Logger) (bitcoind.BlockSource, error) {
+func waitForNode(ctx context.Context, client *bitcoind.Client, nw network, opts bitcoind.SourceOptions, log zerolog.Logger) (bitcoind.BlockSource, error) {
 	backoff := bitcoind.NewBackoff(time.Second, 30*time.Second, rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7)))
 	for {
 		err := client.CheckGenesis(ctx, *nw.Params.GenesisHash)
 		if err == nil {
 			var source bitcoind.BlockSource
-			source, err = bitcoind.DetectSource(ctx, client, log.With().Str("component", "bitcoind").Logger(), bitcoind.SourceOptions{Force: force})
+			source, err = bitcoind.DetectSource(ctx, client, log.With().Str("component", "bitcoind").Logger(), opts)
 			if err == nil {
 				return source, nil
 			}
