@@ -95,23 +95,30 @@ const (
 func parseCoreHeaders(part, rawQuery string) coreRequest {
 	param, f := splitFormat(part)
 	req := coreRequest{headers: true, format: f}
-	parts := strings.Split(param, "/")
-	var rawCount, rawHash string
-	switch len(parts) {
-	case 2:
-		rawCount, rawHash = parts[0], parts[1]
-	case 1:
-		rawHash = parts[0]
-		var ok bool
-		if rawCount, ok = queryParam(rawQuery, "count"); !ok {
-			rawCount = defaultCoreCount
-		}
-	default:
+	rawCount, rawHash, ok := countAndHashParts(strings.Split(param, "/"), rawQuery)
+	if !ok {
 		req.err = &coreError{http.StatusBadRequest, "Invalid URI format. Expected /rest/headers/<hash>.<ext>?count=<count>"}
 		return req
 	}
 	req.setCountAndHash(rawCount, rawHash)
 	return req
+}
+
+// countAndHashParts reads the path segments of a headers-style request
+// after any filter type: <count>/<hash> (the deprecated form) or <hash>
+// with the count from the query (default defaultCoreCount). Any other
+// number of segments is not ok.
+func countAndHashParts(parts []string, rawQuery string) (rawCount, rawHash string, ok bool) {
+	switch len(parts) {
+	case 2:
+		return parts[0], parts[1], true
+	case 1:
+		if rawCount, ok = queryParam(rawQuery, "count"); !ok {
+			rawCount = defaultCoreCount
+		}
+		return rawCount, parts[0], true
+	}
+	return "", "", false
 }
 
 // parseCoreHeight parses the part of a /rest/blockhashbyheight/ target

@@ -148,17 +148,8 @@ func parseCoreFilterHeaders(part, rawQuery string) coreRequest {
 	param, f := splitFormat(part)
 	req := coreRequest{headers: true, format: f}
 	parts := strings.Split(param, "/")
-	var rawCount, rawHash string
-	switch len(parts) {
-	case 3:
-		rawCount, rawHash = parts[1], parts[2]
-	case 2:
-		rawHash = parts[1]
-		var ok bool
-		if rawCount, ok = queryParam(rawQuery, "count"); !ok {
-			rawCount = defaultCoreCount
-		}
-	default:
+	rawCount, rawHash, ok := countAndHashParts(parts[1:], rawQuery)
+	if !ok {
 		req.err = &coreError{http.StatusBadRequest, "Invalid URI format. Expected /rest/blockfilterheaders/<filtertype>/<blockhash>.<ext>?count=<count>"}
 		return req
 	}
