@@ -81,11 +81,11 @@ func (c *Client) GetBlockHeaderVerbose(ctx context.Context, hash chainhash.Hash)
 // GetRawBlock fetches the serialized block (getblock <hash> 0) and decodes
 // the hex straight into a wire.MsgBlock. The block's hash is checked.
 func (c *Client) GetRawBlock(ctx context.Context, hash chainhash.Hash) (*wire.MsgBlock, error) {
-	raws, err := c.getRawBlocks(ctx, []chainhash.Hash{hash})
+	blocks, err := c.GetRawBlocks(ctx, []chainhash.Hash{hash})
 	if err != nil {
 		return nil, err
 	}
-	return raws[0].block, nil
+	return blocks[0], nil
 }
 
 // GetChainInfo returns the node's chain state (getblockchaininfo).
@@ -140,37 +140,56 @@ func (c *Client) SendRawTransaction(ctx context.Context, tx *wire.MsgTx) (chainh
 // confirmed transactions). Each transaction is checked to hash to its txid.
 // The first failing element's error is returned.
 func (c *Client) GetRawTransactions(ctx context.Context, txids []chainhash.Hash) ([]*wire.MsgTx, error) {
+	txs := make([]*wire.MsgTx, len(txids))
+	err := c.getRawTxs(ctx, txids, false, func(i int, raw []byte, _ scannedTx) error {
+		tx := new(wire.MsgTx)
+		if err := tx.Deserialize(bytes.NewReader(raw)); err != nil {
+			return fmt.Errorf("%w: %v", ErrMalformed, err)
+		}
+		txs[i] = tx
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return txs, nil
+}
+
+// getRawTxs fetches the transactions with the given txids in one
+// getrawtransaction batch, reads each in place (scanTx, on a copy of the
+// reply when clone is set, so that it outlives the call) and checks that
+// it hashes to its txid, then hands it to keep.
+func (c *Client) getRawTxs(ctx context.Context, txids []chainhash.Hash, clone bool, keep func(i int, raw []byte, t scannedTx) error) error {
 	if len(txids) == 0 {
-		return nil, nil
+		return nil
 	}
 	params := make([][]any, len(txids))
 	for i, id := range txids {
 		params[i] = []any{id.String(), 0}
 	}
-	txs := make([]*wire.MsgTx, len(txids))
 	errs := make([]error, len(txids))
-	var scratch []byte
 	use := func(i int, raw []byte) error {
-		tx := new(wire.MsgTx)
-		r := bytes.NewReader(raw)
-		if err := tx.Deserialize(r); err != nil {
-			return fmt.Errorf("%w: %v", ErrMalformed, err)
+		if clone {
+			raw = bytes.Clone(raw)
 		}
-		if got := txidOf(tx, raw[:len(raw)-r.Len()], &scratch); got != txids[i] {
-			return fmt.Errorf("%w: returned tx %s", ErrMalformed, got)
+		t, err := scanTx(raw)
+		if err != nil {
+			return err
 		}
-		txs[i] = tx
-		return nil
+		if t.txid != txids[i] {
+			return fmt.Errorf("%w: returned tx %s", ErrMalformed, t.txid)
+		}
+		return keep(i, raw, t)
 	}
 	if err := c.callHexBatch(ctx, "getrawtransaction", params, use, func(i int, err error) { errs[i] = err }); err != nil {
-		return nil, err
+		return err
 	}
 	for i, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("getrawtransaction %s: %w", txids[i], err)
+			return fmt.Errorf("getrawtransaction %s: %w", txids[i], err)
 		}
 	}
-	return txs, nil
+	return nil
 }
 
 func parseHash(method, s string) (chainhash.Hash, error) {

@@ -54,19 +54,28 @@
 //     to the requested block, and the decoded transactions must match its
 //     merkle root. Core omits "prevout" when undo data is gone → ErrPruned.
 //  3. ModeTxIndex — btcd started with --txindex, or an older Core with
-//     -txindex=1: getblock <hash> 0 decoded straight into a wire.MsgBlock,
-//     then the spent transactions by batched getrawtransaction (each
-//     checked to hash to its txid). The source is a RunBlockSource: it
-//     fetches a run of consecutive blocks with one getblock batch and the
-//     prevouts of the whole run with one getrawtransaction batch, because
-//     btcd closes the connection after every HTTP request and a catch-up
-//     from it paid mostly for TCP connects, not bytes. Outputs created
-//     earlier in the run are resolved from the run itself; an LRU of
-//     txid → output scripts (bounded in bytes, fed by every fetched block
-//     before its run's prevouts are resolved and by every fetched
-//     transaction, with OP_RETURN outputs dropped) saves most of the rest,
-//     because most spends are of recent outputs. Txids are hashed from the
-//     serialized bytes in place rather than by re-encoding each MsgTx.
+//     -txindex=1: raw blocks (getblock <hash> 0, or over the node's P2P
+//     port, below), then the spent transactions by batched
+//     getrawtransaction (each checked to hash to its txid). Blocks and
+//     transactions are read in place (blockscan.go): one pass over the
+//     bytes yields the header, the txids (hashed from the serialized bytes,
+//     witness skipped), the output scripts and the spent outpoints as
+//     subslices, in five allocations per block where wire.MsgBlock takes
+//     several per transaction; the merkle root and the block hash are
+//     checked, and FuzzScanBlock checks that the scanner and wire accept
+//     and read the same bytes. The source is a RunBlockSource: it fetches
+//     a run of consecutive blocks with one request and the prevouts of the
+//     whole run with one getrawtransaction batch, because btcd closes the
+//     connection after every HTTP request and a catch-up from it paid
+//     mostly for TCP connects, not bytes. Spent scripts come from a cache
+//     of txid → output scripts (scriptcache.go: bounded in bytes, two
+//     generations, entries packed into slabs, OP_RETURN outputs kept
+//     empty) fed by every fetched block and transaction. Runs fetched at
+//     once by several workers take turns (RunOrder) to teach the cache
+//     their blocks in chain order before resolving their own spends, so a
+//     catch-up asks the node only for outputs older than the cache holds —
+//     none on a chain that fits in it — and most spends, being of recent
+//     outputs, never reach the node.
 //
 // # Raw blocks over the node's P2P port (SourceOptions.NodeP2P)
 //
@@ -80,7 +89,8 @@
 // hash asked for at its position. Pings are answered, everything else
 // (inv, addr, sendcmpct, ...) is skipped unbuffered; every frame's length
 // is checked against its command's cap (wire.MaxBlockPayload for blocks)
-// before anything is allocated, and its checksum verified. Prevouts still
+// before anything is allocated, and its checksum verified (a block's
+// merkle root and hash are checked instead). Prevouts still
 // come from the script cache and batched getrawtransaction. A small pool
 // holds one connection per concurrent run (DefaultP2PConns), each used by
 // one fetch at a time with no goroutines of its own; reads have deadlines
@@ -106,7 +116,7 @@
 // result through generic json.RawMessage values and its btcjson result
 // types, knows neither getblock verbosity 3 nor REST, and its batch mode is
 // a separate client mode. This client is small (one POST helper), decodes
-// getblock 0 hex straight into wire.MsgBlock and verbosity 3 into minimal
+// getblock 0 hex in place (blockscan.go) and verbosity 3 into minimal
 // structs, reads getblock 0 and getrawtransaction 0 replies without
 // encoding/json at all when they have the envelope Core and btcd send
 // (hexreply.go: the hex is found with bytes.IndexByte and decoded into a

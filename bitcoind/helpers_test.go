@@ -113,3 +113,29 @@ func equalScripts(a, b [][]byte) bool {
 	}
 	return true
 }
+
+// fetchedMatches reports how fb differs from the serialized block raw: its
+// bytes, header, hash and output scripts must be raw's as wire decodes
+// them. Empty means equal.
+func fetchedMatches(fb FetchedBlock, raw []byte) string {
+	if !bytes.Equal(fb.Raw, raw) {
+		return "block bytes differ"
+	}
+	var blk wire.MsgBlock
+	if err := blk.Deserialize(bytes.NewReader(raw)); err != nil {
+		return "wire cannot decode the block: " + err.Error()
+	}
+	if fb.Header != blk.Header || fb.Hash != blk.BlockHash() {
+		return "header or hash differs"
+	}
+	var outs [][]byte
+	for _, tx := range blk.Transactions {
+		for _, o := range tx.TxOut {
+			outs = append(outs, o.PkScript)
+		}
+	}
+	if !equalScripts(fb.OutputScripts, outs) {
+		return "output scripts differ"
+	}
+	return ""
+}

@@ -51,16 +51,12 @@ func fetchAllRuns(t *testing.T, ctx context.Context, src BlockSource, hashes []c
 	prevs := make([][][]byte, 0, len(hashes))
 	for start := 0; start < len(hashes); start += runLen {
 		end := min(start+runLen, len(hashes))
-		got, err := src.(RunBlockSource).FetchBlocks(ctx, hashes[start:end])
+		got, err := src.(RunBlockSource).FetchBlocks(ctx, hashes[start:end], nil)
 		if err != nil {
 			t.Fatalf("run at height %d: %v", start+1, err)
 		}
 		for _, fb := range got {
-			raw := serializeBlock(t, fb.Block)
-			if fb.Size != len(raw) {
-				t.Fatalf("size %d, serialized %d", fb.Size, len(raw))
-			}
-			raws = append(raws, raw)
+			raws = append(raws, fb.Raw)
 			prevs = append(prevs, fb.PrevScripts)
 		}
 	}
@@ -116,12 +112,12 @@ func TestBtcdP2PNotFoundFallsBack(t *testing.T) {
 	n, c, hashes := p2pTestChain(t, ctx, 2)
 	src, _ := NewSource(c, ModeTxIndex, SourceOptions{NodeP2P: n.P2PAddr(), P2PNet: n.Params().Net})
 	defer src.(*txIndexSource).Close()
-	_, err := src.(RunBlockSource).FetchBlocks(ctx, []chainhash.Hash{hashes[0], {3}})
+	_, err := src.(RunBlockSource).FetchBlocks(ctx, []chainhash.Hash{hashes[0], {3}}, nil)
 	if !errors.Is(err, ErrBlockNotFound) {
 		t.Fatalf("got %v, want ErrBlockNotFound from the RPC fallback", err)
 	}
 	// The connection that saw notfound is dropped; the next run works.
-	if _, err := src.(RunBlockSource).FetchBlocks(ctx, hashes[:3]); err != nil {
+	if _, err := src.(RunBlockSource).FetchBlocks(ctx, hashes[:3], nil); err != nil {
 		t.Fatal(err)
 	}
 	if src.(*txIndexSource).p2p.served.Load() != 1 {
@@ -262,18 +258,13 @@ func TestBtcdP2PConcurrentRunsSharePool(t *testing.T) {
 			defer wg.Done()
 			for start := w * runLen; start < len(hashes); start += fetchers * runLen {
 				end := min(start+runLen, len(hashes))
-				run, err := ts.FetchBlocks(ctx, hashes[start:end])
+				run, err := ts.FetchBlocks(ctx, hashes[start:end], nil)
 				if err != nil {
 					errs <- err
 					return
 				}
 				for i, fb := range run {
-					var b bytes.Buffer
-					if err := fb.Block.Serialize(&b); err != nil {
-						errs <- err
-						return
-					}
-					gotRaw[start+i], gotPrev[start+i] = b.Bytes(), fb.PrevScripts
+					gotRaw[start+i], gotPrev[start+i] = fb.Raw, fb.PrevScripts
 				}
 			}
 		}()

@@ -148,7 +148,7 @@ func (p *p2pBlocks) signalFreed() {
 // fetch returns the blocks with the given hashes, in order, fetched over
 // P2P. A connection that fails once is dropped and the run is retried on a
 // fresh one; a second failure is returned and the caller uses RPC.
-func (p *p2pBlocks) fetch(ctx context.Context, hashes []chainhash.Hash) ([]rawBlock, error) {
+func (p *p2pBlocks) fetch(ctx context.Context, hashes []chainhash.Hash) ([]*scannedBlock, error) {
 	var lastErr error
 	for attempt := 0; attempt < 2; attempt++ {
 		c, err := p.get(ctx)

@@ -186,7 +186,7 @@ func (c *p2pConn) readFrame(keep ...string) (string, []byte, error) {
 // blocks, which the node sends in request order. Pings are answered. Each
 // block must hash to the hash asked for at its position. A notfound gives
 // errP2PNotFound. The connection must not be reused after an error.
-func (c *p2pConn) fetchBlocks(ctx context.Context, hashes []chainhash.Hash) ([]rawBlock, error) {
+func (c *p2pConn) fetchBlocks(ctx context.Context, hashes []chainhash.Hash) ([]*scannedBlock, error) {
 	stop := context.AfterFunc(ctx, func() { _ = c.conn.SetDeadline(time.Now()) })
 	defer stop()
 	gd := wire.NewMsgGetDataSizeHint(uint(len(hashes)))
@@ -199,8 +199,7 @@ func (c *p2pConn) fetchBlocks(ctx context.Context, hashes []chainhash.Hash) ([]r
 	if err := c.write(gd); err != nil {
 		return nil, c.ctxErr(ctx, fmt.Errorf("send getdata: %w", err))
 	}
-	out := make([]rawBlock, 0, len(hashes))
-	var scratch []byte
+	out := make([]*scannedBlock, 0, len(hashes))
 	for len(out) < len(hashes) {
 		_ = c.conn.SetReadDeadline(time.Now().Add(p2pReadTimeout))
 		cmd, payload, err := c.readFrame(wire.CmdBlock)
@@ -209,14 +208,11 @@ func (c *p2pConn) fetchBlocks(ctx context.Context, hashes []chainhash.Hash) ([]r
 		}
 		switch cmd {
 		case wire.CmdBlock:
-			r, err := decodeRawBlock(payload, hashes[len(out)], &scratch)
+			b, err := scanBlock(payload, hashes[len(out)])
 			if err != nil {
 				return nil, err
 			}
-			if root := merkleRootOfTxids(r.txids); root != r.block.Header.MerkleRoot {
-				return nil, fmt.Errorf("%w: block %s: transactions hash to merkle root %s, header has %s", ErrMalformed, hashes[len(out)], root, r.block.Header.MerkleRoot)
-			}
-			out = append(out, r)
+			out = append(out, b)
 		case wire.CmdPing:
 			var p wire.MsgPing
 			if err := p.BtcDecode(bytes.NewBuffer(payload), p2pProtocolVersion, wire.BaseEncoding); err != nil {

@@ -88,8 +88,7 @@ func FuzzReadFrame(f *testing.F) {
 				t.Fatalf("block payload of %d bytes", len(payload))
 			}
 			if cmd == wire.CmdBlock {
-				var scratch []byte
-				_, _ = decodeRawBlock(payload, [32]byte{}, &scratch)
+				_, _ = scanBlock(payload, [32]byte{})
 			}
 		}
 	})

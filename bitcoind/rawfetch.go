@@ -10,45 +10,43 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 )
 
-// rawBlock is a block decoded from getblock <hash> 0 with the txids of its
-// transactions (computed from the serialized bytes, without re-encoding
-// each transaction as MsgTx.TxHash does) and its serialized size.
-type rawBlock struct {
-	block *wire.MsgBlock
-	txids []chainhash.Hash
-	size  int
-}
-
 // GetRawBlocks fetches the serialized blocks with the given hashes (getblock
 // <hash> 0) in one JSON-RPC batch and decodes each straight into a
 // wire.MsgBlock. Each block's hash is checked. The first failing element's
 // error is returned.
 func (c *Client) GetRawBlocks(ctx context.Context, hashes []chainhash.Hash) ([]*wire.MsgBlock, error) {
-	raws, err := c.getRawBlocks(ctx, hashes)
+	blocks := make([]*wire.MsgBlock, len(hashes))
+	err := c.getBlocksHex(ctx, hashes, func(i int, raw []byte) error {
+		b, err := decodeBlock(raw, hashes[i])
+		blocks[i] = b
+		return err
+	})
 	if err != nil {
 		return nil, err
-	}
-	blocks := make([]*wire.MsgBlock, len(raws))
-	for i, r := range raws {
-		blocks[i] = r.block
 	}
 	return blocks, nil
 }
 
-// getRawBlocks fetches blocks by hash: one plain call for one block, one
-// batch for several.
-func (c *Client) getRawBlocks(ctx context.Context, hashes []chainhash.Hash) ([]rawBlock, error) {
-	out := make([]rawBlock, len(hashes))
-	errs := make([]error, len(hashes))
-	var scratch []byte
-	use := func(i int, raw []byte) error {
-		r, err := decodeRawBlock(raw, hashes[i], &scratch)
-		if err != nil {
-			return err
-		}
-		out[i] = r
-		return nil
+// getScannedBlocks fetches blocks by hash like GetRawBlocks and reads each
+// in place (scanBlock), hash and merkle root checked.
+func (c *Client) getScannedBlocks(ctx context.Context, hashes []chainhash.Hash) ([]*scannedBlock, error) {
+	blocks := make([]*scannedBlock, len(hashes))
+	err := c.getBlocksHex(ctx, hashes, func(i int, raw []byte) error {
+		b, err := scanBlock(bytes.Clone(raw), hashes[i])
+		blocks[i] = b
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
+	return blocks, nil
+}
+
+// getBlocksHex fetches blocks by hash (getblock <hash> 0): one plain call
+// for one block, one batch for several. use gets each block's bytes, valid
+// only during the call.
+func (c *Client) getBlocksHex(ctx context.Context, hashes []chainhash.Hash, use func(i int, raw []byte) error) error {
+	errs := make([]error, len(hashes))
 	fail := func(i int, err error) { errs[i] = err }
 	var err error
 	if len(hashes) == 1 {
@@ -62,56 +60,31 @@ func (c *Client) getRawBlocks(ctx context.Context, hashes []chainhash.Hash) ([]r
 	}
 	if err != nil {
 		if len(hashes) == 1 {
-			return nil, fmt.Errorf("getblock %s: %w", hashes[0], err)
+			return fmt.Errorf("getblock %s: %w", hashes[0], err)
 		}
-		return nil, fmt.Errorf("getblock %s and %d more: %w", hashes[0], len(hashes)-1, err)
+		return fmt.Errorf("getblock %s and %d more: %w", hashes[0], len(hashes)-1, err)
 	}
 	for i, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("getblock %s: %w", hashes[i], err)
+			return fmt.Errorf("getblock %s: %w", hashes[i], err)
 		}
 	}
-	return out, nil
+	return nil
 }
 
-// decodeRawBlock deserializes raw, checks that it is the block asked for and
-// computes its txids. scratch is reused between calls.
-func decodeRawBlock(raw []byte, want chainhash.Hash, scratch *[]byte) (rawBlock, error) {
-	blk := new(wire.MsgBlock)
-	locs, err := blk.DeserializeTxLoc(bytes.NewBuffer(raw))
+// getTxOutputs fetches the transactions with the given txids in one
+// getrawtransaction batch and reads their output scripts in place. Each
+// transaction is checked to hash to its txid.
+func (c *Client) getTxOutputs(ctx context.Context, txids []chainhash.Hash) ([]scannedTx, error) {
+	txs := make([]scannedTx, len(txids))
+	err := c.getRawTxs(ctx, txids, true, func(i int, _ []byte, t scannedTx) error {
+		txs[i] = t
+		return nil
+	})
 	if err != nil {
-		return rawBlock{}, fmt.Errorf("%w: block %s: %v", ErrMalformed, want, err)
+		return nil, err
 	}
-	if got := blk.BlockHash(); got != want {
-		return rawBlock{}, fmt.Errorf("%w: asked for block %s, got %s", ErrMalformed, want, got)
-	}
-	txids := make([]chainhash.Hash, len(blk.Transactions))
-	for i, tx := range blk.Transactions {
-		txids[i] = txidOf(tx, raw[locs[i].TxStart:locs[i].TxStart+locs[i].TxLen], scratch)
-	}
-	return rawBlock{block: blk, txids: txids, size: len(raw)}, nil
-}
-
-// txidOf hashes the serialization of tx without witness data. ser is the
-// transaction's serialization as sent. Without witness data that is the
-// txid preimage itself; with it, the preimage is the version, the inputs
-// and outputs after the marker and flag bytes, and the lock time.
-func txidOf(tx *wire.MsgTx, ser []byte, scratch *[]byte) chainhash.Hash {
-	// The marker and flag bytes, not tx.HasWitness, tell the layout: a
-	// (non-canonical) witness serialization with only empty witnesses
-	// still carries them.
-	if len(ser) < 6 || ser[4] != 0x00 || ser[5] != 0x01 {
-		return chainhash.DoubleHashH(ser)
-	}
-	stripped := tx.SerializeSizeStripped()
-	if stripped < 8 || len(ser) < stripped+2 {
-		return tx.TxHash()
-	}
-	b := append((*scratch)[:0], ser[:4]...)
-	b = append(b, ser[6:6+stripped-8]...)
-	b = append(b, ser[len(ser)-4:]...)
-	*scratch = b
-	return chainhash.DoubleHashH(b)
+	return txs, nil
 }
 
 // callHex invokes method, whose result is a hex string, and hands its

@@ -1,11 +1,10 @@
 package bitcoind
 
 import (
-	"container/list"
+	"encoding/binary"
 	"sync"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
-	"github.com/btcsuite/btcd/wire/v2"
 )
 
 // DefaultScriptCacheBytes bounds the txindex source's cache of output
@@ -13,101 +12,163 @@ import (
 // (a few hundred thousand transactions) save most getrawtransaction calls.
 const DefaultScriptCacheBytes = 64 << 20
 
-// cacheEntryOverhead approximates the per-entry cost beyond the script
-// bytes (map entry, list element, slice headers).
-const cacheEntryOverhead = 160
+// Cache layout constants.
+const (
+	// cacheEntryOverhead approximates the per-transaction cost beyond the
+	// packed scripts (map key, value and bucket share).
+	cacheEntryOverhead = 80
+	// cacheSlabBytes is the size of the slabs entries are packed into.
+	cacheSlabBytes = 256 << 10
+)
 
-// scriptCache is an LRU of txid → output scripts, bounded by an estimate of
-// its memory use. Safe for concurrent use.
+// scriptCache maps txid → the output scripts of that transaction, bounded
+// by an estimate of its memory use. It keeps two generations: new entries
+// go into the current one; when it holds half the budget, the previous
+// generation is dropped whole and the current one takes its place. An
+// entry found in the previous generation moves to the current one, so what
+// is spent again and again stays, as with an LRU, without a list node and
+// an allocation per transaction: entries are packed back to back into
+// 256 KiB slabs. Safe for concurrent use.
 type scriptCache struct {
 	mu       sync.Mutex
-	maxBytes int
-	bytes    int
-	order    *list.List // front = most recently used; values are *cacheEntry
-	entries  map[chainhash.Hash]*list.Element
+	maxBytes int // <= 0: unbounded (a run-local cache)
+	cur, old generation
 }
 
-type cacheEntry struct {
-	txid    chainhash.Hash
-	scripts [][]byte // nil for OP_RETURN outputs (never spent)
-	size    int
+// generation is one half of a scriptCache.
+type generation struct {
+	entries map[chainhash.Hash][]byte // packed entries, see pack
+	slab    []byte                    // free space of the newest slab
+	bytes   int
 }
 
 func newScriptCache(maxBytes int) *scriptCache {
-	return &scriptCache{maxBytes: maxBytes, order: list.New(), entries: make(map[chainhash.Hash]*list.Element)}
+	return &scriptCache{maxBytes: maxBytes, cur: generation{entries: make(map[chainhash.Hash][]byte)}}
 }
 
-// get returns the script of output vout of txid.
+// An entry packs a transaction's output scripts as the output count n
+// (uint32), n end offsets (uint32, relative to the scripts) and the
+// scripts back to back. OP_RETURN outputs, which can never be spent, are
+// kept as empty scripts.
+
+// entryScript returns the script of output vout of a packed entry.
+func entryScript(e []byte, vout uint32) (script []byte, inRange bool) {
+	n := binary.LittleEndian.Uint32(e)
+	if vout >= n {
+		return nil, false
+	}
+	data := e[4+4*n:]
+	start := uint32(0)
+	if vout > 0 {
+		start = binary.LittleEndian.Uint32(e[4+4*(vout-1):])
+	}
+	end := binary.LittleEndian.Uint32(e[4+4*vout:])
+	return data[start:end:end], true
+}
+
+// get returns the script of output vout of txid; found is false when txid
+// is not cached, inRange false when it has fewer outputs.
 func (c *scriptCache) get(txid chainhash.Hash, vout uint32) (script []byte, found, inRange bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	el, ok := c.entries[txid]
+	e, ok := c.lookup(txid)
 	if !ok {
 		return nil, false, false
 	}
-	c.order.MoveToFront(el)
-	e := el.Value.(*cacheEntry)
-	if int(vout) >= len(e.scripts) {
-		return nil, true, false
-	}
-	return e.scripts[vout], true, true
+	script, inRange = entryScript(e, vout)
+	return script, true, inRange
 }
 
+// lookup finds txid's entry, moving it to the current generation if it
+// was in the previous one. c.mu must be held.
+func (c *scriptCache) lookup(txid chainhash.Hash) ([]byte, bool) {
+	if e, ok := c.cur.entries[txid]; ok {
+		return e, true
+	}
+	e, ok := c.old.entries[txid]
+	if !ok {
+		return nil, false
+	}
+	delete(c.old.entries, txid)
+	c.old.bytes -= len(e) + cacheEntryOverhead
+	// Copy it: the old generation's slabs are about to be dropped.
+	c.put(txid, len(e), func(dst []byte) { copy(dst, e) })
+	return c.cur.entries[txid], true
+}
+
+// has reports whether txid is cached.
 func (c *scriptCache) has(txid chainhash.Hash) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, ok := c.entries[txid]
+	_, ok := c.lookup(txid)
 	return ok
 }
 
-// add copies tx's output scripts into one allocation (so the cache does not
-// pin the transaction's signatures and witnesses) and inserts them.
-func (c *scriptCache) add(txid chainhash.Hash, tx *wire.MsgTx) {
-	if c.maxBytes <= 0 {
-		return
-	}
-	total := 0
-	for _, out := range tx.TxOut {
-		if !isOpReturn(out.PkScript) {
-			total += len(out.PkScript)
-		}
-	}
-	arena := make([]byte, 0, total)
-	scripts := make([][]byte, len(tx.TxOut))
-	for i, out := range tx.TxOut {
-		if isOpReturn(out.PkScript) {
-			continue
-		}
-		start := len(arena)
-		arena = append(arena, out.PkScript...)
-		scripts[i] = arena[start:len(arena):len(arena)]
-	}
-	e := &cacheEntry{txid: txid, scripts: scripts, size: total + 24*len(scripts) + cacheEntryOverhead}
-	if e.size > c.maxBytes {
-		return
-	}
-
+// addBlock caches the output scripts of every transaction of b.
+func (c *scriptCache) addBlock(b *scannedBlock) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.entries[txid]; ok {
-		c.order.MoveToFront(el)
-		return
-	}
-	c.entries[txid] = c.order.PushFront(e)
-	c.bytes += e.size
-	for c.bytes > c.maxBytes {
-		last := c.order.Back()
-		old := last.Value.(*cacheEntry)
-		c.order.Remove(last)
-		delete(c.entries, old.txid)
-		c.bytes -= old.size
+	for i := range b.txids {
+		c.addLocked(b.txids[i], b.txOuts(i))
 	}
 }
 
+// add caches the output scripts of the transaction txid.
+func (c *scriptCache) add(txid chainhash.Hash, outs [][]byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.addLocked(txid, outs)
+}
+
+func (c *scriptCache) addLocked(txid chainhash.Hash, outs [][]byte) {
+	if _, ok := c.cur.entries[txid]; ok {
+		return
+	}
+	size := 4 + 4*len(outs)
+	for _, s := range outs {
+		if !isOpReturn(s) {
+			size += len(s)
+		}
+	}
+	if c.maxBytes > 0 && size+cacheEntryOverhead > c.maxBytes/2 {
+		return
+	}
+	c.put(txid, size, func(dst []byte) {
+		binary.LittleEndian.PutUint32(dst, uint32(len(outs)))
+		data := dst[4+4*len(outs):]
+		end := 0
+		for i, s := range outs {
+			if !isOpReturn(s) {
+				end += copy(data[end:], s)
+			}
+			binary.LittleEndian.PutUint32(dst[4+4*i:], uint32(end))
+		}
+	})
+}
+
+// put stores an entry of size bytes, written by fill, under txid in the
+// current generation, rotating generations first if it is full. c.mu
+// must be held.
+func (c *scriptCache) put(txid chainhash.Hash, size int, fill func(dst []byte)) {
+	if c.maxBytes > 0 && c.cur.bytes+size+cacheEntryOverhead > c.maxBytes/2 {
+		c.old = c.cur
+		c.cur = generation{entries: make(map[chainhash.Hash][]byte, len(c.old.entries))}
+	}
+	if len(c.cur.slab) < size {
+		c.cur.slab = make([]byte, max(size, cacheSlabBytes))
+	}
+	dst := c.cur.slab[:size:size]
+	c.cur.slab = c.cur.slab[size:]
+	fill(dst)
+	c.cur.entries[txid] = dst
+	c.cur.bytes += size + cacheEntryOverhead
+}
+
+// len returns the number of cached transactions.
 func (c *scriptCache) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.entries)
+	return len(c.cur.entries) + len(c.old.entries)
 }
 
 func isOpReturn(script []byte) bool {

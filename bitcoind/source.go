@@ -23,25 +23,35 @@ type BlockSource interface {
 
 // RunBlockSource is a BlockSource that can fetch a run of blocks with fewer
 // round trips than one FetchBlock each. The txindex mode implements it:
-// one getblock batch for the run, one getrawtransaction batch for the
-// prevouts of the whole run.
+// one getdata (or getblock batch) for the run, one getrawtransaction batch
+// for the prevouts of the whole run that no earlier block supplied.
 type RunBlockSource interface {
 	BlockSource
 	// FetchBlocks returns the blocks with the given hashes, in order,
-	// each with its prevScripts as FetchBlock returns them. The hashes
-	// are usually consecutive blocks of one chain: outputs created
-	// earlier in the run are then resolved without asking the node.
-	FetchBlocks(ctx context.Context, hashes []chainhash.Hash) ([]FetchedBlock, error)
+	// read in place (FetchedBlock). The hashes are usually consecutive
+	// blocks of one chain. Several runs may be fetched at once; turn,
+	// from a RunOrder shared by them (nil for none), orders how their
+	// transactions become known, so that outputs created by an earlier
+	// run are resolved without asking the node. FetchBlocks ends turn
+	// before it returns.
+	FetchBlocks(ctx context.Context, hashes []chainhash.Hash, turn *RunTurn) ([]FetchedBlock, error)
 }
 
-// FetchedBlock is one block of a RunBlockSource run.
+// FetchedBlock is one block of a RunBlockSource run: what a basic filter
+// and the store need, without a decoded wire.MsgBlock.
 type FetchedBlock struct {
-	Block *wire.MsgBlock
-	// PrevScripts is as FetchBlock's second result.
+	// Header is the block's header; Hash its hash, checked to be the one
+	// asked for, and the transactions checked against its merkle root.
+	Header wire.BlockHeader
+	Hash   chainhash.Hash
+	// OutputScripts holds every output script of the block in block
+	// order, empty and OP_RETURN ones included.
+	OutputScripts [][]byte
+	// PrevScripts is as FetchBlock's second result: the spent output
+	// script of each non-coinbase input, in block order.
 	PrevScripts [][]byte
-	// Size is the block's serialized size in bytes, for callers that
-	// size their runs by bytes.
-	Size int
+	// Raw is the serialized block, which the scripts point into.
+	Raw []byte
 }
 
 // Prevout source modes, fastest first.
@@ -59,8 +69,10 @@ const (
 
 // SourceOptions tunes DetectSource. The zero value is usable.
 type SourceOptions struct {
-	// ScriptCacheBytes bounds the txindex mode's LRU of output scripts;
-	// zero means DefaultScriptCacheBytes, negative disables the cache.
+	// ScriptCacheBytes bounds the txindex mode's cache of output scripts;
+	// zero means DefaultScriptCacheBytes, negative disables the cache
+	// (outputs created earlier in the same run are still resolved
+	// without asking the node).
 	ScriptCacheBytes int
 	// BatchSize is the number of getrawtransaction calls per JSON-RPC
 	// batch in txindex mode; zero means DefaultBatchSize.
@@ -153,7 +165,10 @@ func newSource(c *Client, mode string, o SourceOptions) (BlockSource, error) {
 		if batch <= 0 {
 			batch = DefaultBatchSize
 		}
-		src := &txIndexSource{c: c, cache: newScriptCache(size), batch: batch}
+		src := &txIndexSource{c: c, batch: batch}
+		if size > 0 {
+			src.cache = newScriptCache(size)
+		}
 		if o.NodeP2P != "" {
 			src.p2p = newP2PBlocks(o.NodeP2P, o.P2PNet, o.P2PConns, c.log)
 		}

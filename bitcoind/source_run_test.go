@@ -1,9 +1,10 @@
 package bitcoind
 
 import (
-	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,15 +38,15 @@ func TestFetchBlocksEqualsFetchBlock(t *testing.T) {
 			for _, b := range chain[start:end] {
 				hashes = append(hashes, b.Hash)
 			}
-			got, err := runner.FetchBlocks(testCtx(t), hashes)
+			got, err := runner.FetchBlocks(testCtx(t), hashes, nil)
 			if err != nil {
 				t.Fatalf("run %d of %d: %v", start, runLen, err)
 			}
 			runs++
 			for i, fb := range got {
 				b := chain[start+i]
-				if !bytes.Equal(serializeBlock(t, fb.Block), b.Raw) || fb.Size != len(b.Raw) {
-					t.Errorf("run length %d, %s: block bytes differ", runLen, b.Name())
+				if diff := fetchedMatches(fb, b.Raw); diff != "" {
+					t.Errorf("run length %d, %s: %s", runLen, b.Name(), diff)
 				}
 				if !equalScripts(fb.PrevScripts, want[b.Hash]) {
 					t.Errorf("run length %d, %s: prevScripts differ", runLen, b.Name())
@@ -77,7 +78,7 @@ func TestFetchBlocksResolvesInRunSpends(t *testing.T) {
 	for _, b := range chain[1:] {
 		hashes = append(hashes, b.Hash)
 	}
-	if _, err := src.(RunBlockSource).FetchBlocks(testCtx(t), hashes); err != nil {
+	if _, err := src.(RunBlockSource).FetchBlocks(testCtx(t), hashes, nil); err != nil {
 		t.Fatal(err)
 	}
 	// Everything the chain spends was created in the chain after genesis,
@@ -90,41 +91,73 @@ func TestFetchBlocksResolvesInRunSpends(t *testing.T) {
 	}
 }
 
+// Runs fetched at the same time by several workers, in turns of one
+// RunOrder, learn each other's outputs in chain order: a catch-up from
+// genesis never asks the node for a transaction, however the fetches
+// interleave, and every run's spent scripts are right.
+func TestConcurrentRunsInTurnsNeedNoGetRawTransaction(t *testing.T) {
+	fx := corefixture.Load(t)
+	chain := fx.ActiveChain()
+	c, srv := newFixtureClient(t, fx, corefixture.Options{})
+	src, err := NewSource(c, ModeTxIndex, SourceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const runLen, workers = 3, 6
+	type job struct {
+		blocks []*corefixture.Block
+		turn   *RunTurn
+	}
+	jobs := make(chan job)
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				hashes := make([]chainhash.Hash, len(j.blocks))
+				for i, b := range j.blocks {
+					hashes[i] = b.Hash
+				}
+				got, err := src.(RunBlockSource).FetchBlocks(testCtx(t), hashes, j.turn)
+				if err != nil {
+					errs <- err
+					return
+				}
+				for i, fb := range got {
+					if !equalScripts(fb.PrevScripts, expectedPrevScripts(t, j.blocks[i])) {
+						errs <- fmt.Errorf("%s: prevScripts differ", j.blocks[i].Name())
+						return
+					}
+				}
+			}
+		}()
+	}
+	order := NewRunOrder()
+	for start := 1; start < len(chain); start += runLen {
+		jobs <- job{blocks: chain[start:min(start+runLen, len(chain))], turn: order.Next()}
+	}
+	close(jobs)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if got := srv.Calls("getrawtransaction"); got != 0 {
+		t.Errorf("%d getrawtransaction calls for a catch-up from genesis in turns", got)
+	}
+}
+
 // An unknown block in a run fails the run with the block's sentinel.
 func TestFetchBlocksUnknownBlock(t *testing.T) {
 	fx := corefixture.Load(t)
 	c, _ := newFixtureClient(t, fx, corefixture.Options{})
 	src, _ := NewSource(c, ModeTxIndex, SourceOptions{})
 	h101, _ := fx.ActiveHash(101)
-	_, err := src.(RunBlockSource).FetchBlocks(testCtx(t), []chainhash.Hash{h101, {1}})
+	_, err := src.(RunBlockSource).FetchBlocks(testCtx(t), []chainhash.Hash{h101, {1}}, nil)
 	if !errors.Is(err, ErrBlockNotFound) {
 		t.Fatalf("got %v, want ErrBlockNotFound", err)
-	}
-}
-
-// txidOf, which hashes the serialized bytes in place, agrees with
-// MsgTx.TxHash on every recorded transaction (segwit and legacy).
-func TestTxidOfMatchesTxHash(t *testing.T) {
-	fx := corefixture.Load(t)
-	var scratch []byte
-	n, witness := 0, 0
-	for _, b := range append(append([]*corefixture.Block(nil), fx.Blocks...), fx.Early...) {
-		r, err := decodeRawBlock(b.Raw, b.Hash, &scratch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, tx := range r.block.Transactions {
-			n++
-			if tx.HasWitness() {
-				witness++
-			}
-			if r.txids[i] != tx.TxHash() {
-				t.Fatalf("%s tx %d: txidOf %s, TxHash %s", b.Name(), i, r.txids[i], tx.TxHash())
-			}
-		}
-	}
-	if witness == 0 || n == witness {
-		t.Fatalf("fixture lacks a mix: %d transactions, %d with witness", n, witness)
 	}
 }
 
@@ -177,14 +210,14 @@ func TestBtcdFetchBlocksEqualsFetchBlock(t *testing.T) {
 		src, _ := NewSource(c, ModeTxIndex, SourceOptions{BatchSize: 7})
 		for start := 0; start < len(hashes); start += runLen {
 			end := min(start+runLen, len(hashes))
-			got, err := src.(RunBlockSource).FetchBlocks(ctx, hashes[start:end])
+			got, err := src.(RunBlockSource).FetchBlocks(ctx, hashes[start:end], nil)
 			if err != nil {
 				t.Fatalf("run length %d at %d: %v", runLen, start+1, err)
 			}
 			for i, fb := range got {
 				w := wants[start+i]
-				if !bytes.Equal(serializeBlock(t, fb.Block), w.raw) || fb.Size != len(w.raw) || !equalScripts(fb.PrevScripts, w.prev) {
-					t.Fatalf("run length %d, height %d: differs from FetchBlock", runLen, start+i+1)
+				if diff := fetchedMatches(fb, w.raw); diff != "" || !equalScripts(fb.PrevScripts, w.prev) {
+					t.Fatalf("run length %d, height %d: differs from FetchBlock: %s", runLen, start+i+1, diff)
 				}
 			}
 		}

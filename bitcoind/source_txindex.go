@@ -10,15 +10,18 @@ import (
 
 // txIndexSource fetches raw blocks, then the transactions their inputs
 // spend with batched getrawtransaction calls (node needs a transaction
-// index). It fetches a run of consecutive blocks with one getblock batch
-// and the prevouts of the whole run with one getrawtransaction batch (btcd
-// closes the connection after every HTTP request, so requests, not bytes,
-// are what a catch-up from btcd pays for). Spent outputs created earlier in
-// the run are resolved from the run itself, and recently seen transactions
-// from an LRU fed by every fetched block (before its run's prevouts are
-// resolved) and every fetched transaction.
+// index). It fetches a run of consecutive blocks with one getdata over the
+// node's P2P port (or one getblock batch) and the prevouts of the whole run
+// with one getrawtransaction batch (btcd closes the connection after every
+// HTTP request, so requests, not bytes, are what a catch-up from btcd pays
+// for). Blocks are read in place (scanBlock). Spent outputs are resolved
+// from a cache of output scripts that learns every fetched block, in chain
+// order when the caller passes RunOrder turns, and every fetched
+// transaction; only what it lacks reaches the node.
 type txIndexSource struct {
-	c     *Client
+	c *Client
+	// cache is shared by every run; nil when disabled, and each run then
+	// uses a cache of its own blocks only.
 	cache *scriptCache
 	batch int
 	// p2p, when set, is where raw blocks come from (SourceOptions.NodeP2P);
@@ -36,11 +39,15 @@ func (s *txIndexSource) Mode() string { return ModeTxIndex }
 
 // FetchBlock implements BlockSource.
 func (s *txIndexSource) FetchBlock(ctx context.Context, hash chainhash.Hash) (*wire.MsgBlock, [][]byte, error) {
-	run, err := s.FetchBlocks(ctx, []chainhash.Hash{hash})
+	run, err := s.FetchBlocks(ctx, []chainhash.Hash{hash}, nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	return run[0].Block, run[0].PrevScripts, nil
+	block, err := decodeBlock(run[0].Raw, hash)
+	if err != nil {
+		return nil, nil, err
+	}
+	return block, run[0].PrevScripts, nil
 }
 
 // spendRef is an input whose prevout script comes from the node: where its
@@ -51,91 +58,95 @@ type spendRef struct {
 }
 
 // FetchBlocks implements RunBlockSource.
-func (s *txIndexSource) FetchBlocks(ctx context.Context, hashes []chainhash.Hash) ([]FetchedBlock, error) {
+func (s *txIndexSource) FetchBlocks(ctx context.Context, hashes []chainhash.Hash, turn *RunTurn) ([]FetchedBlock, error) {
+	defer turn.Done()
 	if len(hashes) == 0 {
 		return nil, nil
 	}
-	raws, err := s.rawBlocks(ctx, hashes)
+	blocks, err := s.rawBlocks(ctx, hashes)
 	if err != nil {
 		return nil, fmt.Errorf("fetch block %s: %w", hashes[0], err)
 	}
 
-	// Every transaction of the run, by txid; the cache learns them now so
-	// that runs fetched concurrently by other workers find them too.
-	ntx := 0
-	for _, r := range raws {
-		ntx += len(r.txids)
+	// The cache learns the run once the runs before it have taught it
+	// theirs, then the next run may go on.
+	cache := s.cache
+	if cache == nil {
+		cache = newScriptCache(0)
 	}
-	inRun := make(map[chainhash.Hash]*wire.MsgTx, ntx)
-	for _, r := range raws {
-		for i, tx := range r.block.Transactions {
-			inRun[r.txids[i]] = tx
-			s.cache.add(r.txids[i], tx)
-		}
+	if err := turn.Wait(ctx); err != nil {
+		return nil, err
 	}
+	for _, b := range blocks {
+		cache.addBlock(b)
+	}
+	turn.Done()
 
-	// Resolve what the run and the cache know; list the rest.
-	out := make([]FetchedBlock, len(raws))
+	// Resolve what the cache knows; list the rest.
+	out := make([]FetchedBlock, len(blocks))
 	var refs []spendRef
 	var missing []chainhash.Hash
-	wanted := make(map[chainhash.Hash]struct{})
-	for bi, r := range raws {
-		if len(r.block.Transactions) == 0 {
-			return nil, fmt.Errorf("%w: block %s has no transactions", ErrMalformed, hashes[bi])
+	var wanted map[chainhash.Hash]struct{}
+	for bi, b := range blocks {
+		prev := make([][]byte, len(b.spends))
+		refs, err = cache.resolve(b.spends, prev, bi, refs)
+		if err != nil {
+			return nil, fmt.Errorf("%w: block %s: %w", ErrMalformed, hashes[bi], err)
 		}
-		nin := 0
-		for _, tx := range r.block.Transactions[1:] {
-			nin += len(tx.TxIn)
+		out[bi] = FetchedBlock{Header: b.header, Hash: b.hash, OutputScripts: b.outs, PrevScripts: prev, Raw: b.raw}
+	}
+	for _, ref := range refs {
+		if wanted == nil {
+			wanted = make(map[chainhash.Hash]struct{}, len(refs))
 		}
-		prev := make([][]byte, nin)
-		slot := 0
-		for ti, tx := range r.block.Transactions[1:] {
-			for ii, in := range tx.TxIn {
-				op := in.PreviousOutPoint
-				if src := inRun[op.Hash]; src != nil {
-					if int(op.Index) >= len(src.TxOut) {
-						return nil, fmt.Errorf("%w: block %s tx %d input %d spends %s, which has %d outputs", ErrMalformed, hashes[bi], ti+1, ii, op, len(src.TxOut))
-					}
-					prev[slot] = src.TxOut[op.Index].PkScript
-				} else if script, found, inRange := s.cache.get(op.Hash, op.Index); found {
-					if !inRange {
-						return nil, fmt.Errorf("%w: block %s tx %d input %d spends %s beyond the transaction's outputs", ErrMalformed, hashes[bi], ti+1, ii, op)
-					}
-					prev[slot] = script
-				} else {
-					refs = append(refs, spendRef{block: bi, slot: slot, op: op})
-					if _, ok := wanted[op.Hash]; !ok {
-						wanted[op.Hash] = struct{}{}
-						missing = append(missing, op.Hash)
-					}
-				}
-				slot++
-			}
+		if _, ok := wanted[ref.op.Hash]; !ok {
+			wanted[ref.op.Hash] = struct{}{}
+			missing = append(missing, ref.op.Hash)
 		}
-		out[bi] = FetchedBlock{Block: r.block, PrevScripts: prev, Size: r.size}
 	}
 	if len(missing) == 0 {
 		return out, nil
 	}
 
-	fetched := make(map[chainhash.Hash]*wire.MsgTx, len(missing))
+	fetched := make(map[chainhash.Hash][][]byte, len(missing))
 	for start := 0; start < len(missing); start += s.batch {
 		end := min(start+s.batch, len(missing))
-		txs, err := s.c.GetRawTransactions(ctx, missing[start:end])
+		txs, err := s.c.getTxOutputs(ctx, missing[start:end])
 		if err != nil {
 			return nil, fmt.Errorf("fetch prevouts of block %s: %w", hashes[0], err)
 		}
 		for i, tx := range txs {
-			fetched[missing[start+i]] = tx
-			s.cache.add(missing[start+i], tx)
+			fetched[missing[start+i]] = tx.outs
+			cache.add(missing[start+i], tx.outs)
 		}
 	}
 	for _, ref := range refs {
-		src := fetched[ref.op.Hash]
-		if int(ref.op.Index) >= len(src.TxOut) {
-			return nil, fmt.Errorf("%w: block %s spends %s, which has %d outputs", ErrMalformed, hashes[ref.block], ref.op, len(src.TxOut))
+		outs := fetched[ref.op.Hash]
+		if int(ref.op.Index) >= len(outs) {
+			return nil, fmt.Errorf("%w: block %s spends %s, which has %d outputs", ErrMalformed, hashes[ref.block], ref.op, len(outs))
 		}
-		out[ref.block].PrevScripts[ref.slot] = src.TxOut[ref.op.Index].PkScript
+		out[ref.block].PrevScripts[ref.slot] = outs[ref.op.Index]
 	}
 	return out, nil
+}
+
+// resolve fills prev[i] with the script spends[i] spends where the cache
+// has it and appends a spendRef (block bi) for each one it lacks. An
+// outpoint beyond a cached transaction's outputs is an error.
+func (c *scriptCache) resolve(spends []wire.OutPoint, prev [][]byte, bi int, refs []spendRef) ([]spendRef, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, op := range spends {
+		e, ok := c.lookup(op.Hash)
+		if !ok {
+			refs = append(refs, spendRef{block: bi, slot: i, op: op})
+			continue
+		}
+		script, inRange := entryScript(e, op.Index)
+		if !inRange {
+			return refs, fmt.Errorf("input %d spends %s beyond the transaction's outputs", i, op)
+		}
+		prev[i] = script
+	}
+	return refs, nil
 }

@@ -9,7 +9,7 @@ import (
 
 // rawBlocks fetches the run's raw blocks over P2P when that path is
 // configured, and over getblock otherwise or when P2P fails for the run.
-func (s *txIndexSource) rawBlocks(ctx context.Context, hashes []chainhash.Hash) ([]rawBlock, error) {
+func (s *txIndexSource) rawBlocks(ctx context.Context, hashes []chainhash.Hash) ([]*scannedBlock, error) {
 	if s.p2p != nil {
 		raws, err := s.p2p.fetch(ctx, hashes)
 		if err == nil {
@@ -22,7 +22,7 @@ func (s *txIndexSource) rawBlocks(ctx context.Context, hashes []chainhash.Hash) 
 			s.p2p.log.Debug().Err(err).Stringer("block", hashes[0]).Int("blocks", len(hashes)).Msg("P2P fetch failed; using getblock for this run")
 		}
 	}
-	return s.c.getRawBlocks(ctx, hashes)
+	return s.c.getScannedBlocks(ctx, hashes)
 }
 
 // Close releases the P2P connections, if any. The source must not be used

@@ -61,3 +61,23 @@ func AddBasicElements(b *gcs.BasicBuilder, block *wire.MsgBlock, prevScripts [][
 	}
 	return nil
 }
+
+// AddBasicScripts feeds b the BIP-158 basic-filter elements of a block read
+// in place (bitcoind.FetchedBlock): every output script except empty and
+// OP_RETURN-prefixed ones, and every non-empty spent script. The caller
+// vouches that prevScripts has one script per non-coinbase input, as a
+// RunBlockSource does. It does not Reset b.
+func AddBasicScripts(b *gcs.BasicBuilder, outputScripts, prevScripts [][]byte) {
+	for _, s := range outputScripts {
+		if len(s) == 0 || s[0] == opReturn {
+			continue
+		}
+		b.Add(s)
+	}
+	for _, s := range prevScripts {
+		if len(s) == 0 {
+			continue
+		}
+		b.Add(s)
+	}
+}

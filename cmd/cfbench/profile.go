@@ -98,7 +98,11 @@ func profileFollower(ctx context.Context, run profileRun) (*profileResult, error
 	if closer, ok := source.(io.Closer); ok {
 		defer closer.Close()
 	}
-	counted := &countingSource{inner: source}
+	runs, ok := source.(bitcoind.RunBlockSource)
+	if !ok {
+		return nil, fmt.Errorf("prevout source %s does not fetch runs of blocks", source.Mode())
+	}
+	counted := &countingSource{inner: runs}
 	obs := &commitCounter{}
 	follower := indexer.NewFollower(indexer.Config{
 		Genesis:     *run.Node.Params().GenesisHash,
@@ -188,9 +192,11 @@ func waitStoreTip(ctx context.Context, st *store.Store, height uint32, done <-ch
 }
 
 // countingSource counts the filter elements of every block it passes on,
-// with the indexer's own element rules.
+// with the indexer's own element rules. It passes runs on to the inner
+// source (so the profiled catch-up batches as the daemon's does), which
+// must therefore fetch runs, as the txindex source btcd gets does.
 type countingSource struct {
-	inner    indexer.BlockSource
+	inner    bitcoind.RunBlockSource
 	elements atomic.Int64
 }
 
@@ -200,41 +206,26 @@ func (s *countingSource) FetchBlock(ctx context.Context, hash chainhash.Hash) (*
 	if err != nil {
 		return block, prev, err
 	}
-	s.count(block, prev)
-	return block, prev, nil
-}
-
-// FetchBlocks passes runs on to the inner source when it fetches runs (so
-// the profiled catch-up batches as the daemon's does), block by block
-// otherwise.
-func (s *countingSource) FetchBlocks(ctx context.Context, hashes []chainhash.Hash) ([]bitcoind.FetchedBlock, error) {
-	if runs, ok := s.inner.(bitcoind.RunBlockSource); ok {
-		out, err := runs.FetchBlocks(ctx, hashes)
-		if err != nil {
-			return nil, err
-		}
-		for _, b := range out {
-			s.count(b.Block, b.PrevScripts)
-		}
-		return out, nil
-	}
-	out := make([]bitcoind.FetchedBlock, 0, len(hashes))
-	for _, h := range hashes {
-		block, prev, err := s.FetchBlock(ctx, h)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, bitcoind.FetchedBlock{Block: block, PrevScripts: prev, Size: block.SerializeSize()})
-	}
-	return out, nil
-}
-
-// count adds a block's filter elements, by the indexer's own rules.
-func (s *countingSource) count(block *wire.MsgBlock, prev [][]byte) {
 	var b gcs.BasicBuilder
 	if err := indexer.AddBasicElements(&b, block, prev); err == nil {
 		s.elements.Add(int64(b.Len()))
 	}
+	return block, prev, nil
+}
+
+// FetchBlocks implements bitcoind.RunBlockSource.
+func (s *countingSource) FetchBlocks(ctx context.Context, hashes []chainhash.Hash, turn *bitcoind.RunTurn) ([]bitcoind.FetchedBlock, error) {
+	out, err := s.inner.FetchBlocks(ctx, hashes, turn)
+	if err != nil {
+		return nil, err
+	}
+	var b gcs.BasicBuilder
+	for _, fb := range out {
+		b.Reset()
+		indexer.AddBasicScripts(&b, fb.OutputScripts, fb.PrevScripts)
+		s.elements.Add(int64(b.Len()))
+	}
+	return out, nil
 }
 
 // commitCounter is an indexer.Observer that totals committed blocks and
