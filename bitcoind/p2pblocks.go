@@ -30,6 +30,9 @@ type p2pBlocks struct {
 	addr string
 	net  wire.BitcoinNet
 	log  zerolog.Logger
+	// guessed: addr was derived, not configured; failing to dial it is
+	// expected on nodes that do not listen there and is logged at info.
+	guessed bool
 
 	idle chan *p2pConn // connections not in use
 	// freed wakes a fetch waiting for a connection when another one is
@@ -84,7 +87,11 @@ func (p *p2pBlocks) get(ctx context.Context) (*p2pConn, error) {
 					p.downUntil = time.Now().Add(p2pRetryAfter)
 					if !p.warned {
 						p.warned = true
-						p.log.Warn().Err(err).Str("nodep2p", p.addr).Msg("cannot fetch blocks over the node's P2P port; using JSON-RPC and retrying every few seconds")
+						ev := p.log.Warn()
+						if p.guessed {
+							ev = p.log.Info()
+						}
+						ev.Err(err).Str("nodep2p", p.addr).Msg("cannot fetch blocks over the node's P2P port; using JSON-RPC and retrying every few seconds")
 					} else {
 						p.log.Debug().Err(err).Str("nodep2p", p.addr).Msg("P2P block path still unavailable")
 					}

@@ -82,6 +82,10 @@ type SourceOptions struct {
 	// instead of getblock, falling back to getblock for any run that
 	// fails. Empty means JSON-RPC only. Other modes ignore it.
 	NodeP2P string
+	// NodeP2PGuessed says NodeP2P was derived (the RPC host on the
+	// chain's default port) rather than configured: when it cannot be
+	// dialled, that is logged at info level, not as a warning.
+	NodeP2PGuessed bool
 	// P2PNet is the network magic for NodeP2P (chaincfg Params.Net).
 	P2PNet wire.BitcoinNet
 	// P2PConns bounds the P2P connections; zero means DefaultP2PConns.
@@ -171,6 +175,7 @@ func newSource(c *Client, mode string, o SourceOptions) (BlockSource, error) {
 		}
 		if o.NodeP2P != "" {
 			src.p2p = newP2PBlocks(o.NodeP2P, o.P2PNet, o.P2PConns, c.log)
+			src.p2p.guessed = o.NodeP2PGuessed
 		}
 		return src, nil
 	}

@@ -42,7 +42,7 @@ type Config struct {
 	BitcoinDataDir   string        `toml:"bitcoindatadir" usage:"the node's datadir, used to find its .cookie"`
 	RESTURL          string        `toml:"resturl" usage:"base URL of Core's REST interface (-rest=1); empty = http://<rpcconnect>:<rpcport>"`
 	PrevoutSource    string        `toml:"prevoutsource" usage:"where spent scripts come from: auto, rest, getblock or txindex"`
-	NodeP2P          string        `toml:"nodep2p" usage:"host:port of the node's P2P listener to fetch raw blocks from in txindex mode (btcd); empty = JSON-RPC only"`
+	NodeP2P          string        `toml:"nodep2p" usage:"node's P2P host:port to fetch raw blocks from in txindex mode (btcd); auto = rpcconnect on the chain's node P2P port; empty = JSON-RPC only"`
 	ZMQPubHashBlock  string        `toml:"zmqpubhashblock" usage:"node's zmqpubhashblock endpoint, e.g. tcp://127.0.0.1:28332; empty = poll only"`
 	PollInterval     time.Duration `toml:"pollinterval" usage:"how often to ask the node for its tip when no notification arrives"`
 	Workers          int           `toml:"workers" usage:"blocks fetched and filtered in parallel during catch-up"`
@@ -74,6 +74,7 @@ func defaultConfig() Config {
 		PollInterval:     time.Second,
 		Workers:          8,
 		BatchBlocks:      500,
+		NodeP2P:          "auto",
 		Listen:           "auto",
 		MaxPeers:         125,
 		MaxPeersPerIP:    8,
@@ -267,7 +268,7 @@ func (c *Config) validate() error {
 	default:
 		return fmt.Errorf("prevoutsource: %q is not auto, rest, getblock or txindex", c.PrevoutSource)
 	}
-	if c.NodeP2P != "" {
+	if c.NodeP2P != "" && c.NodeP2P != "auto" {
 		if _, port, err := net.SplitHostPort(c.NodeP2P); err != nil || port == "" {
 			return fmt.Errorf("nodep2p: %q is not host:port", c.NodeP2P)
 		}

@@ -248,3 +248,30 @@ func TestNetworkPortsAgreeWithP2P(t *testing.T) {
 		}
 	}
 }
+
+// nodep2p=auto is the RPC host on the chain's default node P2P port;
+// anything else is used as given, empty included.
+func TestNodeP2PAddr(t *testing.T) {
+	cases := []struct {
+		chain, rpcconnect, nodep2p string
+		want                       string
+		guessed                    bool
+	}{
+		{"main", "127.0.0.1", "auto", "127.0.0.1:8333", true},
+		{"regtest", "::1", "auto", "[::1]:18444", true},
+		{"simnet", "node.lan", "auto", "node.lan:18555", true},
+		{"testnet4", "127.0.0.1", "auto", "127.0.0.1:48333", true},
+		{"main", "127.0.0.1", "10.0.0.2:9999", "10.0.0.2:9999", false},
+		{"main", "127.0.0.1", "", "", false},
+	}
+	for _, c := range cases {
+		nw, err := lookupNetwork(c.chain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, guessed := nodeP2PAddr(Config{RPCConnect: c.rpcconnect, NodeP2P: c.nodep2p}, nw)
+		if got != c.want || guessed != c.guessed {
+			t.Errorf("%s %s %q: %q %v, want %q %v", c.chain, c.rpcconnect, c.nodep2p, got, guessed, c.want, c.guessed)
+		}
+	}
+}

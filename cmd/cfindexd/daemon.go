@@ -70,10 +70,12 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	log.Info().Str("version", version).Str("chain", nw.Name).Str("store", storePath).
 		Uint32("store_height", tip.Height).Bool("store_empty", !haveTip).Str("node", rpcHost).Msg("starting")
 
+	nodeP2P, guessed := nodeP2PAddr(cfg, nw)
 	source, err := waitForNode(ctx, client, nw, bitcoind.SourceOptions{
-		Force:   prevoutModes()[cfg.PrevoutSource],
-		NodeP2P: cfg.NodeP2P,
-		P2PNet:  nw.Params.Net,
+		Force:          prevoutModes()[cfg.PrevoutSource],
+		NodeP2P:        nodeP2P,
+		NodeP2PGuessed: guessed,
+		P2PNet:         nw.Params.Net,
 	}, log)
 	if err != nil || ctx.Err() != nil {
 		return err
@@ -234,4 +236,14 @@ func forwardHints(ctx context.Context, hints <-chan bitcoind.Hint, wake chan<- s
 			}
 		}
 	}
+}
+
+// nodeP2PAddr returns the node's P2P address to fetch raw blocks from:
+// nodep2p as configured, or for "auto" the rpcconnect host on the chain's
+// default node P2P port (guessed is then true).
+func nodeP2PAddr(cfg Config, nw network) (addr string, guessed bool) {
+	if cfg.NodeP2P != "auto" {
+		return cfg.NodeP2P, false
+	}
+	return net.JoinHostPort(cfg.RPCConnect, nw.Params.DefaultPort), true
 }

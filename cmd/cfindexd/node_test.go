@@ -22,15 +22,22 @@ import (
 	"github.com/cfindexd/cfindexd/store"
 )
 
-// nodeArgs are the flags that point cfindexd at a btcdtest node.
+// nodeArgs are the flags that point cfindexd at a btcdtest node, raw
+// blocks fetched over the node's P2P port as a btcd user gets by default.
 func nodeArgs(n *btcdtest.Node, chain, datadir string) []string {
 	host, port, _ := net.SplitHostPort(n.RPCHost())
 	return []string{
 		"--chain=" + chain, "--datadir=" + datadir,
 		"--rpcconnect=" + host, "--rpcport=" + port,
 		"--rpcuser=" + n.User(), "--rpcpassword=" + n.Password(),
+		"--nodep2p=" + n.P2PAddr(),
 		"--httplisten=", "--listen=",
 	}
+}
+
+// withoutFlag returns args without the flags named name.
+func withoutFlag(args []string, name string) []string {
+	return slices.DeleteFunc(slices.Clone(args), func(a string) bool { return strings.HasPrefix(a, "--"+name+"=") })
 }
 
 // openStoreAfterExit opens the store a stopped daemon left behind.
@@ -148,10 +155,18 @@ func TestNodeUnreachableAtStartAndRestart(t *testing.T) {
 	}
 	datadir := t.TempDir()
 	httpAddr := freeAddr(t)
-	d := startDaemon(t, append(nodeArgs(node, "simnet", datadir), "--pollinterval=200ms", "--httplisten="+httpAddr)...)
+	// nodep2p is left at auto: the node's RPC host on simnet's default
+	// P2P port, where this node does not listen, so blocks come over
+	// JSON-RPC after one info line.
+	args := withoutFlag(nodeArgs(node, "simnet", datadir), "nodep2p")
+	d := startDaemon(t, append(args, "--pollinterval=200ms", "--httplisten="+httpAddr)...)
 	d.waitLog(20*time.Second, msgIs("waiting for the node"))
 
 	node.Restart(t)
+	d.waitLog(60*time.Second, func(m map[string]any) bool {
+		return m["message"] == "cannot fetch blocks over the node's P2P port; using JSON-RPC and retrying every few seconds" &&
+			m["level"] == "info" && m["nodep2p"] == net.JoinHostPort("127.0.0.1", chaincfg.SimNetParams.DefaultPort)
+	})
 	d.waitLog(60*time.Second, heightAtLeast(120))
 	waitHTTP(t, "http://"+httpAddr+"/readyz", 200, "")
 	waitHTTP(t, "http://"+httpAddr+"/metrics", 200, "cfindexd_indexed_height 120")
