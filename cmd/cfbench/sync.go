@@ -144,6 +144,16 @@ func benchSync(ctx context.Context, cfg syncConfig, logw io.Writer) (*syncReport
 	rep.InProcess = prof
 
 	for i := range cfg.Runs {
+		say("node serving floor (the same fetches, nothing built or stored), run %d of %d", i+1, cfg.Runs)
+		f, err := measureFloor(ctx, node, chain.Height, cfg.Workers, cfg.NodeP2P)
+		if err != nil {
+			return nil, fmt.Errorf("floor run %d: %w", i+1, err)
+		}
+		say("  %s, CPU %s, btcd CPU %s", f.Wall.Round(time.Millisecond), f.CPU.Round(time.Millisecond), f.NodeCPU.Round(time.Millisecond))
+		rep.Floor = append(rep.Floor, f)
+	}
+
+	for i := range cfg.Runs {
 		say("btcd rebuilding its cfindex, run %d of %d", i+1, cfg.Runs)
 		r, err := measureBtcdIndex(ctx, node)
 		if err != nil {

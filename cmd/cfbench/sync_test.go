@@ -43,6 +43,9 @@ func TestSyncTinyChain(t *testing.T) {
 	if !p.Verified || p.Blocks != s.Blocks || p.Elements <= int64(s.Blocks) || p.FilterBytes <= 0 {
 		t.Errorf("in-process run %+v", p)
 	}
+	if len(rep.Floor) != 2 || rep.Floor[0].Wall <= 0 || rep.Floor[0].CPU <= 0 || s.Floor <= 0 || s.CatchUpOverFloor <= 0 {
+		t.Errorf("node floor runs %+v, summary floor %s, catch-up/floor %.2f", rep.Floor, s.Floor, s.CatchUpOverFloor)
+	}
 	if s.Ratio <= 0 || s.CFIndexdBlocksPerS <= 0 || s.CFIndexdElemsPerS <= 0 {
 		t.Errorf("summary %+v", s)
 	}

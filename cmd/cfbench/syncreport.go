@@ -32,6 +32,7 @@ type syncReport struct {
 	Daemon     []daemonResult    `json:"cfindexd_runs"`
 	InProcess  *profileResult    `json:"in_process"`
 	Btcd       []btcdIndexResult `json:"btcd_runs"`
+	Floor      []floorResult     `json:"node_floor_runs"`
 	Summary    syncSummary       `json:"summary"`
 }
 
@@ -57,6 +58,12 @@ type syncSummary struct {
 	Ratio float64 `json:"ratio"`
 	// RatioFromStart compares both from process start.
 	RatioFromStart float64 `json:"ratio_from_start"`
+	// Floor is the median node serving floor (floorResult.Wall);
+	// FloorCPUShare the fetching process's CPU over it; CatchUpOverFloor
+	// cfindexd's catch-up over it: near 1, the node bounds the catch-up.
+	Floor            time.Duration `json:"node_floor_ns"`
+	FloorCPUShare    float64       `json:"node_floor_cpu_share"`
+	CatchUpOverFloor float64       `json:"catch_up_over_floor"`
 
 	MeetsSpeed bool `json:"meets_speed_goal"`
 	MeetsCPU   bool `json:"meets_cpu_goal"`
@@ -91,6 +98,11 @@ func (r *syncReport) summarize() {
 	if s.BtcdCatchUp > 0 {
 		s.BtcdBlocksPerS = float64(s.Blocks) / s.BtcdCatchUp.Seconds()
 	}
+	s.Floor = medianOf(r.Floor, func(f floorResult) time.Duration { return f.Wall })
+	s.FloorCPUShare = medianFloat(r.Floor, func(f floorResult) float64 { return f.CPU.Seconds() / f.Wall.Seconds() })
+	if s.Floor > 0 {
+		s.CatchUpOverFloor = s.CFIndexdCatchUp.Seconds() / s.Floor.Seconds()
+	}
 	s.MeetsSpeed = s.Ratio >= goalSyncRatio
 	s.MeetsCPU = s.CFIndexdCPUShare < goalCPUShare
 	s.MeetsRSS = s.CFIndexdPeakRSS > 0 && s.CFIndexdPeakRSS < goalPeakRSS
@@ -117,11 +129,18 @@ func (r *syncReport) writeTable(w io.Writer) error {
 		fmt.Fprintf(tw, "cfindexd in process, profiled (follower start → tip)\t%s\t%.0f\t%.0f\t%.1f %%\t\n",
 			dur(p.Wall), float64(p.Blocks)/p.Wall.Seconds(), float64(p.Elements)/p.Wall.Seconds(), 100*p.CPU.Seconds()/p.Wall.Seconds())
 	}
+	if s.Floor > 0 {
+		fmt.Fprintf(tw, "node floor: same fetches, nothing built or stored\t%s\t%.0f\t\t%.1f %%\t\n",
+			dur(s.Floor), float64(s.Blocks)/s.Floor.Seconds(), 100*s.FloorCPUShare)
+	}
 	fmt.Fprintln(tw)
 	fmt.Fprintf(tw, "cfindexd runs (catch-up)\t%s\n", runList(r.Daemon, func(d daemonResult) time.Duration { return d.CatchUp }))
 	fmt.Fprintf(tw, "btcd runs (catch-up)\t%s\n", runList(r.Btcd, func(b btcdIndexResult) time.Duration { return b.CatchUp }))
 	fmt.Fprintf(tw, "ratio btcd/cfindexd\t%.2f (>1: cfindexd faster; from process start on both sides: %.2f)\n", s.Ratio, s.RatioFromStart)
 	fmt.Fprintf(tw, "btcd's CPU during cfindexd's catch-up\t%.0f %% of wall\n", 100*s.NodeCPUShare)
+	if s.Floor > 0 {
+		fmt.Fprintf(tw, "catch-up / node floor\t%.2f (near 1: the node, not cfindexd, bounds the catch-up)\n", s.CatchUpOverFloor)
+	}
 	if p := r.InProcess; p != nil && p.Connections >= 0 {
 		fmt.Fprintf(tw, "RPC connections, in-process run\t%d (%.1f per block; btcd closes each after one HTTP request)\n",
 			p.Connections, float64(p.Connections)/float64(max(1, p.Blocks)))
