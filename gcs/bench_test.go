@@ -1,6 +1,7 @@
 package gcs
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -10,10 +11,13 @@ import (
 )
 
 // benchBlock is a realistic block: 8,000 distinct 22–34-byte scripts.
-func benchBlock() (chainhash.Hash, [][]byte) {
-	rng := rand.New(rand.NewPCG(8000, 1))
+func benchBlock() (chainhash.Hash, [][]byte) { return benchBlockN(8000) }
+
+// benchBlockN is a block of n distinct 22–34-byte scripts.
+func benchBlockN(n int) (chainhash.Hash, [][]byte) {
+	rng := rand.New(rand.NewPCG(uint64(n), 1))
 	hash := randomHash(rng)
-	elems := make([][]byte, 8000)
+	elems := make([][]byte, n)
 	for i := range elems {
 		e := make([]byte, 22+rng.IntN(13))
 		for j := range e {
@@ -40,6 +44,24 @@ func benchQueries(n int) [][]byte {
 // BenchmarkBuild: element list → serialized BIP-158 filter (wire form).
 func BenchmarkBuild(b *testing.B) {
 	hash, elems := benchBlock()
+	benchBuild(b, hash, elems)
+}
+
+// BenchmarkBuildSmall: BenchmarkBuild for the small blocks that dominate a
+// catch-up (tens to a few hundred elements), where per-call overhead and
+// the small-N sort matter more than the per-element cost.
+func BenchmarkBuildSmall(b *testing.B) {
+	for _, n := range []int{8, 32, 128} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			hash, elems := benchBlockN(n)
+			benchBuild(b, hash, elems)
+		})
+	}
+}
+
+// benchBuild runs the cfindexd and btcutil builders on one block, as
+// sub-benchmarks whose ns/op ratio is the comparison.
+func benchBuild(b *testing.B, hash chainhash.Hash, elems [][]byte) {
 	b.Run("cfindexd", func(b *testing.B) {
 		var bb BasicBuilder
 		b.ReportAllocs()

@@ -77,7 +77,7 @@
 // share one pipeline: hash every element, sort (hash, index) pairs with one
 // bucket pass over the top bits of the uniform hashes (an MSD radix step
 // finished by insertion sort; skewed buckets fall back to a comparison
-// sort), drop repeats by comparing bytes only within runs of equal hashes,
+// sort; 16 pairs or fewer take a plain insertion sort), drop repeats by comparing bytes only within runs of equal hashes,
 // and encode straight from the sorted hashes, since HashToRange is
 // monotone in the hash: one sort in total. The 64-bit bit writer and
 // reader move whole words; the query loop keeps its reader in registers and

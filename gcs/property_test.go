@@ -160,7 +160,7 @@ func TestDedupCollisions(t *testing.T) {
 // share their top bits (one big bucket).
 func TestSorter(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	for _, n := range []int{0, 1, 2, 255, 256, 257, 1000, 20000} {
+	for _, n := range []int{0, 1, 2, 15, 16, 17, 32, 33, 100, 255, 256, 257, 1000, 20000} {
 		for _, mask := range []uint64{^uint64(0), 0xffff, 0xffffffff00000000, 0x80000000ffffffff} {
 			recs := make([]hashRec, n)
 			for i := range recs {

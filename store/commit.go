@@ -33,7 +33,7 @@ func (s *Store) CommitBatch(recs []BlockRecord) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	filterHashes, err := checkBatch(recs)
+	enc, err := checkBatch(recs)
 	if err != nil {
 		return fmt.Errorf("commit batch at height %d: %w", recs[0].Height, err)
 	}
@@ -46,7 +46,7 @@ func (s *Store) CommitBatch(recs []BlockRecord) error {
 		if err != nil {
 			return err
 		}
-		newTip, err = s.connect(b, tip, ok, recs, filterHashes)
+		newTip, err = s.connect(b, tip, ok, recs, enc)
 		return err
 	})
 	if err != nil {
@@ -56,19 +56,15 @@ func (s *Store) CommitBatch(recs []BlockRecord) error {
 	return nil
 }
 
-// connect appends recs (already checked by checkBatch, with their filter
-// hashes) on top of tip inside a write transaction and stores the new tip,
-// which it returns.
-func (s *Store) connect(b *buckets, tip Tip, haveTip bool, recs []BlockRecord, filterHashes []chainhash.Hash) (Tip, error) {
-	if err := s.checkConnects(tip, haveTip, &recs[0], filterHashes[0]); err != nil {
+// connect appends recs (already checked and encoded by checkBatch) on top
+// of tip inside a write transaction and stores the new tip, which it
+// returns.
+func (s *Store) connect(b *buckets, tip Tip, haveTip bool, recs []BlockRecord, enc encodedBatch) (Tip, error) {
+	if err := s.checkConnects(tip, haveTip, &recs[0], enc.filterHash(0)); err != nil {
 		return Tip{}, err
 	}
-	for i := range recs {
-		r := recs[i]
-		r.FilterHash = filterHashes[i]
-		if err := b.putActive(&r); err != nil {
-			return Tip{}, err
-		}
+	if err := b.putActive(recs, enc); err != nil {
+		return Tip{}, err
 	}
 	last := recs[len(recs)-1]
 	newTip := Tip{Height: last.Height, Hash: last.Hash, FilterHeader: last.FilterHeader}
@@ -77,36 +73,39 @@ func (s *Store) connect(b *buckets, tip Tip, haveTip bool, recs []BlockRecord, f
 
 // checkBatch checks what can be checked without the store: each record on
 // its own, and the links and filter-header chain between consecutive
-// records. It returns the filter hash of each record.
-func checkBatch(recs []BlockRecord) ([]chainhash.Hash, error) {
-	filterHashes := make([]chainhash.Hash, len(recs))
+// records. It returns the batch's keys and values, filter hashes included.
+// Each header is hashed from its encoding in the batch (the stored bytes),
+// without wire's io.Writer path.
+func checkBatch(recs []BlockRecord) (encodedBatch, error) {
+	enc := newEncodedBatch(len(recs))
 	for i := range recs {
 		r := &recs[i]
 		if len(r.Filter) == 0 {
-			return nil, fmt.Errorf("%w: block %s at height %d: empty filter", ErrInvalidRecord, r.Hash, r.Height)
+			return encodedBatch{}, fmt.Errorf("%w: block %s at height %d: empty filter", ErrInvalidRecord, r.Hash, r.Height)
 		}
-		if got := r.Header.BlockHash(); got != r.Hash {
-			return nil, fmt.Errorf("%w: block at height %d: Hash %s but header hashes to %s", ErrInvalidRecord, r.Height, r.Hash, got)
+		if got := enc.encode(i, r); got != r.Hash {
+			return encodedBatch{}, fmt.Errorf("%w: block at height %d: Hash %s but header hashes to %s", ErrInvalidRecord, r.Height, r.Hash, got)
 		}
-		filterHashes[i] = headers.FilterHash(r.Filter)
-		if r.FilterHash != (chainhash.Hash{}) && r.FilterHash != filterHashes[i] {
-			return nil, fmt.Errorf("%w: block %s at height %d: FilterHash %s but the filter hashes to %s", ErrInvalidRecord, r.Hash, r.Height, r.FilterHash, filterHashes[i])
+		filterHash := headers.FilterHash(r.Filter)
+		if r.FilterHash != (chainhash.Hash{}) && r.FilterHash != filterHash {
+			return encodedBatch{}, fmt.Errorf("%w: block %s at height %d: FilterHash %s but the filter hashes to %s", ErrInvalidRecord, r.Hash, r.Height, r.FilterHash, filterHash)
 		}
+		enc.setFilterHash(i, filterHash)
 		if i == 0 {
 			continue
 		}
 		prev := &recs[i-1]
 		if prev.Height == ^uint32(0) || r.Height != prev.Height+1 {
-			return nil, fmt.Errorf("%w: height %d follows height %d", ErrNotConnected, r.Height, prev.Height)
+			return encodedBatch{}, fmt.Errorf("%w: height %d follows height %d", ErrNotConnected, r.Height, prev.Height)
 		}
 		if r.Header.PrevBlock != prev.Hash {
-			return nil, fmt.Errorf("%w: block %s at height %d has prev %s, want %s", ErrNotConnected, r.Hash, r.Height, r.Header.PrevBlock, prev.Hash)
+			return encodedBatch{}, fmt.Errorf("%w: block %s at height %d has prev %s, want %s", ErrNotConnected, r.Hash, r.Height, r.Header.PrevBlock, prev.Hash)
 		}
-		if err := checkFilterHeader(r, filterHashes[i], prev.FilterHeader); err != nil {
-			return nil, err
+		if err := checkFilterHeader(r, filterHash, prev.FilterHeader); err != nil {
+			return encodedBatch{}, err
 		}
 	}
-	return filterHashes, nil
+	return enc, nil
 }
 
 // checkFilterHeader checks that r.FilterHeader chains r's filter hash onto
@@ -136,25 +135,42 @@ func (s *Store) checkConnects(tip Tip, haveTip bool, first *BlockRecord, filterH
 	return checkFilterHeader(first, filterHash, tip.FilterHeader)
 }
 
-// putActive writes r, whose FilterHash is set, to the active chain and
-// drops it from the stale set.
-func (b *buckets) putActive(r *BlockRecord) error {
-	k := heightKey(r.Height)
-	if err := b.headers.Put(k, headerValue(r.Hash, &r.Header)); err != nil {
-		return fmt.Errorf("put header %d: %w", r.Height, err)
+// putActive writes recs, encoded in enc, to the active chain and drops
+// them from the stale set. It fills one bucket at a time, which keeps each
+// bucket's B+tree path hot; bbolt splits nodes only at commit, so the
+// order of the puts within a transaction does not change the pages written.
+func (b *buckets) putActive(recs []BlockRecord, enc encodedBatch) error {
+	for i := range recs {
+		if err := b.headers.Put(enc.heightKey(i), enc.headerValue(i)); err != nil {
+			return fmt.Errorf("put header %d: %w", recs[i].Height, err)
+		}
 	}
-	if err := b.heights.Put(r.Hash[:], k); err != nil {
-		return fmt.Errorf("put height of %s: %w", r.Hash, err)
+	for i := range recs {
+		if err := b.heights.Put(recs[i].Hash[:], enc.heightKey(i)); err != nil {
+			return fmt.Errorf("put height of %s: %w", recs[i].Hash, err)
+		}
 	}
-	if err := b.filters.Put(k, r.Filter); err != nil {
-		return fmt.Errorf("put filter %d: %w", r.Height, err)
+	for i := range recs {
+		if err := b.filters.Put(enc.heightKey(i), recs[i].Filter); err != nil {
+			return fmt.Errorf("put filter %d: %w", recs[i].Height, err)
+		}
 	}
-	if err := b.filterHeaders.Put(k, filterHeaderValue(r.FilterHeader, r.FilterHash)); err != nil {
-		return fmt.Errorf("put filter header %d: %w", r.Height, err)
+	for i := range recs {
+		if err := b.filterHeaders.Put(enc.heightKey(i), enc.filterHeaderValue(i)); err != nil {
+			return fmt.Errorf("put filter header %d: %w", recs[i].Height, err)
+		}
 	}
-	if b.stale.Get(r.Hash[:]) != nil {
-		if err := b.stale.Delete(r.Hash[:]); err != nil {
-			return fmt.Errorf("delete stale %s: %w", r.Hash, err)
+	// The stale set is empty until a reorg; one look saves a lookup per
+	// record.
+	if k, _ := b.stale.Cursor().First(); k == nil {
+		return nil
+	}
+	for i := range recs {
+		r := &recs[i]
+		if b.stale.Get(r.Hash[:]) != nil {
+			if err := b.stale.Delete(r.Hash[:]); err != nil {
+				return fmt.Errorf("delete stale %s: %w", r.Hash, err)
+			}
 		}
 	}
 	return nil

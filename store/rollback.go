@@ -3,8 +3,6 @@ package store
 import (
 	"bytes"
 	"fmt"
-
-	"github.com/btcsuite/btcd/chainhash/v2"
 )
 
 // Rollback disconnects every active block above toHeight in one bbolt
@@ -32,10 +30,10 @@ func (s *Store) Rollback(toHeight uint32) ([]BlockRecord, error) {
 // connection. With no recs, Reorg is Rollback. On any error nothing is
 // written. It returns the disconnected records, highest first.
 func (s *Store) Reorg(toHeight uint32, recs []BlockRecord) ([]BlockRecord, error) {
-	var filterHashes []chainhash.Hash
+	var enc encodedBatch
 	if len(recs) > 0 {
 		var err error
-		if filterHashes, err = checkBatch(recs); err != nil {
+		if enc, err = checkBatch(recs); err != nil {
 			return nil, fmt.Errorf("reorg to %d: %w", toHeight, err)
 		}
 	}
@@ -52,7 +50,7 @@ func (s *Store) Reorg(toHeight uint32, recs []BlockRecord) ([]BlockRecord, error
 		if err != nil || len(recs) == 0 {
 			return err
 		}
-		newTip, err = s.connect(b, newTip, true, recs, filterHashes)
+		newTip, err = s.connect(b, newTip, true, recs, enc)
 		return err
 	})
 	if err != nil {

@@ -1,0 +1,78 @@
+package store
+
+import (
+	"encoding/binary"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+)
+
+// Layout of one record's slot in an encodedBatch arena: the height key,
+// the headers value (hash || header) and the filterheaders value (filter
+// header || filter hash), back to back.
+const (
+	slotKeyAt         = 0
+	slotHeaderValueAt = slotKeyAt + heightLen
+	slotHeaderAt      = slotHeaderValueAt + hashLen
+	slotFilterValueAt = slotHeaderValueAt + headerValueLen
+	slotFilterHashAt  = slotFilterValueAt + hashLen
+	slotLen           = slotFilterValueAt + filterHeaderValueLen
+)
+
+// encodedBatch holds the keys and values CommitBatch writes for a batch,
+// encoded once (while checking it, before the write lock) into one arena:
+// one allocation per batch instead of three per record. bbolt keeps
+// references to the values it is given until the transaction ends, so an
+// encodedBatch must outlive the transaction that writes it.
+type encodedBatch struct {
+	arena []byte
+}
+
+// newEncodedBatch returns a batch of n records whose slots are not yet
+// filled.
+func newEncodedBatch(n int) encodedBatch {
+	return encodedBatch{arena: make([]byte, n*slotLen)}
+}
+
+func (e encodedBatch) slot(i int) []byte {
+	return e.arena[i*slotLen : (i+1)*slotLen : (i+1)*slotLen]
+}
+
+// encode fills slot i from r, except the filter hash (setFilterHash), and
+// returns the hash of r's header, computed from the encoded header.
+func (e encodedBatch) encode(i int, r *BlockRecord) chainhash.Hash {
+	s := e.slot(i)
+	binary.BigEndian.PutUint32(s[slotKeyAt:], r.Height)
+	copy(s[slotHeaderValueAt:slotHeaderAt], r.Hash[:])
+	putHeader(s[slotHeaderAt:slotFilterValueAt], &r.Header)
+	copy(s[slotFilterValueAt:slotFilterHashAt], r.FilterHeader[:])
+	return chainhash.DoubleHashH(s[slotHeaderAt:slotFilterValueAt])
+}
+
+func (e encodedBatch) setFilterHash(i int, h chainhash.Hash) {
+	copy(e.slot(i)[slotFilterHashAt:], h[:])
+}
+
+// filterHash returns the filter hash of record i.
+func (e encodedBatch) filterHash(i int) chainhash.Hash {
+	return chainhash.Hash(e.slot(i)[slotFilterHashAt:slotLen])
+}
+
+// heightKey returns the headers, filters and filterheaders key of record i
+// (the heights value).
+func (e encodedBatch) heightKey(i int) []byte {
+	s := e.slot(i)
+	return s[slotKeyAt:slotHeaderValueAt:slotHeaderValueAt]
+}
+
+// headerValue returns the headers value of record i: hash || header.
+func (e encodedBatch) headerValue(i int) []byte {
+	s := e.slot(i)
+	return s[slotHeaderValueAt:slotFilterValueAt:slotFilterValueAt]
+}
+
+// filterHeaderValue returns the filterheaders value of record i:
+// filter header || filter hash.
+func (e encodedBatch) filterHeaderValue(i int) []byte {
+	s := e.slot(i)
+	return s[slotFilterValueAt:slotLen:slotLen]
+}
