@@ -49,6 +49,21 @@ func TestBtcdTxIndexSource(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// One getblockhash batch gives what one call per height gives, and
+	// a height past the tip fails the batch.
+	batch, err := c.GetBlockHashes(ctx, 0, ci.Blocks+1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for h, got := range batch {
+		if want, err := c.GetBlockHash(ctx, int64(h)); err != nil || got != want {
+			t.Fatalf("height %d: batch %s, single %s (%v)", h, got, want, err)
+		}
+	}
+	if _, err := c.GetBlockHashes(ctx, ci.Blocks, 2); err == nil {
+		t.Fatal("getblockhash batch past the tip succeeded")
+	}
+
 	// Walk the chain from genesis, keeping every output, so each block's
 	// spent scripts are known without asking btcd.
 	outputs := map[wire.OutPoint][]byte{}

@@ -211,3 +211,36 @@ func decodeBlock(raw []byte, want chainhash.Hash) (*wire.MsgBlock, error) {
 	}
 	return &blk, nil
 }
+
+// GetBlockHashes returns the active chain's block hashes at heights
+// first..first+n-1 with one getblockhash batch, read by the hex fast path
+// (a block hash is hex in display order, so its bytes are reversed).
+func (c *Client) GetBlockHashes(ctx context.Context, first, n uint32) ([]chainhash.Hash, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	params := make([][]any, n)
+	for i := range params {
+		params[i] = []any{int64(first) + int64(i)}
+	}
+	hashes := make([]chainhash.Hash, n)
+	errs := make([]error, n)
+	use := func(i int, raw []byte) error {
+		if len(raw) != chainhash.HashSize {
+			return fmt.Errorf("%w: getblockhash: %d-byte hash", ErrMalformed, len(raw))
+		}
+		for j := range raw {
+			hashes[i][j] = raw[len(raw)-1-j]
+		}
+		return nil
+	}
+	if err := c.callHexBatch(ctx, "getblockhash", params, use, func(i int, err error) { errs[i] = err }); err != nil {
+		return nil, fmt.Errorf("getblockhash %d..%d: %w", first, first+n-1, err)
+	}
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("getblockhash %d: %w", first+uint32(i), err)
+		}
+	}
+	return hashes, nil
+}

@@ -302,3 +302,27 @@ func TestCookieRotationConcurrentCallers(t *testing.T) {
 		}
 	}
 }
+
+// GetBlockHashes reads Bitcoin Core's recorded getblockhash replies to the
+// active chain's hashes, and a height past the tip fails with Core's
+// error.
+func TestGetBlockHashesAgainstRecordedCore(t *testing.T) {
+	fx := corefixture.Load(t)
+	c, srv := newFixtureClient(t, fx, corefixture.Options{})
+	chain := fx.ActiveChain()
+	got, err := c.GetBlockHashes(testCtx(t), 0, uint32(len(chain)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for h, b := range chain {
+		if got[h] != b.Hash {
+			t.Fatalf("height %d: %s, want %s", h, got[h], b.Hash)
+		}
+	}
+	if n := srv.Batches(); n != 1 {
+		t.Errorf("%d batches, want 1", n)
+	}
+	if _, err := c.GetBlockHashes(testCtx(t), uint32(len(chain))-1, 2); err == nil {
+		t.Fatal("a height past the tip succeeded")
+	}
+}

@@ -40,7 +40,7 @@ type pendingReorg struct {
 // chain on top of the store's tip, or on top of reorg.Fork when reorg is
 // set.
 func (f *Follower) fetchRange(ctx context.Context, start, end uint32, reorg *pendingReorg) error {
-	batcher, _ := f.node.(rpcBatcher)
+	batcher, _ := f.node.(hashLister)
 	runner, _ := f.source.(runSource)
 	maxRun := 1
 	if batcher != nil && runner != nil {
@@ -254,38 +254,28 @@ type fetchJob struct {
 // batch when the node client can send batches.
 const hashBatch = 250
 
-// rpcBatcher is implemented by *bitcoind.Client. btcd closes its RPC
+// hashLister is implemented by *bitcoind.Client. btcd closes its RPC
 // connection after every HTTP request, so a getblockhash per block cost a
 // TCP connect and close each; cfbench's CPU profile of a catch-up from btcd
 // had connection setup and teardown at about a third of cfindexd's CPU,
 // and resolving the hashes in batches cut the catch-up's wall time by
 // 20-40 % and its CPU by a quarter. Nodes without batches (test fakes) get
 // one GetBlockHash per block from the workers.
-type rpcBatcher interface {
-	CallBatch(ctx context.Context, calls []bitcoind.BatchCall) error
+type hashLister interface {
+	// GetBlockHashes returns the active chain's hashes of heights
+	// first..first+n-1 in one request.
+	GetBlockHashes(ctx context.Context, first, n uint32) ([]chainhash.Hash, error)
 }
 
 // blockHashes resolves the active-chain hashes of heights first..first+n-1
 // with one getblockhash batch.
-func blockHashes(ctx context.Context, node rpcBatcher, first, n uint32) ([]chainhash.Hash, error) {
-	strs := make([]string, n)
-	calls := make([]bitcoind.BatchCall, n)
-	for i := range calls {
-		calls[i] = bitcoind.BatchCall{Method: "getblockhash", Params: []any{int64(first) + int64(i)}, Result: &strs[i]}
+func blockHashes(ctx context.Context, node hashLister, first, n uint32) ([]chainhash.Hash, error) {
+	hashes, err := node.GetBlockHashes(ctx, first, n)
+	if err != nil {
+		return nil, err
 	}
-	if err := node.CallBatch(ctx, calls); err != nil {
-		return nil, fmt.Errorf("getblockhash %d..%d: %w", first, first+n-1, err)
-	}
-	hashes := make([]chainhash.Hash, n)
-	for i := range calls {
-		if calls[i].Err != nil {
-			return nil, fmt.Errorf("getblockhash %d: %w", first+uint32(i), calls[i].Err)
-		}
-		h, err := chainhash.NewHashFromStr(strs[i])
-		if err != nil {
-			return nil, fmt.Errorf("getblockhash %d: %q: %w", first+uint32(i), strs[i], err)
-		}
-		hashes[i] = *h
+	if len(hashes) != int(n) {
+		return nil, fmt.Errorf("getblockhash %d..%d: %d hashes", first, first+n-1, len(hashes))
 	}
 	return hashes, nil
 }
