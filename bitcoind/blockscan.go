@@ -126,10 +126,11 @@ func scanTx(raw []byte) (scannedTx, error) {
 	return t, nil
 }
 
-// txScanner walks serialized transactions. It accepts exactly what wire's
+// txScanner walks serialized transactions. It accepts what wire's
 // witness-encoding decoder accepts (canonical CompactSize integers, a
-// 0x00 marker followed by flag 0x01) and bounds every count by the bytes
-// left, so a hostile count cannot make it allocate.
+// 0x00 marker followed by flag 0x01 and then at least one input with a
+// witness) and bounds every count by the bytes left, so a hostile count
+// cannot make it allocate.
 type txScanner struct {
 	raw []byte
 	p   int
@@ -194,16 +195,22 @@ func (s *txScanner) tx(outs *[][]byte, spends *[]wire.OutPoint, record bool) (ch
 	}
 	bodyEnd := s.p
 	if witness {
+		anyWitness := false
 		for range nin {
 			items, err := s.count(1)
 			if err != nil {
 				return chainhash.Hash{}, fmt.Errorf("witness item count: %w", err)
 			}
+			anyWitness = anyWitness || items > 0
 			for range items {
 				if _, err := s.bytes(); err != nil {
 					return chainhash.Hash{}, fmt.Errorf("witness item: %w", err)
 				}
 			}
+		}
+		if !anyWitness {
+			// Core: "Superfluous witness record"; wire refuses it too.
+			return chainhash.Hash{}, errors.New("witness flag set but no input has a witness")
 		}
 	}
 	if err := s.skip(4); err != nil { // lock time

@@ -242,3 +242,51 @@ func BenchmarkScanBlock(b *testing.B) {
 		}
 	})
 }
+
+// FuzzScanTx checks scanTx against wire's transaction decoder on arbitrary
+// bytes: it accepts exactly the single transactions wire decodes using
+// every byte, with the same txid and output scripts.
+func FuzzScanTx(f *testing.F) {
+	for i, b := range recordedBlocks(f) {
+		if i%16 != 0 {
+			continue
+		}
+		var blk wire.MsgBlock
+		if err := blk.Deserialize(bytes.NewReader(b.Raw)); err != nil {
+			f.Fatal(err)
+		}
+		for _, tx := range blk.Transactions {
+			var buf bytes.Buffer
+			if err := tx.Serialize(&buf); err != nil {
+				f.Fatal(err)
+			}
+			f.Add(buf.Bytes())
+		}
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, scanErr := scanTx(raw)
+		var tx wire.MsgTx
+		r := bytes.NewReader(raw)
+		wireErr := tx.Deserialize(r)
+		wireOK := wireErr == nil && r.Len() == 0
+		if (scanErr == nil) != wireOK {
+			t.Fatalf("scanner error %v, wire error %v with %d bytes left", scanErr, wireErr, r.Len())
+		}
+		if scanErr != nil {
+			if !errors.Is(scanErr, ErrMalformed) {
+				t.Fatalf("error %v does not wrap ErrMalformed", scanErr)
+			}
+			return
+		}
+		if got.txid != tx.TxHash() {
+			t.Fatalf("txid %s, wire %s", got.txid, tx.TxHash())
+		}
+		outs := make([][]byte, len(tx.TxOut))
+		for i, o := range tx.TxOut {
+			outs[i] = o.PkScript
+		}
+		if !equalScripts(got.outs, outs) {
+			t.Fatal("output scripts differ")
+		}
+	})
+}
