@@ -81,7 +81,7 @@ func scanBlockUnchecked(raw []byte) (*scannedBlock, error) {
 		return nil, fmt.Errorf("header: %v", err)
 	}
 	b.hash = chainhash.DoubleHashH(raw[:blockHeaderSz])
-	s := txScanner{raw: raw, p: blockHeaderSz}
+	s := scanner{raw: raw, p: blockHeaderSz}
 	ntx, err := s.count(minTxSize)
 	if err != nil {
 		return nil, fmt.Errorf("transaction count: %w", err)
@@ -114,7 +114,7 @@ type scannedTx struct {
 // scanTx reads raw, which must be exactly one serialized transaction, in
 // place. Errors wrap ErrMalformed.
 func scanTx(raw []byte) (scannedTx, error) {
-	s := txScanner{raw: raw}
+	s := scanner{raw: raw}
 	var t scannedTx
 	var err error
 	if t.txid, err = s.tx(&t.outs, nil, false); err != nil {
@@ -126,12 +126,13 @@ func scanTx(raw []byte) (scannedTx, error) {
 	return t, nil
 }
 
-// txScanner walks serialized transactions. It accepts what wire's
+// scanner reads Bitcoin serialization in place: transactions (tx),
+// CompactSize counts and length-prefixed bytes. It accepts what wire's
 // witness-encoding decoder accepts (canonical CompactSize integers, a
 // 0x00 marker followed by flag 0x01 and then at least one input with a
 // witness) and bounds every count by the bytes left, so a hostile count
 // cannot make it allocate.
-type txScanner struct {
+type scanner struct {
 	raw []byte
 	p   int
 	sha hash.Hash // for txids of witness transactions; created on first use
@@ -140,7 +141,7 @@ type txScanner struct {
 // tx reads one transaction, appends its output scripts to outs and, when
 // spends is non-nil and record is set, its inputs' outpoints to spends,
 // and returns its txid.
-func (s *txScanner) tx(outs *[][]byte, spends *[]wire.OutPoint, record bool) (chainhash.Hash, error) {
+func (s *scanner) tx(outs *[][]byte, spends *[]wire.OutPoint, record bool) (chainhash.Hash, error) {
 	start := s.p
 	if err := s.skip(4); err != nil { // version
 		return chainhash.Hash{}, err
@@ -234,7 +235,7 @@ func (s *txScanner) tx(outs *[][]byte, spends *[]wire.OutPoint, record bool) (ch
 }
 
 // skip advances past n bytes.
-func (s *txScanner) skip(n int) error {
+func (s *scanner) skip(n int) error {
 	if n > len(s.raw)-s.p {
 		return errTruncated
 	}
@@ -243,7 +244,7 @@ func (s *txScanner) skip(n int) error {
 }
 
 // bytes reads a CompactSize length and returns that many bytes in place.
-func (s *txScanner) bytes() ([]byte, error) {
+func (s *scanner) bytes() ([]byte, error) {
 	n, err := s.count(1)
 	if err != nil {
 		return nil, err
@@ -255,7 +256,7 @@ func (s *txScanner) bytes() ([]byte, error) {
 
 // count reads a canonical CompactSize integer and checks that that many
 // items of at least minSize bytes each fit in the bytes left.
-func (s *txScanner) count(minSize int) (int, error) {
+func (s *scanner) count(minSize int) (int, error) {
 	v, err := s.compactSize()
 	if err != nil {
 		return 0, err
@@ -268,7 +269,7 @@ func (s *txScanner) count(minSize int) (int, error) {
 
 // compactSize reads a CompactSize integer, rejecting non-canonical
 // encodings as wire and Bitcoin Core do.
-func (s *txScanner) compactSize() (uint64, error) {
+func (s *scanner) compactSize() (uint64, error) {
 	if s.p >= len(s.raw) {
 		return 0, errTruncated
 	}

@@ -152,7 +152,7 @@ func TestScanBlockRejectsMalformed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := txScanner{raw: raw, p: blockHeaderSz + 1}
+	s := scanner{raw: raw, p: blockHeaderSz + 1}
 	var outs [][]byte
 	if _, err := s.tx(&outs, nil, false); err != nil {
 		t.Fatal(err)

@@ -22,95 +22,37 @@ const minTxOutSize = 9
 //
 // The returned PkScript slices alias data.
 func DecodeSpentTxOuts(data []byte) ([][]wire.TxOut, error) {
-	d := cursor{b: data}
-	ntx, err := d.compactSize()
+	d := scanner{raw: data}
+	ntx, err := d.count(1)
 	if err != nil {
 		return nil, fmt.Errorf("%w: spenttxouts: transaction count: %v", ErrMalformed, err)
 	}
-	if ntx > uint64(d.left()) {
-		return nil, fmt.Errorf("%w: spenttxouts: %d transactions in %d bytes", ErrMalformed, ntx, d.left())
-	}
 	txs := make([][]wire.TxOut, ntx)
 	for i := range txs {
-		nin, err := d.compactSize()
+		nin, err := d.count(minTxOutSize)
 		if err != nil {
-			return nil, fmt.Errorf("%w: spenttxouts: tx %d input count: %v", ErrMalformed, i, err)
-		}
-		if nin > uint64(d.left()/minTxOutSize) {
-			return nil, fmt.Errorf("%w: spenttxouts: tx %d claims %d spent outputs in %d bytes", ErrMalformed, i, nin, d.left())
+			return nil, fmt.Errorf("%w: spenttxouts: tx %d spent output count: %v", ErrMalformed, i, err)
 		}
 		if nin == 0 {
 			continue
 		}
 		outs := make([]wire.TxOut, nin)
 		for j := range outs {
-			if d.left() < 8 {
-				return nil, fmt.Errorf("%w: spenttxouts: tx %d output %d: truncated value", ErrMalformed, i, j)
+			value := d.p
+			if err := d.skip(8); err != nil {
+				return nil, fmt.Errorf("%w: spenttxouts: tx %d output %d value: %v", ErrMalformed, i, j, err)
 			}
-			outs[j].Value = int64(binary.LittleEndian.Uint64(d.b[d.off:]))
-			d.off += 8
-			n, err := d.compactSize()
-			if err != nil {
-				return nil, fmt.Errorf("%w: spenttxouts: tx %d output %d script length: %v", ErrMalformed, i, j, err)
+			outs[j].Value = int64(binary.LittleEndian.Uint64(d.raw[value:]))
+			if outs[j].PkScript, err = d.bytes(); err != nil {
+				return nil, fmt.Errorf("%w: spenttxouts: tx %d output %d script: %v", ErrMalformed, i, j, err)
 			}
-			if n > uint64(d.left()) {
-				return nil, fmt.Errorf("%w: spenttxouts: tx %d output %d: script of %d bytes, %d left", ErrMalformed, i, j, n, d.left())
-			}
-			outs[j].PkScript = d.b[d.off : d.off+int(n) : d.off+int(n)]
-			d.off += int(n)
 		}
 		txs[i] = outs
 	}
-	if d.left() != 0 {
-		return nil, fmt.Errorf("%w: spenttxouts: %d trailing bytes", ErrMalformed, d.left())
+	if left := len(d.raw) - d.p; left != 0 {
+		return nil, fmt.Errorf("%w: spenttxouts: %d trailing bytes", ErrMalformed, left)
 	}
 	return txs, nil
-}
-
-// cursor reads Bitcoin serialization from a byte slice without copying.
-type cursor struct {
-	b   []byte
-	off int
-}
-
-func (c *cursor) left() int { return len(c.b) - c.off }
-
-// compactSize reads a canonical CompactSize integer.
-func (c *cursor) compactSize() (uint64, error) {
-	if c.left() < 1 {
-		return 0, fmt.Errorf("truncated")
-	}
-	first := c.b[c.off]
-	c.off++
-	var size int
-	var min uint64
-	switch first {
-	case 0xfd:
-		size, min = 2, 0xfd
-	case 0xfe:
-		size, min = 4, 0x10000
-	case 0xff:
-		size, min = 8, 0x100000000
-	default:
-		return uint64(first), nil
-	}
-	if c.left() < size {
-		return 0, fmt.Errorf("truncated")
-	}
-	var v uint64
-	switch size {
-	case 2:
-		v = uint64(binary.LittleEndian.Uint16(c.b[c.off:]))
-	case 4:
-		v = uint64(binary.LittleEndian.Uint32(c.b[c.off:]))
-	case 8:
-		v = binary.LittleEndian.Uint64(c.b[c.off:])
-	}
-	c.off += size
-	if v < min {
-		return 0, fmt.Errorf("non-canonical CompactSize %d", v)
-	}
-	return v, nil
 }
 
 // prevScriptsFromSpent checks spent against block's shape (one list per
