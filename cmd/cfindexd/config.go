@@ -46,6 +46,7 @@ type Config struct {
 	ZMQPubHashBlock  string        `toml:"zmqpubhashblock" usage:"node's zmqpubhashblock endpoint, e.g. tcp://127.0.0.1:28332; empty = poll only"`
 	PollInterval     time.Duration `toml:"pollinterval" usage:"how often to ask the node for its tip when no notification arrives"`
 	Workers          int           `toml:"workers" usage:"blocks fetched and filtered in parallel during catch-up"`
+	ScriptCache      int           `toml:"scriptcache" usage:"MiB of recent output scripts kept to resolve spends in txindex mode (btcd) without asking the node; 0 disables"`
 	BatchBlocks      int           `toml:"batchblocks" usage:"most blocks committed in one store transaction"`
 	Listen           string        `toml:"listen" usage:"P2P address for light clients; auto = every interface on the chain's cfindexd port; empty disables"`
 	MaxPeers         int           `toml:"maxpeers" usage:"most P2P peers at once"`
@@ -73,6 +74,7 @@ func defaultConfig() Config {
 		PrevoutSource:    "auto",
 		PollInterval:     time.Second,
 		Workers:          8,
+		ScriptCache:      64,
 		BatchBlocks:      500,
 		NodeP2P:          "auto",
 		Listen:           "auto",
@@ -283,6 +285,9 @@ func (c *Config) validate() error {
 	}
 	if c.Workers < 1 || c.Workers > 64 {
 		return fmt.Errorf("workers: %d is outside 1..64", c.Workers)
+	}
+	if c.ScriptCache < 0 || c.ScriptCache > 65536 {
+		return fmt.Errorf("scriptcache: %d MiB is outside 0..65536", c.ScriptCache)
 	}
 	if c.BatchBlocks < 1 || c.BatchBlocks > 10000 {
 		return fmt.Errorf("batchblocks: %d is outside 1..10000", c.BatchBlocks)

@@ -95,6 +95,8 @@ func TestConfigRejectsBadInputWithOneLine(t *testing.T) {
 		{"env not a number", nil, map[string]string{"CFINDEXD_WORKERS": "x"}, "CFINDEXD_WORKERS"},
 		{"user without password", []string{"--rpcuser=u"}, nil, "rpcpassword"},
 		{"bad prevout source", []string{"--prevoutsource=magic"}, nil, "prevoutsource"},
+		{"negative script cache", []string{"--scriptcache=-1"}, nil, "scriptcache"},
+		{"huge script cache", []string{"--scriptcache=100000"}, nil, "scriptcache"},
 		{"bad zmq", []string{"--zmqpubhashblock=127.0.0.1:28332"}, nil, "tcp://"},
 		{"bad duration", []string{"--pollinterval=5"}, nil, "duration"},
 		{"too fast poll", []string{"--pollinterval=1ms"}, nil, "pollinterval"},
@@ -272,6 +274,16 @@ func TestNodeP2PAddr(t *testing.T) {
 		got, guessed := nodeP2PAddr(Config{RPCConnect: c.rpcconnect, NodeP2P: c.nodep2p}, nw)
 		if got != c.want || guessed != c.guessed {
 			t.Errorf("%s %s %q: %q %v, want %q %v", c.chain, c.rpcconnect, c.nodep2p, got, guessed, c.want, c.guessed)
+		}
+	}
+}
+
+// scriptcache is MiB; 0 turns the cache off, which the source reads as a
+// negative size.
+func TestScriptCacheBytes(t *testing.T) {
+	for mib, want := range map[int]int{0: -1, 1: 1 << 20, 64: 64 << 20} {
+		if got := scriptCacheBytes(mib); got != want {
+			t.Errorf("scriptcache %d: %d bytes, want %d", mib, got, want)
 		}
 	}
 }

@@ -72,10 +72,11 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
 
 	nodeP2P, guessed := nodeP2PAddr(cfg, nw)
 	source, err := waitForNode(ctx, client, nw, bitcoind.SourceOptions{
-		Force:          prevoutModes()[cfg.PrevoutSource],
-		NodeP2P:        nodeP2P,
-		NodeP2PGuessed: guessed,
-		P2PNet:         nw.Params.Net,
+		Force:            prevoutModes()[cfg.PrevoutSource],
+		NodeP2P:          nodeP2P,
+		NodeP2PGuessed:   guessed,
+		P2PNet:           nw.Params.Net,
+		ScriptCacheBytes: scriptCacheBytes(cfg.ScriptCache),
 	}, log)
 	if err != nil || ctx.Err() != nil {
 		return err
@@ -246,4 +247,13 @@ func nodeP2PAddr(cfg Config, nw network) (addr string, guessed bool) {
 		return cfg.NodeP2P, false
 	}
 	return net.JoinHostPort(cfg.RPCConnect, nw.Params.DefaultPort), true
+}
+
+// scriptCacheBytes turns the scriptcache key (MiB, 0 = off) into
+// SourceOptions.ScriptCacheBytes (negative = off).
+func scriptCacheBytes(mib int) int {
+	if mib == 0 {
+		return -1
+	}
+	return mib << 20
 }
