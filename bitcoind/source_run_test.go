@@ -147,6 +147,14 @@ func TestConcurrentRunsInTurnsNeedNoGetRawTransaction(t *testing.T) {
 	if got := srv.Calls("getrawtransaction"); got != 0 {
 		t.Errorf("%d getrawtransaction calls for a catch-up from genesis in turns", got)
 	}
+	spends := 0
+	for _, b := range chain[1:] {
+		spends += len(expectedPrevScripts(t, b))
+	}
+	fromCache, fromNode := src.(*txIndexSource).PrevoutCounts()
+	if fromCache != uint64(spends) || fromNode != 0 || spends == 0 {
+		t.Errorf("prevout counts: %d from cache, %d from the node; the chain spends %d", fromCache, fromNode, spends)
+	}
 }
 
 // An unknown block in a run fails the run with the block's sentinel.

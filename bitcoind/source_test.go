@@ -95,6 +95,11 @@ func TestTxIndexBatchesColdCache(t *testing.T) {
 	if got := srv.Batches(); got != 1 {
 		t.Errorf("batches: got %d, want 1", got)
 	}
+	// X1's one external input came from the node, the 6 in-block ones
+	// from the run's own cache.
+	if fromCache, fromNode := src.(*txIndexSource).PrevoutCounts(); fromCache != 6 || fromNode != 1 {
+		t.Errorf("prevout counts: %d from cache, %d from the node; want 6 and 1", fromCache, fromNode)
+	}
 }
 
 func TestDetectSource(t *testing.T) {

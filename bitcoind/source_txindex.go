@@ -3,6 +3,7 @@ package bitcoind
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
@@ -27,6 +28,16 @@ type txIndexSource struct {
 	// p2p, when set, is where raw blocks come from (SourceOptions.NodeP2P);
 	// any failure there falls back to getblock for that run.
 	p2p *p2pBlocks
+	// fromCache and fromNode count spent scripts resolved by the cache
+	// and by getrawtransaction (PrevoutCounts).
+	fromCache, fromNode atomic.Uint64
+}
+
+// PrevoutCounts returns how many spent scripts the source has resolved
+// from its cache of output scripts and how many by asking the node
+// (getrawtransaction), for operators sizing SourceOptions.ScriptCacheBytes.
+func (s *txIndexSource) PrevoutCounts() (fromCache, fromNode uint64) {
+	return s.fromCache.Load(), s.fromNode.Load()
 }
 
 var (
@@ -87,14 +98,17 @@ func (s *txIndexSource) FetchBlocks(ctx context.Context, hashes []chainhash.Hash
 	var refs []spendRef
 	var missing []chainhash.Hash
 	var wanted map[chainhash.Hash]struct{}
+	spends := 0
 	for bi, b := range blocks {
 		prev := make([][]byte, len(b.spends))
 		refs, err = cache.resolve(b.spends, prev, bi, refs)
 		if err != nil {
 			return nil, fmt.Errorf("%w: block %s: %w", ErrMalformed, hashes[bi], err)
 		}
+		spends += len(b.spends)
 		out[bi] = FetchedBlock{Header: b.header, Hash: b.hash, OutputScripts: b.outs, PrevScripts: prev, Raw: b.raw}
 	}
+	s.fromCache.Add(uint64(spends - len(refs)))
 	for _, ref := range refs {
 		if wanted == nil {
 			wanted = make(map[chainhash.Hash]struct{}, len(refs))
@@ -120,6 +134,7 @@ func (s *txIndexSource) FetchBlocks(ctx context.Context, hashes []chainhash.Hash
 			cache.add(missing[start+i], tx.outs)
 		}
 	}
+	s.fromNode.Add(uint64(len(refs)))
 	for _, ref := range refs {
 		outs := fetched[ref.op.Hash]
 		if int(ref.op.Index) >= len(outs) {

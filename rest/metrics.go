@@ -94,6 +94,27 @@ func NewMetrics() *Metrics {
 	return m
 }
 
+// WatchPrevouts exports counts, read at every scrape, as
+// cfindexd_prevouts_resolved_total{from="cache"} and {from="node"}: spent
+// scripts the block source resolved from its cache and by asking the node.
+// Call it at most once.
+func (m *Metrics) WatchPrevouts(counts func() (fromCache, fromNode uint64)) {
+	for _, from := range []string{"cache", "node"} {
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Namespace:   metricsNamespace,
+			Name:        "prevouts_resolved_total",
+			Help:        "Spent output scripts resolved by the txindex source, by where from (its script cache, or the node).",
+			ConstLabels: prometheus.Labels{"from": from},
+		}, func() float64 {
+			c, n := counts()
+			if from == "cache" {
+				return float64(c)
+			}
+			return float64(n)
+		}))
+	}
+}
+
 // Registry returns the private registry, for packages that add their own
 // collectors.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }

@@ -88,6 +88,7 @@ func TestMetricsMove(t *testing.T) {
 		t.Errorf("store size %v", got)
 	}
 
+	m.WatchPrevouts(func() (uint64, uint64) { return 70, 3 })
 	m.NodeTip(130)
 	m.Committed(store.Tip{Height: 120}, 5, 1000)
 	now = now.Add(2 * time.Second)
@@ -118,6 +119,8 @@ func TestMetricsMove(t *testing.T) {
 		{"cfindexd_reorgs_total", nil, 1},
 		{"cfindexd_reorg_blocks_total", nil, 2},
 		{"cfindexd_errors_total", []string{"kind", "node"}, 2},
+		{"cfindexd_prevouts_resolved_total", []string{"from", "cache"}, 70},
+		{"cfindexd_prevouts_resolved_total", []string{"from", "node"}, 3},
 		{"cfindexd_p2p_messages_received_total", []string{"command", "getcfilters"}, 1},
 		{"cfindexd_p2p_received_bytes_total", []string{"command", "getcfilters"}, 61},
 		{"cfindexd_p2p_messages_sent_total", []string{"command", "cfilter"}, 2},

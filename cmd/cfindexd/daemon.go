@@ -92,6 +92,9 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	if haveTip {
 		metrics.SetIndexedHeight(tip.Height)
 	}
+	if counted, ok := source.(prevoutCounter); ok {
+		metrics.WatchPrevouts(counted.PrevoutCounts)
+	}
 	httpServer, err := rest.New(rest.Config{
 		Addr:             cfg.HTTPListen,
 		Net:              nw.Params.Net,
@@ -256,4 +259,10 @@ func scriptCacheBytes(mib int) int {
 		return -1
 	}
 	return mib << 20
+}
+
+// prevoutCounter is a block source that counts where its spent scripts
+// came from (bitcoind's txindex mode).
+type prevoutCounter interface {
+	PrevoutCounts() (fromCache, fromNode uint64)
 }

@@ -245,6 +245,11 @@ func TestHTTPAgainstRunningDaemon(t *testing.T) {
 		if after["cfindexd_indexed_height"] != float64(tipHeight+3) || after["cfindexd_node_height"] != float64(tipHeight+3) {
 			t.Errorf("indexed/node height %v/%v, want %d", after["cfindexd_indexed_height"], after["cfindexd_node_height"], tipHeight+3)
 		}
+		// btcd's txindex mode: the cache resolved the spends of the
+		// tx-rich chain.
+		if after["cfindexd_prevouts_resolved_total"] <= 0 {
+			t.Errorf("prevouts resolved %v", after["cfindexd_prevouts_resolved_total"])
+		}
 		if after["cfindexd_store_size_bytes"] <= 0 {
 			t.Errorf("store size %v", after["cfindexd_store_size_bytes"])
 		}
