@@ -125,6 +125,10 @@ func (n *btcdNode) DaemonArgs() []string {
 	return []string{
 		"--rpcconnect=" + host, "--rpcport=" + port,
 		"--rpcuser=" + n.node.User(), "--rpcpassword=" + n.node.Password(),
+		// btcd listens on a free port, not regtest's default: name it,
+		// so blocks come over its P2P port (nodep2p=auto would look at
+		// 18444 and fall back to JSON-RPC).
+		"--nodep2p=" + n.node.P2PAddr(),
 	}
 }
 
