@@ -349,7 +349,7 @@ func (f *Follower) commitInOrder(ctx, gctx context.Context, start, end uint32, r
 	batch := make([]store.BlockRecord, 0, min(f.cfg.BatchBlocks, int(end-start+1)))
 	next := start
 	lastCommit := time.Now()
-	prog := newProgress(f.log, f.cfg.ProgressEvery, start, end)
+	prog := newProgress(f.log, f.cfg.ProgressEvery, start, end, f.source)
 	batchBytes, batchElements := 0, 0
 
 	// reorgReady tells whether a pending reorg may be written now.

@@ -7,8 +7,9 @@ import (
 )
 
 // progress writes a catch-up line every interval: height of node height,
-// blocks/s and filter bytes/s over the interval, and the time left at that
-// rate.
+// blocks/s and filter bytes/s over the interval, the time left at that
+// rate, and, for a source that counts them, the share of spent scripts
+// its cache resolved without asking the node.
 type progress struct {
 	log      zerolog.Logger
 	every    time.Duration
@@ -17,11 +18,27 @@ type progress struct {
 	blocks   int
 	bytes    int
 	elements int
+	// prevouts, when set, reports the source's prevoutCounter totals;
+	// cache0 and node0 are their values at the interval's start.
+	prevouts      func() (fromCache, fromNode uint64)
+	cache0, node0 uint64
 }
 
-func newProgress(log zerolog.Logger, every time.Duration, start, end uint32) *progress {
+// prevoutCounter is a block source that counts where the spent scripts it
+// resolved came from (bitcoind's txindex mode: its script cache, or
+// getrawtransaction).
+type prevoutCounter interface {
+	PrevoutCounts() (fromCache, fromNode uint64)
+}
+
+func newProgress(log zerolog.Logger, every time.Duration, start, end uint32, source BlockSource) *progress {
 	log.Info().Uint32("from", start).Uint32("to", end).Msg("catching up")
-	return &progress{log: log, every: every, end: end, since: time.Now()}
+	p := &progress{log: log, every: every, end: end, since: time.Now()}
+	if c, ok := source.(prevoutCounter); ok {
+		p.prevouts = c.PrevoutCounts
+		p.cache0, p.node0 = c.PrevoutCounts()
+	}
+	return p
 }
 
 // add records a committed batch and logs when an interval has passed.
@@ -43,6 +60,13 @@ func (p *progress) add(blocks, filterBytes, elements int, height uint32) {
 		Float64("elements_per_s", round1(float64(p.elements)/secs))
 	if height < p.end && rate > 0 {
 		ev = ev.Dur("eta", time.Duration(float64(p.end-height)/rate*float64(time.Second)).Round(time.Second))
+	}
+	if p.prevouts != nil {
+		fromCache, fromNode := p.prevouts()
+		if c, n := fromCache-p.cache0, fromNode-p.node0; c+n > 0 {
+			ev = ev.Float64("prevout_cache_pct", round1(100*float64(c)/float64(c+n)))
+		}
+		p.cache0, p.node0 = fromCache, fromNode
 	}
 	ev.Msg("catching up")
 	p.since, p.blocks, p.bytes, p.elements = time.Now(), 0, 0, 0
