@@ -6,21 +6,23 @@ import (
 	"time"
 )
 
-// banList holds IPs refused until a deadline. Safe for concurrent use.
+// banList holds address groups (addrGroup: an IPv4 address, an IPv6 /64)
+// refused until a deadline. Safe for concurrent use.
 type banList struct {
 	mu    sync.Mutex
-	until map[netip.Addr]time.Time
+	until map[netip.Prefix]time.Time
 }
 
 // maxBans bounds the list; expired entries are pruned when it is reached.
 const maxBans = 10_000
 
 func newBanList() *banList {
-	return &banList{until: make(map[netip.Addr]time.Time)}
+	return &banList{until: make(map[netip.Prefix]time.Time)}
 }
 
-// Ban refuses ip for d from now.
+// Ban refuses ip's address group for d from now.
 func (b *banList) Ban(ip netip.Addr, d time.Duration, now time.Time) {
+	g := addrGroup(ip)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.until) >= maxBans {
@@ -31,17 +33,18 @@ func (b *banList) Ban(ip netip.Addr, d time.Duration, now time.Time) {
 		}
 	}
 	if len(b.until) < maxBans {
-		b.until[ip] = now.Add(d)
+		b.until[g] = now.Add(d)
 	}
 }
 
-// Banned reports whether ip is refused at now.
+// Banned reports whether ip's address group is refused at now.
 func (b *banList) Banned(ip netip.Addr, now time.Time) bool {
+	g := addrGroup(ip)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	t, ok := b.until[ip]
+	t, ok := b.until[g]
 	if ok && !now.Before(t) {
-		delete(b.until, ip)
+		delete(b.until, g)
 		return false
 	}
 	return ok

@@ -49,7 +49,7 @@ type Config struct {
 	UserAgent string
 
 	// MaxPeers bounds connected peers (handshaking included); MaxPeersPerIP
-	// bounds them per remote IP.
+	// bounds them per remote IPv4 address or IPv6 /64 (addrGroup).
 	MaxPeers      int
 	MaxPeersPerIP int
 

@@ -5,11 +5,12 @@
 // dispatch and write loop, the BIP-157 request handlers (getcfilters,
 // getcfheaders, getcfcheckpt), getheaders, getdata for blocks, optional
 // transaction relay to the node, tip announcements, and the defences against
-// hostile peers (peer and per-IP limits, message size caps checked against
+// hostile peers (peer and per-address limits, message size caps checked against
 // the frame header before any payload is read or allocated, handshake/idle/
 // write timeouts, a per-peer budget of unsent response bytes, a server-wide
-// limit on concurrent filter reads, and a temporary ban by IP for
-// misbehaviour).
+// limit on concurrent filter reads, and a temporary ban for misbehaviour).
+// Limits and bans count IPv4 peers by address and IPv6 peers by /64
+// (addrgroup.go), since one subscriber holds a whole /64.
 //
 // Model. Handlers are plain functions of (request, ChainView) that stream
 // their response messages into an emit callback; they never touch sockets, so

@@ -25,9 +25,9 @@ type Server struct {
 	nonce   uint64 // our version nonce
 
 	mu        sync.Mutex
-	conns     int                // accepted connections, handshaking included
-	perIP     map[netip.Addr]int // accepted connections by remote IP
-	connected int                // peers past the handshake
+	conns     int                  // accepted connections, handshaking included
+	perIP     map[netip.Prefix]int // accepted connections by address group (addrGroup)
+	connected int                  // peers past the handshake
 }
 
 // New validates cfg and returns a server that is not yet listening.
@@ -59,7 +59,7 @@ func New(cfg Config) (*Server, error) {
 		metrics: cfg.Metrics,
 		bans:    newBanList(),
 		nonce:   binary.LittleEndian.Uint64(nonce[:]),
-		perIP:   make(map[netip.Addr]int),
+		perIP:   make(map[netip.Prefix]int),
 	}, nil
 }
 
@@ -130,14 +130,15 @@ func (s *Server) admit(conn net.Conn) (netip.Addr, bool) {
 		s.log.Debug().Stringer("ip", ip).Msg("refused banned peer")
 		return ip, false
 	}
+	g := addrGroup(ip)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.conns >= s.cfg.MaxPeers || s.perIP[ip] >= s.cfg.MaxPeersPerIP {
-		s.log.Debug().Stringer("ip", ip).Int("peers", s.conns).Int("from_ip", s.perIP[ip]).Msg("refused peer over limit")
+	if s.conns >= s.cfg.MaxPeers || s.perIP[g] >= s.cfg.MaxPeersPerIP {
+		s.log.Debug().Stringer("ip", ip).Int("peers", s.conns).Int("from_ip", s.perIP[g]).Msg("refused peer over limit")
 		return ip, false
 	}
 	s.conns++
-	s.perIP[ip]++
+	s.perIP[g]++
 	return ip, true
 }
 
@@ -147,8 +148,9 @@ func (s *Server) servePeer(ctx context.Context, conn net.Conn, ip netip.Addr) {
 		_ = conn.Close()
 		s.mu.Lock()
 		s.conns--
-		if s.perIP[ip]--; s.perIP[ip] == 0 {
-			delete(s.perIP, ip)
+		g := addrGroup(ip)
+		if s.perIP[g]--; s.perIP[g] == 0 {
+			delete(s.perIP, g)
 		}
 		s.mu.Unlock()
 	}()

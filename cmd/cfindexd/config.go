@@ -50,7 +50,7 @@ type Config struct {
 	BatchBlocks      int           `toml:"batchblocks" usage:"most blocks committed in one store transaction"`
 	Listen           string        `toml:"listen" usage:"P2P address for light clients; auto = every interface on the chain's cfindexd port; empty disables"`
 	MaxPeers         int           `toml:"maxpeers" usage:"most P2P peers at once"`
-	MaxPeersPerIP    int           `toml:"maxpeersperip" usage:"most P2P peers from one IP address"`
+	MaxPeersPerIP    int           `toml:"maxpeersperip" usage:"most P2P peers from one IPv4 address or IPv6 /64"`
 	RelayTx          bool          `toml:"relaytx" usage:"pass transactions from light clients to the node (sendrawtransaction)"`
 	HTTPListen       string        `toml:"httplisten" usage:"HTTP API, metrics and health address; auto = 127.0.0.1:<chain's HTTP port>; empty disables"`
 	ReadyBlocks      int           `toml:"readyblocks" usage:"/readyz is 200 while the indexed tip is at most this many blocks behind the node"`
