@@ -69,6 +69,7 @@ var commandRules = map[string]commandRule{
 	wire.CmdGetCFCheckpt: {1 + chainhash.HashSize, actionDecode},
 	wire.CmdGetData:      {maxInvPayload, actionDecode},
 	wire.CmdInv:          {maxInvPayload, actionDecode},
+	wire.CmdNotFound:     {maxInvPayload, actionDecode},
 	wire.CmdTx:           {maxFramePayload, actionDecode},
 	wire.CmdFilterLoad:   {maxFramePayload, actionForbidden},
 	wire.CmdFilterAdd:    {maxFramePayload, actionForbidden},
@@ -193,6 +194,8 @@ func decodePayload(command string, payload []byte, pver uint32) (wire.Message, e
 		msg = &wire.MsgGetData{}
 	case wire.CmdInv:
 		msg = &wire.MsgInv{}
+	case wire.CmdNotFound:
+		msg = &wire.MsgNotFound{}
 	case wire.CmdTx:
 		msg = &wire.MsgTx{}
 	default:

@@ -49,19 +49,32 @@ type peerState struct {
 	// sent in headers, or named first in its locator.
 	known *rollingBloom
 	// txRequested holds tx hashes asked for with getdata and not yet
-	// received (bounded by maxTxRequests).
-	txRequested map[chainhash.Hash]struct{}
+	// received or answered with notfound, with when they were asked for
+	// (bounded by maxTxRequests; entries older than txRequestExpiry are
+	// dropped when it is full).
+	txRequested map[chainhash.Hash]time.Time
+	// txBudget limits the transactions a peer gets relayed to the node.
+	txBudget tokenBucket
 }
 
-// maxTxRequests bounds a peer's outstanding transaction requests.
-const maxTxRequests = 1000
+// Transaction relay bounds per peer. A wallet broadcasts a transaction now
+// and then; a peer that floods (each relayed transaction is a
+// sendrawtransaction call to the node) has the excess dropped, and
+// requests it never answers stop counting after a while.
+const (
+	maxTxRequests   = 1000
+	txRequestExpiry = 2 * time.Minute
+	txRelayPerSec   = 10
+	txRelayBurst    = 100
+)
 
 // newPeerState returns the state of a fresh peer.
 func newPeerState(k0, k1 uint64) *peerState {
 	return &peerState{
 		pver:        wire.ProtocolVersion,
 		known:       newRollingBloom(1000, 0.01, k0, k1),
-		txRequested: make(map[chainhash.Hash]struct{}),
+		txRequested: make(map[chainhash.Hash]time.Time),
+		txBudget:    tokenBucket{rate: txRelayPerSec, burst: txRelayBurst},
 	}
 }
 
@@ -85,6 +98,8 @@ func dispatch(ctx context.Context, env *handlerEnv, st *peerState, msg wire.Mess
 		return handleInv(env, st, m, emit)
 	case *wire.MsgTx:
 		return handleTx(ctx, env, st, m)
+	case *wire.MsgNotFound:
+		handleNotFound(st, m)
 	case *wire.MsgPing:
 		return emit(outbound{Msg: wire.NewMsgPong(m.Nonce), Enc: wire.BaseEncoding})
 	case *wire.MsgSendHeaders:

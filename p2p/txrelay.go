@@ -2,6 +2,7 @@ package p2p
 
 import (
 	"context"
+	"time"
 
 	"github.com/btcsuite/btcd/wire/v2"
 )
@@ -14,16 +15,27 @@ func handleInv(env *handlerEnv, st *peerState, m *wire.MsgInv, emit emitFunc) er
 		return nil
 	}
 	req := wire.NewMsgGetData()
+	now := time.Now()
 	for _, iv := range m.InvList {
 		switch iv.Type {
 		case wire.InvTypeTx, wire.InvTypeWitnessTx, invTypeWTx:
 		default:
 			continue
 		}
-		if _, dup := st.txRequested[iv.Hash]; dup || len(st.txRequested) >= maxTxRequests {
+		if _, dup := st.txRequested[iv.Hash]; dup {
 			continue
 		}
-		st.txRequested[iv.Hash] = struct{}{}
+		if len(st.txRequested) >= maxTxRequests {
+			for h, at := range st.txRequested {
+				if now.Sub(at) >= txRequestExpiry {
+					delete(st.txRequested, h)
+				}
+			}
+			if len(st.txRequested) >= maxTxRequests {
+				continue
+			}
+		}
+		st.txRequested[iv.Hash] = now
 		typ := wire.InvTypeWitnessTx
 		if iv.Type == invTypeWTx {
 			typ = invTypeWTx
@@ -48,6 +60,10 @@ func handleTx(ctx context.Context, env *handlerEnv, st *peerState, tx *wire.MsgT
 		env.log.Debug().Stringer("txid", txid).Msg("transaction ignored: relay disabled")
 		return nil
 	}
+	if !st.txBudget.take(time.Now()) {
+		env.log.Debug().Stringer("txid", txid).Msg("transaction dropped: peer over its relay rate")
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, env.relayWait)
 	defer cancel()
 	if _, err := env.relay.SendRawTransaction(ctx, tx); err != nil {
@@ -56,4 +72,11 @@ func handleTx(ctx context.Context, env *handlerEnv, st *peerState, tx *wire.MsgT
 	}
 	env.log.Debug().Stringer("txid", txid).Msg("transaction relayed to node")
 	return nil
+}
+
+// handleNotFound forgets the transactions a peer says it no longer has.
+func handleNotFound(st *peerState, m *wire.MsgNotFound) {
+	for _, iv := range m.InvList {
+		delete(st.txRequested, iv.Hash)
+	}
 }
