@@ -2,9 +2,11 @@ package bitcoind
 
 import (
 	"encoding/binary"
+	"fmt"
 	"sync"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
 )
 
 // DefaultScriptCacheBytes bounds the txindex source's cache of output
@@ -37,7 +39,7 @@ type scriptCache struct {
 
 // generation is one half of a scriptCache.
 type generation struct {
-	entries map[chainhash.Hash][]byte // packed entries, see pack
+	entries map[chainhash.Hash][]byte // packed entries (entryScript)
 	slab    []byte                    // free space of the newest slab
 	bytes   int
 }
@@ -94,14 +96,6 @@ func (c *scriptCache) lookup(txid chainhash.Hash) ([]byte, bool) {
 	// Copy it: the old generation's slabs are about to be dropped.
 	c.put(txid, len(e), func(dst []byte) { copy(dst, e) })
 	return c.cur.entries[txid], true
-}
-
-// has reports whether txid is cached.
-func (c *scriptCache) has(txid chainhash.Hash) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, ok := c.lookup(txid)
-	return ok
 }
 
 // addBlock caches the output scripts of every transaction of b.
@@ -164,11 +158,25 @@ func (c *scriptCache) put(txid chainhash.Hash, size int, fill func(dst []byte)) 
 	c.cur.bytes += size + cacheEntryOverhead
 }
 
-// len returns the number of cached transactions.
-func (c *scriptCache) len() int {
+// resolve fills prev[i] with the script spends[i] spends where the cache
+// has it and appends a spendRef (block bi) for each one it lacks. An
+// outpoint beyond a cached transaction's outputs is an error.
+func (c *scriptCache) resolve(spends []wire.OutPoint, prev [][]byte, bi int, refs []spendRef) ([]spendRef, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.cur.entries) + len(c.old.entries)
+	for i, op := range spends {
+		e, ok := c.lookup(op.Hash)
+		if !ok {
+			refs = append(refs, spendRef{block: bi, slot: i, op: op})
+			continue
+		}
+		script, inRange := entryScript(e, op.Index)
+		if !inRange {
+			return refs, fmt.Errorf("input %d spends %s beyond the transaction's outputs", i, op)
+		}
+		prev[i] = script
+	}
+	return refs, nil
 }
 
 func isOpReturn(script []byte) bool {

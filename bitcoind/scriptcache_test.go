@@ -93,3 +93,16 @@ func TestScriptCacheSizes(t *testing.T) {
 		t.Fatalf("unbounded cache holds %d of 1000", u.len())
 	}
 }
+
+// has reports whether txid is cached (and, as any look-up, keeps it).
+func (c *scriptCache) has(txid chainhash.Hash) bool {
+	_, found, _ := c.get(txid, 0)
+	return found
+}
+
+// len returns the number of cached transactions.
+func (c *scriptCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.cur.entries) + len(c.old.entries)
+}

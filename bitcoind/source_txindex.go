@@ -96,8 +96,6 @@ func (s *txIndexSource) FetchBlocks(ctx context.Context, hashes []chainhash.Hash
 	// Resolve what the cache knows; list the rest.
 	out := make([]FetchedBlock, len(blocks))
 	var refs []spendRef
-	var missing []chainhash.Hash
-	var wanted map[chainhash.Hash]struct{}
 	spends := 0
 	for bi, b := range blocks {
 		prev := make([][]byte, len(b.spends))
@@ -109,17 +107,18 @@ func (s *txIndexSource) FetchBlocks(ctx context.Context, hashes []chainhash.Hash
 		out[bi] = FetchedBlock{Header: b.header, Hash: b.hash, OutputScripts: b.outs, PrevScripts: prev, Raw: b.raw}
 	}
 	s.fromCache.Add(uint64(spends - len(refs)))
+	if len(refs) == 0 {
+		return out, nil
+	}
+
+	// Ask the node for each missing transaction once.
+	wanted := make(map[chainhash.Hash]struct{}, len(refs))
+	var missing []chainhash.Hash
 	for _, ref := range refs {
-		if wanted == nil {
-			wanted = make(map[chainhash.Hash]struct{}, len(refs))
-		}
 		if _, ok := wanted[ref.op.Hash]; !ok {
 			wanted[ref.op.Hash] = struct{}{}
 			missing = append(missing, ref.op.Hash)
 		}
-	}
-	if len(missing) == 0 {
-		return out, nil
 	}
 
 	fetched := make(map[chainhash.Hash][][]byte, len(missing))
@@ -143,25 +142,4 @@ func (s *txIndexSource) FetchBlocks(ctx context.Context, hashes []chainhash.Hash
 		out[ref.block].PrevScripts[ref.slot] = outs[ref.op.Index]
 	}
 	return out, nil
-}
-
-// resolve fills prev[i] with the script spends[i] spends where the cache
-// has it and appends a spendRef (block bi) for each one it lacks. An
-// outpoint beyond a cached transaction's outputs is an error.
-func (c *scriptCache) resolve(spends []wire.OutPoint, prev [][]byte, bi int, refs []spendRef) ([]spendRef, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i, op := range spends {
-		e, ok := c.lookup(op.Hash)
-		if !ok {
-			refs = append(refs, spendRef{block: bi, slot: i, op: op})
-			continue
-		}
-		script, inRange := entryScript(e, op.Index)
-		if !inRange {
-			return refs, fmt.Errorf("input %d spends %s beyond the transaction's outputs", i, op)
-		}
-		prev[i] = script
-	}
-	return refs, nil
 }
