@@ -37,6 +37,13 @@ type RunBlockSource interface {
 	FetchBlocks(ctx context.Context, hashes []chainhash.Hash, turn *RunTurn) ([]FetchedBlock, error)
 }
 
+// PrevoutCounter is a BlockSource that counts where the spent scripts it
+// resolved came from. The txindex mode implements it: its script cache,
+// or the node (getrawtransaction).
+type PrevoutCounter interface {
+	PrevoutCounts() (fromCache, fromNode uint64)
+}
+
 // FetchedBlock is one block of a RunBlockSource run: what a basic filter
 // and the store need, without a decoded wire.MsgBlock.
 type FetchedBlock struct {

@@ -43,6 +43,7 @@ func (s *txIndexSource) PrevoutCounts() (fromCache, fromNode uint64) {
 var (
 	_ BlockSource    = (*txIndexSource)(nil)
 	_ RunBlockSource = (*txIndexSource)(nil)
+	_ PrevoutCounter = (*txIndexSource)(nil)
 )
 
 // Mode implements BlockSource.

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/cfindexd/cfindexd/bitcoind"
 )
 
 // progress writes a catch-up line every interval: height of node height,
@@ -18,23 +20,16 @@ type progress struct {
 	blocks   int
 	bytes    int
 	elements int
-	// prevouts, when set, reports the source's prevoutCounter totals;
+	// prevouts, when set, reports the source's PrevoutCounts totals;
 	// cache0 and node0 are their values at the interval's start.
 	prevouts      func() (fromCache, fromNode uint64)
 	cache0, node0 uint64
 }
 
-// prevoutCounter is a block source that counts where the spent scripts it
-// resolved came from (bitcoind's txindex mode: its script cache, or
-// getrawtransaction).
-type prevoutCounter interface {
-	PrevoutCounts() (fromCache, fromNode uint64)
-}
-
 func newProgress(log zerolog.Logger, every time.Duration, start, end uint32, source BlockSource) *progress {
 	log.Info().Uint32("from", start).Uint32("to", end).Msg("catching up")
 	p := &progress{log: log, every: every, end: end, since: time.Now()}
-	if c, ok := source.(prevoutCounter); ok {
+	if c, ok := source.(bitcoind.PrevoutCounter); ok {
 		p.prevouts = c.PrevoutCounts
 		p.cache0, p.node0 = c.PrevoutCounts()
 	}

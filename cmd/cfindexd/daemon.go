@@ -92,7 +92,7 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	if haveTip {
 		metrics.SetIndexedHeight(tip.Height)
 	}
-	if counted, ok := source.(prevoutCounter); ok {
+	if counted, ok := source.(bitcoind.PrevoutCounter); ok {
 		metrics.WatchPrevouts(counted.PrevoutCounts)
 	}
 	httpServer, err := rest.New(rest.Config{
@@ -259,10 +259,4 @@ func scriptCacheBytes(mib int) int {
 		return -1
 	}
 	return mib << 20
-}
-
-// prevoutCounter is a block source that counts where its spent scripts
-// came from (bitcoind's txindex mode).
-type prevoutCounter interface {
-	PrevoutCounts() (fromCache, fromNode uint64)
 }
