@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
@@ -105,4 +106,26 @@ func (c *scriptCache) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.cur.entries) + len(c.old.entries)
+}
+
+// The budget bounds the cache's real heap, map and slabs included: after
+// many generations of small entries (the worst case for per-entry
+// overhead) the live heap it holds stays within it.
+func TestScriptCacheHeapWithinBudget(t *testing.T) {
+	const budget = 16 << 20
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	c := newScriptCache(budget)
+	script := make([]byte, 22) // P2WPKH
+	for i := range 1_000_000 {
+		c.add(chainhash.Hash{byte(i), byte(i >> 8), byte(i >> 16), 0xcc}, [][]byte{script, script})
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	if held > budget {
+		t.Fatalf("cache of %d MiB holds %.1f MB of heap (%d transactions)", budget>>20, float64(held)/1e6, c.len())
+	}
+	runtime.KeepAlive(c)
 }
