@@ -192,6 +192,33 @@ func TestNodeUnreachableAtStartAndRestart(t *testing.T) {
 	}
 }
 
+// TestNodeP2PAutoFindsDefaultPort runs btcd (simnet) listening on its
+// default P2P port as well as its test port, and cfindexd with nodep2p
+// left at auto: it finds the port from rpcconnect and the chain and fetches
+// the catch-up's blocks there.
+func TestNodeP2PAutoFindsDefaultPort(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	defaultAddr := net.JoinHostPort("127.0.0.1", chaincfg.SimNetParams.DefaultPort)
+	if l, err := net.Listen("tcp", defaultAddr); err != nil {
+		t.Fatalf("simnet's default P2P port is taken on this machine: %v", err)
+	} else {
+		l.Close()
+	}
+	node := btcdtest.Start(t, btcdtest.Options{Net: "simnet", TxIndex: true, WalletSeed: 33, Extra: []string{"--listen=" + defaultAddr}})
+	if _, err := node.Generate(ctx, 120); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemon(t, withoutFlag(nodeArgs(node, "simnet", t.TempDir()), "nodep2p")...)
+	d.waitLog(30*time.Second, func(m map[string]any) bool {
+		return m["message"] == "fetching blocks over the node's P2P port" && m["nodep2p"] == defaultAddr
+	})
+	d.waitLog(30*time.Second, heightAtLeast(120))
+	if code, _ := d.terminate(10 * time.Second); code != 0 {
+		t.Fatalf("SIGTERM: exit %d", code)
+	}
+}
+
 // TestMismatchedNetworkExitsNonZero runs cfindexd configured for one network
 // against a node of another, and against a store of another: each exits
 // non-zero and says why in its last line.
