@@ -21,6 +21,7 @@ var decodableCommands = func() []string {
 		wire.CmdVersion, wire.CmdVerAck, wire.CmdSendAddrV2, wire.CmdWTxIdRelay, wire.CmdSendHeaders,
 		wire.CmdFeeFilter, wire.CmdPing, wire.CmdPong, wire.CmdGetAddr, wire.CmdGetHeaders,
 		wire.CmdGetCFilters, wire.CmdGetCFHeaders, wire.CmdGetCFCheckpt, wire.CmdGetData, wire.CmdInv, wire.CmdTx,
+		wire.CmdNotFound,
 	} {
 		if commandRules[cmd].action == actionDecode {
 			out = append(out, cmd)
