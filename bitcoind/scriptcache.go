@@ -70,19 +70,6 @@ func entryScript(e []byte, vout uint32) (script []byte, inRange bool) {
 	return data[start:end:end], true
 }
 
-// get returns the script of output vout of txid; found is false when txid
-// is not cached, inRange false when it has fewer outputs.
-func (c *scriptCache) get(txid chainhash.Hash, vout uint32) (script []byte, found, inRange bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.lookup(txid)
-	if !ok {
-		return nil, false, false
-	}
-	script, inRange = entryScript(e, vout)
-	return script, true, inRange
-}
-
 // lookup finds txid's entry, moving it to the current generation if it
 // was in the previous one. c.mu must be held.
 func (c *scriptCache) lookup(txid chainhash.Hash) ([]byte, bool) {

@@ -129,3 +129,16 @@ func TestScriptCacheHeapWithinBudget(t *testing.T) {
 	}
 	runtime.KeepAlive(c)
 }
+
+// get returns the script of output vout of txid; found is false when txid
+// is not cached, inRange false when it has fewer outputs.
+func (c *scriptCache) get(txid chainhash.Hash, vout uint32) (script []byte, found, inRange bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.lookup(txid)
+	if !ok {
+		return nil, false, false
+	}
+	script, inRange = entryScript(e, vout)
+	return script, true, inRange
+}
