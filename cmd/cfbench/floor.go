@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
-	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cfindexd/cfindexd/bitcoind"
@@ -37,30 +35,15 @@ type floorResult struct {
 // measureFloor fetches blocks 0..tip of node as the follower would, with
 // workers concurrent runs, and times it.
 func measureFloor(ctx context.Context, node *btcdtest.Node, tip uint32, workers int, nodeP2P bool) (floorResult, error) {
-	client, err := bitcoind.NewClient(bitcoind.Config{Host: node.RPCHost(), User: node.User(), Password: node.Password()}, zerolog.Nop())
-	if err != nil {
-		return floorResult{}, fmt.Errorf("node client: %w", err)
-	}
-	defer client.Close()
 	hashes, err := chainHashes(ctx, node, tip)
 	if err != nil {
 		return floorResult{}, err
 	}
-	var opts bitcoind.SourceOptions
-	if nodeP2P {
-		opts = bitcoind.SourceOptions{NodeP2P: node.P2PAddr(), P2PNet: node.Params().Net}
-	}
-	source, err := bitcoind.DetectSource(ctx, client, zerolog.Nop(), opts)
+	_, runs, closeAll, err := connectRunSource(ctx, node, nodeP2P)
 	if err != nil {
-		return floorResult{}, fmt.Errorf("prevout source: %w", err)
+		return floorResult{}, err
 	}
-	if closer, ok := source.(io.Closer); ok {
-		defer closer.Close()
-	}
-	runs, ok := source.(bitcoind.RunBlockSource)
-	if !ok {
-		return floorResult{}, fmt.Errorf("prevout source %s does not fetch runs of blocks", source.Mode())
-	}
+	defer closeAll()
 
 	type job struct {
 		hashes []chainhash.Hash

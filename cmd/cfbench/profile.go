@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -75,32 +74,13 @@ func profileFollower(ctx context.Context, run profileRun) (*profileResult, error
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	defer st.Close()
-	client, err := bitcoind.NewClient(bitcoind.Config{
-		Host:     run.Node.RPCHost(),
-		User:     run.Node.User(),
-		Password: run.Node.Password(),
-	}, zerolog.Nop())
+	client, runs, closeAll, err := connectRunSource(ctx, run.Node, run.NodeP2P)
 	if err != nil {
-		return nil, fmt.Errorf("node client: %w", err)
+		return nil, err
 	}
-	defer client.Close()
+	defer closeAll()
 	if err := client.CheckGenesis(ctx, *run.Node.Params().GenesisHash); err != nil {
 		return nil, fmt.Errorf("node: %w", err)
-	}
-	var opts bitcoind.SourceOptions
-	if run.NodeP2P {
-		opts = bitcoind.SourceOptions{NodeP2P: run.Node.P2PAddr(), P2PNet: run.Node.Params().Net}
-	}
-	source, err := bitcoind.DetectSource(ctx, client, zerolog.Nop(), opts)
-	if err != nil {
-		return nil, fmt.Errorf("prevout source: %w", err)
-	}
-	if closer, ok := source.(io.Closer); ok {
-		defer closer.Close()
-	}
-	runs, ok := source.(bitcoind.RunBlockSource)
-	if !ok {
-		return nil, fmt.Errorf("prevout source %s does not fetch runs of blocks", source.Mode())
 	}
 	counted := &countingSource{inner: runs}
 	obs := &commitCounter{}
