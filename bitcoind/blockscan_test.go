@@ -154,7 +154,7 @@ func TestScanBlockRejectsMalformed(t *testing.T) {
 	}
 	s := scanner{raw: raw, p: blockHeaderSz + 1}
 	var outs [][]byte
-	if _, err := s.tx(&outs, nil, false); err != nil {
+	if _, err := s.tx(&outs, nil); err != nil {
 		t.Fatal(err)
 	}
 	tx1 := s.p

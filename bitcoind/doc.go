@@ -60,7 +60,7 @@
 //     transactions are read in place (blockscan.go): one pass over the
 //     bytes yields the header, the txids (hashed from the serialized bytes,
 //     witness skipped), the output scripts and the spent outpoints as
-//     subslices, in five allocations per block where wire.MsgBlock takes
+//     subslices, in a few allocations per block where wire.MsgBlock takes
 //     several per transaction; the merkle root and the block hash are
 //     checked, and FuzzScanBlock checks that the scanner and wire accept
 //     and read the same bytes. The source is a RunBlockSource: it fetches
