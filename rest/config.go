@@ -68,6 +68,10 @@ type Config struct {
 	// ShutdownTimeout bounds the graceful shutdown after the context of Run
 	// ends; connections still open then are closed.
 	ShutdownTimeout time.Duration
+
+	// Status supplies the daemon's part of GET /status (status.go); nil
+	// serves the store's and the metrics' part only.
+	Status StatusFunc
 }
 
 // withDefaults returns cfg with zero fields set to the defaults, or an

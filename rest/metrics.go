@@ -46,7 +46,8 @@ type Metrics struct {
 	errors        *prometheus.CounterVec
 	storeSize     prometheus.Gauge
 
-	nodeTip atomic.Int64 // -1 until the first NodeTip
+	nodeTip   atomic.Int64 // -1 until the first NodeTip
+	nodeState atomic.Int32 // nodeUnknown, nodeDown or nodeUp (nodestate.go)
 
 	now         func() time.Time
 	mu          sync.Mutex

@@ -26,6 +26,7 @@ const (
 	routeMetrics
 	routeHealthz
 	routeReadyz
+	routeStatus
 )
 
 var routeNames = [...]string{
@@ -45,6 +46,7 @@ var routeNames = [...]string{
 	routeMetrics:               "metrics",
 	routeHealthz:               "healthz",
 	routeReadyz:                "readyz",
+	routeStatus:                "status",
 }
 
 func (r route) String() string { return routeNames[r] }
@@ -99,6 +101,8 @@ func parseTarget(path, rawQuery string) target {
 		return target{route: routeHealthz}
 	case "/readyz":
 		return target{route: routeReadyz}
+	case "/status":
+		return target{route: routeStatus}
 	}
 	return target{route: routeNotFound}
 }

@@ -73,7 +73,9 @@ func (s *Server) Run(ctx context.Context) error {
 // Config.ShutdownTimeout (their contexts are not cancelled by ctx), then
 // closes what is left.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	unstarted := newUnstartedConns()
 	srv := &http.Server{
+		ConnState:         unstarted.track,
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
 		ReadTimeout:       s.cfg.ReadTimeout,
@@ -92,7 +94,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
 	defer cancel()
-	err := srv.Shutdown(sctx)
+	// Connections that never sent a request are closed now; any the
+	// listener still accepts before Shutdown closes it are closed as they
+	// arrive (unstartedConns.track).
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(sctx) }()
+	unstarted.closeAll()
+	err := <-shut
 	if err != nil {
 		_ = srv.Close()
 	}
@@ -149,6 +157,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		serveHealthz(rec)
 	case routeReadyz:
 		s.serveReadyz(rec)
+	case routeStatus:
+		s.serveStatus(rec)
 	default:
 		writeText(rec, http.StatusNotFound, "not found")
 	}
