@@ -58,11 +58,17 @@ func NewClient(cfg Config, log zerolog.Logger) (*Client, error) {
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
 	}
+	scheme := "http://"
+	if cfg.RPCCert != "" {
+		scheme = "https://"
+		transport.TLSClientConfig = (&certPool{path: cfg.RPCCert}).tlsConfig()
+		transport.TLSHandshakeTimeout = 10 * time.Second
+	}
 	return &Client{
 		cfg:     cfg,
 		log:     log,
 		http:    &http.Client{Transport: transport},
-		rpcURL:  "http://" + cfg.Host + "/",
+		rpcURL:  scheme + cfg.Host + "/",
 		restURL: cfg.restBase(),
 		creds:   &credentials{user: cfg.User, password: cfg.Password, cookieFile: cfg.CookieFile},
 		timeout: timeout,
@@ -230,16 +236,21 @@ func (c *Client) handleReply(what string, resp *http.Response, body io.Reader, f
 			return true, nil
 		}
 		if c.cfg.CookieFile != "" {
+			// The node rewrites its cookie when it restarts: this heals.
 			return false, fmt.Errorf("%s: HTTP 401 with the cookie from %s: %w", what, c.cfg.CookieFile, ErrAuth)
 		}
-		return false, fmt.Errorf("%s: HTTP 401 for rpcuser %q: %w", what, c.cfg.User, ErrAuth)
+		return false, permanent(fmt.Errorf("%s: HTTP 401: the node rejects rpcuser %q and its rpcpassword: %w", what, c.cfg.User, ErrAuth))
 	case http.StatusForbidden:
-		return false, fmt.Errorf("%s: HTTP 403 (is our address allowed by -rpcallowip?): %w", what, ErrAuth)
+		return false, permanent(fmt.Errorf("%s: HTTP 403: the node does not allow our address (Bitcoin Core's -rpcallowip): %w", what, ErrAuth))
 	case http.StatusServiceUnavailable:
-		return false, fmt.Errorf("%s: HTTP 503 (RPC work queue full; raise -rpcworkqueue or slow down): %w", what, ErrUnreachable)
+		snippet, _ := io.ReadAll(io.LimitReader(body, 200))
+		return false, fmt.Errorf("%s: %w", what, unavailable(snippet))
 	}
 	if !strings.Contains(resp.Header.Get("Content-Type"), "json") {
 		snippet, _ := io.ReadAll(io.LimitReader(body, 200))
+		if err := c.tlsMismatch(nil, resp.StatusCode, snippet); err != nil {
+			return false, fmt.Errorf("%s: %w", what, err)
+		}
 		return false, fmt.Errorf("%w: %s: HTTP %d %q (is %s a bitcoind/btcd RPC port?)", ErrMalformed, what, resp.StatusCode, strings.TrimSpace(string(snippet)), c.cfg.Host)
 	}
 	return false, decode(resp.StatusCode, io.LimitReader(body, MaxResponseSize))
@@ -253,7 +264,30 @@ func (c *Client) transportError(ctx context.Context, what string, err error) err
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%s: no reply from %s within %s: %w", what, c.cfg.Host, c.timeout, ErrUnreachable)
 	}
+	var hs *handshakeError
+	if errors.As(err, &hs) {
+		return fmt.Errorf("%s: %w", what, hs.err)
+	}
+	if tlsErr := c.tlsMismatch(err, 0, nil); tlsErr != nil {
+		return fmt.Errorf("%s: %w", what, tlsErr)
+	}
 	return fmt.Errorf("%s: %v (is the node running and -rpcbind/-rpcport set to %s?): %w", what, err, c.cfg.Host, ErrUnreachable)
+}
+
+// unavailable classifies an HTTP 503 from the node by its body: Bitcoin
+// Core's "Request rejected during server shutdown" (the node is stopping,
+// which heals when it is back), and otherwise the two causes Core has for
+// a 503 on RPC: a full work queue ("Work queue depth exceeded") or a
+// shutdown that older versions answer with libevent's bare 503 page.
+func unavailable(body []byte) error {
+	msg := strings.TrimSpace(string(body))
+	switch {
+	case strings.Contains(msg, "Request rejected during server shutdown"):
+		return fmt.Errorf("HTTP 503 %q: the node is shutting down: %w", msg, ErrUnreachable)
+	case strings.Contains(msg, "Work queue depth exceeded"):
+		return fmt.Errorf("HTTP 503 %q: RPC work queue full (raise -rpcworkqueue): %w", msg, ErrUnreachable)
+	}
+	return fmt.Errorf("HTTP 503 %q: RPC work queue full (raise -rpcworkqueue) or the node is shutting down: %w", msg, ErrUnreachable)
 }
 
 func drainClose(body io.ReadCloser) {

@@ -31,6 +31,12 @@ type Config struct {
 	RESTURL string
 	// Timeout bounds one HTTP exchange; zero means DefaultTimeout.
 	Timeout time.Duration
+	// RPCCert is the path of the PEM certificate the node's RPC server
+	// presents (btcd's rpc.cert, as lnd's btcd.rpccert). Set, the client
+	// speaks HTTPS to Host and trusts only that certificate (checked
+	// against the host name or address in Host); empty, plain HTTP. The
+	// file is read at the first connection and re-read when it changes.
+	RPCCert string
 }
 
 func (c Config) validate() error {

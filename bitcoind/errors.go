@@ -49,7 +49,48 @@ var (
 	// not decode or that do not match what was asked for (a block whose
 	// hash differs, a spent-output list of the wrong shape).
 	ErrMalformed = errors.New("bitcoind: malformed node response")
+
+	// ErrTLS means cfindexd and the node disagree about TLS: plain HTTP
+	// spoken to a TLS server (btcd's default), HTTPS to a plain one, or a
+	// certificate rpccert does not verify. It is also ErrPermanent.
+	ErrTLS = errors.New("bitcoind: TLS mismatch with the node")
+
+	// ErrPermanent marks an error that no retry can fix until someone
+	// changes the node's or cfindexd's configuration: credentials the node
+	// rejects that were configured explicitly (not a cookie, which the
+	// node rewrites on restart), a TLS mismatch, an address the node does
+	// not allow. IsPermanent also counts ErrWrongNetwork and
+	// ErrNoPrevoutSource.
+	ErrPermanent = errors.New("bitcoind: the node refuses this configuration")
 )
+
+// IsPermanent reports whether err cannot heal by retrying: ErrPermanent,
+// ErrWrongNetwork or ErrNoPrevoutSource. Callers stop at start on such an
+// error and, once running, retry it slowly and loudly.
+func IsPermanent(err error) bool {
+	return errors.Is(err, ErrPermanent) || errors.Is(err, ErrWrongNetwork) || errors.Is(err, ErrNoPrevoutSource)
+}
+
+// permanentError marks err as ErrPermanent without adding to its message.
+type permanentError struct{ err error }
+
+func (e permanentError) Error() string { return e.err.Error() }
+func (e permanentError) Unwrap() error { return e.err }
+
+// Is implements errors.Is for ErrPermanent.
+func (e permanentError) Is(target error) bool { return target == ErrPermanent }
+
+// Permanent marks err as ErrPermanent (one no retry can fix), keeping its
+// message and everything it wraps. Nil stays nil.
+func Permanent(err error) error { return permanent(err) }
+
+// permanent marks err as one no retry can fix.
+func permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return permanentError{err}
+}
 
 // Bitcoin Core / btcd JSON-RPC error codes this package interprets.
 const (

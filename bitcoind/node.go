@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/btcsuite/btcd/chainhash/v2"
 	"regexp"
 	"strconv"
+	"time"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
 )
 
 // NodeKind tells Bitcoin Core from btcd.
@@ -131,3 +133,21 @@ func (c *Client) hasTxIndex(ctx context.Context, info NodeInfo) (bool, error) {
 }
 
 var txIndexMissing = regexp.MustCompile(`(?i)txindex|transaction index`)
+
+// Uptime returns how long the node's RPC server has been running (the
+// uptime RPC of Bitcoin Core and btcd, whole seconds). Its start time,
+// now minus the uptime, moves forward when the node restarts. A node
+// without the method answers ErrMethodNotFound.
+func (c *Client) Uptime(ctx context.Context) (time.Duration, error) {
+	var secs int64
+	if err := c.Call(ctx, "uptime", nil, &secs); err != nil {
+		return 0, err
+	}
+	if secs < 0 {
+		return 0, fmt.Errorf("%w: uptime: %d seconds", ErrMalformed, secs)
+	}
+	return time.Duration(secs) * time.Second, nil
+}
+
+// Host returns the host:port of the node's RPC server this client talks to.
+func (c *Client) Host() string { return c.cfg.Host }

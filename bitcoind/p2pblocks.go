@@ -18,8 +18,14 @@ import (
 const DefaultP2PConns = 4
 
 // p2pRetryAfter is how long the P2P path rests after a failed dial before
-// trying again; runs meanwhile go over RPC.
-const p2pRetryAfter = 5 * time.Second
+// trying again; runs meanwhile go over RPC. p2pNotTheNodeRetryAfter is the
+// rest after the address answered as something else than the node's P2P
+// port (another network, another chain, not Bitcoin): that changes only
+// when someone reconfigures it.
+const (
+	p2pRetryAfter           = 5 * time.Second
+	p2pNotTheNodeRetryAfter = 10 * time.Minute
+)
 
 // p2pBlocks fetches runs of raw blocks over the node's own P2P port, as an
 // ordinary outbound peer: one getdata of witness-block inventory vectors
@@ -33,6 +39,9 @@ type p2pBlocks struct {
 	// guessed: addr was derived, not configured; failing to dial it is
 	// expected on nodes that do not listen there and is logged at info.
 	guessed bool
+	// identify names a block of the RPC node's chain that each new
+	// connection must serve (dialP2P); nil skips the check.
+	identify identifyBlock
 
 	idle chan *p2pConn // connections not in use
 	// freed wakes a fetch waiting for a connection when another one is
@@ -79,19 +88,27 @@ func (p *p2pBlocks) get(ctx context.Context) (*p2pConn, error) {
 			p.open++
 			p.mu.Unlock()
 			p.dials.Add(1)
-			c, err := dialP2P(ctx, p.addr, p.net)
+			c, err := dialP2P(ctx, p.addr, p.net, p.identify)
 			p.mu.Lock()
 			if err != nil {
 				p.open--
 				if ctx.Err() == nil {
 					p.downUntil = time.Now().Add(p2pRetryAfter)
-					if !p.warned {
+					notTheNode := errors.Is(err, ErrP2PNotTheNode)
+					if notTheNode {
+						p.downUntil = time.Now().Add(p2pNotTheNodeRetryAfter)
+					}
+					if !p.warned || notTheNode {
 						p.warned = true
 						ev := p.log.Warn()
 						if p.guessed {
 							ev = p.log.Info()
 						}
-						ev.Err(err).Str("nodep2p", p.addr).Msg("cannot fetch blocks over the node's P2P port; using JSON-RPC and retrying every few seconds")
+						msg := "cannot fetch blocks over the node's P2P port; using JSON-RPC and retrying every few seconds"
+						if notTheNode {
+							msg = "not fetching blocks over P2P from an address that is not the node's P2P port; using JSON-RPC"
+						}
+						ev.Err(err).Str("nodep2p", p.addr).Msg(msg)
 					} else {
 						p.log.Debug().Err(err).Str("nodep2p", p.addr).Msg("P2P block path still unavailable")
 					}

@@ -30,7 +30,7 @@ const (
 	// version/verack exchange; p2pReadTimeout the wait for each message
 	// of a run once the getdata is sent.
 	p2pDialTimeout      = 5 * time.Second
-	p2pHandshakeTimeout = 10 * time.Second
+	p2pHandshakeTimeout = 5 * time.Second
 	p2pReadTimeout      = 30 * time.Second
 )
 
@@ -49,9 +49,12 @@ type p2pConn struct {
 	buf  []byte // reused payload buffer for small messages
 }
 
-// dialP2P connects to addr and completes the version/verack handshake,
-// announcing NODE_WITNESS and no transaction relay.
-func dialP2P(ctx context.Context, addr string, btcnet wire.BitcoinNet) (*p2pConn, error) {
+// dialP2P connects to addr, completes the version/verack handshake,
+// announcing NODE_WITNESS and no transaction relay, and, when identify is
+// set, checks that the peer is on the RPC node's chain (identifyPeer).
+// Errors that say the address is not the node cfindexd follows wrap
+// ErrP2PNotTheNode.
+func dialP2P(ctx context.Context, addr string, btcnet wire.BitcoinNet, identify identifyBlock) (*p2pConn, error) {
 	d := net.Dialer{Timeout: p2pDialTimeout}
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -65,9 +68,56 @@ func dialP2P(ctx context.Context, addr string, btcnet wire.BitcoinNet) (*p2pConn
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("handshake with %s: %w", addr, err)
+		return nil, fmt.Errorf("nodep2p %s: %w", addr, err)
+	}
+	if identify != nil {
+		if err := c.identifyPeer(ctx, identify); err != nil {
+			conn.Close()
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("nodep2p %s: %w", addr, err)
+		}
 	}
 	return c, nil
+}
+
+// ErrP2PNotTheNode means a nodep2p address answered, but not as the P2P
+// port of the node cfindexd follows: not a Bitcoin node, a node on another
+// network, or a node without the RPC node's blocks. Retrying the address
+// soon does not help.
+var ErrP2PNotTheNode = errors.New("not the P2P port of the node cfindexd follows")
+
+// identifyBlock returns a block of the RPC node's chain that an unrelated
+// node on the same network would not have (block 1: the genesis block is
+// shared by every node of a network), or ok false when the chain has no
+// such block yet.
+type identifyBlock func(ctx context.Context) (hash chainhash.Hash, ok bool, err error)
+
+// identifyPeer asks the peer for the RPC node's identifying block: the
+// node behind its own P2P port serves it; a node on the same network but
+// another chain (another regtest, say) answers notfound, or, like Bitcoin
+// Core, nothing at all.
+func (c *p2pConn) identifyPeer(ctx context.Context, identify identifyBlock) error {
+	hash, ok, err := identify(ctx)
+	if err != nil {
+		return fmt.Errorf("identify the node's chain over RPC: %w", err)
+	}
+	if !ok {
+		return nil
+	}
+	ictx, cancel := context.WithTimeout(ctx, p2pHandshakeTimeout)
+	defer cancel()
+	_, err = c.fetchBlocks(ictx, []chainhash.Hash{hash})
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, errP2PNotFound), ictx.Err() != nil:
+		return fmt.Errorf("%w: it does not serve block 1 (%s) of the RPC node's chain: a node on the same network but another chain", ErrP2PNotTheNode, hash)
+	}
+	return err
 }
 
 func (c *p2pConn) handshake() error {
@@ -86,10 +136,10 @@ func (c *p2pConn) handshake() error {
 		return err
 	}
 	gotVersion, gotVerack := false, false
-	for !gotVersion || !gotVerack {
+	for first := true; !gotVersion || !gotVerack; first = false {
 		cmd, payload, err := c.readFrame(wire.CmdVersion)
 		if err != nil {
-			return err
+			return c.handshakeError(err, first)
 		}
 		switch cmd {
 		case wire.CmdVersion:
@@ -113,6 +163,70 @@ func (c *p2pConn) handshake() error {
 	return c.conn.SetDeadline(time.Time{})
 }
 
+// handshakeError explains a failed handshake read: a first frame for
+// another network names that network; bytes that are no Bitcoin frame at
+// all, or silence, say the address is not a Bitcoin P2P port.
+func (c *p2pConn) handshakeError(err error, first bool) error {
+	var wm *wrongMagicError
+	if errors.As(err, &wm) {
+		if name, ok := networkName(wm.got); ok {
+			return fmt.Errorf("%w: it is a node on %s, but cfindexd follows %s", ErrP2PNotTheNode, name, netNameOr(c.net))
+		}
+		if bytes.HasPrefix(wm.raw[:], []byte("HTTP")) {
+			return fmt.Errorf("%w: it answered like an HTTP server (is this the RPC port?)", ErrP2PNotTheNode)
+		}
+		return fmt.Errorf("%w: it answered %q, which is no Bitcoin P2P message", ErrP2PNotTheNode, wm.raw[:])
+	}
+	var nerr net.Error
+	if first && errors.As(err, &nerr) && nerr.Timeout() {
+		return fmt.Errorf("%w: it sent no version message within %s", ErrP2PNotTheNode, p2pHandshakeTimeout)
+	}
+	if first && errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w: it closed the connection without a version message", ErrP2PNotTheNode)
+	}
+	return err
+}
+
+// wrongMagicError is a frame whose network magic is not ours.
+type wrongMagicError struct {
+	got, want wire.BitcoinNet
+	raw       [4]byte
+}
+
+func (e *wrongMagicError) Error() string {
+	return fmt.Sprintf("%s: message for network %s, want %s", ErrMalformed, netNameOr(e.got), netNameOr(e.want))
+}
+
+// Is makes a wrong magic an ErrMalformed, as any frame that is not ours.
+func (e *wrongMagicError) Is(target error) bool { return target == ErrMalformed }
+
+// networkName names the network of a P2P magic with cfindexd's chain
+// names; ok is false for a magic no known network uses.
+func networkName(magic wire.BitcoinNet) (string, bool) {
+	switch magic {
+	case wire.MainNet:
+		return "main", true
+	case wire.TestNet3:
+		return "test (testnet3)", true
+	case wire.TestNet4:
+		return "testnet4", true
+	case wire.SigNet:
+		return "signet", true
+	case wire.TestNet:
+		return "regtest", true
+	case wire.SimNet:
+		return "simnet", true
+	}
+	return "", false
+}
+
+func netNameOr(magic wire.BitcoinNet) string {
+	if name, ok := networkName(magic); ok {
+		return name
+	}
+	return fmt.Sprintf("with magic %#08x", uint32(magic))
+}
+
 func (c *p2pConn) write(msg wire.Message) error {
 	_, err := wire.WriteMessageWithEncodingN(c.conn, msg, p2pProtocolVersion, c.net, wire.WitnessEncoding)
 	return err
@@ -129,7 +243,9 @@ func (c *p2pConn) readFrame(keep ...string) (string, []byte, error) {
 		return "", nil, err
 	}
 	if got := wire.BitcoinNet(binary.LittleEndian.Uint32(c.hdr[0:4])); got != c.net {
-		return "", nil, fmt.Errorf("%w: message for network %s, want %s", ErrMalformed, got, c.net)
+		wm := &wrongMagicError{got: got, want: c.net}
+		copy(wm.raw[:], c.hdr[0:4])
+		return "", nil, wm
 	}
 	cmd := string(bytes.TrimRight(c.hdr[4:16], "\x00"))
 	n := binary.LittleEndian.Uint32(c.hdr[16:20])

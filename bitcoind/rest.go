@@ -44,8 +44,11 @@ func (c *Client) restGet(ctx context.Context, path string) ([]byte, error) {
 	msg := strings.TrimSpace(string(data))
 	isText := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain")
 	switch {
-	case resp.StatusCode == http.StatusServiceUnavailable:
+	case resp.StatusCode == http.StatusServiceUnavailable && strings.HasPrefix(msg, "Service temporarily unavailable"):
+		// Core's REST during warm-up (CheckWarmup in src/rest.cpp).
 		return nil, fmt.Errorf("GET %s: HTTP 503 %q: %w", path, msg, ErrWarmup)
+	case resp.StatusCode == http.StatusServiceUnavailable:
+		return nil, fmt.Errorf("GET %s: %w", path, unavailable(data))
 	case resp.StatusCode == http.StatusForbidden,
 		resp.StatusCode == http.StatusNotFound && !isText:
 		return nil, fmt.Errorf("GET %s: HTTP %d: %w", path, resp.StatusCode, errRESTUnavailable)

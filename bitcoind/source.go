@@ -109,25 +109,29 @@ const DefaultBatchSize = 250
 // prevout scripts: REST spenttxouts (Core >= 30 with -rest=1), getblock
 // verbosity 3 (Core >= 23), or raw blocks plus batched getrawtransaction
 // (btcd with --txindex, or older Core with -txindex=1). It logs the choice
-// once. A node offering none of them yields an error wrapping
-// ErrNoPrevoutSource that says which option to turn on.
+// once. A node offering none of them, or not the one SourceOptions.Force
+// names, yields an error wrapping ErrNoPrevoutSource that says which
+// option to turn on.
 func DetectSource(ctx context.Context, c *Client, log zerolog.Logger, opts ...SourceOptions) (BlockSource, error) {
 	var o SourceOptions
 	if len(opts) > 0 {
 		o = opts[0]
-	}
-	if o.Force != "" {
-		src, err := newSource(c, o.Force, o)
-		if err == nil {
-			log.Info().Str("mode", src.Mode()).Msg("prevout source forced by configuration")
-		}
-		return src, err
 	}
 	info, err := c.GetNodeInfo(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("detect node: %w", err)
 	}
 	logger := log.With().Str("node", info.Kind.String()).Str("subversion", info.Subversion).Logger()
+	if o.Force != "" {
+		if err := c.checkForced(ctx, info, o.Force); err != nil {
+			return nil, err
+		}
+		src, err := newSource(c, o.Force, o)
+		if err == nil {
+			logger.Info().Str("mode", src.Mode()).Msg("prevout source forced by configuration; the node serves it")
+		}
+		return src, err
+	}
 
 	if info.Kind == NodeCore && info.Version >= minCoreSpentTxOuts {
 		ok, err := c.probeREST(ctx)
@@ -138,7 +142,7 @@ func DetectSource(ctx context.Context, c *Client, log zerolog.Logger, opts ...So
 			logger.Info().Str("mode", ModeREST).Str("rest", c.restURL).Msg("prevout source: REST block + spenttxouts")
 			return newSource(c, ModeREST, o)
 		}
-		logger.Info().Msg("REST interface is off; start bitcoind with -rest=1 for the fastest prevout source")
+		logger.Warn().Str("mode", ModeGetBlock3).Msg(restOffHint)
 	}
 	if info.Kind == NodeCore && info.Version >= minCoreVerbosity3 {
 		logger.Info().Str("mode", ModeGetBlock3).Msg("prevout source: getblock verbosity 3")
@@ -159,6 +163,47 @@ func DetectSource(ctx context.Context, c *Client, log zerolog.Logger, opts ...So
 		return nil, fmt.Errorf("%w: Bitcoin Core %s has no getblock verbosity 3 (needs >= 23.0) and no transaction index; upgrade Bitcoin Core (>= 30 with -rest=1 is fastest) or restart it with -txindex=1", ErrNoPrevoutSource, info.Subversion)
 	}
 	return nil, fmt.Errorf("%w: unknown node %q without a transaction index; use Bitcoin Core >= 23 (or >= 30 with -rest=1), or enable -txindex", ErrNoPrevoutSource, info.Subversion)
+}
+
+// restOffHint is logged when a Bitcoin Core that could serve REST
+// spenttxouts has its REST interface off. The ratio is what getblock
+// verbosity 3 measured against REST on Core v31 (issue 11); it is a
+// measurement on one machine, not a promise.
+const restOffHint = "REST interface is off, so prevouts come from getblock verbosity 3, which measured 20-30x slower than REST on Bitcoin Core v31; start bitcoind with -rest=1 for the fastest prevout source"
+
+// checkForced checks that the node serves the mode the configuration
+// forces, as detection would, so that a source the node cannot serve stops
+// cfindexd at start with the option to turn on instead of failing at the
+// first block.
+func (c *Client) checkForced(ctx context.Context, info NodeInfo, mode string) error {
+	switch mode {
+	case ModeREST:
+		if info.Kind == NodeBtcd {
+			return fmt.Errorf("%w: prevoutsource = rest, but btcd has no REST interface; use prevoutsource = txindex with btcd --txindex", ErrNoPrevoutSource)
+		}
+		ok, err := c.probeREST(ctx)
+		if err != nil {
+			return fmt.Errorf("prevoutsource = rest: %w", err)
+		}
+		if !ok {
+			return fmt.Errorf("%w: prevoutsource = rest, but %s does not serve /rest/spenttxouts at %s: start Bitcoin Core (>= 30) with -rest=1 (or set resturl to where it serves REST)", ErrNoPrevoutSource, info.Subversion, c.restURL)
+		}
+	case ModeGetBlock3:
+		if info.Kind != NodeCore || info.Version < minCoreVerbosity3 {
+			return fmt.Errorf("%w: prevoutsource = getblock needs Bitcoin Core >= 23 (getblock verbosity 3), but the node is %s %s", ErrNoPrevoutSource, info.Kind, info.Subversion)
+		}
+	case ModeTxIndex:
+		ok, err := c.hasTxIndex(ctx, info)
+		if err != nil {
+			return fmt.Errorf("prevoutsource = txindex: detect txindex: %w", err)
+		}
+		if !ok {
+			return fmt.Errorf("%w: prevoutsource = txindex, but the node has no transaction index: restart it with -txindex=1 (btcd: --txindex)", ErrNoPrevoutSource)
+		}
+	default:
+		return fmt.Errorf("bitcoind: unknown prevout source mode %q (want %s, %s or %s)", mode, ModeREST, ModeGetBlock3, ModeTxIndex)
+	}
+	return nil
 }
 
 func newSource(c *Client, mode string, o SourceOptions) (BlockSource, error) {
@@ -183,6 +228,7 @@ func newSource(c *Client, mode string, o SourceOptions) (BlockSource, error) {
 		if o.NodeP2P != "" {
 			src.p2p = newP2PBlocks(o.NodeP2P, o.P2PNet, o.P2PConns, c.log)
 			src.p2p.guessed = o.NodeP2PGuessed
+			src.p2p.identify = c.identifyingBlock
 		}
 		return src, nil
 	}
