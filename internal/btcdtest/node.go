@@ -1,6 +1,7 @@
 package btcdtest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -41,6 +42,11 @@ type Options struct {
 	// WalletSeed selects the key set of Node.Wallet, whose mining address
 	// receives every coinbase from Generate.
 	WalletSeed int64
+	// TLS runs btcd's RPC server with TLS, its default (no --notls): btcd
+	// writes its certificate to Node.RPCCert at its first start.
+	TLS bool
+	// RPCPassword replaces the default RPC password.
+	RPCPassword string
 	// Extra are appended to btcd's command line as given.
 	Extra []string
 }
@@ -148,7 +154,7 @@ func newNode(opts Options) (*Node, error) {
 		rpcAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0])),
 		p2pAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1])),
 		user:    "btcdtest",
-		pass:    "btcdtest-pass",
+		pass:    cmp.Or(opts.RPCPassword, "btcdtest-pass"),
 		wallet:  NewWallet(params, opts.WalletSeed),
 	}, nil
 }
@@ -158,7 +164,6 @@ func (n *Node) args() []string {
 	args := []string{
 		"--" + n.opts.Net,
 		"--configfile=" + os.DevNull,
-		"--notls",
 		"--nodnsseed",
 		"--datadir=" + filepath.Join(n.dataDir, "data"),
 		"--logdir=" + filepath.Join(n.dataDir, "logs"),
@@ -171,6 +176,11 @@ func (n *Node) args() []string {
 	}
 	if n.opts.TxIndex {
 		args = append(args, "--txindex")
+	}
+	if n.opts.TLS {
+		args = append(args, "--rpccert="+n.RPCCert(), "--rpckey="+filepath.Join(n.dataDir, "rpc.key"))
+	} else {
+		args = append(args, "--notls")
 	}
 	return append(args, n.opts.Extra...)
 }
@@ -188,6 +198,9 @@ func (n *Node) Launch() error {
 		return err
 	}
 	rpc := newRPCClient(n.rpcAddr, n.user, n.pass)
+	if n.opts.TLS {
+		rpc = newTLSRPCClient(n.rpcAddr, n.user, n.pass, n.RPCCert())
+	}
 	n.mu.Lock()
 	n.proc, n.done, n.rpc = cmd, done, rpc
 	n.mu.Unlock()
@@ -352,6 +365,10 @@ func (n *Node) PID() int {
 
 // RPCHost is btcd's RPC listen address, host:port on 127.0.0.1.
 func (n *Node) RPCHost() string { return n.rpcAddr }
+
+// RPCCert is where btcd keeps its RPC certificate (Options.TLS): the file
+// a client trusts, as cfindexd's rpccert.
+func (n *Node) RPCCert() string { return filepath.Join(n.dataDir, "rpc.cert") }
 
 // User is the RPC user name.
 func (n *Node) User() string { return n.user }

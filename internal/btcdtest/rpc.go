@@ -3,10 +3,14 @@ package btcdtest
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -16,22 +20,51 @@ import (
 type rpcClient struct {
 	url        string
 	user, pass string
-	http       *http.Client
 	nextID     atomic.Uint64
+	// certPath is btcd's rpc.cert for a node with TLS; the HTTPS client
+	// is made once btcd has written it.
+	certPath string
+
+	mu    sync.Mutex
+	httpc *http.Client
 }
 
 func newRPCClient(host, user, pass string) *rpcClient {
 	return &rpcClient{
-		url:  "http://" + host + "/",
-		user: user,
-		pass: pass,
-		http: &http.Client{
-			Transport: &http.Transport{
-				MaxIdleConnsPerHost: 8,
-				IdleConnTimeout:     30 * time.Second,
-			},
-		},
+		url:   "http://" + host + "/",
+		user:  user,
+		pass:  pass,
+		httpc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8, IdleConnTimeout: 30 * time.Second}},
 	}
+}
+
+// newTLSRPCClient talks HTTPS to a btcd whose certificate is at certPath.
+func newTLSRPCClient(host, user, pass, certPath string) *rpcClient {
+	return &rpcClient{url: "https://" + host + "/", user: user, pass: pass, certPath: certPath}
+}
+
+// client returns the HTTP client, reading btcd's certificate first for a
+// TLS node (an error until btcd has written it).
+func (c *rpcClient) client() (*http.Client, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.httpc != nil {
+		return c.httpc, nil
+	}
+	pem, err := os.ReadFile(c.certPath)
+	if err != nil {
+		return nil, fmt.Errorf("btcd's rpc.cert: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("btcd's rpc.cert %s: no certificate (yet)", c.certPath)
+	}
+	c.httpc = &http.Client{Transport: &http.Transport{
+		MaxIdleConnsPerHost: 8,
+		IdleConnTimeout:     30 * time.Second,
+		TLSClientConfig:     &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
+	}}
+	return c.httpc, nil
 }
 
 type rpcRequest struct {
@@ -61,7 +94,11 @@ func (c *rpcClient) call(ctx context.Context, method string, params []any, resul
 	}
 	req.SetBasicAuth(c.user, c.pass)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.http.Do(req)
+	httpc, err := c.client()
+	if err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	resp, err := httpc.Do(req)
 	if err != nil {
 		return fmt.Errorf("%s: %w", method, err)
 	}
@@ -90,7 +127,11 @@ func (c *rpcClient) call(ctx context.Context, method string, params []any, resul
 }
 
 func (c *rpcClient) close() {
-	c.http.CloseIdleConnections()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.httpc != nil {
+		c.httpc.CloseIdleConnections()
+	}
 }
 
 // batchCall is one request of a batch and, after batch returns, its
@@ -128,7 +169,11 @@ func (c *rpcClient) batch(ctx context.Context, calls []batchCall) error {
 	}
 	req.SetBasicAuth(c.user, c.pass)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.http.Do(req)
+	httpc, err := c.client()
+	if err != nil {
+		return fmt.Errorf("batch: %w", err)
+	}
+	resp, err := httpc.Do(req)
 	if err != nil {
 		return fmt.Errorf("batch: %w", err)
 	}
