@@ -145,7 +145,8 @@ func NewFollower(cfg Config, node Node, source BlockSource, st Store, wake <-cha
 
 // Run follows the node until ctx ends, then returns nil after committing
 // what it had fetched. It returns an error only for conditions a retry
-// cannot fix (bitcoind.ErrWrongNetwork, ErrChainMismatch, a failing store).
+// cannot fix (bitcoind.IsPermanent: wrong network, credentials or TLS the
+// node refuses; ErrChainMismatch; a failing store).
 func (f *Follower) Run(ctx context.Context) error {
 	retry := bitcoind.NewBackoff(time.Second, f.cfg.MaxBackoff, rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x5eed)))
 	failures := 0
@@ -169,14 +170,14 @@ func (f *Follower) Run(ctx context.Context) error {
 		case err == nil:
 			failures = 0
 			retry.Reset()
-		case errors.Is(err, bitcoind.ErrWrongNetwork), errors.Is(err, ErrChainMismatch), errors.Is(err, errStore):
+		case bitcoind.IsPermanent(err), errors.Is(err, ErrChainMismatch), errors.Is(err, errStore):
 			f.obs.Error(errorKind(err))
 			return err
 		default:
 			failures++
 			f.obs.Error(errorKind(err))
 			wait = retry.Next()
-			f.log.Warn().Err(err).Int("attempt", failures).Dur("retry_in", wait).Msg("sync round failed; retrying")
+			f.log.Warn().Err(err).Int("attempt", failures).Stringer("retry_in", wait.Round(time.Millisecond)).Msg("sync round failed; retrying")
 		}
 		if err == nil {
 			select {
@@ -216,7 +217,7 @@ func errorKind(err error) string {
 func (f *Follower) checkNetwork(ctx context.Context) error {
 	h, err := f.node.GetBlockHash(ctx, 0)
 	if err != nil {
-		return fmt.Errorf("getblockhash 0: %w", err)
+		return err // the client's error names the call
 	}
 	if h != f.cfg.Genesis {
 		return fmt.Errorf("%w: node genesis %s, configured chain's genesis %s", bitcoind.ErrWrongNetwork, h, f.cfg.Genesis)
@@ -230,7 +231,7 @@ func (f *Follower) checkNetwork(ctx context.Context) error {
 func (f *Follower) Sync(ctx context.Context) error {
 	best, err := f.node.GetBestBlockHash(ctx)
 	if err != nil {
-		return fmt.Errorf("getbestblockhash: %w", err)
+		return err // the client's error names the call
 	}
 	tip, have := f.store.Tip()
 	if have && best == tip.Hash {
@@ -239,7 +240,7 @@ func (f *Follower) Sync(ctx context.Context) error {
 	}
 	info, err := f.node.GetBlockHeaderVerbose(ctx, best)
 	if err != nil {
-		return fmt.Errorf("getblockheader %s: %w", best, err)
+		return fmt.Errorf("node's tip %s: %w", best, err)
 	}
 	bestHeight := int64(info.Height)
 	f.obs.NodeTip(bestHeight)
@@ -306,7 +307,7 @@ func (f *Follower) findFork(ctx context.Context, tip store.Tip, nodeHeight int64
 		}
 		theirs, err := f.node.GetBlockHash(ctx, int64(h))
 		if err != nil {
-			return false, fmt.Errorf("getblockhash %d: %w", h, err)
+			return false, fmt.Errorf("node's block at height %d: %w", h, err)
 		}
 		return ours == theirs, nil
 	}

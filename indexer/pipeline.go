@@ -286,7 +286,7 @@ func (f *Follower) fetchOne(ctx context.Context, b *gcs.BasicBuilder, job fetchJ
 	if !job.hashKnown {
 		var err error
 		if hash, err = f.node.GetBlockHash(ctx, int64(h)); err != nil {
-			return fetched{}, fmt.Errorf("getblockhash %d: %w", h, err)
+			return fetched{}, fmt.Errorf("node's block at height %d: %w", h, err)
 		}
 	}
 	block, prevScripts, err := f.source.FetchBlock(ctx, hash)
@@ -349,7 +349,10 @@ func (f *Follower) commitInOrder(ctx, gctx context.Context, start, end uint32, r
 	batch := make([]store.BlockRecord, 0, min(f.cfg.BatchBlocks, int(end-start+1)))
 	next := start
 	lastCommit := time.Now()
-	prog := newProgress(f.log, f.cfg.ProgressEvery, start, end, f.source)
+	var prog *progress // a live round logs each block instead
+	if !live {
+		prog = newProgress(f.log, f.cfg.ProgressEvery, start, end, f.source)
+	}
 	batchBytes, batchElements := 0, 0
 
 	// reorgReady tells whether a pending reorg may be written now.

@@ -11,7 +11,9 @@ import (
 // progress writes a catch-up line every interval: height of node height,
 // blocks/s and filter bytes/s over the interval, the time left at that
 // rate, and, for a source that counts them, the share of spent scripts
-// its cache resolved without asking the node.
+// its cache resolved without asking the node. When the range is done it
+// writes one "caught up" line with the totals of the whole catch-up
+// instead.
 type progress struct {
 	log      zerolog.Logger
 	every    time.Duration
@@ -20,6 +22,11 @@ type progress struct {
 	blocks   int
 	bytes    int
 	elements int
+	// began, total and the prevout counts at the start cover the whole
+	// catch-up, for the "caught up" line.
+	began                 time.Time
+	total                 int
+	cacheBegan, nodeBegan uint64
 	// prevouts, when set, reports the source's PrevoutCounts totals;
 	// cache0 and node0 are their values at the interval's start.
 	prevouts      func() (fromCache, fromNode uint64)
@@ -28,10 +35,12 @@ type progress struct {
 
 func newProgress(log zerolog.Logger, every time.Duration, start, end uint32, source BlockSource) *progress {
 	log.Info().Uint32("from", start).Uint32("to", end).Msg("catching up")
-	p := &progress{log: log, every: every, end: end, since: time.Now()}
+	now := time.Now()
+	p := &progress{log: log, every: every, end: end, since: now, began: now}
 	if c, ok := source.(bitcoind.PrevoutCounter); ok {
 		p.prevouts = c.PrevoutCounts
 		p.cache0, p.node0 = c.PrevoutCounts()
+		p.cacheBegan, p.nodeBegan = p.cache0, p.node0
 	}
 	return p
 }
@@ -41,8 +50,13 @@ func (p *progress) add(blocks, filterBytes, elements int, height uint32) {
 	p.blocks += blocks
 	p.bytes += filterBytes
 	p.elements += elements
+	p.total += blocks
+	if height == p.end {
+		p.caughtUp(height)
+		return
+	}
 	elapsed := time.Since(p.since)
-	if elapsed < p.every && height != p.end {
+	if elapsed < p.every {
 		return
 	}
 	secs := elapsed.Seconds()
@@ -54,7 +68,7 @@ func (p *progress) add(blocks, filterBytes, elements int, height uint32) {
 		Float64("filter_bytes_per_s", round1(float64(p.bytes)/secs)).
 		Float64("elements_per_s", round1(float64(p.elements)/secs))
 	if height < p.end && rate > 0 {
-		ev = ev.Dur("eta", time.Duration(float64(p.end-height)/rate*float64(time.Second)).Round(time.Second))
+		ev = ev.Stringer("eta", time.Duration(float64(p.end-height)/rate*float64(time.Second)).Round(time.Second))
 	}
 	if p.prevouts != nil {
 		fromCache, fromNode := p.prevouts()
@@ -65,6 +79,23 @@ func (p *progress) add(blocks, filterBytes, elements int, height uint32) {
 	}
 	ev.Msg("catching up")
 	p.since, p.blocks, p.bytes, p.elements = time.Now(), 0, 0, 0
+}
+
+// caughtUp writes the one line that ends a catch-up: the totals.
+func (p *progress) caughtUp(height uint32) {
+	elapsed := time.Since(p.began)
+	ev := p.log.Info().Uint32("height", height).Int("blocks", p.total).
+		Stringer("elapsed", elapsed.Round(time.Millisecond))
+	if secs := elapsed.Seconds(); secs > 0 {
+		ev = ev.Float64("blocks_per_s", round1(float64(p.total)/secs))
+	}
+	if p.prevouts != nil {
+		fromCache, fromNode := p.prevouts()
+		if c, n := fromCache-p.cacheBegan, fromNode-p.nodeBegan; c+n > 0 {
+			ev = ev.Float64("prevout_cache_pct", round1(100*float64(c)/float64(c+n)))
+		}
+	}
+	ev.Msg("caught up")
 }
 
 func round1(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }

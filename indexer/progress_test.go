@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,8 +49,16 @@ func TestProgressLines(t *testing.T) {
 	if first["height"] != 50.0 || first["node_height"] != 100.0 || first["blocks_per_s"].(float64) <= 0 || first["eta"] == nil {
 		t.Errorf("first line %v", first)
 	}
-	if first["prevout_cache_pct"] != 75.0 || last["prevout_cache_pct"] != 0.0 {
-		t.Errorf("cache shares %v and %v, want 75 and 0", first["prevout_cache_pct"], last["prevout_cache_pct"])
+	if eta, ok := first["eta"].(string); !ok || eta == "" || strings.Trim(eta, "0123456789") == "" {
+		t.Errorf("eta %v: want a duration with its unit", first["eta"])
+	}
+	// The last line ends the catch-up with its totals: every block, and
+	// the cache's share over the whole catch-up (30 of 50).
+	if last["message"] != "caught up" || last["height"] != 100.0 || last["blocks"] != 100.0 || last["elapsed"] == nil || last["blocks_per_s"] == nil {
+		t.Errorf("last line %v: want caught up with totals", last)
+	}
+	if first["prevout_cache_pct"] != 75.0 || last["prevout_cache_pct"] != 60.0 {
+		t.Errorf("cache shares %v and %v, want 75 and 60", first["prevout_cache_pct"], last["prevout_cache_pct"])
 	}
 	if _, ok := last["eta"]; ok {
 		t.Errorf("ETA at the tip: %v", last)

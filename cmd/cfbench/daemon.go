@@ -161,11 +161,12 @@ type logLine struct {
 }
 
 // reachedHeight tells whether the line reports the store at height h or
-// above: a catch-up progress line or a per-block line.
+// above: a catch-up progress line, the line that ends a catch-up, or a
+// per-block line.
 func (l logLine) reachedHeight(h uint32) bool {
 	v, ok := l.fields["height"].(float64)
 	msg := l.fields["message"]
-	return ok && v >= float64(h) && (msg == "catching up" || msg == "indexed block")
+	return ok && v >= float64(h) && (msg == "catching up" || msg == "caught up" || msg == "indexed block")
 }
 
 // startDaemon starts cfindexd with run's flags, copying its log to
