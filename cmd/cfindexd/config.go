@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -33,13 +32,13 @@ var (
 // and a test keeps the two in sync. Precedence: flags > env > file > defaults.
 type Config struct {
 	Chain            string        `toml:"chain" usage:"network: main, test, testnet4, signet, regtest or simnet (btcd)"`
-	DataDir          string        `toml:"datadir" usage:"cfindexd's own data directory; the store lives in <datadir>/<chain>/"`
+	DataDir          string        `toml:"datadir" path:"true" usage:"cfindexd's own data directory; the store lives in <datadir>/<chain>/"`
 	RPCConnect       string        `toml:"rpcconnect" usage:"host of the node's JSON-RPC server"`
-	RPCPort          int           `toml:"rpcport" usage:"port of the node's JSON-RPC server (0 = the chain's default)"`
+	RPCPort          int           `toml:"rpcport" usage:"port of the node's JSON-RPC server (0 = the chain's Bitcoin Core port, then btcd's)"`
 	RPCUser          string        `toml:"rpcuser" usage:"JSON-RPC user; empty = cookie authentication"`
 	RPCPassword      string        `toml:"rpcpassword" usage:"JSON-RPC password"`
-	RPCCookieFile    string        `toml:"rpccookiefile" usage:"path of the node's .cookie (default <bitcoindatadir>/<chain subdir>/.cookie)"`
-	BitcoinDataDir   string        `toml:"bitcoindatadir" usage:"the node's datadir, used to find its .cookie"`
+	RPCCookieFile    string        `toml:"rpccookiefile" path:"true" usage:"path of the node's .cookie (default <bitcoindatadir>/<chain subdir>/.cookie)"`
+	BitcoinDataDir   string        `toml:"bitcoindatadir" path:"true" usage:"the node's datadir, used to find its .cookie"`
 	RESTURL          string        `toml:"resturl" usage:"base URL of Core's REST interface (-rest=1); empty = http://<rpcconnect>:<rpcport>"`
 	PrevoutSource    string        `toml:"prevoutsource" usage:"where spent scripts come from: auto, rest, getblock or txindex"`
 	NodeP2P          string        `toml:"nodep2p" usage:"node's P2P host:port to fetch raw blocks from in txindex mode (btcd); auto = rpcconnect on the chain's node P2P port; empty = JSON-RPC only"`
@@ -57,20 +56,19 @@ type Config struct {
 	ReorgSafetyDepth int           `toml:"reorgsafetydepth" usage:"bulk ranges at least this deep are final: strong ETag, immutable caching"`
 	LogLevel         string        `toml:"loglevel" usage:"trace, debug, info, warn or error"`
 	LogFormat        string        `toml:"logformat" usage:"auto (console on a terminal, JSON otherwise), console or json"`
+
+	// btcd as a first-class node (issue 11).
+	RPCCert string `toml:"rpccert" path:"true" usage:"path of btcd's rpc.cert: the node's RPC is then HTTPS, trusting this certificate; empty = plain HTTP"`
 }
 
 // defaultConfig returns the configuration used for every key that no file,
 // environment variable or flag sets.
 func defaultConfig() Config {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		home = "."
-	}
 	return Config{
 		Chain:            "main",
-		DataDir:          filepath.Join(home, ".cfindexd"),
+		DataDir:          "~/.cfindexd",
 		RPCConnect:       "127.0.0.1",
-		BitcoinDataDir:   filepath.Join(home, ".bitcoin"),
+		BitcoinDataDir:   "~/.bitcoin",
 		PrevoutSource:    "auto",
 		PollInterval:     time.Second,
 		Workers:          8,
@@ -93,6 +91,8 @@ type configKey struct {
 	Name  string
 	Usage string
 	Index int
+	// Path: the key holds a path (tag path:"true"); ~ and $HOME expand.
+	Path bool
 }
 
 // configKeys lists the keys of Config in declaration order.
@@ -101,7 +101,7 @@ func configKeys() []configKey {
 	keys := make([]configKey, 0, t.NumField())
 	for i := range t.NumField() {
 		f := t.Field(i)
-		keys = append(keys, configKey{Name: f.Tag.Get("toml"), Usage: f.Tag.Get("usage"), Index: i})
+		keys = append(keys, configKey{Name: f.Tag.Get("toml"), Usage: f.Tag.Get("usage"), Index: i, Path: f.Tag.Get(pathTag) == "true"})
 	}
 	return keys
 }
@@ -145,12 +145,32 @@ func (c *Config) keyValue(key configKey) string {
 	return fmt.Sprint(v)
 }
 
-// loadConfig builds the configuration from defaults, the TOML file (from
-// --config or CFINDEXD_CONFIG), CFINDEXD_* variables and flags, in rising
-// precedence, then validates it. getenv is os.Getenv in production.
-func loadConfig(args []string, getenv func(string) string, stdout io.Writer) (Config, error) {
+// defaultConfigName is the configuration file looked for in the datadir
+// when neither --config nor CFINDEXD_CONFIG names one.
+const defaultConfigName = "cfindexd.toml"
+
+// loadConfig builds the configuration from defaults, the TOML file,
+// CFINDEXD_* variables and flags, in rising precedence, then validates it.
+// environ is the environment as os.Environ returns it.
+func loadConfig(args, environ []string, stdout io.Writer) (Config, error) {
+	cfg, _, err := loadConfigFrom(args, environ, stdout)
+	return cfg, err
+}
+
+// loadConfigFrom is loadConfig that also returns the configuration file it
+// read ("" for none). The file is --config (or its alias --conf), else
+// CFINDEXD_CONFIG, else <datadir>/cfindexd.toml when it exists, with the
+// datadir that flags, environment or the default name. Under systemd with
+// StateDirectory=, $STATE_DIRECTORY replaces the default datadir. Unknown
+// CFINDEXD_* variables are refused like unknown keys.
+func loadConfigFrom(args, environ []string, stdout io.Writer) (Config, string, error) {
 	cfg := defaultConfig()
 	keys := configKeys()
+	env := environMap(environ)
+	getenv := func(name string) string { return env[name] }
+	if err := checkEnvNames(env, keys); err != nil {
+		return cfg, "", err
+	}
 
 	fs := flag.NewFlagSet("cfindexd", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -165,40 +185,72 @@ func loadConfig(args []string, getenv func(string) string, stdout io.Writer) (Co
 			return nil
 		})
 	}
-	configPath := fs.String("config", "", "TOML configuration file (also CFINDEXD_CONFIG)")
+	var configPath string
+	fs.StringVar(&configPath, "config", "", "TOML configuration file (also CFINDEXD_CONFIG)")
+	fs.StringVar(&configPath, "conf", "", "alias of --config")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	showHelp := fs.Bool("help", false, "print this help and exit")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printUsage(stdout, keys)
-			return cfg, errHelp
+			return cfg, "", errHelp
 		}
-		return cfg, err
+		return cfg, "", err
 	}
 	if fs.NArg() > 0 {
-		return cfg, fmt.Errorf("unexpected argument %q (options are --key=value)", fs.Arg(0))
+		return cfg, "", fmt.Errorf("unexpected argument %q (options are --key=value)", fs.Arg(0))
 	}
 	if *showHelp {
 		printUsage(stdout, keys)
-		return cfg, errHelp
+		return cfg, "", errHelp
 	}
 	if *showVersion {
-		return cfg, errVersion
+		return cfg, "", errVersion
 	}
 
-	path := *configPath
+	home := homeDir(getenv)
+	if dir := getenv("STATE_DIRECTORY"); dir != "" {
+		// systemd's StateDirectory=: the first directory it lists.
+		cfg.DataDir, _, _ = strings.Cut(dir, ":")
+	}
+	path := configPath
 	if path == "" {
 		path = getenv(envPrefix + "CONFIG")
 	}
+	if path == "" {
+		dataDir := cfg.DataDir
+		if v, ok := lookupEnv(getenv, envPrefix+"DATADIR"); ok {
+			dataDir = v
+		}
+		if v, ok := flagValues["datadir"]; ok {
+			dataDir = v
+		}
+		dataDir, err := expandPath(dataDir, home)
+		if err != nil {
+			return cfg, "", fmt.Errorf("datadir: %w", err)
+		}
+		candidate := filepath.Join(dataDir, defaultConfigName)
+		exists, err := fileExists(candidate)
+		if err != nil {
+			return cfg, "", fmt.Errorf("config file %s: %w", candidate, err)
+		}
+		if exists {
+			path = candidate
+		}
+	}
 	if path != "" {
+		var err error
+		if path, err = expandPath(path, home); err != nil {
+			return cfg, "", fmt.Errorf("config: %w", err)
+		}
 		if err := cfg.readFile(path); err != nil {
-			return cfg, err
+			return cfg, "", err
 		}
 	}
 	for _, k := range keys {
 		if raw, ok := lookupEnv(getenv, envPrefix+strings.ToUpper(k.Name)); ok {
 			if err := cfg.setKey(k, raw); err != nil {
-				return cfg, fmt.Errorf("environment %s%s: %w", envPrefix, strings.ToUpper(k.Name), err)
+				return cfg, "", fmt.Errorf("environment %s%s: %w", envPrefix, strings.ToUpper(k.Name), err)
 			}
 		}
 	}
@@ -208,10 +260,51 @@ func loadConfig(args []string, getenv func(string) string, stdout io.Writer) (Co
 	}
 	for _, name := range flagOrder {
 		if err := cfg.setKey(byName[name], flagValues[name]); err != nil {
-			return cfg, fmt.Errorf("flag --%w", err)
+			return cfg, "", fmt.Errorf("flag --%w", err)
 		}
 	}
-	return cfg, cfg.validate()
+	if err := cfg.expandPaths(home); err != nil {
+		return cfg, "", err
+	}
+	return cfg, path, cfg.validate()
+}
+
+// environMap turns os.Environ's KEY=value list into a map; later entries
+// win, as with getenv.
+func environMap(environ []string) map[string]string {
+	m := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// testEnvPrefix starts variables that cfindexd's own tests use
+// (CFINDEXD_TEST_LOG, say); the daemon ignores them so that a developer's
+// test settings do not stop the daemons those tests start.
+const testEnvPrefix = envPrefix + "TEST_"
+
+// checkEnvNames refuses a CFINDEXD_* variable that is neither a key, nor
+// CFINDEXD_CONFIG, nor reserved for tests: a misspelt variable would
+// otherwise be ignored silently, as an unknown key in the file would.
+func checkEnvNames(env map[string]string, keys []configKey) error {
+	known := map[string]bool{envPrefix + "CONFIG": true}
+	for _, k := range keys {
+		known[envPrefix+strings.ToUpper(k.Name)] = true
+	}
+	var unknown []string
+	for name := range env {
+		if strings.HasPrefix(name, envPrefix) && !known[name] && !strings.HasPrefix(name, testEnvPrefix) {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown)
+	return fmt.Errorf("environment %s: unknown variable (each key is %s<KEY>, e.g. %sRPCPORT; see --help)", strings.Join(unknown, ", "), envPrefix, envPrefix)
 }
 
 // lookupEnv treats an empty variable as unset, as shells make it easy to
@@ -253,11 +346,8 @@ func (c *Config) validate() error {
 	if c.RPCConnect == "" {
 		return errors.New("rpcconnect: must not be empty")
 	}
-	if c.RPCPort == 0 {
-		c.RPCPort = nw.RPCPort
-	}
-	if c.RPCPort < 1 || c.RPCPort > 65535 {
-		return fmt.Errorf("rpcport: %d is not a TCP port", c.RPCPort)
+	if c.RPCPort < 0 || c.RPCPort > 65535 {
+		return fmt.Errorf("rpcport: %d is not a TCP port (0 = the chain's default)", c.RPCPort)
 	}
 	if (c.RPCUser == "") != (c.RPCPassword == "") {
 		return errors.New("rpcuser and rpcpassword: set both, or neither to use the cookie file")
@@ -363,12 +453,16 @@ func validateListenAddr(addr string) error {
 func printUsage(w io.Writer, keys []configKey) {
 	def := defaultConfig()
 	fmt.Fprintf(w, "cfindexd %s — BIP-157/158 compact block filter server\n\n", version)
-	fmt.Fprintf(w, "Usage: cfindexd [--config=FILE] [--key=value ...]\n\n")
+	fmt.Fprintf(w, "Usage: cfindexd [--conf=FILE] [--key=value ...]\n")
+	fmt.Fprintf(w, "       cfindexd status [--json] [--conf=FILE] [--key=value ...]\n\n")
 	fmt.Fprintf(w, "Every key can also be set in the TOML file or as %s<KEY>.\n", envPrefix)
-	fmt.Fprintf(w, "Precedence: flags > environment > file > defaults.\n\n")
-	fmt.Fprintf(w, "  --config=FILE  TOML configuration file (also %sCONFIG)\n", envPrefix)
-	fmt.Fprintf(w, "  --version      print the version and exit\n")
+	fmt.Fprintf(w, "Precedence: flags > environment > file > defaults. ~ and $HOME expand in paths.\n\n")
+	fmt.Fprintf(w, "  --conf=FILE    TOML configuration file (also --config, %sCONFIG);\n", envPrefix)
+	fmt.Fprintf(w, "                 default <datadir>/%s when it exists\n", defaultConfigName)
+	fmt.Fprintf(w, "  --version      print the version, commit and Go version and exit\n")
 	fmt.Fprintf(w, "  --help         print this help and exit\n\n")
+	fmt.Fprintf(w, "  status         ask the running cfindexd (at httplisten) how it is doing;\n")
+	fmt.Fprintf(w, "                 --json prints its /status document\n\n")
 	for _, k := range keys {
 		fmt.Fprintf(w, "  --%s\n      %s (default %q)\n", k.Name, k.Usage, def.keyValue(k))
 	}

@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,8 +15,13 @@ import (
 	"github.com/cfindexd/cfindexd/p2p"
 )
 
-func envFrom(m map[string]string) func(string) string {
-	return func(k string) string { return m[k] }
+// envFrom turns a map into an os.Environ-style list.
+func envFrom(m map[string]string) []string {
+	env := make([]string, 0, len(m))
+	for k, v := range m {
+		env = append(env, k+"="+v)
+	}
+	return env
 }
 
 func writeFile(t *testing.T, name, body string) string {
@@ -47,30 +54,49 @@ func TestConfigPrecedenceFlagsOverEnvOverFileOverDefaults(t *testing.T) {
 	}
 }
 
+// rpcport = 0 tries the chain's Bitcoin Core port, then btcd's (one
+// address where they agree); the cookie is found per chain.
 func TestConfigDefaultsPerChain(t *testing.T) {
 	for _, tc := range []struct {
 		chain  string
-		port   int
+		ports  []string
 		cookie string
 	}{
-		{"main", 8332, ".cookie"},
-		{"mainnet", 8332, ".cookie"},
-		{"testnet", 18332, filepath.Join("testnet3", ".cookie")},
-		{"testnet4", 48332, filepath.Join("testnet4", ".cookie")},
-		{"signet", 38332, filepath.Join("signet", ".cookie")},
-		{"regtest", 18443, filepath.Join("regtest", ".cookie")},
-		{"simnet", 18556, filepath.Join("simnet", ".cookie")},
+		{"main", []string{"8332", "8334"}, ".cookie"},
+		{"mainnet", []string{"8332", "8334"}, ".cookie"},
+		{"testnet", []string{"18332", "18334"}, filepath.Join("testnet3", ".cookie")},
+		{"testnet4", []string{"48332", "48334"}, filepath.Join("testnet4", ".cookie")},
+		{"signet", []string{"38332"}, filepath.Join("signet", ".cookie")},
+		{"regtest", []string{"18443", "18334"}, filepath.Join("regtest", ".cookie")},
+		{"simnet", []string{"18556"}, filepath.Join("simnet", ".cookie")},
 	} {
 		cfg, err := loadConfig([]string{"--chain=" + tc.chain, "--bitcoindatadir=/n"}, envFrom(nil), &bytes.Buffer{})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.chain, err)
 		}
-		if cfg.RPCPort != tc.port {
-			t.Errorf("%s: rpcport %d, want %d", tc.chain, cfg.RPCPort, tc.port)
+		if cfg.RPCPort != 0 {
+			t.Errorf("%s: rpcport %d, want 0 (the chain's defaults)", tc.chain, cfg.RPCPort)
+		}
+		nw, _ := lookupNetwork(cfg.Chain)
+		var ports []string
+		for _, c := range rpcCandidates(cfg, nw) {
+			_, port, _ := net.SplitHostPort(c.Addr)
+			ports = append(ports, port)
+		}
+		if !slices.Equal(ports, tc.ports) {
+			t.Errorf("%s: tries ports %v, want %v", tc.chain, ports, tc.ports)
 		}
 		if want := filepath.Join("/n", tc.cookie); cfg.RPCCookieFile != want {
 			t.Errorf("%s: cookie %q, want %q", tc.chain, cfg.RPCCookieFile, want)
 		}
+	}
+	cfg, err := loadConfig([]string{"--chain=regtest", "--rpcport=1234", "--rpcconnect=::1", "--rpcuser=u", "--rpcpassword=p"}, envFrom(nil), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nw, _ := lookupNetwork("regtest")
+	if got := rpcCandidates(cfg, nw); len(got) != 1 || got[0].Addr != "[::1]:1234" {
+		t.Errorf("explicit rpcport: candidates %v", got)
 	}
 }
 
@@ -149,7 +175,6 @@ func TestExampleConfigMatchesConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	home, _ := os.UserHomeDir()
 	documented := map[string]string{}
 	for _, m := range exampleKeyLine.FindAllStringSubmatch(string(raw), -1) {
 		if _, dup := documented[m[1]]; dup {
@@ -165,7 +190,7 @@ func TestExampleConfigMatchesConfig(t *testing.T) {
 			continue
 		}
 		want := def.keyValue(k)
-		got := strings.Trim(strings.Replace(v, "~", home, 1), `"`)
+		got := strings.Trim(v, `"`)
 		if got != want {
 			t.Errorf("key %s: example says %s, default is %q", k.Name, v, want)
 		}
@@ -177,7 +202,7 @@ func TestExampleConfigMatchesConfig(t *testing.T) {
 
 	// Uncommented, the example must be a valid file equal to the defaults.
 	active := exampleKeyLine.ReplaceAllStringFunc(string(raw), func(line string) string {
-		return strings.Replace(strings.TrimPrefix(line, "# "), "~", home, 1)
+		return strings.TrimPrefix(line, "# ")
 	})
 	p := writeFile(t, "example.toml", active)
 	cfg := defaultConfig()
@@ -205,7 +230,6 @@ func TestReadmeConfigTableMatchesConfig(t *testing.T) {
 		listed[m[1]] = strings.TrimSpace(m[2])
 	}
 	def := defaultConfig()
-	home, _ := os.UserHomeDir()
 	for _, k := range configKeys() {
 		v, ok := listed[k.Name]
 		if !ok {
@@ -222,7 +246,7 @@ func TestReadmeConfigTableMatchesConfig(t *testing.T) {
 		}
 		// The README may annotate a default: `0` (chain default).
 		first := strings.Trim(strings.Fields(v + " ")[0], "`")
-		if strings.Replace(first, "~", home, 1) != want {
+		if first != want {
 			t.Errorf("README: %s default %q, config default %q", k.Name, v, want)
 		}
 	}

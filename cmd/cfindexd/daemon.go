@@ -2,21 +2,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cfindexd/cfindexd/bitcoind"
-	"github.com/cfindexd/cfindexd/indexer"
 	"github.com/cfindexd/cfindexd/p2p"
 	"github.com/cfindexd/cfindexd/rest"
 	"github.com/cfindexd/cfindexd/store"
@@ -36,12 +31,24 @@ func prevoutModes() map[string]string {
 }
 
 // runDaemon wires the components and runs them until ctx ends or one fails
-// for good. A nil return means a clean shutdown.
-func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
+// for good. A nil return means a clean shutdown. confFile is the
+// configuration file read, for the start line.
+func runDaemon(ctx context.Context, cfg Config, confFile string, log zerolog.Logger) error {
 	nw, err := lookupNetwork(cfg.Chain)
 	if err != nil {
 		return err
 	}
+	return runDaemonOn(ctx, cfg, nw, confFile, log)
+}
+
+// runDaemonOn is runDaemon on the network nw, which tests may give other
+// default ports. Order matters to an operator: the store opens and the
+// listeners bind first, so a locked store or a taken port stops cfindexd
+// at once with one line; then HTTP, metrics, health and P2P serve what the
+// store holds while the node is waited for, checked and followed in the
+// background (nodeSupervisor).
+func runDaemonOn(ctx context.Context, cfg Config, nw network, confFile string, log zerolog.Logger) error {
+	started := time.Now()
 	dir := filepath.Join(cfg.DataDir, nw.Name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create datadir: %w", err)
@@ -49,68 +56,40 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	storePath := filepath.Join(dir, storeFileName)
 	st, err := store.Open(storePath, *nw.Params.GenesisHash, store.Options{Timeout: time.Second})
 	if err != nil {
-		return fmt.Errorf("open store %s: %w", storePath, err)
+		return err // store.Open names the file
 	}
 	defer st.Close()
-
-	rpcHost := net.JoinHostPort(cfg.RPCConnect, strconv.Itoa(cfg.RPCPort))
-	client, err := bitcoind.NewClient(bitcoind.Config{
-		Host:       rpcHost,
-		User:       cfg.RPCUser,
-		Password:   cfg.RPCPassword,
-		CookieFile: cfg.RPCCookieFile,
-		RESTURL:    cfg.RESTURL,
-	}, log.With().Str("component", "bitcoind").Logger())
+	lns, err := bindListeners(cfg)
 	if err != nil {
-		return fmt.Errorf("node client: %w", err)
-	}
-	defer client.Close()
-
-	tip, haveTip := st.Tip()
-	log.Info().Str("version", version).Str("chain", nw.Name).Str("store", storePath).
-		Uint32("store_height", tip.Height).Bool("store_empty", !haveTip).Str("node", rpcHost).Msg("starting")
-
-	nodeP2P, guessed := nodeP2PAddr(cfg, nw)
-	source, err := waitForNode(ctx, client, nw, bitcoind.SourceOptions{
-		Force:            prevoutModes()[cfg.PrevoutSource],
-		NodeP2P:          nodeP2P,
-		NodeP2PGuessed:   guessed,
-		P2PNet:           nw.Params.Net,
-		ScriptCacheBytes: scriptCacheBytes(cfg.ScriptCache),
-	}, log)
-	if err != nil || ctx.Err() != nil {
 		return err
 	}
-	if closer, ok := source.(io.Closer); ok {
-		defer closer.Close()
-	}
-	if err := checkNodeState(ctx, client, st, log); err != nil {
-		return err
-	}
+	defer lns.close()
 
 	metrics := rest.NewMetrics()
+	tip, haveTip := st.Tip()
 	if haveTip {
 		metrics.SetIndexedHeight(tip.Height)
 	}
-	if counted, ok := source.(bitcoind.PrevoutCounter); ok {
-		metrics.WatchPrevouts(counted.PrevoutCounts)
-	}
-	httpServer, err := rest.New(rest.Config{
-		Addr:             cfg.HTTPListen,
-		Net:              nw.Params.Net,
-		ReorgSafetyDepth: uint32(cfg.ReorgSafetyDepth),
-		ReadyMaxLag:      uint32(cfg.ReadyBlocks),
-	}, st, metrics, log)
+	link, err := newNodeLink(cfg, nw, metrics, log)
 	if err != nil {
-		return fmt.Errorf("http: %w", err)
+		return err
 	}
+	defer link.close()
+
+	build := readBuildVersion()
+	ev := log.Info().Str("version", build.Version).Str("commit", build.Commit).Str("chain", nw.Name).Str("store", storePath).
+		Uint32("store_height", tip.Height).Bool("store_empty", !haveTip).Str("node", link.addresses())
+	if confFile != "" {
+		ev = ev.Str("config", confFile)
+	}
+	ev.Msg("starting")
 
 	p2pServer, err := p2p.New(p2p.Config{
 		ListenAddr:    cfg.Listen,
 		Params:        nw.Params,
 		View:          p2p.NewStoreView(st),
-		Blocks:        p2p.NewNodeBlockFetcher(client),
-		Relay:         client,
+		Blocks:        link,
+		Relay:         link,
 		RelayTx:       cfg.RelayTx,
 		UserAgent:     "/cfindexd:" + version + "/",
 		MaxPeers:      cfg.MaxPeers,
@@ -121,10 +100,34 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("p2p: %w", err)
 	}
+	httpServer, err := rest.New(rest.Config{
+		Addr:             cfg.HTTPListen,
+		Net:              nw.Params.Net,
+		ReorgSafetyDepth: uint32(cfg.ReorgSafetyDepth),
+		ReadyMaxLag:      uint32(cfg.ReadyBlocks),
+		Status: func() rest.DaemonStatus {
+			return rest.DaemonStatus{
+				Version: build.Version, Commit: build.Commit, GoVersion: build.GoVersion,
+				Started: started, Chain: nw.Name, Node: link.nodeStatus(),
+				Peers: p2pServer.PeerCount(), StorePath: storePath,
+			}
+		},
+	}, st, metrics, log)
+	if err != nil {
+		return fmt.Errorf("http: %w", err)
+	}
 
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return httpServer.Run(gctx) })
-	g.Go(func() error { return p2pServer.Run(gctx) })
+	if ln := lns.takeHTTP(); ln != nil {
+		g.Go(func() error { return httpServer.Serve(gctx, ln) })
+	} else {
+		log.Info().Msg("http disabled (httplisten is empty)")
+	}
+	if ln := lns.takeP2P(); ln != nil {
+		g.Go(func() error { return p2pServer.Serve(gctx, ln) })
+	} else {
+		log.Info().Msg("P2P server disabled (listen is empty)")
+	}
 	g.Go(func() error { reportStoreSize(gctx, st, metrics); return nil })
 	wake := make(chan struct{}, 1)
 	if cfg.ZMQPubHashBlock != "" {
@@ -136,49 +139,22 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		g.Go(func() error { return sub.Run(gctx) })
 		g.Go(func() error { forwardHints(gctx, sub.Hints(), wake); return nil })
 	}
-	follower := indexer.NewFollower(indexer.Config{
-		Genesis:      *nw.Params.GenesisHash,
-		Workers:      cfg.Workers,
-		BatchBlocks:  cfg.BatchBlocks,
-		PollInterval: cfg.PollInterval,
-	}, client, source, st, wake, metrics, log.With().Str("component", "indexer").Logger())
-	g.Go(func() error { return follower.Run(gctx) })
-	return g.Wait()
-}
-
-// waitForNode waits until the node answers, is on the configured network
-// and offers a prevout source. Unreachable nodes, bad credentials and a node
-// still warming up are retried with backoff, logged each time; a node on
-// another network, or one with no way to get prevouts, is fatal.
-func waitForNode(ctx context.Context, client *bitcoind.Client, nw network, opts bitcoind.SourceOptions, log zerolog.Logger) (bitcoind.BlockSource, error) {
-	backoff := bitcoind.NewBackoff(time.Second, 30*time.Second, rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7)))
-	for {
-		err := client.CheckGenesis(ctx, *nw.Params.GenesisHash)
-		if err == nil {
-			var source bitcoind.BlockSource
-			source, err = bitcoind.DetectSource(ctx, client, log.With().Str("component", "bitcoind").Logger(), opts)
-			if err == nil {
-				return source, nil
-			}
-		}
-		switch {
-		case ctx.Err() != nil:
-			return nil, nil
-		case errors.Is(err, bitcoind.ErrWrongNetwork):
-			return nil, fmt.Errorf("node is not on %s: %w", nw.Name, err)
-		case errors.Is(err, bitcoind.ErrNoPrevoutSource):
-			return nil, err
-		}
-		wait := backoff.Next()
-		log.Warn().Err(err).Dur("retry_in", wait).Msg("waiting for the node")
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, nil
-		case <-t.C:
-		}
+	nodeP2P, guessed := nodeP2PAddr(cfg, nw)
+	sup := &nodeSupervisor{
+		cfg: cfg, nw: nw, st: st, link: link, metrics: metrics, wake: wake,
+		log:        log,
+		watchEvery: watchInterval(cfg.PollInterval),
+		srcOpts: bitcoind.SourceOptions{
+			Force:            prevoutModes()[cfg.PrevoutSource],
+			NodeP2P:          nodeP2P,
+			NodeP2PGuessed:   guessed,
+			P2PNet:           nw.Params.Net,
+			ScriptCacheBytes: scriptCacheBytes(cfg.ScriptCache),
+		},
+		prevouts: &prevoutTotals{metrics: metrics},
 	}
+	g.Go(func() error { return sup.run(gctx) })
+	return g.Wait()
 }
 
 // checkNodeState logs what the operator should know about the node once at
@@ -201,7 +177,7 @@ func checkNodeState(ctx context.Context, client *bitcoind.Client, st *store.Stor
 			next = tip.Height + 1
 		}
 		if next < info.PruneHeight {
-			return fmt.Errorf("node has pruned blocks below height %d but the store needs them from height %d: restart the node without -prune (and -reindex), or with a store that already reaches height %d", info.PruneHeight, next, info.PruneHeight)
+			return bitcoind.Permanent(fmt.Errorf("node has pruned blocks below height %d but the store needs them from height %d: restart the node without -prune (and -reindex), or with a store that already reaches height %d", info.PruneHeight, next, info.PruneHeight))
 		}
 		log.Info().Uint32("prune_height", info.PruneHeight).Msg("node is pruned; cfindexd needs each new block before the node prunes it")
 	}
@@ -249,7 +225,7 @@ func nodeP2PAddr(cfg Config, nw network) (addr string, guessed bool) {
 	if cfg.NodeP2P != "auto" {
 		return cfg.NodeP2P, false
 	}
-	return net.JoinHostPort(cfg.RPCConnect, nw.Params.DefaultPort), true
+	return net.JoinHostPort(cfg.RPCConnect, nw.NodeP2PPort), true
 }
 
 // scriptCacheBytes turns the scriptcache key (MiB, 0 = off) into

@@ -2,9 +2,10 @@
 // basic filter of every block, chains the BIP-157 filter headers in a bbolt
 // store and serves them to light clients.
 //
-// main only wires components: configuration, logger, store, node client,
-// follower; each long-running part is a value with Run(ctx), run in an
-// errgroup that SIGTERM/SIGINT cancel.
+// main only wires components: configuration, logger, store, listeners,
+// node client, follower; each long-running part is a value with Run(ctx),
+// run in an errgroup that SIGTERM/SIGINT cancel. `cfindexd status` asks a
+// running daemon how it is doing (status.go).
 package main
 
 import (
@@ -15,26 +16,25 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-
-	"github.com/rs/zerolog"
+	"time"
 )
 
-// version is cfindexd's release version.
-const version = "0.1.0"
-
 func main() {
-	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Environ(), os.Stdout, os.Stderr))
 }
 
 // run is main without the process: it returns the exit code. Errors end in
-// one line on stderr.
-func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	cfg, err := loadConfig(args, getenv, stdout)
+// one line on stderr. environ is the environment (os.Environ).
+func run(args, environ []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "status" {
+		return runStatus(args[1:], environ, stdout, stderr)
+	}
+	cfg, confFile, err := loadConfigFrom(args, environ, stdout)
 	switch {
 	case errors.Is(err, errHelp):
 		return 0
 	case errors.Is(err, errVersion):
-		fmt.Fprintf(stdout, "cfindexd %s\n", version)
+		fmt.Fprintln(stdout, readBuildVersion())
 		return 0
 	case err != nil:
 		fmt.Fprintf(stderr, "cfindexd: config: %v\n", err)
@@ -52,10 +52,12 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		signal.Stop(sigs)
 		close(sigs)
 	}()
+	signalled := make(chan time.Time, 1)
 	go func() {
 		first := true
 		for s := range sigs {
 			if first {
+				signalled <- time.Now()
 				log.Info().Str("signal", s.String()).Msg("shutting down: finishing the current batch")
 				cancel()
 				first = false
@@ -65,36 +67,18 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		}
 	}()
 
-	if err := runDaemon(ctx, cfg, log); err != nil {
+	if err := runDaemon(ctx, cfg, confFile, log); err != nil {
 		fmt.Fprintf(stderr, "cfindexd: %v\n", err)
 		return 1
 	}
-	log.Info().Msg("stopped")
+	ev := log.Info()
+	select {
+	case at := <-signalled:
+		// The daemon's own measure of its shutdown, from the signal to
+		// here: what TimeoutStopSec= must cover.
+		ev = ev.Str("shutdown", logDur(time.Since(at)))
+	default:
+	}
+	ev.Msg("stopped")
 	return 0
-}
-
-// newLogger builds the process logger: console on a terminal, JSON
-// otherwise, unless logformat says which.
-func newLogger(cfg Config, w io.Writer) zerolog.Logger {
-	level, err := zerolog.ParseLevel(cfg.LogLevel)
-	if err != nil {
-		level = zerolog.InfoLevel
-	}
-	format := cfg.LogFormat
-	if format == "auto" {
-		format = "json"
-		if f, ok := w.(*os.File); ok && isTerminal(f) {
-			format = "console"
-		}
-	}
-	if format == "console" {
-		w = zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05.000"}
-	}
-	return zerolog.New(w).Level(level).With().Timestamp().Logger()
-}
-
-// isTerminal reports whether f is a character device (a TTY).
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

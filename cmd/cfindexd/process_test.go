@@ -195,7 +195,7 @@ func msgIs(msg string) func(map[string]any) bool {
 func heightAtLeast(h float64) func(map[string]any) bool {
 	return func(m map[string]any) bool {
 		v, ok := m["height"].(float64)
-		return ok && v >= h && (m["message"] == "catching up" || m["message"] == "indexed block")
+		return ok && v >= h && (m["message"] == "catching up" || m["message"] == "caught up" || m["message"] == "indexed block")
 	}
 }
 

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
+	"github.com/rs/zerolog"
+
+	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/p2p"
+	"github.com/cfindexd/cfindexd/rest"
+)
+
+// rpcCandidate is one address where the node's JSON-RPC server may be.
+type rpcCandidate struct {
+	// Addr is host:port.
+	Addr string
+	// Label says where the port comes from, for the log: "rpcport",
+	// "Bitcoin Core's regtest port", "btcd's regtest port".
+	Label string
+}
+
+// rpcCandidates lists where to look for the node's JSON-RPC server: the
+// configured rpcport, or with rpcport = 0 the chain's Bitcoin Core port,
+// then btcd's (one entry where they are equal).
+func rpcCandidates(cfg Config, nw network) []rpcCandidate {
+	if cfg.RPCPort != 0 {
+		return []rpcCandidate{{Addr: net.JoinHostPort(cfg.RPCConnect, strconv.Itoa(cfg.RPCPort)), Label: "rpcport"}}
+	}
+	core := rpcCandidate{Addr: net.JoinHostPort(cfg.RPCConnect, strconv.Itoa(nw.RPCPort)), Label: "Bitcoin Core's " + nw.Name + " port"}
+	btcd := rpcCandidate{Addr: net.JoinHostPort(cfg.RPCConnect, strconv.Itoa(nw.BtcdRPCPort)), Label: "btcd's " + nw.Name + " port"}
+	switch {
+	case nw.RPCPort == nw.BtcdRPCPort && nw.Name == "simnet":
+		return []rpcCandidate{btcd}
+	case nw.RPCPort == nw.BtcdRPCPort:
+		core.Label = "Bitcoin Core's and btcd's " + nw.Name + " port"
+		return []rpcCandidate{core}
+	}
+	return []rpcCandidate{core, btcd}
+}
+
+// nodeLink is the daemon's hold on its node, which may not answer yet: one
+// RPC client per candidate address, the one that answered last, and what
+// the daemon knows about the node for /status. The P2P server relays
+// blocks and transactions through it, so it can start before the node is
+// reachable. Safe for concurrent use.
+type nodeLink struct {
+	candidates []rpcCandidate
+	clients    []*bitcoind.Client
+	metrics    *rest.Metrics
+
+	mu      sync.Mutex
+	current *bitcoind.Client // nil until a candidate answered
+	status  rest.NodeStatus
+}
+
+// newNodeLink makes a client for every candidate; none is contacted.
+func newNodeLink(cfg Config, nw network, metrics *rest.Metrics, log zerolog.Logger) (*nodeLink, error) {
+	l := &nodeLink{candidates: rpcCandidates(cfg, nw), metrics: metrics}
+	for _, cand := range l.candidates {
+		c, err := bitcoind.NewClient(bitcoind.Config{
+			Host:       cand.Addr,
+			User:       cfg.RPCUser,
+			Password:   cfg.RPCPassword,
+			CookieFile: cfg.RPCCookieFile,
+			RESTURL:    cfg.RESTURL,
+			RPCCert:    cfg.RPCCert,
+		}, log.With().Str("component", "bitcoind").Logger())
+		if err != nil {
+			l.close()
+			return nil, fmt.Errorf("node client: %w", err)
+		}
+		l.clients = append(l.clients, c)
+	}
+	l.status.Address = l.candidates[0].Addr
+	return l, nil
+}
+
+// addresses is every candidate address, for log lines.
+func (l *nodeLink) addresses() string {
+	s := ""
+	for i, c := range l.candidates {
+		if i > 0 {
+			s += " or "
+		}
+		s += c.Addr + " (" + c.Label + ")"
+	}
+	return s
+}
+
+// pick finds the candidate the node answers on: the first whose
+// getblockhash 0 gets any answer but "unreachable" (a refusal of our
+// credentials or TLS still says the node is there). It returns that
+// client, its candidate and the genesis check's result; with every
+// candidate unreachable, the last client and an error naming them all.
+func (l *nodeLink) pick(ctx context.Context, genesis chainhash.Hash) (*bitcoind.Client, rpcCandidate, error) {
+	var err error
+	for i, c := range l.clients {
+		err = c.CheckGenesis(ctx, genesis)
+		if ctx.Err() != nil {
+			return nil, rpcCandidate{}, ctx.Err()
+		}
+		if !errors.Is(err, bitcoind.ErrUnreachable) {
+			return c, l.candidates[i], err
+		}
+	}
+	if len(l.clients) > 1 {
+		err = fmt.Errorf("no node answers at %s: %w", l.addresses(), err)
+	}
+	return l.clients[len(l.clients)-1], l.candidates[len(l.candidates)-1], err
+}
+
+// use makes c the client the P2P server relays through.
+func (l *nodeLink) use(c *bitcoind.Client) {
+	l.mu.Lock()
+	l.current = c
+	l.status.Address = c.Host()
+	l.mu.Unlock()
+}
+
+// client returns the client in use, nil before any candidate answered.
+func (l *nodeLink) client() *bitcoind.Client {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.current
+}
+
+// up records a successful contact: the node's identity and prevout mode
+// (empty strings keep what is known).
+func (l *nodeLink) up(info bitcoind.NodeInfo, mode string) {
+	l.mu.Lock()
+	l.status.Reachable, l.status.Error = true, ""
+	if info.Kind != bitcoind.NodeUnknown || info.Subversion != "" {
+		l.status.Kind, l.status.Version = info.Kind.String(), info.Subversion
+	}
+	if mode != "" {
+		l.status.PrevoutSource = mode
+	}
+	l.mu.Unlock()
+	l.metrics.SetNodeUp(true)
+}
+
+// reachable records a successful probe without new facts.
+func (l *nodeLink) reachable() {
+	l.mu.Lock()
+	l.status.Reachable, l.status.Error = true, ""
+	l.mu.Unlock()
+	l.metrics.SetNodeUp(true)
+}
+
+// down records a failed contact.
+func (l *nodeLink) down(err error) {
+	l.mu.Lock()
+	l.status.Reachable, l.status.Error = false, err.Error()
+	l.mu.Unlock()
+	l.metrics.SetNodeUp(false)
+}
+
+// nodeStatus is the node part of /status.
+func (l *nodeLink) nodeStatus() rest.NodeStatus {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.status
+}
+
+// errNodeNotConnected answers light clients' block and transaction
+// requests before the node has answered once.
+var errNodeNotConnected = errors.New("the node has not answered yet")
+
+// FetchBlock implements p2p.BlockFetcher through the client in use.
+func (l *nodeLink) FetchBlock(ctx context.Context, hash chainhash.Hash) (*wire.MsgBlock, error) {
+	c := l.client()
+	if c == nil {
+		return nil, errNodeNotConnected
+	}
+	return p2p.NewNodeBlockFetcher(c).FetchBlock(ctx, hash)
+}
+
+// SendRawTransaction implements p2p.TxRelayer through the client in use.
+func (l *nodeLink) SendRawTransaction(ctx context.Context, tx *wire.MsgTx) (chainhash.Hash, error) {
+	c := l.client()
+	if c == nil {
+		return chainhash.Hash{}, errNodeNotConnected
+	}
+	return c.SendRawTransaction(ctx, tx)
+}
+
+// close releases every client's idle connections.
+func (l *nodeLink) close() {
+	for _, c := range l.clients {
+		c.Close()
+	}
+}
+
+var (
+	_ p2p.BlockFetcher = (*nodeLink)(nil)
+	_ p2p.TxRelayer    = (*nodeLink)(nil)
+)
+
+// nodeStartTime is when the node's RPC server started, from its uptime
+// as seen at now: a later value than before means it restarted.
+func nodeStartTime(now time.Time, uptime time.Duration) time.Time {
+	return now.Add(-uptime)
+}
