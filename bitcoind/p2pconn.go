@@ -11,6 +11,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"syscall"
 	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
@@ -68,6 +69,13 @@ func dialP2P(ctx context.Context, addr string, btcnet wire.BitcoinNet, identify 
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		if errors.Is(err, errClosedWithoutVersion) {
+			// Nodes drop a peer whose messages carry another network's
+			// magic without a word: find the network that gets an answer.
+			if name, ok := probeNetwork(ctx, addr, btcnet); ok {
+				err = fmt.Errorf("%w: it is a node on %s, but cfindexd follows %s", ErrP2PNotTheNode, name, netNameOr(btcnet))
+			}
+		}
 		return nil, fmt.Errorf("nodep2p %s: %w", addr, err)
 	}
 	if identify != nil {
@@ -120,8 +128,8 @@ func (c *p2pConn) identifyPeer(ctx context.Context, identify identifyBlock) erro
 	return err
 }
 
-func (c *p2pConn) handshake() error {
-	_ = c.conn.SetDeadline(time.Now().Add(p2pHandshakeTimeout))
+// versionMessage is our version: NODE_WITNESS, no transaction relay.
+func (c *p2pConn) versionMessage() *wire.MsgVersion {
 	me := wire.NewNetAddressIPPort(net.IPv4zero, 0, wire.SFNodeWitness)
 	you := wire.NewNetAddressIPPort(net.IPv4zero, 0, 0)
 	if tcp, ok := c.conn.RemoteAddr().(*net.TCPAddr); ok {
@@ -132,8 +140,13 @@ func (c *p2pConn) handshake() error {
 	ver.Services = wire.SFNodeWitness
 	ver.DisableRelayTx = true
 	ver.AddUserAgent("cfindexd", "0.1")
-	if err := c.write(ver); err != nil {
-		return err
+	return ver
+}
+
+func (c *p2pConn) handshake() error {
+	_ = c.conn.SetDeadline(time.Now().Add(p2pHandshakeTimeout))
+	if err := c.write(c.versionMessage()); err != nil {
+		return c.handshakeError(err, true)
 	}
 	gotVersion, gotVerack := false, false
 	for first := true; !gotVersion || !gotVerack; first = false {
@@ -181,10 +194,50 @@ func (c *p2pConn) handshakeError(err error, first bool) error {
 	if first && errors.As(err, &nerr) && nerr.Timeout() {
 		return fmt.Errorf("%w: it sent no version message within %s", ErrP2PNotTheNode, p2pHandshakeTimeout)
 	}
-	if first && errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w: it closed the connection without a version message", ErrP2PNotTheNode)
+	if first && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)) {
+		return fmt.Errorf("%w: %w", ErrP2PNotTheNode, errClosedWithoutVersion)
 	}
 	return err
+}
+
+// errClosedWithoutVersion: the peer hung up on our version message, which
+// is how Bitcoin Core and btcd answer a message for another network.
+var errClosedWithoutVersion = errors.New("it closed the connection without a version message")
+
+// knownMagics are the networks probeNetwork tries, in this order.
+var knownMagics = [...]wire.BitcoinNet{wire.MainNet, wire.TestNet3, wire.TestNet4, wire.SigNet, wire.TestNet, wire.SimNet}
+
+// probeNetwork finds which network the node at addr is on by sending a
+// version message with each other network's magic until one is answered
+// with a frame of the same magic. Each try is one short connection.
+func probeNetwork(ctx context.Context, addr string, not wire.BitcoinNet) (string, bool) {
+	for _, magic := range knownMagics {
+		if magic == not || ctx.Err() != nil {
+			continue
+		}
+		if answersMagic(ctx, addr, magic) {
+			return networkName(magic)
+		}
+	}
+	return "", false
+}
+
+// answersMagic sends a version message for magic to addr and reports
+// whether the first frame back carries the same magic.
+func answersMagic(ctx context.Context, addr string, magic wire.BitcoinNet) bool {
+	d := net.Dialer{Timeout: p2pDialTimeout}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
+	c := &p2pConn{conn: conn, r: bufio.NewReader(conn), net: magic}
+	if err := c.write(c.versionMessage()); err != nil {
+		return false
+	}
+	_, _, err = c.readFrame(wire.CmdVersion)
+	return err == nil
 }
 
 // wrongMagicError is a frame whose network magic is not ours.

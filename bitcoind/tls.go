@@ -160,7 +160,7 @@ func (c *Client) tlsMismatch(err error, status int, body []byte) error {
 		return nil
 	}
 	var rec tls.RecordHeaderError
-	if err != nil && errors.As(err, &rec) {
+	if err != nil && (errors.As(err, &rec) || strings.Contains(err.Error(), "server gave HTTP response to HTTPS client")) {
 		return permanent(fmt.Errorf("%w: node at %s speaks plain HTTP, not TLS: remove rpccert (btcd runs with --notls, or this is Bitcoin Core)", ErrTLS, host))
 	}
 	return nil

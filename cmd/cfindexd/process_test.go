@@ -52,8 +52,14 @@ type daemonProc struct {
 // of the test if it still runs.
 func startDaemon(t *testing.T, args ...string) *daemonProc {
 	t.Helper()
+	return startDaemonEnv(t, nil, args...)
+}
+
+// startDaemonEnv is startDaemon with env added to the environment.
+func startDaemonEnv(t *testing.T, env []string, args ...string) *daemonProc {
+	t.Helper()
 	cmd := exec.Command(daemonBinary, append([]string{"--logformat=json", "--loglevel=debug"}, args...)...)
-	cmd.Env = append(os.Environ(), "CFINDEXD_CONFIG=")
+	cmd.Env = append(append(os.Environ(), "CFINDEXD_CONFIG="), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
