@@ -155,17 +155,17 @@ func TestNodeUnreachableAtStartAndRestart(t *testing.T) {
 	}
 	datadir := t.TempDir()
 	httpAddr := freeAddr(t)
-	// nodep2p is left at auto: the node's RPC host on simnet's default
-	// P2P port, where this node does not listen, so blocks come over
-	// JSON-RPC after one info line.
-	args := withoutFlag(nodeArgs(node, "simnet", datadir), "nodep2p")
+	// Blocks come over the node's P2P port (nodep2p names it), which is
+	// down with the node at first; TestNodeP2PAutoChecksThePeer covers
+	// nodep2p = auto.
+	args := nodeArgs(node, "simnet", datadir)
 	d := startDaemon(t, append(args, "--pollinterval=200ms", "--httplisten="+httpAddr)...)
 	d.waitLog(20*time.Second, msgIs("waiting for the node"))
+	waitHTTP(t, "http://"+httpAddr+"/healthz", 200, "ok")
 
 	node.Restart(t)
 	d.waitLog(60*time.Second, func(m map[string]any) bool {
-		return m["message"] == "cannot fetch blocks over the node's P2P port; using JSON-RPC and retrying every few seconds" &&
-			m["level"] == "info" && m["nodep2p"] == net.JoinHostPort("127.0.0.1", chaincfg.SimNetParams.DefaultPort)
+		return m["message"] == "fetching blocks over the node's P2P port" && m["nodep2p"] == node.P2PAddr()
 	})
 	d.waitLog(60*time.Second, heightAtLeast(120))
 	waitHTTP(t, "http://"+httpAddr+"/readyz", 200, "")
@@ -174,7 +174,9 @@ func TestNodeUnreachableAtStartAndRestart(t *testing.T) {
 	if err := node.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	d.waitLog(20*time.Second, msgIs("sync round failed; retrying"))
+	d.waitLog(20*time.Second, func(m map[string]any) bool {
+		return m["message"] == "sync round failed; retrying" || m["message"] == "node stopped answering; serving what the store holds until it is back"
+	})
 	node.Restart(t)
 	hashes, err := node.Generate(ctx, 5)
 	if err != nil {
@@ -189,33 +191,6 @@ func TestNodeUnreachableAtStartAndRestart(t *testing.T) {
 	st := openStoreAfterExit(t, datadir, "simnet", node.Params())
 	if err := node.CompareStore(ctx, st, 0); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// TestNodeP2PAutoFindsDefaultPort runs btcd (simnet) listening on its
-// default P2P port as well as its test port, and cfindexd with nodep2p
-// left at auto: it finds the port from rpcconnect and the chain and fetches
-// the catch-up's blocks there.
-func TestNodeP2PAutoFindsDefaultPort(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	defaultAddr := net.JoinHostPort("127.0.0.1", chaincfg.SimNetParams.DefaultPort)
-	if l, err := net.Listen("tcp", defaultAddr); err != nil {
-		t.Fatalf("simnet's default P2P port is taken on this machine: %v", err)
-	} else {
-		l.Close()
-	}
-	node := btcdtest.Start(t, btcdtest.Options{Net: "simnet", TxIndex: true, WalletSeed: 33, Extra: []string{"--listen=" + defaultAddr}})
-	if _, err := node.Generate(ctx, 120); err != nil {
-		t.Fatal(err)
-	}
-	d := startDaemon(t, withoutFlag(nodeArgs(node, "simnet", t.TempDir()), "nodep2p")...)
-	d.waitLog(30*time.Second, func(m map[string]any) bool {
-		return m["message"] == "fetching blocks over the node's P2P port" && m["nodep2p"] == defaultAddr
-	})
-	d.waitLog(30*time.Second, heightAtLeast(120))
-	if code, _ := d.terminate(10 * time.Second); code != 0 {
-		t.Fatalf("SIGTERM: exit %d", code)
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,6 +47,9 @@ type daemonProc struct {
 	cond  chan struct{} // closed and replaced on every new line
 	done  chan struct{}
 	err   error
+	// cancel ends an in-process daemon (startInProcess); nil for a
+	// process.
+	cancel context.CancelFunc
 }
 
 // startDaemon runs cfindexd with JSON logs; the process is killed at the end
@@ -106,7 +110,14 @@ func (d *daemonProc) dump() {
 }
 
 // waitLog waits until a log line satisfies pred and returns it decoded.
+// Every call looks at every line from the first.
 func (d *daemonProc) waitLog(limit time.Duration, pred func(map[string]any) bool) map[string]any {
+	d.t.Helper()
+	return d.waitLogN(limit, 1, pred)
+}
+
+// waitLogN waits until n log lines satisfy pred and returns the n-th.
+func (d *daemonProc) waitLogN(limit time.Duration, n int, pred func(map[string]any) bool) map[string]any {
 	d.t.Helper()
 	deadline := time.NewTimer(limit)
 	defer deadline.Stop()
@@ -119,7 +130,9 @@ func (d *daemonProc) waitLog(limit time.Duration, pred func(map[string]any) bool
 		for _, l := range lines {
 			var m map[string]any
 			if json.Unmarshal([]byte(l), &m) == nil && pred(m) {
-				return m
+				if n--; n == 0 {
+					return m
+				}
 			}
 		}
 		select {
@@ -151,7 +164,9 @@ func (d *daemonProc) kill9() {
 func (d *daemonProc) terminate(limit time.Duration) (int, time.Duration) {
 	d.t.Helper()
 	start := time.Now()
-	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if d.cmd == nil {
+		d.cancel()
+	} else if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		d.t.Fatal(err)
 	}
 	select {

@@ -13,9 +13,9 @@ import (
 func (s *Server) serveREST(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.calls["REST "+restKind(r.URL.Path)]++
-	warmup := s.warmup
+	warmup, restOff := s.warmup, s.restOff
 	s.mu.Unlock()
-	if s.opts.DisableREST || s.opts.Btcd {
+	if restOff || s.opts.Btcd {
 		w.Header().Set("Content-Type", "text/html; charset=ISO-8859-1")
 		w.WriteHeader(http.StatusNotFound)
 		return

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
@@ -15,7 +16,7 @@ import (
 func (s *Server) dispatch(method string, params []json.RawMessage) ([]byte, *rpcErr) {
 	s.mu.Lock()
 	s.calls[method]++
-	warmup, best, ac := s.warmup, s.best, s.active
+	warmup, best, ac, started := s.warmup, s.best, s.active, s.started
 	s.mu.Unlock()
 	if warmup {
 		return nil, &rpcErr{-28, "Loading block index…"}
@@ -76,6 +77,8 @@ func (s *Server) dispatch(method string, params []json.RawMessage) ([]byte, *rpc
 			return []byte(`{"basic block filter index":{"synced":true,"best_block_height":115}}`), nil
 		}
 		return fx.chain[method], nil
+	case "uptime":
+		return []byte(strconv.FormatInt(int64(time.Since(started)/time.Second), 10)), nil
 	case "getblockhash":
 		var height int64
 		if len(params) < 1 || json.Unmarshal(params[0], &height) != nil {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 )
@@ -48,6 +49,8 @@ type Server struct {
 	mu      sync.Mutex
 	secret  string // expected "user:password"
 	warmup  bool
+	started time.Time // answered by uptime (an hour before NewServer); Restart moves it to now
+	restOff bool      // Options.DisableREST, changed by Restart
 	best    *chainhash.Hash
 	active  *activeChain // nil: the recorded final state
 	calls   map[string]int
@@ -58,7 +61,7 @@ type Server struct {
 // cookie file is written to <DataDir()>/regtest/.cookie.
 func NewServer(tb testing.TB, fx *Fixtures, opts Options) *Server {
 	tb.Helper()
-	s := &Server{fx: fx, opts: opts, dir: tb.TempDir(), calls: make(map[string]int)}
+	s := &Server{fx: fx, opts: opts, dir: tb.TempDir(), calls: make(map[string]int), started: time.Now().Add(-time.Hour), restOff: opts.DisableREST}
 	s.cookF = filepath.Join(s.dir, "regtest", ".cookie")
 	if err := os.MkdirAll(filepath.Dir(s.cookF), 0o700); err != nil {
 		tb.Fatal(err)
@@ -109,6 +112,15 @@ func (s *Server) RotateCookie(tb testing.TB, secret string) {
 func (s *Server) ExpectCredentials(userPass string) {
 	s.mu.Lock()
 	s.secret = userPass
+	s.mu.Unlock()
+}
+
+// Restart simulates a node restart with other options: uptime starts
+// again from zero and the REST interface is on or off from now on.
+func (s *Server) Restart(rest bool) {
+	s.mu.Lock()
+	s.started = time.Now()
+	s.restOff = !rest
 	s.mu.Unlock()
 }
 
