@@ -146,6 +146,13 @@ func (c *p2pConn) versionMessage() *wire.MsgVersion {
 func (c *p2pConn) handshake() error {
 	_ = c.conn.SetDeadline(time.Now().Add(p2pHandshakeTimeout))
 	if err := c.write(c.versionMessage()); err != nil {
+		// The peer may have spoken and hung up before our version went
+		// out: what it said explains more than the broken pipe.
+		if _, _, rerr := c.readFrame(wire.CmdVersion); rerr != nil {
+			if said := c.handshakeError(rerr, true); errors.Is(said, ErrP2PNotTheNode) && !errors.Is(said, errClosedWithoutVersion) {
+				return said
+			}
+		}
 		return c.handshakeError(err, true)
 	}
 	gotVersion, gotVerack := false, false

@@ -176,3 +176,37 @@ func TestDetectSourceDuringWarmup(t *testing.T) {
 		t.Fatalf("after warmup: %v, %v", src, err)
 	}
 }
+
+// A forced prevout source is checked as detection would check it: the
+// node must serve it, or DetectSource says which option to turn on.
+func TestForcedSourceChecked(t *testing.T) {
+	fx := corefixture.Load(t)
+	for _, tc := range []struct {
+		name string
+		opts corefixture.Options
+		mode string
+		want string // "" = accepted
+	}{
+		{"rest on Core 31 with -rest", corefixture.Options{}, ModeREST, ""},
+		{"rest without -rest", corefixture.Options{DisableREST: true}, ModeREST, "-rest=1"},
+		{"rest on btcd", corefixture.Options{Btcd: true}, ModeREST, "btcd has no REST interface"},
+		{"getblock on Core 31", corefixture.Options{DisableREST: true}, ModeGetBlock3, ""},
+		{"getblock on Core 22", corefixture.Options{Version: 220000}, ModeGetBlock3, "needs Bitcoin Core >= 23"},
+		{"txindex with an index", corefixture.Options{}, ModeTxIndex, ""},
+		{"txindex without", corefixture.Options{NoTxIndex: true}, ModeTxIndex, "-txindex=1 (btcd: --txindex)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _ := newFixtureClient(t, fx, tc.opts)
+			src, err := DetectSource(testCtx(t), c, testLogger(t), SourceOptions{Force: tc.mode})
+			if tc.want == "" {
+				if err != nil || src.Mode() != tc.mode {
+					t.Fatalf("got %v, %v; want %s", src, err, tc.mode)
+				}
+				return
+			}
+			if !errors.Is(err, ErrNoPrevoutSource) || !IsPermanent(err) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v; want ErrNoPrevoutSource naming %q", err, tc.want)
+			}
+		})
+	}
+}
