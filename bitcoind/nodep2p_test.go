@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"strings"
 	"testing"
@@ -58,8 +59,12 @@ func TestNodeP2PHandshakeSaysWhatAnswered(t *testing.T) {
 		{"testnet4 node", versionOn(wire.TestNet4), "it is a node on testnet4, but cfindexd follows regtest"},
 		{"HTTP server", func(c net.Conn) {
 			_, _ = c.Write([]byte("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"))
+			_, _ = io.Copy(io.Discard, c)
 		}, "answered like an HTTP server"},
-		{"something else", func(c net.Conn) { _, _ = c.Write([]byte("SSH-2.0-OpenSSH_9.2\r\n" + strings.Repeat("x", 30))) }, "no Bitcoin P2P message"},
+		{"something else", func(c net.Conn) {
+			_, _ = c.Write([]byte("SSH-2.0-OpenSSH_9.2\r\n" + strings.Repeat("x", 30)))
+			_, _ = io.Copy(io.Discard, c)
+		}, "no Bitcoin P2P message"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addr := fakePeer(t, tc.answer)
@@ -86,6 +91,7 @@ func TestNodeP2PProbesTheNetworkOfAPeerThatHangsUp(t *testing.T) {
 		}
 		me := wire.NewNetAddressIPPort(net.IPv4(127, 0, 0, 1), 0, 0)
 		_ = wire.WriteMessage(c, wire.NewMsgVersion(me, me, 1, 0), wire.ProtocolVersion, wire.SigNet)
+		_, _ = io.Copy(io.Discard, c) // a node keeps the connection
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -240,9 +240,7 @@ func answersMagic(ctx context.Context, addr string, magic wire.BitcoinNet) bool 
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
 	c := &p2pConn{conn: conn, r: bufio.NewReader(conn), net: magic}
-	if err := c.write(c.versionMessage()); err != nil {
-		return false
-	}
+	_ = c.write(c.versionMessage()) // a peer that spoke first may be gone
 	_, _, err = c.readFrame(wire.CmdVersion)
 	return err == nil
 }
