@@ -27,7 +27,8 @@ const (
 // bitcoindNode is Bitcoin Core found on PATH, run as
 //
 //	bitcoind -regtest -datadir=<state>/bitcoind -server=1 -rest=1 -txindex=1
-//	  -disablewallet=1 -listen=0 -rpcbind=127.0.0.1 -rpcallowip=127.0.0.1 -rpcport=<free>
+//	  -disablewallet=1 -listen=1 -bind=127.0.0.1:<free> -listenonion=0 -discover=0
+//	  -rpcbind=127.0.0.1 -rpcallowip=127.0.0.1 -rpcport=<free>
 //
 // with cookie authentication (<datadir>/regtest/.cookie). Core's own wallet
 // is not used (it may not be compiled in): the demo's key wallet
@@ -43,6 +44,8 @@ type bitcoindNode struct {
 	wallet  *btcdtest.Wallet
 	rpcPort int
 	rpcAddr string
+	p2pAddr string
+	dataDir string
 	cookie  string
 }
 
@@ -59,9 +62,14 @@ func startBitcoind(ctx context.Context, stateDir string) (*bitcoindNode, error) 
 	if err != nil {
 		return nil, fmt.Errorf("bitcoind rpc port: %w", err)
 	}
+	p2pPort, err := freeLoopbackPort()
+	if err != nil {
+		return nil, fmt.Errorf("bitcoind p2p port: %w", err)
+	}
+	p2pAddr := "127.0.0.1:" + strconv.Itoa(p2pPort)
 	proc, err := startChild(stateDir, "bitcoind", bin, nil,
 		"-regtest", "-datadir="+dataDir, "-server=1", "-rest=1", "-txindex=1",
-		"-disablewallet=1", "-listen=0", "-dnsseed=0",
+		"-disablewallet=1", "-listen=1", "-bind="+p2pAddr, "-listenonion=0", "-discover=0", "-dnsseed=0",
 		"-rpcbind=127.0.0.1", "-rpcallowip=127.0.0.1", "-rpcport="+strconv.Itoa(port))
 	if err != nil {
 		return nil, err
@@ -71,6 +79,8 @@ func startBitcoind(ctx context.Context, stateDir string) (*bitcoindNode, error) 
 		wallet:  btcdtest.NewWallet(&chaincfg.RegressionNetParams, walletSeed),
 		rpcPort: port,
 		rpcAddr: "127.0.0.1:" + strconv.Itoa(port),
+		p2pAddr: p2pAddr,
+		dataDir: dataDir,
 		cookie:  filepath.Join(dataDir, "regtest", ".cookie"),
 	}
 	n.client, err = bitcoind.NewClient(bitcoind.Config{Host: n.rpcAddr, CookieFile: n.cookie}, zerolog.Nop())
@@ -118,6 +128,14 @@ func (n *bitcoindNode) Client() *bitcoind.Client { return n.client }
 func (n *bitcoindNode) Wallet() *btcdtest.Wallet { return n.wallet }
 func (n *bitcoindNode) Describe() string {
 	return fmt.Sprintf("bitcoind RPC and REST %s (cookie %s), log %s", n.rpcAddr, n.cookie, n.proc.logPath)
+}
+
+func (n *bitcoindNode) P2PAddr() string { return n.p2pAddr }
+
+// MineCommand is bitcoin-cli's generatetoaddress to the demo wallet's
+// mining address, with the node's cookie from its datadir.
+func (n *bitcoindNode) MineCommand() string {
+	return fmt.Sprintf("bitcoin-cli -regtest -datadir=%s -rpcport=%d generatetoaddress 1 %s", n.dataDir, n.rpcPort, n.wallet.MiningAddress())
 }
 
 func (n *bitcoindNode) Mine(ctx context.Context, count int) ([]chainhash.Hash, error) {

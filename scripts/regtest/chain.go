@@ -50,13 +50,21 @@ type demoPayment struct {
 type chainMiner struct {
 	node   regtestNode
 	wallet *btcdtest.Wallet
+	// progress, when set, is told the blocks mined so far after every
+	// mining call.
+	progress func(mined int)
+	mined    int
 }
+
+// demoChainBlocks is how many blocks mineDemoChain mines for richBlocks.
+func demoChainBlocks(richBlocks int) int { return maturityBlocks + richBlocks + demoConfirmations }
 
 // mineDemoChain mines maturityBlocks, then richBlocks blocks with
 // transactions of every standard script kind, then the demo payment to a
 // fresh P2WPKH address, buried under demoConfirmations-1 more blocks.
-func mineDemoChain(ctx context.Context, node regtestNode, richBlocks int) (demoPayment, error) {
-	m := &chainMiner{node: node, wallet: node.Wallet()}
+// progress (may be nil) hears the count of blocks mined as it grows.
+func mineDemoChain(ctx context.Context, node regtestNode, richBlocks int, progress func(mined int)) (demoPayment, error) {
+	m := &chainMiner{node: node, wallet: node.Wallet(), progress: progress}
 	if err := m.catchUp(ctx); err != nil {
 		return demoPayment{}, err
 	}
@@ -96,6 +104,7 @@ func (m *chainMiner) pay(ctx context.Context) (demoPayment, error) {
 	if err != nil {
 		return demoPayment{}, err
 	}
+	m.minedBlocks(1)
 	if err := m.catchUp(ctx); err != nil {
 		return demoPayment{}, err
 	}
@@ -179,8 +188,17 @@ func (m *chainMiner) mine(ctx context.Context, count int) error {
 			return fmt.Errorf("mine %d blocks: %w", n, err)
 		}
 		count -= n
+		m.minedBlocks(n)
 	}
 	return m.catchUp(ctx)
+}
+
+// minedBlocks counts n more blocks mined and tells progress.
+func (m *chainMiner) minedBlocks(n int) {
+	m.mined += n
+	if m.progress != nil {
+		m.progress(m.mined)
+	}
 }
 
 // catchUp connects every block above the wallet's height, from genesis on

@@ -106,10 +106,10 @@ func runDemo(ctx context.Context, cfg demoConfig) (rep *report, err error) {
 		return nil, err
 	}
 	cleanups = append(cleanups, func() { _ = node.Stop() })
-	rep.NodeRPC = node.Describe()
+	rep.NodeRPC, rep.NodeP2P, rep.MineCommand = node.Describe(), node.P2PAddr(), node.MineCommand()
 
-	if err := step(fmt.Sprintf("mine %d blocks, %d with transactions", maturityBlocks+cfg.Blocks+demoConfirmations, cfg.Blocks), func() (err error) {
-		rep.Payment, err = mineDemoChain(ctx, node, cfg.Blocks)
+	if err := step(fmt.Sprintf("mine %d blocks, %d with transactions", demoChainBlocks(cfg.Blocks), cfg.Blocks), func() (err error) {
+		rep.Payment, err = mineDemoChain(ctx, node, cfg.Blocks, miningProgress(cfg.Out, demoChainBlocks(cfg.Blocks), time.Now))
 		if err != nil {
 			return err
 		}
@@ -136,11 +136,12 @@ func runDemo(ctx context.Context, cfg demoConfig) (rep *report, err error) {
 	}); err != nil {
 		return nil, err
 	}
-	rep.P2PAddr, rep.HTTPAddr = d.p2pAddr, d.httpAddr
+	rep.P2PAddr, rep.HTTPAddr, rep.DaemonBin = d.p2pAddr, d.httpAddr, daemonBin
 
 	var light *lightClient
 	if err := step("sync neutrino from cfindexd alone", func() (err error) {
-		light, err = startLight(filepath.Join(cfg.StateDir, "neutrino"), &chaincfg.RegressionNetParams, d.p2pAddr)
+		rep.NeutrinoDir = filepath.Join(cfg.StateDir, "neutrino")
+		light, err = startLight(rep.NeutrinoDir, &chaincfg.RegressionNetParams, d.p2pAddr)
 		if err != nil {
 			return err
 		}
@@ -237,4 +238,28 @@ func prepareStateDir(dir string) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, stateMarker), nil, 0o600)
+}
+
+// miningProgressEvery is how often the mining step reports its progress.
+const miningProgressEvery = 2 * time.Second
+
+// miningProgress returns the mining step's progress callback: a line with
+// the blocks mined of total, at most every miningProgressEvery, and one
+// when the last block is mined.
+func miningProgress(w io.Writer, total int, now func() time.Time) func(mined int) {
+	began := now()
+	last := began
+	return func(mined int) {
+		t := now()
+		if mined < total && t.Sub(last) < miningProgressEvery {
+			return
+		}
+		last = t
+		el := t.Sub(began)
+		rate := 0.0
+		if el > 0 {
+			rate = float64(mined) / el.Seconds()
+		}
+		fmt.Fprintf(w, "  mined %d of %d blocks (%.0f blocks/s, %s)\n", mined, total, rate, el.Round(100*time.Millisecond))
+	}
 }

@@ -86,6 +86,7 @@ func testDemoRun(t *testing.T, kind string) {
 		fmt.Sprintf("filter header       %6d  %s", wantTip, rep.IndexedFilterHeader),
 		fmt.Sprintf("matched transaction %s in block %d", rep.Payment.TxID, rep.Payment.Height),
 		"neutrino peers      1",
+		fmt.Sprintf("  mined %d of %d blocks", wantTip, wantTip), // progress during the mining step
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q", want)
@@ -132,8 +133,33 @@ func TestStopEndsAKeptDemo(t *testing.T) {
 	case <-time.After(2 * time.Minute):
 		t.Fatalf("no report within 2 minutes:\n%s", out.String())
 	}
-	if !strings.Contains(out.String(), "still running (-keep)") || !strings.Contains(out.String(), rep.HTTPAddr) {
-		t.Errorf("-keep output lacks the addresses:\n%s", out.String())
+	t.Log("demo output:\n" + out.String())
+	for _, want := range []string{"still running (-keep)", "node RPC", "node P2P            " + rep.NodeP2P, "cfindexd P2P        " + rep.P2PAddr,
+		"cfindexd HTTP       http://" + rep.HTTPAddr, "neutrino            in this process, peer " + rep.P2PAddr, rep.MineCommand} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("-keep output lacks %q:\n%s", want, out.String())
+		}
+	}
+	// The printed commands work: mining a block moves cfindexd's tip, and
+	// the status command reports it.
+	if _, err := exec.LookPath("curl"); err == nil {
+		if mined, err := exec.CommandContext(ctx, "sh", "-c", rep.MineCommand).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", rep.MineCommand, err, mined)
+		}
+		statusCmd := strings.Fields(rep.DaemonBin + " status --json --chain=regtest --httplisten=" + rep.HTTPAddr)
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			st, err := exec.CommandContext(ctx, statusCmd[0], statusCmd[1:]...).Output()
+			if err == nil && strings.Contains(string(st), fmt.Sprintf(`"indexed_height": %d`, rep.NodeHeight+1)) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after the printed mine command, status says %s (%v)", st, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	} else {
+		t.Log("curl not installed: the printed mine command is not run")
 	}
 	recs, err := readPIDFiles(state)
 	if err != nil {
@@ -244,5 +270,22 @@ func TestInterruptStopsEverything(t *testing.T) {
 	}
 	if live, _ := liveProcesses(state); len(live) > 0 {
 		t.Errorf("pid files of live processes left: %v", live)
+	}
+}
+
+// The mining step reports at most every two seconds, and always its last
+// block.
+func TestMiningProgressLines(t *testing.T) {
+	var out bytes.Buffer
+	at := time.Unix(1000, 0)
+	now := func() time.Time { return at }
+	progress := miningProgress(&out, 300, now)
+	for mined := 100; mined <= 300; mined += 100 {
+		at = at.Add(1500 * time.Millisecond)
+		progress(mined)
+	}
+	want := "  mined 200 of 300 blocks (67 blocks/s, 3s)\n  mined 300 of 300 blocks (67 blocks/s, 4.5s)\n"
+	if out.String() != want {
+		t.Errorf("progress lines %q, want %q", out.String(), want)
 	}
 }

@@ -42,6 +42,11 @@ type regtestNode interface {
 	DaemonArgs() []string
 	// Describe says how to reach the node's RPC, for the -keep report.
 	Describe() string
+	// P2PAddr is where the node listens for P2P peers, on loopback.
+	P2PAddr() string
+	// MineCommand is a shell command that mines one block on the node,
+	// for the -keep report.
+	MineCommand() string
 	// Stop stops the node and waits for it to exit.
 	Stop() error
 }
@@ -114,6 +119,15 @@ func (n *btcdNode) Client() *bitcoind.Client { return n.client }
 func (n *btcdNode) Wallet() *btcdtest.Wallet { return n.node.Wallet() }
 func (n *btcdNode) Describe() string {
 	return fmt.Sprintf("btcd RPC %s (user %s, password %s), log %s", n.node.RPCHost(), n.node.User(), n.node.Password(), n.node.LogPath())
+}
+
+func (n *btcdNode) P2PAddr() string { return n.node.P2PAddr() }
+
+// MineCommand is btcd's generate over JSON-RPC with curl: btcd has no
+// bitcoin-cli, and btcctl is not built by the demo.
+func (n *btcdNode) MineCommand() string {
+	return fmt.Sprintf(`curl -s --user %s:%s -H 'Content-Type: application/json' --data-binary '{"jsonrpc":"1.0","id":1,"method":"generate","params":[1]}' http://%s/`,
+		n.node.User(), n.node.Password(), n.node.RPCHost())
 }
 
 func (n *btcdNode) Mine(ctx context.Context, count int) ([]chainhash.Hash, error) {

@@ -29,8 +29,9 @@ type report struct {
 	RescanBlock int32
 	// Phases are the steps and how long each took.
 	Phases []phase
-	// Addresses, for -keep.
-	P2PAddr, HTTPAddr, NodeRPC, StateDir string
+	// Addresses and commands, for -keep.
+	P2PAddr, HTTPAddr, NodeRPC, NodeP2P, StateDir string
+	NeutrinoDir, MineCommand, DaemonBin           string
 }
 
 // phase is one timed step of the demo.
@@ -67,12 +68,17 @@ func (r *report) write(w io.Writer) {
 	}
 }
 
-// writeAddresses prints where the kept processes listen.
+// writeAddresses prints where the kept processes listen and how to use
+// them.
 func (r *report) writeAddresses(w io.Writer) {
 	fmt.Fprintf(w, "\nstill running (-keep):\n")
-	fmt.Fprintf(w, "  cfindexd P2P        %s (chain regtest)\n", r.P2PAddr)
-	fmt.Fprintf(w, "  cfindexd HTTP       http://%s/metrics  /readyz  /rest/blockfilter/basic/<hash>.json\n", r.HTTPAddr)
-	fmt.Fprintf(w, "  node                %s\n", r.NodeRPC)
+	fmt.Fprintf(w, "  node RPC            %s\n", r.NodeRPC)
+	fmt.Fprintf(w, "  node P2P            %s\n", r.NodeP2P)
+	fmt.Fprintf(w, "  cfindexd P2P        %s (chain regtest; neutrino.connect=%s)\n", r.P2PAddr, r.P2PAddr)
+	fmt.Fprintf(w, "  cfindexd HTTP       http://%s/status  /metrics  /readyz  /rest/blockfilter/basic/<hash>.json\n", r.HTTPAddr)
+	fmt.Fprintf(w, "  neutrino            in this process, peer %s, data %s\n", r.P2PAddr, r.NeutrinoDir)
 	fmt.Fprintf(w, "  state, logs         %s\n", r.StateDir)
+	fmt.Fprintf(w, "mine a block (cfindexd indexes it, neutrino follows):\n  %s\n", r.MineCommand)
+	fmt.Fprintf(w, "ask cfindexd how it is doing:\n  %s status --chain=regtest --httplisten=%s\n", r.DaemonBin, r.HTTPAddr)
 	fmt.Fprintf(w, "Ctrl-C here, or `go run ./scripts/regtest stop` elsewhere, stops everything.\n")
 }
