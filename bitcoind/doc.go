@@ -4,12 +4,14 @@
 //
 // # What it owns
 //
-//   - Client: JSON-RPC over HTTP keep-alive with rpcuser/rpcpassword or
+//   - Client: JSON-RPC over HTTP keep-alive (HTTPS with Config.RPCCert,
+//     trusting only that certificate, read lazily and re-read when it
+//     changes: btcd's rpc.cert; tls.go) with rpcuser/rpcpassword or
 //     cookie auth (DefaultCookiePath; the cookie is re-read when the node
 //     answers 401, which is what a node restart looks like), JSON-RPC
 //     batches (CallBatch, GetRawTransactions, GetRawBlocks), typed calls the follower
 //     needs (GetBestBlockHash, GetBlockHash, GetBlockHeaderVerbose,
-//     GetRawBlock, GetChainInfo, CheckGenesis, SendRawTransaction) and the
+//     GetRawBlock, GetChainInfo, CheckGenesis, SendRawTransaction, Uptime) and the
 //     REST fetches of the REST mode.
 //   - BlockSource and DetectSource: the prevout modes below.
 //   - ZMQSubscriber and Poller: hints that the tip may have moved.
@@ -18,6 +20,13 @@
 //   - Sentinel errors (errors.go) for what callers act on: ErrUnreachable,
 //     ErrAuth, ErrWarmup, ErrBlockNotFound, ErrTxNotFound, ErrPruned,
 //     ErrWrongNetwork, ErrNoPrevoutSource, ErrMethodNotFound, ErrMalformed.
+//     ErrTLS (plain HTTP to btcd's TLS, HTTPS to a plain server, another
+//     certificate) and ErrPermanent mark what no retry fixes; IsPermanent
+//     also counts ErrWrongNetwork and ErrNoPrevoutSource. Credentials the
+//     node rejects are permanent when configured (rpcuser), not for a
+//     cookie, which the node rewrites when it restarts. A 503 names its
+//     cause from Core's body ("Request rejected during server shutdown",
+//     "Work queue depth exceeded"), both when it cannot tell.
 //     JSON-RPC error objects come back as *RPCError and match them with
 //     errors.Is (-28 → ErrWarmup, -5 on block methods → ErrBlockNotFound,
 //     "pruned data" → ErrPruned). Initial block download is not an error:
@@ -102,8 +111,20 @@
 // the P2P path can never stop the daemon. The REST and getblock-3 modes
 // ignore NodeP2P.
 //
+// Each new connection checks the peer is the node's P2P port (nodep2p.go):
+// its first frame must carry our network's magic (a node of another
+// network is named — the magic of its reply, or, for a node that hangs up
+// on ours, the network whose magic it answers on a second, short
+// connection), and it must serve block 1 of the RPC node's chain (another
+// chain of the same network answers notfound, or nothing within the
+// handshake timeout). Such an address is not redialled for ten minutes;
+// CheckNodeP2P lets the daemon refuse a configured nodep2p at start.
+//
 // A node with none of these gives ErrNoPrevoutSource with the option to
-// turn on (-rest=1, -txindex=1, --txindex for btcd, or upgrade Core). Node
+// turn on (-rest=1, -txindex=1, --txindex for btcd, or upgrade Core). A
+// mode forced through SourceOptions.Force is checked the same way. When
+// Core could serve REST but -rest is off, detection warns and states the
+// cost measured on Core v31 (getblock 3 20-30x slower than REST). Node
 // detection: getnetworkinfo's subversion (/Satoshi:31.0.0/) and version
 // for Core; btcd does not implement getnetworkinfo but answers its
 // "version" extension with btcdjsonrpcapi. Core's getindexinfo tells

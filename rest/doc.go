@@ -144,5 +144,17 @@
 // while the process serves HTTP. GET /readyz answers 200 with
 // {"ready":true,...} while the indexed tip is at most ReadyMaxLag (default
 // 2) blocks below the node's tip as last reported to Metrics.NodeTip, and
-// 503 with {"ready":false,"reason":...} otherwise.
+// 503 with {"ready":false,"reason":...} otherwise. GET /status answers
+// the StatusReport as JSON (status.go): what the daemon reports through
+// Config.Status (version, commit, start time, chain, the node's address,
+// reachability, kind, version, prevout source and last error, P2P peers,
+// store path) with the indexed tip and store size from the view and the
+// node's height from Metrics; `cfindexd status` reads it. The daemon
+// reports whether the node answered its last contact through
+// Metrics.SetNodeUp (nodestate.go).
+//
+// Shutdown: after the context of Run/Serve ends, requests in flight get
+// ShutdownTimeout, idle keep-alive connections close at once, and so do
+// connections that have not sent a whole request yet (shutdown.go), which
+// net/http alone would wait for until they are five seconds old.
 package rest
