@@ -232,7 +232,7 @@ func TestMismatchedNetworkExitsNonZero(t *testing.T) {
 		first.waitLog(30*time.Second, msgIs("starting"))
 		second := startDaemon(t, args...)
 		code, last := second.wait(30 * time.Second)
-		if code == 0 || !strings.Contains(last, "open store") {
+		if code == 0 || strings.Count(last, "open store") != 1 || !strings.Contains(last, "locked by another process") {
 			t.Fatalf("exit %d, last line %q", code, last)
 		}
 		if code, _ := first.terminate(10 * time.Second); code != 0 {

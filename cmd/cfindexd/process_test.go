@@ -93,11 +93,34 @@ func startDaemonEnv(t *testing.T, env []string, args ...string) *daemonProc {
 			_ = cmd.Process.Kill()
 			<-d.done
 		}
+		d.checkNoDoubledPrefix()
 		if t.Failed() {
 			d.dump()
 		}
 	})
 	return d
+}
+
+// checkNoDoubledPrefix fails the test for an error that repeats its own
+// context ("open store X: open store X: ...", "getbestblockhash:
+// getbestblockhash: ..."): each wrap must add something.
+func (d *daemonProc) checkNoDoubledPrefix() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, l := range d.lines {
+		text := l
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) == nil {
+			text, _ = m["error"].(string)
+		}
+		parts := strings.Split(text, ": ")
+		for i := 1; i < len(parts); i++ {
+			if parts[i] != "" && parts[i] == parts[i-1] {
+				d.t.Errorf("doubled prefix %q in %s", parts[i], l)
+				break
+			}
+		}
+	}
 }
 
 func (d *daemonProc) dump() {
