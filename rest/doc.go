@@ -151,7 +151,7 @@
 // store path) with the indexed tip and store size from the view and the
 // node's height from Metrics; `cfindexd status` reads it. The daemon
 // reports whether the node answered its last contact through
-// Metrics.SetNodeUp (nodestate.go).
+// Metrics.NodeReachable (nodestate.go).
 //
 // Shutdown: after the context of Run/Serve ends, requests in flight get
 // ShutdownTimeout, idle keep-alive connections close at once, and so do

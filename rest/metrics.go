@@ -46,8 +46,8 @@ type Metrics struct {
 	errors        *prometheus.CounterVec
 	storeSize     prometheus.Gauge
 
-	nodeTip   atomic.Int64 // -1 until the first NodeTip
-	nodeState atomic.Int32 // nodeUnknown, nodeDown or nodeUp (nodestate.go)
+	nodeTip atomic.Int64                 // -1 until the first NodeTip
+	reach   atomic.Pointer[reachability] // nil until the first NodeReachable (nodestate.go)
 
 	now         func() time.Time
 	mu          sync.Mutex

@@ -1,34 +1,30 @@
 package rest
 
 // Node reachability as the daemon sees it, kept beside the metrics so that
-// health, readiness and status read one value. The daemon sets it while it
-// waits for the node, when a probe of a running node fails or succeeds,
-// and when the node refuses cfindexd's configuration.
+// readiness, status and metrics read one value. The daemon reports it
+// while it waits for the node, when a probe of a running node fails or
+// succeeds, and when the node refuses cfindexd's configuration.
+//
+// The methods have the signatures of the ones the ops-indexer branch adds
+// to metrics.go (where the follower reports each round through
+// indexer.Observer and cfindexd_node_up follows them): when both branches
+// are merged, that implementation replaces this file.
 
-// Node reachability states, as NodeUp reports them.
-const (
-	nodeUnknown int32 = iota // never set: the daemon has not asked yet
-	nodeDown                 // the last contact failed
-	nodeUp                   // the last contact succeeded
-)
+// reachability is one report of NodeReachable.
+type reachability struct{ err error }
 
-// SetNodeUp records whether the node answered the daemon's last contact.
-func (m *Metrics) SetNodeUp(up bool) {
-	if up {
-		m.nodeState.Store(nodeUp)
-		return
-	}
-	m.nodeState.Store(nodeDown)
+// NodeReachable records whether the node answered the last contact (nil)
+// or could not be reached or refused cfindexd (the error).
+func (m *Metrics) NodeReachable(err error) {
+	m.reach.Store(&reachability{err: err})
 }
 
-// NodeUp reports whether the node answered the daemon's last contact;
-// known is false until the daemon has reported either.
-func (m *Metrics) NodeUp() (up, known bool) {
-	switch m.nodeState.Load() {
-	case nodeUp:
-		return true, true
-	case nodeDown:
-		return false, true
+// NodeReachability returns the error of the last contact that failed (nil
+// if it succeeded), and false before the first report.
+func (m *Metrics) NodeReachability() (error, bool) {
+	r := m.reach.Load()
+	if r == nil {
+		return nil, false
 	}
-	return false, false
+	return r.err, true
 }

@@ -7,7 +7,6 @@ import (
 	"net"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
@@ -144,7 +143,7 @@ func (l *nodeLink) up(info bitcoind.NodeInfo, mode string) {
 		l.status.PrevoutSource = mode
 	}
 	l.mu.Unlock()
-	l.metrics.SetNodeUp(true)
+	l.metrics.NodeReachable(nil)
 }
 
 // reachable records a successful probe without new facts.
@@ -152,7 +151,7 @@ func (l *nodeLink) reachable() {
 	l.mu.Lock()
 	l.status.Reachable, l.status.Error = true, ""
 	l.mu.Unlock()
-	l.metrics.SetNodeUp(true)
+	l.metrics.NodeReachable(nil)
 }
 
 // down records a failed contact.
@@ -160,7 +159,7 @@ func (l *nodeLink) down(err error) {
 	l.mu.Lock()
 	l.status.Reachable, l.status.Error = false, err.Error()
 	l.mu.Unlock()
-	l.metrics.SetNodeUp(false)
+	l.metrics.NodeReachable(err)
 }
 
 // nodeStatus is the node part of /status.
@@ -203,9 +202,3 @@ var (
 	_ p2p.BlockFetcher = (*nodeLink)(nil)
 	_ p2p.TxRelayer    = (*nodeLink)(nil)
 )
-
-// nodeStartTime is when the node's RPC server started, from its uptime
-// as seen at now: a later value than before means it restarted.
-func nodeStartTime(now time.Time, uptime time.Duration) time.Time {
-	return now.Add(-uptime)
-}

@@ -30,9 +30,10 @@ const (
 	// nodeP2PCheckTimeout bounds the start-up check of a configured
 	// nodep2p (connect, handshake, one block).
 	nodeP2PCheckTimeout = 15 * time.Second
-	// restartSlack is how far the node's start time (now minus its
-	// uptime, whole seconds) may move before it counts as a restart.
-	restartSlack = 3 * time.Second
+	// restartSlack is how far the node's start time must have moved,
+	// beyond what the uptime's whole seconds and the probe's round trip
+	// leave uncertain, to count as a restart.
+	restartSlack = time.Second
 	// probeTimeout bounds one liveness probe of a running node.
 	probeTimeout = 10 * time.Second
 )
@@ -65,10 +66,10 @@ type nodeSupervisor struct {
 	srcOpts    bitcoind.SourceOptions
 	prevouts   *prevoutTotals
 
-	connected bool      // the node has answered once
-	picked    string    // the RPC address that answered last
-	mode      string    // the prevout mode of the last connection
-	nodeStart time.Time // the node's start time at the last connection; zero if it has no uptime RPC
+	connected bool        // the node has answered once
+	picked    string      // the RPC address that answered last
+	mode      string      // the prevout mode of the last connection
+	nodeStart startWindow // the node's start time at the last connection; zero if it has no uptime RPC
 }
 
 // watchInterval is how often a running node is probed for a restart:
@@ -167,9 +168,9 @@ func (s *nodeSupervisor) connect(ctx context.Context) (*bitcoind.Client, bitcoin
 		closeSource(src)
 		return nil, nil, err
 	}
-	s.nodeStart = time.Time{}
-	if up, err := client.Uptime(ctx); err == nil {
-		s.nodeStart = nodeStartTime(time.Now(), up)
+	s.nodeStart = startWindow{}
+	if start, err := s.probe(ctx, client); err == nil {
+		s.nodeStart = start
 	}
 	if s.mode != "" && s.mode != src.Mode() {
 		s.log.Info().Str("from", s.mode).Str("to", src.Mode()).Msg("prevout source changed")
@@ -270,25 +271,45 @@ func (s *nodeSupervisor) watch(ctx context.Context, client *bitcoind.Client) err
 		case failing:
 			s.log.Info().Msg("node answers again; checking it")
 			return errNodeRestarted
-		case !start.IsZero() && !s.nodeStart.IsZero() && start.Sub(s.nodeStart) > restartSlack:
-			s.log.Info().Time("node_started", start).Msg("node restarted; checking its options again")
+		case start.after(s.nodeStart):
+			s.log.Info().Time("node_started", start.latest).Msg("node restarted; checking its options again")
 			return errNodeRestarted
 		}
 		s.link.reachable()
 	}
 }
 
-// probe asks the node for its uptime (a start time), or, for a node
-// without that RPC, only whether it answers (zero time).
-func (s *nodeSupervisor) probe(ctx context.Context, client *bitcoind.Client) (time.Time, error) {
+// probe asks the node for its uptime (when it started), or, for a node
+// without that RPC, only whether it answers (a zero window).
+func (s *nodeSupervisor) probe(ctx context.Context, client *bitcoind.Client) (startWindow, error) {
+	before := time.Now()
 	up, err := client.Uptime(ctx)
 	if err == nil {
-		return nodeStartTime(time.Now(), up), nil
+		return nodeStartWindow(before, time.Now(), up), nil
 	}
 	if errors.Is(err, bitcoind.ErrMethodNotFound) {
 		_, err = client.GetBestBlockHash(ctx)
 	}
-	return time.Time{}, err
+	return startWindow{}, err
+}
+
+// startWindow bounds when the node started, from one uptime probe.
+type startWindow struct{ earliest, latest time.Time }
+
+// nodeStartWindow is when a node that answered uptime (whole seconds,
+// measured somewhere between before and after) started: a slow round
+// trip widens the window instead of moving it.
+func nodeStartWindow(before, after time.Time, uptime time.Duration) startWindow {
+	return startWindow{earliest: before.Add(-uptime - time.Second), latest: after.Add(-uptime)}
+}
+
+// after reports whether w started certainly later than prev (the node
+// restarted in between); false when either is unknown.
+func (w startWindow) after(prev startWindow) bool {
+	if w.earliest.IsZero() || prev.latest.IsZero() {
+		return false
+	}
+	return w.earliest.Sub(prev.latest) > restartSlack
 }
 
 // closeSource releases a source's connections (the txindex source's P2P

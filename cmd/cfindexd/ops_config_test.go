@@ -183,3 +183,26 @@ func TestLogTimestampsAndDurations(t *testing.T) {
 		t.Errorf("console line %q: want the milliseconds of the event", buf.String())
 	}
 }
+
+// A node's start time comes from its uptime (whole seconds) within the
+// probe's round trip: a slow probe of a node that did not restart is not a
+// restart; a later start beyond that uncertainty is.
+func TestNodeStartWindow(t *testing.T) {
+	t0 := time.Unix(10_000, 0)
+	first := nodeStartWindow(t0, t0.Add(50*time.Millisecond), time.Hour)
+	for _, tc := range []struct {
+		name      string
+		probe     startWindow
+		restarted bool
+	}{
+		{"same node, fast probe", nodeStartWindow(t0.Add(5*time.Second), t0.Add(5*time.Second+10*time.Millisecond), time.Hour+5*time.Second), false},
+		{"same node, 4 s probe on a loaded box", nodeStartWindow(t0.Add(10*time.Second), t0.Add(14*time.Second), time.Hour+10*time.Second), false},
+		{"same node, uptime just ticked", nodeStartWindow(t0.Add(10*time.Second), t0.Add(10*time.Second), time.Hour+9*time.Second), false},
+		{"restarted 10 s ago", nodeStartWindow(t0.Add(time.Minute), t0.Add(time.Minute), 10*time.Second), true},
+		{"unknown (no uptime RPC)", startWindow{}, false},
+	} {
+		if got := tc.probe.after(first); got != tc.restarted {
+			t.Errorf("%s: restarted %v, want %v", tc.name, got, tc.restarted)
+		}
+	}
+}
