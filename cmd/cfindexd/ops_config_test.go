@@ -44,6 +44,12 @@ func TestPathKeysExpandHome(t *testing.T) {
 	if paths != len(want) {
 		t.Errorf("%d path keys, test knows %d: tag new path keys path:\"true\" and add them here", paths, len(want))
 	}
+	// A key named like a path must be tagged as one.
+	for _, k := range configKeys() {
+		if regexp.MustCompile(`(dir|file|cert|path)$`).MatchString(k.Name) && !k.Path {
+			t.Errorf("key %s looks like a path but lacks the tag path:\"true\" (~ and $HOME would not expand)", k.Name)
+		}
+	}
 	// The default datadir expands too.
 	cfg, err = loadConfig(nil, envFrom(map[string]string{"HOME": home}), &bytes.Buffer{})
 	if err != nil {

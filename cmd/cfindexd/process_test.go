@@ -59,11 +59,24 @@ func startDaemon(t *testing.T, args ...string) *daemonProc {
 	return startDaemonEnv(t, nil, args...)
 }
 
+// daemonEnviron is this process's environment without its CFINDEXD_*
+// variables (a developer's settings, or another package's test knobs,
+// which cfindexd would refuse or obey), with CFINDEXD_CONFIG empty.
+func daemonEnviron() []string {
+	env := []string{"CFINDEXD_CONFIG="}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, envPrefix) {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
 // startDaemonEnv is startDaemon with env added to the environment.
 func startDaemonEnv(t *testing.T, env []string, args ...string) *daemonProc {
 	t.Helper()
 	cmd := exec.Command(daemonBinary, append([]string{"--logformat=json", "--loglevel=debug"}, args...)...)
-	cmd.Env = append(append(os.Environ(), "CFINDEXD_CONFIG="), env...)
+	cmd.Env = append(daemonEnviron(), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -254,6 +267,7 @@ func TestBadConfigExitsNonZeroWithOneLine(t *testing.T) {
 		{[]string{"--nosuchkey=1"}, 2, "nosuchkey"},
 	} {
 		cmd := exec.Command(daemonBinary, tc.args...)
+		cmd.Env = daemonEnviron()
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		err := cmd.Run()

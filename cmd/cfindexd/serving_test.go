@@ -20,7 +20,7 @@ import (
 func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	cmd := exec.Command(daemonBinary, args...)
-	cmd.Env = append(cmd.Environ(), "CFINDEXD_CONFIG=")
+	cmd.Env = daemonEnviron()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	done := make(chan error, 1)
