@@ -58,7 +58,7 @@ func (c *credentials) refresh(used string) bool {
 func (c *credentials) readLocked() error {
 	f, err := os.Open(c.cookieFile)
 	if err != nil {
-		return fmt.Errorf("%w: read cookie file %s (is the node running with this datadir/network?): %v", ErrAuth, c.cookieFile, err)
+		return markedError{fmt.Errorf("%w: read cookie file %s (is the node running with this datadir/network?): %v", ErrAuth, c.cookieFile, err), ErrNoCookie}
 	}
 	defer f.Close()
 	buf, err := io.ReadAll(io.LimitReader(f, maxCookieSize+1))

@@ -55,6 +55,11 @@ var (
 	// certificate rpccert does not verify. It is also ErrPermanent.
 	ErrTLS = errors.New("bitcoind: TLS mismatch with the node")
 
+	// ErrNoCookie means the cookie file could not be opened: the node has
+	// not written it yet (it is starting), or it is elsewhere. No request
+	// was sent. It is also ErrAuth.
+	ErrNoCookie = errors.New("bitcoind: no cookie file")
+
 	// ErrPermanent marks an error that no retry can fix until someone
 	// changes the node's or cfindexd's configuration: credentials the node
 	// rejects that were configured explicitly (not a cookie, which the
@@ -139,3 +144,11 @@ func isBlockMethod(method string) bool {
 	}
 	return false
 }
+
+// markedError makes err also match mark with errors.Is, without adding to
+// its message.
+type markedError struct{ err, mark error }
+
+func (e markedError) Error() string        { return e.err.Error() }
+func (e markedError) Unwrap() error        { return e.err }
+func (e markedError) Is(target error) bool { return target == e.mark }

@@ -161,3 +161,17 @@ func TestRPCPortZeroFindsBtcd(t *testing.T) {
 	})
 	d.waitLog(60*time.Second, heightAtLeast(20))
 }
+
+// A btcd user who left rpcuser out gets told why the cookie is missing:
+// something listens on btcd's port, and btcd writes no cookie.
+func TestMissingCookieNamesBtcd(t *testing.T) {
+	node := btcdtest.Start(t, btcdtest.Options{WalletSeed: 36})
+	nw := regtestWithPorts(t, portOf(t, freeAddr(t)), portOf(t, node.RPCHost()), "")
+	args := withoutFlag(withoutFlag(withoutFlag(nodeArgs(node, "regtest", t.TempDir()), "rpcport"), "rpcuser"), "rpcpassword")
+	d := startInProcess(t, nw, append(args, "--rpcport=0", "--bitcoindatadir="+t.TempDir())...)
+	d.waitLog(30*time.Second, func(m map[string]any) bool {
+		return m["message"] == "waiting for the node" && m["level"] == "warn" &&
+			containsStr(m["error"], "read cookie file") &&
+			containsStr(m["error"], "something listens on "+node.RPCHost()+", btcd's regtest port: btcd writes no cookie, set rpcuser and rpcpassword")
+	})
+}

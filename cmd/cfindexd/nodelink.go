@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
@@ -97,14 +99,19 @@ func (l *nodeLink) addresses() string {
 // pick finds the candidate the node answers on: the first whose
 // getblockhash 0 gets any answer but "unreachable" (a refusal of our
 // credentials or TLS still says the node is there). It returns that
-// client, its candidate and the genesis check's result; with every
-// candidate unreachable, the last client and an error naming them all.
+// client, its candidate and the genesis check's result, or nil and an
+// error naming every candidate when none answered. A cookie that cannot
+// be read sends no request at all; that error is returned as it is, with
+// a hint when something listens on btcd's port (btcd has no cookie).
 func (l *nodeLink) pick(ctx context.Context, genesis chainhash.Hash) (*bitcoind.Client, rpcCandidate, error) {
 	var err error
 	for i, c := range l.clients {
 		err = c.CheckGenesis(ctx, genesis)
 		if ctx.Err() != nil {
 			return nil, rpcCandidate{}, ctx.Err()
+		}
+		if errors.Is(err, bitcoind.ErrNoCookie) {
+			return nil, rpcCandidate{}, l.cookieHint(err)
 		}
 		if !errors.Is(err, bitcoind.ErrUnreachable) {
 			return c, l.candidates[i], err
@@ -113,7 +120,24 @@ func (l *nodeLink) pick(ctx context.Context, genesis chainhash.Hash) (*bitcoind.
 	if len(l.clients) > 1 {
 		err = fmt.Errorf("no node answers at %s: %w", l.addresses(), err)
 	}
-	return l.clients[len(l.clients)-1], l.candidates[len(l.candidates)-1], err
+	return nil, rpcCandidate{}, err
+}
+
+// cookieHint adds to a missing-cookie error that a btcd seems to listen on
+// one of the candidate ports: btcd writes no cookie and wants rpcuser and
+// rpcpassword.
+func (l *nodeLink) cookieHint(err error) error {
+	for _, cand := range l.candidates {
+		if !strings.HasPrefix(cand.Label, "btcd's") {
+			continue
+		}
+		conn, derr := net.DialTimeout("tcp", cand.Addr, time.Second)
+		if derr == nil {
+			conn.Close()
+			return fmt.Errorf("%w (something listens on %s, %s: btcd writes no cookie, set rpcuser and rpcpassword)", err, cand.Addr, cand.Label)
+		}
+	}
+	return err
 }
 
 // use makes c the client the P2P server relays through.

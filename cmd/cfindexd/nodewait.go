@@ -139,7 +139,7 @@ func (s *nodeSupervisor) connect(ctx context.Context) (*bitcoind.Client, bitcoin
 	if ctx.Err() != nil {
 		return nil, nil, nil
 	}
-	if client != nil && (err == nil || !errors.Is(err, bitcoind.ErrUnreachable)) {
+	if client != nil {
 		s.link.use(client)
 		if cand.Addr != s.picked && len(s.link.candidates) > 1 {
 			s.log.Info().Str("node", cand.Addr).Str("port", cand.Label).Msg("node answers")
