@@ -171,7 +171,7 @@ func TestNodeRefusingLaterKeepsServing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.waitLog(2*permanentMaxBackoff, func(m map[string]any) bool {
+	d.waitLog(90*time.Second, func(m map[string]any) bool {
 		return m["message"] == "indexed block" && m["hash"] == hashes[0].String()
 	})
 	if code, _ := d.terminate(10 * time.Second); code != 0 {

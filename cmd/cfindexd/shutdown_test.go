@@ -20,7 +20,7 @@ import (
 // connection open.
 const (
 	shutdownGoal  = time.Second
-	shutdownSlack = 700 * time.Millisecond
+	shutdownSlack = time.Second
 )
 
 // TestSIGTERMAtTipIsFast runs the daemon at the tip of a btcd chain with
