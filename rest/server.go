@@ -164,24 +164,7 @@ func (s *Server) serveBulkRoute(w http.ResponseWriter, r *http.Request, t target
 		writeText(w, http.StatusServiceUnavailable, "too many bulk downloads in flight; retry")
 		return
 	}
-	start, end, final, ok := s.bulkRange(w, t)
-	if !ok {
-		return
-	}
-	var f bulkFile
-	switch t.route {
-	case routeBulkHeaders:
-		f = headersFile
-	case routeBulkFilterHeaders:
-		f = fheadersFile
-	case routeBulkFilters:
-		f = filtersFile
-	case routeNeutrinoBlockHeaders:
-		f = s.neutrinoFile(false, start)
-	case routeNeutrinoFilterHeaders:
-		f = s.neutrinoFile(true, start)
-	}
-	s.serveBulk(w, r, f, start, end, final)
+	s.serveBulkFile(w, r, t)
 }
 
 // serveMetrics refreshes the gauges read from the store, then serves the

@@ -48,6 +48,15 @@ every interval-th filter header up to a stop (a getcfcheckpt answer, about
 forward, and returns at most MaxCheckpoints. Tip is served from memory, updated after each
 commit; TipChanged wakes waiters after each commit or rollback.
 
+Each read method takes its own snapshot, so two calls can see two states,
+and Tip, published just after a commit, can lag the file for as long as the
+commit's final fsync takes (or lead it for a moment during a rollback). An
+answer built from several reads (the blocks above a hash up to the tip)
+takes them from one Snapshot instead: Read(fn) runs fn in one read
+transaction, and the Snapshot's own Tip is that state's tip. fn must not
+wait on a network client: while it runs, a commit that grows the file
+waits.
+
 # Schema (version 1)
 
 All buckets are top-level. Heights are uint32 big-endian, so byte order is

@@ -100,7 +100,7 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		Net:              nw.Params.Net,
 		ReorgSafetyDepth: uint32(cfg.ReorgSafetyDepth),
 		ReadyMaxLag:      uint32(cfg.ReadyBlocks),
-	}, st, metrics, log)
+	}, rest.NewStoreView(st), metrics, log)
 	if err != nil {
 		return fmt.Errorf("http: %w", err)
 	}
