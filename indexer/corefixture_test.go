@@ -115,7 +115,10 @@ func TestFollowerOnRecordedCoreChain(t *testing.T) {
 			}
 
 			// Poll once an hour: only ZMQ (and the first round) move it.
-			f := NewFollower(Config{Genesis: fx.Genesis, Workers: 3, PollInterval: time.Hour}, client, source, st, wake, nil, testLogger(t))
+			// Core made the recorded stale blocks with invalidateblock and
+			// mined a branch of the same length, which the follower takes
+			// only after the settle time: keep that short.
+			f := NewFollower(Config{Genesis: fx.Genesis, Workers: 3, PollInterval: time.Hour, ReorgSettle: 50 * time.Millisecond}, client, source, st, wake, nil, testLogger(t))
 			done := make(chan error, 1)
 			runCtx, stop := context.WithCancel(ctx)
 			go func() { done <- f.Run(runCtx) }()

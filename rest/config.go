@@ -43,6 +43,11 @@ type Config struct {
 	// many blocks below the node's last seen tip.
 	ReadyMaxLag uint32
 
+	// ReadyMaxTipAge: /readyz answers 503 while the indexed tip's block
+	// timestamp is older than this. Zero turns the check off (regtest and
+	// simnet, where blocks come only when someone mines them).
+	ReadyMaxTipAge time.Duration
+
 	// NearTipMaxAge is the Cache-Control max-age of bulk files and of the
 	// bulk index that can still change (ranges within ReorgSafetyDepth of
 	// the tip).
@@ -99,6 +104,9 @@ func (cfg Config) withDefaults() (Config, error) {
 			*n = def
 		}
 		return nil
+	}
+	if cfg.ReadyMaxTipAge < 0 {
+		return Config{}, fmt.Errorf("%w: ready max tip age %v is negative", ErrBadConfig, cfg.ReadyMaxTipAge)
 	}
 	for _, e := range []error{
 		setDur(&cfg.NearTipMaxAge, DefaultNearTipMaxAge, "near-tip max-age"),

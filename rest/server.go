@@ -8,8 +8,11 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/cfindexd/cfindexd/store"
 )
 
 // Server is the HTTP server: Core-compatible REST filter endpoints, bulk
@@ -106,16 +109,18 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// serveHTTP dispatches one request and counts it by route and status.
+// serveHTTP dispatches one request and counts it by route and status,
+// with its duration.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	began := time.Now()
 	rec := &statusRecorder{ResponseWriter: w}
 	if len(r.RequestURI) > s.cfg.MaxURILength {
 		writeText(rec, http.StatusRequestURITooLong, "request target too long")
-		s.metrics.httpRequest(routeNotFound, rec.code())
+		s.metrics.httpRequest(routeNotFound, rec.code(), time.Since(began))
 		return
 	}
 	t := parseTarget(r.URL.EscapedPath(), r.URL.RawQuery)
-	defer func() { s.metrics.httpRequest(t.route, rec.code()) }()
+	defer func() { s.metrics.httpRequest(t.route, rec.code(), time.Since(began)) }()
 	if !methodAllowed(t.route, r.Method) {
 		rec.Header().Set("Allow", allowed(t.route))
 		writeText(rec, http.StatusMethodNotAllowed, "method not allowed")
@@ -171,10 +176,28 @@ func (s *Server) serveBulkRoute(w http.ResponseWriter, r *http.Request, t target
 // registry.
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	s.metrics.SetStoreSize(s.view.SizeBytes())
-	if tip, ok := s.view.Tip(); ok {
-		s.metrics.SetIndexedHeight(tip.Height)
+	if tip, blockTime, ok := s.indexedTip(); ok {
+		s.metrics.SetIndexedTip(tip.Height, blockTime)
 	}
 	s.metrics.handler().ServeHTTP(w, r)
+}
+
+// indexedTip returns the indexed tip and its block timestamp, read from one
+// snapshot; false on an empty index or a failed read.
+func (s *Server) indexedTip() (tip store.Tip, blockTime time.Time, ok bool) {
+	err := s.view.Read(func(v ChainReader) error {
+		if tip, ok = v.Tip(); !ok {
+			return nil
+		}
+		hdr, err := v.HeaderAt(tip.Height)
+		blockTime = hdr.Timestamp
+		return err
+	})
+	if err != nil {
+		s.log.Error().Err(err).Msg("read the indexed tip")
+		return store.Tip{}, time.Time{}, false
+	}
+	return tip, blockTime, ok
 }
 
 // internalError logs err and answers 500 without details.
