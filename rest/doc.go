@@ -7,6 +7,17 @@
 // the node, or keep chain state of its own: every answer is computed from
 // the view at request time, so a reorg is visible at the next request.
 //
+// An answer that takes several reads (a block looked up by hash, then the
+// chain above it up to the tip; a bulk range resolved against the tip, its
+// ETag and its first chunk) takes them from one committed state through
+// ChainView.Read (a store.Snapshot), so no request fails or mixes two
+// states because the indexer committed or rolled back in between: the
+// store publishes its in-memory tip only after a commit's final fsync, and
+// reading that tip beside the file would see a block in one and not the
+// other. A block not on the indexed chain is answered as Core answers a
+// block it does not have. Nothing is written to a client while a snapshot
+// is open.
+//
 // # Server
 //
 // New(Config, ChainView, *Metrics, zerolog.Logger) builds a Server; Run(ctx)
@@ -124,25 +135,42 @@
 // without reading the range. A reorg deeper than ReorgSafetyDepth would
 // change a "final" file; its ETag changes with it, but caches that honoured
 // "immutable" keep the old bytes, which still verify against the old
-// chain's headers. A download that races a reorg is cut off (the body ends
-// early) rather than completed with bytes of two chains. Bulk responses
-// allow any origin (CORS) since the data is public.
+// chain's headers. A file that fits one store read (headers and filter
+// headers up to 2,000 heights, filters up to 250) comes from one snapshot;
+// a longer one is read in chunks, each from its own snapshot and checked to
+// link to the one before, and a download that races a reorg is cut off (the
+// body ends early) rather than completed with bytes of two chains. Bulk
+// responses allow any origin (CORS) since the data is public.
 //
 // # Operations
 //
 // GET /metrics serves Metrics' private registry in the Prometheus text
-// format: cfindexd_indexed_height, cfindexd_node_height,
-// cfindexd_blocks_indexed_total, cfindexd_index_rate_blocks_per_second
-// (last rate measured over at least a second; rate() of the counter is the
-// better series), cfindexd_filter_bytes_total, cfindexd_reorgs_total,
-// cfindexd_reorg_blocks_total, cfindexd_p2p_peers_connected,
+// format, with the Go runtime (go_*) and process (process_*) collectors:
+// cfindexd_build_info{version,commit,goversion} (1), cfindexd_node_up,
+// cfindexd_node_height, cfindexd_node_tip_age_seconds (absent until the
+// node's tip is seen), cfindexd_indexed_height and
+// cfindexd_last_indexed_timestamp_seconds (the indexed tip's block time,
+// both read from the store at each scrape), cfindexd_blocks_indexed_total,
+// cfindexd_index_rate_blocks_per_second (blocks committed over the last
+// 10 s at scrape time, so 0 when stalled), cfindexd_filter_bytes_total,
+// cfindexd_reorgs_total, cfindexd_reorg_blocks_total,
+// cfindexd_errors_total{kind}, cfindexd_http_requests_total{route,code},
+// cfindexd_http_request_duration_seconds{route} (a histogram from 1 ms to
+// 5 min), cfindexd_p2p_peers_connected,
 // cfindexd_p2p_{messages_received,received_bytes,messages_sent,sent_bytes}_total
 // {command}, cfindexd_p2p_disconnects_total{cause},
-// cfindexd_http_requests_total{route,code}, cfindexd_errors_total{kind} and
-// cfindexd_store_size_bytes. Route labels are fixed names (rest_blockfilter,
-// bulk_filters, ...), never raw paths. GET /healthz answers 200 "ok"
-// while the process serves HTTP. GET /readyz answers 200 with
-// {"ready":true,...} while the indexed tip is at most ReadyMaxLag (default
-// 2) blocks below the node's tip as last reported to Metrics.NodeTip, and
-// 503 with {"ready":false,"reason":...} otherwise.
+// cfindexd_store_size_bytes and cfindexd_prevouts_resolved_total{from}.
+// Every counter and every label value the code knows (error kinds, routes
+// with code 200, disconnect causes, the commands the P2P server sends, both
+// prevout sources) is exported from the start at 0. Route labels are fixed
+// names (rest_blockfilter, bulk_filters, ...), never raw paths.
+//
+// GET /healthz answers 200 "ok" while the process serves HTTP. GET /readyz
+// answers 200 with {"ready":true,...} while the node answered the
+// follower's last round (Metrics.NodeReachable), the indexed tip is at most
+// ReadyMaxLag (default 2) blocks below the node's tip as last reported to
+// Metrics.NodeTip, and, when ReadyMaxTipAge is set, the indexed tip's block
+// timestamp is at most that old; otherwise 503 with
+// {"ready":false,"reason":...} naming the first condition that fails. The
+// body carries indexed_height, node_height and indexed_tip_age_seconds.
 package rest

@@ -54,9 +54,14 @@ type Config struct {
 	RelayTx          bool          `toml:"relaytx" usage:"pass transactions from light clients to the node (sendrawtransaction)"`
 	HTTPListen       string        `toml:"httplisten" usage:"HTTP API, metrics and health address; auto = 127.0.0.1:<chain's HTTP port>; empty disables"`
 	ReadyBlocks      int           `toml:"readyblocks" usage:"/readyz is 200 while the indexed tip is at most this many blocks behind the node"`
-	ReorgSafetyDepth int           `toml:"reorgsafetydepth" usage:"bulk ranges at least this deep are final: strong ETag, immutable caching"`
+	ReorgSafetyDepth int           `toml:"reorgsafetydepth" usage:"bulk ranges at least this deep are final (strong ETag, immutable caching); a deeper reorg stops cfindexd unless allowdeepreorg"`
 	LogLevel         string        `toml:"loglevel" usage:"trace, debug, info, warn or error"`
 	LogFormat        string        `toml:"logformat" usage:"auto (console on a terminal, JSON otherwise), console or json"`
+
+	// Reorg safety and readiness (reorgready.go).
+	AllowDeepReorg bool          `toml:"allowdeepreorg" usage:"follow reorgs deeper than reorgsafetydepth, and a node whose chain shares only the genesis block with the index, instead of stopping"`
+	ReorgSettle    time.Duration `toml:"reorgsettle" usage:"how long the node must stay on a chain with no more work than the indexed one before cfindexd follows it; 0 = at once"`
+	ReadyMaxTipAge string        `toml:"readymaxtipage" usage:"/readyz is 503 while the indexed tip's block is older than this; auto = 2h on main, test, testnet4 and signet, off on regtest and simnet; 0 = off"`
 }
 
 // defaultConfig returns the configuration used for every key that no file,
@@ -83,6 +88,8 @@ func defaultConfig() Config {
 		HTTPListen:       "auto",
 		ReadyBlocks:      2,
 		ReorgSafetyDepth: 144,
+		ReorgSettle:      10 * time.Second,
+		ReadyMaxTipAge:   "auto",
 		LogLevel:         "info",
 		LogFormat:        "auto",
 	}
@@ -319,6 +326,9 @@ func (c *Config) validate() error {
 	}
 	if c.ReorgSafetyDepth < 6 || c.ReorgSafetyDepth > 100000 {
 		return fmt.Errorf("reorgsafetydepth: %d is outside 6..100000", c.ReorgSafetyDepth)
+	}
+	if err := c.validateReorgReady(); err != nil {
+		return err
 	}
 	switch c.LogLevel {
 	case "trace", "debug", "info", "warn", "error":

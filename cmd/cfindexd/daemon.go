@@ -89,17 +89,23 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	}
 
 	metrics := rest.NewMetrics()
+	metrics.SetBuildInfo(version)
 	if haveTip {
 		metrics.SetIndexedHeight(tip.Height)
 	}
 	if counted, ok := source.(bitcoind.PrevoutCounter); ok {
 		metrics.WatchPrevouts(counted.PrevoutCounts)
 	}
+	maxTipAge, err := readyMaxTipAge(cfg.ReadyMaxTipAge, nw.Name)
+	if err != nil {
+		return err
+	}
 	httpServer, err := rest.New(rest.Config{
 		Addr:             cfg.HTTPListen,
 		Net:              nw.Params.Net,
 		ReorgSafetyDepth: uint32(cfg.ReorgSafetyDepth),
 		ReadyMaxLag:      uint32(cfg.ReadyBlocks),
+		ReadyMaxTipAge:   maxTipAge,
 	}, rest.NewStoreView(st), metrics, log)
 	if err != nil {
 		return fmt.Errorf("http: %w", err)
@@ -141,6 +147,10 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		Workers:      cfg.Workers,
 		BatchBlocks:  cfg.BatchBlocks,
 		PollInterval: cfg.PollInterval,
+		// Reorg safety (reorgready.go).
+		ReorgSafetyDepth: uint32(cfg.ReorgSafetyDepth),
+		AllowDeepReorg:   cfg.AllowDeepReorg,
+		ReorgSettle:      reorgSettle(cfg.ReorgSettle),
 	}, client, source, st, wake, metrics, log.With().Str("component", "indexer").Logger())
 	g.Go(func() error { return follower.Run(gctx) })
 	return g.Wait()
