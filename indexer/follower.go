@@ -450,7 +450,7 @@ func (f *Follower) refuseReorg(tip store.Tip, fork uint32, best chainhash.Hash, 
 	sentinel, why := ErrDeepReorg, fmt.Sprintf("deeper than reorgsafetydepth (%d)", f.cfg.ReorgSafetyDepth)
 	if vanished {
 		sentinel = ErrChainVanished
-		why = "the two chains share only the genesis block: was the node's data wiped or replaced? (btcd --regtest starts an empty chain on every restart; btcd --simnet keeps it)"
+		why = "was the node's data wiped or replaced? (btcd --regtest starts an empty chain on every restart; btcd --simnet keeps it)"
 	}
 	return fmt.Errorf("%w: %s; %s. To index the node's chain from scratch, restart cfindexd with --reindex; to let cfindexd follow such a reorg, set allowdeepreorg = true",
 		sentinel, what, why)
