@@ -12,6 +12,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/internal/corefixture"
+	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
 // recordedFilter is Core's getblockfilter answer for one block.
@@ -60,7 +61,7 @@ func TestFollowerOnRecordedCoreChain(t *testing.T) {
 
 	for _, mode := range []string{bitcoind.ModeREST, bitcoind.ModeGetBlock3, bitcoind.ModeTxIndex} {
 		t.Run(mode, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(3*time.Minute))
 			defer cancel()
 			srv := corefixture.NewServer(t, fx, corefixture.Options{})
 			client, err := bitcoind.NewClient(bitcoind.Config{Host: srv.Host(), CookieFile: srv.CookieFile()}, testLogger(t))
@@ -122,7 +123,7 @@ func TestFollowerOnRecordedCoreChain(t *testing.T) {
 			done := make(chan error, 1)
 			runCtx, stop := context.WithCancel(ctx)
 			go func() { done <- f.Run(runCtx) }()
-			waitTip(t, st, h101, 10*time.Second)
+			waitTip(t, st, h101, 30*time.Second)
 			resyncsBefore := resyncs.Load() // the first connect counts as one
 
 			dropped, published := false, 0
@@ -146,7 +147,7 @@ func TestFollowerOnRecordedCoreChain(t *testing.T) {
 					t.Fatalf("publish: %d subscribers, %v", n, err)
 				}
 				published++
-				waitTip(t, st, *hash, 10*time.Second)
+				waitTip(t, st, *hash, 30*time.Second)
 			}
 			stop()
 			if err := <-done; err != nil {

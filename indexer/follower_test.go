@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/internal/testtime"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -381,14 +382,9 @@ func (o *reachObserver) reported() bool {
 	return o.seen
 }
 
-// waitFor polls cond until it holds or a deadline passes.
+// waitFor polls cond until it holds or a deadline that scales with the
+// machine's load passes.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testtime.WaitFor(t, "condition", 30*time.Second, cond)
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
 // TestHealthAndReadiness: /healthz is always 200 "ok"; /readyz is 200 only
@@ -116,7 +118,7 @@ func TestServeLifecycle(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(ctx, ln) }()
 	base := "http://" + ln.Addr().String()
-	client := &http.Client{Timeout: 10 * time.Second}
+	client := &http.Client{Timeout: testtime.Scale(10 * time.Second)}
 
 	get := func(path string, hdr http.Header) int {
 		t.Helper()
@@ -148,7 +150,7 @@ func TestServeLifecycle(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Serve after cancel: %v", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(testtime.Scale(10 * time.Second)):
 		t.Fatal("Serve did not return after cancel")
 	}
 }
@@ -156,7 +158,7 @@ func TestServeLifecycle(t *testing.T) {
 // TestRunDisabledAndBadAddr: no address means HTTP is off; a bad address
 // fails at once.
 func TestRunDisabledAndBadAddr(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(10*time.Second))
 	defer cancel()
 	if err := newTestServer(t, newFakeView(), Config{}).Run(ctx); err != nil {
 		t.Errorf("disabled Run: %v", err)

@@ -16,6 +16,8 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
 // The helper process is this test binary run again with helperEnv set; it
@@ -248,7 +250,7 @@ func runAndKill(t *testing.T, path string, genesis chainhash.Hash, waitLines int
 	}()
 
 	var lines []string
-	deadline := time.NewTimer(20 * time.Second)
+	deadline := time.NewTimer(testtime.Scale(20 * time.Second))
 	defer deadline.Stop()
 	for len(lines) < waitLines {
 		select {
