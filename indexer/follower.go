@@ -60,15 +60,15 @@ type Observer interface {
 	Committed(tip store.Tip, blocks int, filterBytes int)
 	// Reorg reports a rollback of depth blocks.
 	Reorg(depth int)
-	// Error reports a failed round by kind: one of ErrorKinds.
+	// Error reports a failed round by kind: one of ErrorKinds().
 	Error(kind string)
 }
 
-// ErrorKinds lists the kinds Observer.Error reports: the node failed a
+// ErrorKinds returns the kinds Observer.Error reports: the node failed a
 // round ("node"), the store failed ("store"), the node is on another chain
 // ("network"), or a reorg was refused (ErrDeepReorg, ErrChainVanished:
 // "reorg").
-var ErrorKinds = []string{"node", "store", "network", "reorg"}
+func ErrorKinds() []string { return []string{"node", "store", "network", "reorg"} }
 
 // NopObserver is an Observer that does nothing.
 type NopObserver struct{}

@@ -12,6 +12,7 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/rs/zerolog"
 
+	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/internal/testtime"
 	"github.com/cfindexd/cfindexd/store"
 )
@@ -324,5 +325,19 @@ func TestFollowerNeverShowsLessWorkBeforeSettle(t *testing.T) {
 	}
 	if waited := ws[len(ws)-1].at.Sub(changed); waited < settle {
 		t.Fatalf("followed the shorter chain after %v, before the settle time %v", waited, settle)
+	}
+}
+
+// TestErrorKindsListsEveryKind: every kind Run reports is in ErrorKinds,
+// so metrics can export each at 0 from the start.
+func TestErrorKindsListsEveryKind(t *testing.T) {
+	listed := map[string]bool{}
+	for _, k := range ErrorKinds() {
+		listed[k] = true
+	}
+	for _, err := range []error{errors.New("refused"), ErrChainMismatch, ErrDeepReorg, ErrChainVanished, errStore, bitcoind.ErrWrongNetwork} {
+		if k := errorKind(err); !listed[k] {
+			t.Errorf("errorKind(%v) = %q, not in ErrorKinds %v", err, k, ErrorKinds())
+		}
 	}
 }

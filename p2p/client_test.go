@@ -14,6 +14,8 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
+
+	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
 // ioTimeout bounds every single read or write of a test client.
@@ -202,9 +204,11 @@ func isConnReset(err error) bool {
 	return errors.As(err, &op) && !op.Timeout()
 }
 
-// waitFor polls cond until it holds or the deadline passes.
+// waitFor polls cond until it holds or the deadline passes; the deadline
+// is stretched on a loaded machine (testtime.Scale).
 func waitFor(t testing.TB, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
+	timeout = testtime.Scale(timeout)
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {

@@ -156,7 +156,7 @@ func NewMetrics() *Metrics {
 // errorKinds lists every kind Error is called with: the follower's, and
 // "http" for a request that failed on the server's side.
 func errorKinds() []string {
-	return append(append([]string(nil), indexer.ErrorKinds...), "http")
+	return append(indexer.ErrorKinds(), "http")
 }
 
 // SetBuildInfo sets cfindexd_build_info{version,commit,goversion} to 1:
