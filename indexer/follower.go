@@ -447,7 +447,7 @@ func (f *Follower) refuseReorg(tip store.Tip, fork uint32, best chainhash.Hash, 
 	depth := tip.Height - fork
 	what := fmt.Sprintf("the node's active chain (tip %s at height %d) leaves the indexed chain at height %d, %d blocks below the indexed tip %s at height %d",
 		best, bestHeight, fork, depth, tip.Hash, tip.Height)
-	sentinel, why := ErrDeepReorg, fmt.Sprintf("deeper than reorgsafetydepth (%d)", f.cfg.ReorgSafetyDepth)
+	sentinel, why := ErrDeepReorg, fmt.Sprintf("reorgsafetydepth is %d", f.cfg.ReorgSafetyDepth)
 	if vanished {
 		sentinel = ErrChainVanished
 		why = "was the node's data wiped or replaced? (btcd --regtest starts an empty chain on every restart; btcd --simnet keeps it)"

@@ -151,7 +151,7 @@ func TestFollowerRefusesDeepReorgs(t *testing.T) {
 	if !errors.Is(err, ErrDeepReorg) || !isFatal(err) || errorKind(err) != "reorg" {
 		t.Fatalf("30-block reorg with reorgsafetydepth 20: %v, want fatal ErrDeepReorg", err)
 	}
-	for _, want := range []string{"height 30", "30 blocks below", "reorgsafetydepth (20)", "--reindex", "allowdeepreorg = true"} {
+	for _, want := range []string{"height 30", "30 blocks below", "reorgsafetydepth is 20", "--reindex", "allowdeepreorg = true"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
