@@ -161,7 +161,7 @@ func TestCoreVectorsUpdateModes(t *testing.T) {
 	coinbaseOut := wire.OutPoint{Hash: hashFromStr(t, "147caa76786596590baa4e98f5d9f48b86c7765e489f7a6ff3360fe5c674360b")}
 	fourthOut := wire.OutPoint{Hash: hashFromStr(t, "02981fa052f0481dbc5868f4fc2166035a10f27a03cfd2de67326471df5bc041")}
 	for _, tc := range []struct {
-		mode                 wire.BloomUpdateType
+		mode                  wire.BloomUpdateType
 		wantCoinbase, want4th bool
 	}{
 		{wire.BloomUpdateP2PubkeyOnly, true, false},
