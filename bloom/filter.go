@@ -108,6 +108,23 @@ func (f *Filter) Insert(data []byte) {
 	}
 }
 
+// insertCounting is Insert, returning how many bits it newly set.
+func (f *Filter) insertCounting(data []byte) int {
+	if len(f.data) == 0 {
+		return 0
+	}
+	added := 0
+	for i := range f.hashFuncs {
+		idx := f.bitIndex(i, data)
+		mask := byte(1) << (idx & 7)
+		if f.data[idx>>3]&mask == 0 {
+			f.data[idx>>3] |= mask
+			added++
+		}
+	}
+	return added
+}
+
 // Contains reports whether data may have been inserted: always true for
 // inserted data, and for a zero-byte filter or k = 0.
 func (f *Filter) Contains(data []byte) bool {

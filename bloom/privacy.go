@@ -111,18 +111,19 @@ func (f *Filter) AddNoise(rng *rand.Rand, n int, fraction float64) int {
 	if fraction <= 0 || len(f.data) == 0 || f.hashFuncs == 0 {
 		return 0
 	}
-	target := int(math.Ceil(float64(f.setBits()) * (1 + fraction)))
+	set := f.setBits()
+	target := int(math.Ceil(float64(set) * (1 + fraction)))
 	least := noiseCount(n, fraction)
 	limit := 2*n + 64
 	var e [noiseElementSize]byte
 	added := 0
-	for added < limit && (added < least || f.setBits() < target) {
+	for added < limit && (added < least || set < target) {
 		for i := 0; i < len(e); i += 8 {
 			var w [8]byte
 			binary.LittleEndian.PutUint64(w[:], rng.Uint64())
 			copy(e[i:], w[:])
 		}
-		f.Insert(e[:])
+		set += f.insertCounting(e[:])
 		added++
 	}
 	return added
