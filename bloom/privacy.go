@@ -22,6 +22,12 @@ const (
 	// DefaultRotationInterval is the spec's rotation: a new tweak (and new
 	// noise) every 100 blocks.
 	DefaultRotationInterval = 100
+	// DefaultMinElements is the spec's 50 elements, read as the least a
+	// wallet filter is sized for: a wallet with a handful of scripts still
+	// gets a 952-bit filter, with room for the outpoints BLOOM_UPDATE_ALL
+	// adds. Sized for 4 elements (72 bits), every false positive's
+	// outpoint fills the filter further and the false positives cascade.
+	DefaultMinElements = 50
 	// noiseElementSize is the length of a noise element: a random 20-byte
 	// string looks like the pubkey hashes and script hashes wallets watch.
 	noiseElementSize = 20
@@ -36,11 +42,15 @@ type Privacy struct {
 	Noise float64
 	// Flags is the update mode (and reserved bits) sent in filterload.
 	Flags wire.BloomUpdateType
+	// MinElements is the least number of elements the filter is sized
+	// for (DefaultMinElements in DefaultPrivacy; 0 sizes it for exactly
+	// the elements and noise).
+	MinElements int
 }
 
 // DefaultPrivacy is the spec's defaults with BLOOM_UPDATE_ALL, the mode
 // that lets the peer find spends of matched outputs without a filteradd.
-var DefaultPrivacy = Privacy{FPR: DefaultFPR, Noise: DefaultNoise, Flags: wire.BloomUpdateAll}
+var DefaultPrivacy = Privacy{FPR: DefaultFPR, Noise: DefaultNoise, Flags: wire.BloomUpdateAll, MinElements: DefaultMinElements}
 
 // Composition says what went into a wallet filter: what a peer holding it
 // learns is only its bits, which these numbers relate to the wallet's
@@ -66,16 +76,17 @@ func (c Composition) NoiseShare() float64 {
 
 // BuildWalletFilter builds a wallet's filter for elements (scripts' data
 // pushes, outpoints, txids — whatever the wallet watches) with tweak and
-// the noise of pol, drawn from rng. The filter is sized for the elements
-// plus the noise at pol.FPR. Noise follows AddNoise. Duplicate elements
+// the noise of pol, drawn from rng. The filter is sized at pol.FPR for the
+// elements plus the noise, or pol.MinElements if that is more. Noise
+// follows AddNoise. Duplicate elements
 // count once in the sizing only if the caller removes them.
 func BuildWalletFilter(elements [][]byte, pol Privacy, tweak uint32, rng *rand.Rand) (*Filter, Composition, error) {
 	if pol.Noise < 0 || math.IsNaN(pol.Noise) {
 		return nil, Composition{}, fmt.Errorf("%w: noise %v", ErrBadParams, pol.Noise)
 	}
 	n := len(elements)
-	planned := n + noiseCount(n, pol.Noise)
-	p, err := ParamsFor(max(planned, 1), pol.FPR)
+	planned := max(n+noiseCount(n, pol.Noise), pol.MinElements, 1)
+	p, err := ParamsFor(planned, pol.FPR)
 	if err != nil {
 		return nil, Composition{}, err
 	}
