@@ -23,17 +23,18 @@ type FilteredBlock struct {
 // updating f as its nFlags ask (so a transaction can match because an
 // earlier one in the same block added an outpoint), and returns the
 // merkleblock and matched transactions Core's CMerkleBlock(block, filter)
-// produces. txids are the block's txids in order; nil computes them. f must
-// not be nil (a peer without a filter gets no answer at all: Core sends
-// nothing for MSG_FILTERED_BLOCK then). block must have at least one
-// transaction, as every valid block does.
+// produces. txids are the block's txids in order; nil (or a slice of the
+// wrong length) computes them. f must not be nil (a peer without a filter
+// gets no answer at all: Core sends nothing for MSG_FILTERED_BLOCK then).
+// A block without transactions, which no valid block is, gives an empty
+// tree.
 //
 // When nothing matches, the tree is one flag bit and the block's merkle
 // root: it is taken from the header rather than recomputed, which is
 // exact for any block whose header commits to its transactions, as every
 // block from the node does.
 func FilterBlock(block *wire.MsgBlock, txids []chainhash.Hash, f *Filter) *FilteredBlock {
-	if txids == nil {
+	if len(txids) != len(block.Transactions) {
 		txids = BlockTxids(block)
 	}
 	fb := &FilteredBlock{MerkleBlock: MerkleBlock{Header: block.Header}}
@@ -49,13 +50,16 @@ func FilterBlock(block *wire.MsgBlock, txids []chainhash.Hash, f *Filter) *Filte
 		fb.Matched = append(fb.Matched, i)
 		fb.Txs = append(fb.Txs, tx)
 	}
-	if matched == nil {
+	if matched == nil && len(txids) > 0 {
 		fb.MerkleBlock.Tree = PartialMerkleTree{
 			Transactions: uint32(len(txids)),
 			Hashes:       []chainhash.Hash{block.Header.MerkleRoot},
 			Flags:        []byte{0},
 		}
 		return fb
+	}
+	if matched == nil {
+		matched = make([]bool, len(txids))
 	}
 	fb.MerkleBlock.Tree = *NewPartialMerkleTree(txids, matched)
 	return fb

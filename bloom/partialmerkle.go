@@ -38,8 +38,13 @@ type Match struct {
 // NewPartialMerkleTree builds the tree proving the transactions with
 // matched[i] set among txids (a block's txids, in block order), exactly as
 // Core's CPartialMerkleTree constructor does. len(matched) must equal
-// len(txids), which must not be empty.
+// len(txids). No txids gives the empty tree (no transactions, hashes or
+// flags), which ExtractMatches refuses; Core's constructor would read past
+// its input.
 func NewPartialMerkleTree(txids []chainhash.Hash, matched []bool) *PartialMerkleTree {
+	if len(txids) == 0 || len(matched) != len(txids) {
+		return &PartialMerkleTree{}
+	}
 	b := treeBuilder{txids: txids, matched: matched, n: uint32(len(txids))}
 	b.build(treeHeight(b.n), 0)
 	return &PartialMerkleTree{Transactions: b.n, Hashes: b.hashes, Flags: b.flags}

@@ -158,3 +158,19 @@ func TestPartialMerkleTreeMalformed(t *testing.T) {
 		t.Errorf("good tree: %v %v", got, err)
 	}
 }
+
+// Degenerate input never panics: an empty block gives the empty tree,
+// which does not verify.
+func TestFilterBlockWithoutTransactions(t *testing.T) {
+	f := New(Params{Size: 10, HashFuncs: 3}, 0, wire.BloomUpdateAll)
+	fb := FilterBlock(&wire.MsgBlock{}, nil, f)
+	if fb.MerkleBlock.Tree.Transactions != 0 || len(fb.Matched) != 0 {
+		t.Fatalf("empty block: %+v", fb)
+	}
+	if _, err := fb.MerkleBlock.Verify(); !errors.Is(err, ErrBadPartialTree) {
+		t.Fatalf("empty tree verifies: %v", err)
+	}
+	if tree := NewPartialMerkleTree(randomTxids(rand.New(rand.NewPCG(1, 1)), 3), []bool{true}); tree.Transactions != 0 {
+		t.Fatal("mismatched matched slice built a tree")
+	}
+}
