@@ -15,6 +15,8 @@
 //   - ZMQSubscriber and Poller: hints that the tip may have moved.
 //   - Backoff: capped exponential delays with injected jitter for callers'
 //     retry loops.
+//   - MempoolMirror: a bounded copy of the node's mempool for BIP-37
+//     serving (below).
 //   - Sentinel errors (errors.go) for what callers act on: ErrUnreachable,
 //     ErrAuth, ErrWarmup, ErrBlockNotFound, ErrTxNotFound, ErrPruned,
 //     ErrWrongNetwork, ErrNoPrevoutSource, ErrMethodNotFound, ErrMalformed.
@@ -109,6 +111,45 @@
 // "version" extension with btcdjsonrpcapi. Core's getindexinfo tells
 // whether txindex is on; btcd is probed with getrawtransaction of the tip's
 // coinbase (without an index it answers an error naming --txindex).
+//
+// # The mempool mirror (mempool*.go)
+//
+// BIP-37 peers are told about new mempool transactions that match their
+// filter and may ask for the whole mempool; the mirror keeps the
+// transactions (serialized with witness, and decoded for matching) so
+// that serving never asks the node per peer. It follows the node in one of
+// two ways:
+//
+//   - Polling (btcd, or Core without ZMQ): getrawmempool every
+//     PollInterval (1 s); transactions no longer listed are removed, new
+//     ones fetched with getrawtransaction batches of up to 500 (mempool
+//     transactions need no -txindex; one the node dropped in between comes
+//     back nil and is skipped). Each poll lists the whole mempool, which is
+//     cheap on btcd and heavy on a busy mainnet Core: use ZMQ there.
+//   - ZMQ (Core with -zmqpubsequence, best with -zmqpubrawtx too): on every
+//     (re)connection and every ResyncInterval (5 min) the mirror compares
+//     itself with getrawmempool false true, whose mempool_sequence numbers
+//     the snapshot; then it applies the "sequence" topic's A (added) and R
+//     (removed for any reason but a block) events numbered at or after it,
+//     removes a block's transactions on C (fetching the block), and relies
+//     on Core's A events for transactions a D (disconnect) returns. A's
+//     bytes come from the "rawtx" topic when it arrived (rawtx also fires
+//     for every block transaction, which never pairs with an A and expires
+//     after 30 s), else by getrawtransaction after RawTxWait (250 ms). A gap
+//     in a topic's 4-byte ZMQ sequence, a reconnect or a malformed message
+//     causes a resync; gaps in the 8-byte mempool sequence are normal
+//     (block inclusion increments it without an R). Formats: Core's
+//     doc/zmq.md; tested against Core v31's recorded sequence messages.
+//
+// Bounds: MaxBytes (64 MiB) of accounted memory — twice the serialization
+// plus per-input, -output and -witness-item overheads, held to the real
+// heap by a test — including 120 bytes per txid remembered after eviction.
+// When a new transaction does not fit, the oldest-arrived are evicted
+// first; their txids are remembered (up to a quarter of the bound) so a
+// poll does not fetch them again. Unpaired rawtx bodies are kept within an
+// eighth of the bound. Subscribers (Subscribe) get every added
+// transaction through a buffered channel; one that falls behind loses
+// transactions (Dropped counts them) and never slows the mirror.
 //
 // # Why not btcd's rpcclient
 //

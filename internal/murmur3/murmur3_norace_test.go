@@ -1,6 +1,6 @@
 //go:build !race
 
-package gcs
+package murmur3
 
 import (
 	"math/rand/v2"
@@ -12,7 +12,7 @@ import (
 // Our MurmurHash3-x86-32 equals spaolacci/murmur3's on every length and
 // seed tried. (Excluded under -race: the library's unsafe pointer walk
 // trips checkptr, which is why we carry our own.)
-func TestMurmur3x86_32MatchesLibrary(t *testing.T) {
+func TestSum32MatchesSpaolacci(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 32))
 	for n := range 200 {
 		data := make([]byte, n%70)
@@ -23,7 +23,7 @@ func TestMurmur3x86_32MatchesLibrary(t *testing.T) {
 		if n%3 == 0 {
 			seed = 0
 		}
-		if got, want := murmur3x86_32(data, seed), murmur3.Sum32WithSeed(data, seed); got != want {
+		if got, want := Sum32(data, seed), murmur3.Sum32WithSeed(data, seed); got != want {
 			t.Fatalf("len %d seed %d: %08x, library %08x", len(data), seed, got, want)
 		}
 	}
