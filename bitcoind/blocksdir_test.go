@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/v2"
 	"github.com/btcsuite/btcd/chainhash/v2"
@@ -447,3 +448,106 @@ func itoa(n int) string {
 }
 
 var _ = io.EOF
+
+// siblingBlock builds a block on parent whose second transaction spends
+// op; tag makes its coinbase, and so its hash, unique. The writer and the
+// reader check no proof of work or signatures, only hashes and the merkle
+// root.
+func siblingBlock(parent *wire.MsgBlock, height int32, op wire.OutPoint, tag byte) *wire.MsgBlock {
+	cb := wire.NewMsgTx(2)
+	cb.AddTxIn(&wire.TxIn{PreviousOutPoint: wire.OutPoint{Index: 0xffffffff}, SignatureScript: []byte{0x02, byte(height), 0x00, tag}, Sequence: 0xffffffff})
+	cb.AddTxOut(&wire.TxOut{Value: 50, PkScript: []byte{0x51}})
+	spend := wire.NewMsgTx(2)
+	spend.AddTxIn(&wire.TxIn{PreviousOutPoint: op, Sequence: 0xffffffff})
+	spend.AddTxOut(&wire.TxOut{Value: 1, PkScript: []byte{0x51}})
+	blk := &wire.MsgBlock{Header: wire.BlockHeader{
+		Version: 4, PrevBlock: parent.BlockHash(), Timestamp: parent.Header.Timestamp.Add(time.Second), Bits: parent.Header.Bits,
+	}}
+	blk.Transactions = []*wire.MsgTx{cb, spend}
+	blk.Header.MerkleRoot = merkleRootOfTxids([]chainhash.Hash{cb.TxHash(), spend.TxHash()})
+	return blk
+}
+
+// Two children of one parent whose undo records have the same shape pass
+// both the checksum (it names the parent) and the shape check. When their
+// contents differ, the source cannot tell which is whose and asks the
+// fallback; when they are the same bytes, either is right and the files
+// answer.
+func TestBlocksDirSiblingsWithTheSameShape(t *testing.T) {
+	fx := corefiles.LoadFixture(t)
+	stored, err := fx.StoredBlocks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const top = 120
+	chain := stored[:top+1]
+	parent := chain[top]
+	coinbaseOut := func(h int) wire.OutPoint {
+		return wire.OutPoint{Hash: chain[h].Transactions[0].TxHash(), Index: 0}
+	}
+	for _, tc := range []struct {
+		name      string
+		a, b      wire.OutPoint
+		ambiguous bool
+	}{
+		{"different coins", coinbaseOut(50), coinbaseOut(51), true},
+		{"the same coin", coinbaseOut(50), coinbaseOut(50), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := siblingBlock(parent, top+1, tc.a, 'a')
+			b := siblingBlock(parent, top+1, tc.b, 'b')
+			dir := t.TempDir()
+			if _, err := corefiles.Write(dir, fx.Params, append(append([]*wire.MsgBlock(nil), chain...), a, b), corefiles.Options{Key: fx.Key}); err != nil {
+				t.Fatal(err)
+			}
+			scriptOf := func(op wire.OutPoint) []byte {
+				for _, blk := range chain {
+					if blk.Transactions[0].TxHash() == op.Hash {
+						return blk.Transactions[0].TxOut[op.Index].PkScript
+					}
+				}
+				t.Fatalf("%s is no coinbase output of the chain", op)
+				return nil
+			}
+			fallback := &countingSource{BlockSource: &fixedSource{
+				blocks: map[chainhash.Hash]*wire.MsgBlock{a.BlockHash(): a, b.BlockHash(): b},
+				prev:   map[chainhash.Hash][][]byte{a.BlockHash(): {scriptOf(tc.a)}, b.BlockHash(): {scriptOf(tc.b)}},
+			}}
+			src := NewBlocksDirSource(openFixtureDir(t, dir), fallback, testLogger(t))
+			for _, blk := range []*wire.MsgBlock{a, b} {
+				got, err := src.FetchBlocks(testCtx(t), []chainhash.Hash{blk.BlockHash()}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := scriptOf(blk.Transactions[1].TxIn[0].PreviousOutPoint)
+				if len(got[0].PrevScripts) != 1 || !bytes.Equal(got[0].PrevScripts[0], want) {
+					t.Fatalf("block %s: wrong spent script", blk.BlockHash())
+				}
+			}
+			wantFallback := int64(0)
+			if tc.ambiguous {
+				wantFallback = 2
+			}
+			if got := fallback.blocks.Load(); got != wantFallback {
+				t.Errorf("%d blocks from the fallback, want %d", got, wantFallback)
+			}
+		})
+	}
+}
+
+// fixedSource serves blocks it was given, with spent scripts looked up in
+// their own chain's coinbases (enough for siblingBlock's blocks).
+type fixedSource struct {
+	blocks map[chainhash.Hash]*wire.MsgBlock
+	prev   map[chainhash.Hash][][]byte
+}
+
+func (s *fixedSource) Mode() string { return "fixed" }
+
+func (s *fixedSource) FetchBlock(_ context.Context, h chainhash.Hash) (*wire.MsgBlock, [][]byte, error) {
+	blk, ok := s.blocks[h]
+	if !ok {
+		return nil, nil, ErrBlockNotFound
+	}
+	return blk, s.prev[h], nil
+}
