@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -446,8 +445,6 @@ func itoa(n int) string {
 	}
 	return string(b)
 }
-
-var _ = io.EOF
 
 // siblingBlock builds a block on parent whose second transaction spends
 // op; tag makes its coinbase, and so its hash, unique. The writer and the

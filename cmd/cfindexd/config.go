@@ -41,7 +41,7 @@ type Config struct {
 	RPCCookieFile    string        `toml:"rpccookiefile" usage:"path of the node's .cookie (default <bitcoindatadir>/<chain subdir>/.cookie)"`
 	BitcoinDataDir   string        `toml:"bitcoindatadir" usage:"the node's datadir, used to find its .cookie"`
 	RESTURL          string        `toml:"resturl" usage:"base URL of Core's REST interface (-rest=1); empty = http://<rpcconnect>:<rpcport>"`
-	PrevoutSource    string        `toml:"prevoutsource" usage:"where spent scripts come from: auto, rest, getblock or txindex"`
+	PrevoutSource    string        `toml:"prevoutsource" usage:"where spent scripts come from: auto, blocksdir, rest, getblock or txindex"`
 	NodeP2P          string        `toml:"nodep2p" usage:"node's P2P host:port to fetch raw blocks from in txindex mode (btcd); auto = rpcconnect on the chain's node P2P port; empty = JSON-RPC only"`
 	ZMQPubHashBlock  string        `toml:"zmqpubhashblock" usage:"node's zmqpubhashblock endpoint, e.g. tcp://127.0.0.1:28332; empty = poll only"`
 	PollInterval     time.Duration `toml:"pollinterval" usage:"how often to ask the node for its tip when no notification arrives"`
@@ -57,6 +57,9 @@ type Config struct {
 	ReorgSafetyDepth int           `toml:"reorgsafetydepth" usage:"bulk ranges at least this deep are final: strong ETag, immutable caching"`
 	LogLevel         string        `toml:"loglevel" usage:"trace, debug, info, warn or error"`
 	LogFormat        string        `toml:"logformat" usage:"auto (console on a terminal, JSON otherwise), console or json"`
+
+	// The blocks-directory prevout source.
+	BlocksDir string `toml:"blocksdir" usage:"Bitcoin Core's blocks directory (holding blk00000.dat) for prevoutsource blocksdir, read-only; empty = <bitcoindatadir>/<chain subdir>/blocks"`
 }
 
 // defaultConfig returns the configuration used for every key that no file,
@@ -266,9 +269,12 @@ func (c *Config) validate() error {
 		c.RPCCookieFile = filepath.Join(c.BitcoinDataDir, nw.CookieSubdir, ".cookie")
 	}
 	switch c.PrevoutSource {
-	case "auto", "rest", "getblock", "txindex":
+	case "auto", "blocksdir", "rest", "getblock", "txindex":
 	default:
-		return fmt.Errorf("prevoutsource: %q is not auto, rest, getblock or txindex", c.PrevoutSource)
+		return fmt.Errorf("prevoutsource: %q is not auto, blocksdir, rest, getblock or txindex", c.PrevoutSource)
+	}
+	if c.BlocksDir == "" {
+		c.BlocksDir = filepath.Join(c.BitcoinDataDir, nw.CookieSubdir, "blocks")
 	}
 	if c.NodeP2P != "" && c.NodeP2P != "auto" {
 		if _, port, err := net.SplitHostPort(c.NodeP2P); err != nil || port == "" {
