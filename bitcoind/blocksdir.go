@@ -224,20 +224,43 @@ func (d *BlocksDir) ReadBlock(ctx context.Context, hash chainhash.Hash) (*scanne
 		return nil, blkLoc{}, err
 	}
 	var firstErr error
-	for _, loc := range locs {
-		b, err := d.readBlockAt(loc, hash)
-		if err == nil {
-			d.lastHit.Store(int64(loc.file))
-			return b, loc, nil
+	for attempt := 0; attempt < 2; attempt++ {
+		if attempt > 0 {
+			// Every candidate failed: the record may have been half
+			// written when it was walked, or the file rewritten. Walk
+			// what changed and look again, once.
+			if locs, err = d.relocate(hash); err != nil {
+				return nil, blkLoc{}, err
+			}
+		}
+		for _, loc := range locs {
+			b, err := d.readBlockAt(loc, hash)
+			if err == nil {
+				d.lastHit.Store(int64(loc.file))
+				return b, loc, nil
+			}
+			if firstErr == nil {
+				firstErr = err
+			}
 		}
 		if firstErr == nil {
-			firstErr = err
+			break // not in the files at all
 		}
 	}
 	if firstErr == nil {
 		firstErr = errNotInBlockFiles
 	}
 	return nil, blkLoc{}, fmt.Errorf("block %s: %w", hash, firstErr)
+}
+
+// relocate refreshes the index and looks hash up again.
+func (d *BlocksDir) relocate(hash chainhash.Hash) ([]blkLoc, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.refreshLocked(); err != nil {
+		return nil, err
+	}
+	return d.lookupLocked(hashPrefix(&hash)), nil
 }
 
 func (d *BlocksDir) readBlockAt(loc blkLoc, hash chainhash.Hash) (*scannedBlock, error) {
