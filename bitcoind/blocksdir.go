@@ -309,7 +309,10 @@ func (d *BlocksDir) locate(ctx context.Context, hash chainhash.Hash) ([]blkLoc, 
 	if locs = d.lookupLocked(prefix); len(locs) > 0 {
 		return locs, nil
 	}
-	// Walk older files, newest first, until the block turns up.
+	// Walk older files, newest first, until the block turns up. On a big
+	// directory (a catch-up from genesis walks all of mainnet's thousands
+	// of files once) say so now and then.
+	walked := 0
 	for d.nextBack >= 0 {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -321,6 +324,9 @@ func (d *BlocksDir) locate(ctx context.Context, hash chainhash.Hash) ([]blkLoc, 
 				continue // pruned
 			}
 			return nil, err
+		}
+		if walked++; walked%500 == 0 {
+			d.log.Info().Int("files", walked).Int("next_file", d.nextBack).Msg("blocks dir: indexing older block files")
 		}
 		if locs = d.lookupLocked(prefix); len(locs) > 0 {
 			return locs, nil
