@@ -199,9 +199,10 @@ func BenchmarkBlocksDirSource(b *testing.B) {
 	}
 	for _, name := range []string{"fixture", "written-2000tx"} {
 		var chain *benchChain
-		load := func(b *testing.B) *benchChain {
+		parent := b // the chain's temporary files live as long as the parent
+		load := func(*testing.B) *benchChain {
 			if chain == nil {
-				chain = chains[name](b)
+				chain = chains[name](parent)
 			}
 			return chain
 		}
