@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync/atomic"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
@@ -196,8 +197,8 @@ func (s *BlocksDirSource) Close() error {
 }
 
 // detectBlocksDir sets up the blocks-directory source: the directory must
-// be readable, its first block must be the node's genesis and the node's
-// tip must be in it. The fallback is what detection picks without it
+// be readable, its first block must be the node's genesis (unless pruned
+// away) and the node's tip must be in it. The fallback is what detection picks without it
 // (none, with a warning, when the node offers nothing else). In auto mode
 // (forced false) any reason not to use the directory is logged at info and
 // (nil, nil) returned, and only Bitcoin Core's directory is considered.
@@ -225,16 +226,21 @@ func detectBlocksDir(ctx context.Context, c *Client, log zerolog.Logger, o Sourc
 	if err != nil {
 		return skip(err)
 	}
+	// A pruned node has deleted blk00000.dat; its tip, below, still
+	// tells whether this is its directory.
 	genesis, err := dir.FirstBlockHash()
-	if err != nil {
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
 		return skip(err)
-	}
-	nodeGenesis, err := c.GetBlockHash(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
-	if genesis != nodeGenesis {
-		return skip(fmt.Errorf("blk00000.dat starts with block %s, the node's genesis is %s: not this node's directory", genesis, nodeGenesis))
+	default:
+		nodeGenesis, err := c.GetBlockHash(ctx, 0)
+		if err != nil {
+			return nil, err
+		}
+		if genesis != nodeGenesis {
+			return skip(fmt.Errorf("blk00000.dat starts with block %s, the node's genesis is %s: not this node's directory", genesis, nodeGenesis))
+		}
 	}
 	tip, err := c.GetBestBlockHash(ctx)
 	if err != nil {
