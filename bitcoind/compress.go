@@ -71,16 +71,10 @@ func decompressAmount(x uint64) uint64 {
 // uncompressed key stored as x with the parity of y in the low bit, and
 // n >= 6 a raw script of n-6 bytes.
 const (
-	scriptCodeP2PKH       = 0
-	scriptCodeP2SH        = 1
-	scriptCodeSpecialMax  = 5
-	numSpecialScripts     = 6
-	maxScriptSize         = 10000 // MAX_SCRIPT_SIZE
-	expandedP2PKHSize     = 25
-	expandedP2SHSize      = 23
-	expandedP2PKSize      = 35
-	expandedP2PKFullSize  = 67
-	maxExpandedScriptSize = expandedP2PKFullSize
+	scriptCodeP2PKH   = 0
+	scriptCodeP2SH    = 1
+	numSpecialScripts = 6
+	maxScriptSize     = 10000 // MAX_SCRIPT_SIZE
 )
 
 // specialScriptPayload is how many bytes follow the code of a special
