@@ -43,8 +43,8 @@ const maxRevRecords = 1 << 18
 const maxUndoHints = 4096
 
 // BlocksDir reads Bitcoin Core's blocks directory in place: blk*.dat, rev*.dat
-// and xor.dat. Files are opened read-only for each read and never locked or
-// written; Core may append to them meanwhile.
+// and xor.dat. Files are opened read-only (the last 16 read stay open) and
+// never locked or written; Core may append to them meanwhile.
 //
 // Blocks are found through an in-memory index built by walking the files'
 // record headers (8 + 80 bytes per record; the body is skipped): per blk
@@ -64,6 +64,7 @@ type BlocksDir struct {
 	hasKey           bool
 	blkWalk, revWalk recordWalk
 	log              zerolog.Logger
+	files            openFiles
 
 	mu       sync.RWMutex
 	blk      map[int]*blkFile // walked blk files by number
@@ -156,6 +157,13 @@ func OpenBlocksDir(dir string, net wire.BitcoinNet, log zerolog.Logger) (*Blocks
 	d.nextBack = d.highest
 	d.lastHit.Store(int64(d.highest))
 	return d, nil
+}
+
+// Close closes the block files kept open between reads. The BlocksDir
+// stays usable: files are opened again as needed.
+func (d *BlocksDir) Close() error {
+	d.files.closeAll()
+	return nil
 }
 
 // Dir returns the directory read.
@@ -264,13 +272,15 @@ func (d *BlocksDir) relocate(hash chainhash.Hash) ([]blkLoc, error) {
 }
 
 func (d *BlocksDir) readBlockAt(loc blkLoc, hash chainhash.Hash) (*scannedBlock, error) {
-	f, err := os.Open(d.blkPath(loc.file))
+	path := d.blkPath(loc.file)
+	f, release, err := d.files.acquire(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errNotInBlockFiles, err)
 	}
-	defer f.Close()
 	raw, _, err := d.blkWalk.readRecord(f, int64(loc.off))
+	release()
 	if err != nil {
+		d.files.forget(path)
 		return nil, fmt.Errorf("%w: blk%05d.dat: %v", errNotInBlockFiles, loc.file, err)
 	}
 	b, err := scanBlock(raw, hash)
@@ -710,13 +720,15 @@ func (d *BlocksDir) tryUndo(n int, rec revRec, b *scannedBlock) (prev [][]byte, 
 // readUndoRecord reads undo record rec of rev file n and returns its
 // CBlockUndo if its checksum is the one for a child of parent.
 func (d *BlocksDir) readUndoRecord(n int, rec revRec, parent chainhash.Hash) ([]byte, bool) {
-	f, err := os.Open(d.revPath(n))
+	path := d.revPath(n)
+	f, release, err := d.files.acquire(path)
 	if err != nil {
 		return nil, false
 	}
-	defer f.Close()
 	payload, trailer, err := d.revWalk.readRecord(f, int64(rec.off))
+	release()
 	if err != nil {
+		d.files.forget(path)
 		return nil, false
 	}
 	return payload, undoChecksum(parent, payload) == chainhash.Hash(trailer)

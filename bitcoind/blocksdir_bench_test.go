@@ -7,7 +7,9 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,6 +20,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
 
+	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/corefiles"
 )
 
@@ -321,4 +324,107 @@ func BenchmarkBlocksDirIndex(b *testing.B) {
 	b.ReportMetric(float64(heap)/blocks, "heap-bytes/block")
 	b.ReportMetric(float64(files), "files")
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)/blocks*1e9, "walk-ns/block")
+}
+
+// BenchmarkBlocksDirVsTxIndexP2P runs the blocks-dir source and the
+// txindex source with raw blocks over btcd's P2P port (a fresh source,
+// so a cold script cache, per pass) over the same tx-rich chain: btcd
+// holds it and serves the txindex source; the corefiles writer lays it out
+// as Core's files for the blocks-dir source. Runs of 16, one worker.
+// Reports blocks/s, cfindexd's CPU per block and btcd's (from /proc).
+// The blocks are small (about 15 transactions); cmd/cfbench measures
+// mainnet-shaped ones.
+func BenchmarkBlocksDirVsTxIndexP2P(b *testing.B) {
+	ctx := context.Background()
+	n := btcdtest.Start(b, btcdtest.Options{TxIndex: true})
+	if err := btcdtest.BuildTxRichChain(ctx, n, n.Wallet(), 150); err != nil {
+		b.Fatal(err)
+	}
+	_, best, err := n.BestBlock(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := &benchChain{dir: b.TempDir()}
+	w, err := corefiles.NewWriter(c.dir, n.Params(), corefiles.Options{Key: [8]byte{7}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for h := int32(0); h <= best; h++ {
+		hash, err := n.BlockHash(ctx, h)
+		if err != nil {
+			b.Fatal(err)
+		}
+		blk, err := n.Block(ctx, hash)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := w.AddBlock(blk); err != nil {
+			b.Fatal(err)
+		}
+		if h > 0 {
+			c.hashes = append(c.hashes, hash)
+			c.bytes += int64(blk.SerializeSize())
+		}
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	client, err := NewClient(Config{Host: n.RPCHost(), User: n.User(), Password: n.Password(), Timeout: 10 * time.Second}, zerolog.Nop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer client.Close()
+
+	nodeCPU := func() time.Duration { return procCPU(n.PID()) }
+	b.Run("blocksdir", func(b *testing.B) {
+		dir, err := OpenBlocksDir(c.dir, n.Params().Net, zerolog.Nop())
+		if err != nil {
+			b.Fatal(err)
+		}
+		src := NewBlocksDirSource(dir, nil, zerolog.Nop())
+		node0 := nodeCPU()
+		runBench(b, c, func(ctx context.Context, run []chainhash.Hash) error {
+			_, err := src.FetchBlocks(ctx, run, nil)
+			return err
+		})
+		b.ReportMetric((nodeCPU()-node0).Seconds()*1e3/float64(b.N*len(c.hashes)), "node-cpu-ms/block")
+	})
+	b.Run("txindex-p2p", func(b *testing.B) {
+		var src *txIndexSource
+		node0 := nodeCPU()
+		runBench(b, c, func(ctx context.Context, run []chainhash.Hash) error {
+			if run[0] == c.hashes[0] {
+				if src != nil {
+					src.Close()
+				}
+				s, err := NewSource(client, ModeTxIndex, SourceOptions{NodeP2P: n.P2PAddr(), P2PNet: n.Params().Net})
+				if err != nil {
+					return err
+				}
+				src = s.(*txIndexSource)
+			}
+			_, err := src.FetchBlocks(ctx, run, nil)
+			return err
+		})
+		b.ReportMetric((nodeCPU()-node0).Seconds()*1e3/float64(b.N*len(c.hashes)), "node-cpu-ms/block")
+		if src != nil {
+			src.Close()
+		}
+	})
+}
+
+// procCPU returns the user and system CPU time of process pid from
+// /proc/<pid>/stat (clock ticks of 10 ms), or 0 where there is no /proc.
+func procCPU(pid int) time.Duration {
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
+	if len(fields) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }

@@ -187,9 +187,10 @@ func fetchedFromMsgBlock(block *wire.MsgBlock, prev [][]byte, hash chainhash.Has
 	return FetchedBlock{Header: b.header, Hash: b.hash, OutputScripts: b.outs, PrevScripts: prev, Raw: b.raw}, nil
 }
 
-// Close closes the fallback source if it holds resources. The files are
-// opened per read, so nothing else stays open.
+// Close closes the block files kept open and the fallback source if it
+// holds resources.
 func (s *BlocksDirSource) Close() error {
+	s.dir.Close()
 	if c, ok := s.fallback.(io.Closer); ok {
 		return c.Close()
 	}
