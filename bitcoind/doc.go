@@ -181,8 +181,10 @@
 // padding), no undo record (not connected, not flushed), an ambiguous one:
 // the block comes from the fallback source (logged once at info, then at
 // debug); with no fallback the fetch fails and the indexer retries it.
-// Files are opened read-only for each read and never locked or written; a
-// file that shrank (Core reindexed) is walked again from its start.
+// Files are opened read-only (the 16 last read stay open: reopening them
+// for every block cost more system calls than reading) and never locked or
+// written; a file that shrank (Core reindexed) is walked again from its
+// start.
 //
 // A node with none of these gives ErrNoPrevoutSource with the option to
 // turn on (-rest=1, -txindex=1, --txindex for btcd, or upgrade Core). Node
