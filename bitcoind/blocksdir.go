@@ -401,7 +401,10 @@ func (d *BlocksDir) refreshLocked() error {
 	}
 	for n, f := range d.blk {
 		if !present[n] {
-			delete(d.blk, n) // pruned
+			// Pruned: let go of the file so that its space is freed.
+			delete(d.blk, n)
+			d.files.forget(d.blkPath(n))
+			d.files.forget(d.revPath(n))
 			continue
 		}
 		st, err := os.Stat(d.blkPath(n))
