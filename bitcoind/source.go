@@ -100,6 +100,13 @@ type SourceOptions struct {
 	// Force skips detection and uses this mode (one of the Mode*
 	// constants) if non-empty.
 	Force string
+
+	// BlocksDir is Bitcoin Core's blocks directory (the one holding
+	// blk00000.dat) for ModeBlocksDir; empty means not used. Detection
+	// picks it for Bitcoin Core when it is readable and holds the node's
+	// chain. BlocksDirNet is the network magic of its records.
+	BlocksDir    string
+	BlocksDirNet wire.BitcoinNet
 }
 
 // DefaultBatchSize is the number of getrawtransaction calls per batch.
@@ -115,6 +122,12 @@ func DetectSource(ctx context.Context, c *Client, log zerolog.Logger, opts ...So
 	var o SourceOptions
 	if len(opts) > 0 {
 		o = opts[0]
+	}
+	if o.Force == ModeBlocksDir || (o.Force == "" && o.BlocksDir != "") {
+		src, err := detectBlocksDir(ctx, c, log, o, o.Force == ModeBlocksDir)
+		if src != nil || err != nil {
+			return src, err
+		}
 	}
 	if o.Force != "" {
 		src, err := newSource(c, o.Force, o)
@@ -185,8 +198,14 @@ func newSource(c *Client, mode string, o SourceOptions) (BlockSource, error) {
 			src.p2p.guessed = o.NodeP2PGuessed
 		}
 		return src, nil
+	case ModeBlocksDir:
+		dir, err := OpenBlocksDir(o.BlocksDir, o.BlocksDirNet, c.log)
+		if err != nil {
+			return nil, err
+		}
+		return NewBlocksDirSource(dir, nil, c.log), nil
 	}
-	return nil, fmt.Errorf("bitcoind: unknown prevout source mode %q (want %s, %s or %s)", mode, ModeREST, ModeGetBlock3, ModeTxIndex)
+	return nil, fmt.Errorf("bitcoind: unknown prevout source mode %q (want %s, %s, %s or %s)", mode, ModeREST, ModeGetBlock3, ModeTxIndex, ModeBlocksDir)
 }
 
 // NewSource returns the BlockSource for mode without asking the node.

@@ -41,7 +41,7 @@ type Config struct {
 	RPCCookieFile    string        `toml:"rpccookiefile" usage:"path of the node's .cookie (default <bitcoindatadir>/<chain subdir>/.cookie)"`
 	BitcoinDataDir   string        `toml:"bitcoindatadir" usage:"the node's datadir, used to find its .cookie"`
 	RESTURL          string        `toml:"resturl" usage:"base URL of Core's REST interface (-rest=1); empty = http://<rpcconnect>:<rpcport>"`
-	PrevoutSource    string        `toml:"prevoutsource" usage:"where spent scripts come from: auto, rest, getblock or txindex"`
+	PrevoutSource    string        `toml:"prevoutsource" usage:"where spent scripts come from: auto, blocksdir, rest, getblock or txindex"`
 	NodeP2P          string        `toml:"nodep2p" usage:"node's P2P host:port to fetch raw blocks from in txindex mode (btcd); auto = rpcconnect on the chain's node P2P port; empty = JSON-RPC only"`
 	ZMQPubHashBlock  string        `toml:"zmqpubhashblock" usage:"node's zmqpubhashblock endpoint, e.g. tcp://127.0.0.1:28332; empty = poll only"`
 	PollInterval     time.Duration `toml:"pollinterval" usage:"how often to ask the node for its tip when no notification arrives"`
@@ -62,6 +62,9 @@ type Config struct {
 	AllowDeepReorg bool          `toml:"allowdeepreorg" usage:"follow reorgs deeper than reorgsafetydepth, and a node whose chain shares only the genesis block with the index, instead of stopping"`
 	ReorgSettle    time.Duration `toml:"reorgsettle" usage:"how long the node must stay on a chain with no more work than the indexed one before cfindexd follows it; 0 = at once"`
 	ReadyMaxTipAge string        `toml:"readymaxtipage" usage:"/readyz is 503 while the indexed tip's block is older than this; auto = 2h on main, test, testnet4 and signet, off on regtest and simnet; 0 = off"`
+
+	// The blocks-directory prevout source.
+	BlocksDir string `toml:"blocksdir" usage:"Bitcoin Core's blocks directory (holding blk00000.dat) for prevoutsource blocksdir, read-only; empty = <bitcoindatadir>/<chain subdir>/blocks"`
 }
 
 // defaultConfig returns the configuration used for every key that no file,
@@ -273,9 +276,12 @@ func (c *Config) validate() error {
 		c.RPCCookieFile = filepath.Join(c.BitcoinDataDir, nw.CookieSubdir, ".cookie")
 	}
 	switch c.PrevoutSource {
-	case "auto", "rest", "getblock", "txindex":
+	case "auto", "blocksdir", "rest", "getblock", "txindex":
 	default:
-		return fmt.Errorf("prevoutsource: %q is not auto, rest, getblock or txindex", c.PrevoutSource)
+		return fmt.Errorf("prevoutsource: %q is not auto, blocksdir, rest, getblock or txindex", c.PrevoutSource)
+	}
+	if c.BlocksDir == "" {
+		c.BlocksDir = filepath.Join(c.BitcoinDataDir, nw.CookieSubdir, "blocks")
 	}
 	if c.NodeP2P != "" && c.NodeP2P != "auto" {
 		if _, port, err := net.SplitHostPort(c.NodeP2P); err != nil || port == "" {

@@ -28,10 +28,11 @@ const storeFileName = "cfindexd.db"
 // prevoutModes maps the prevoutsource config values to bitcoind's modes.
 func prevoutModes() map[string]string {
 	return map[string]string{
-		"auto":     "",
-		"rest":     bitcoind.ModeREST,
-		"getblock": bitcoind.ModeGetBlock3,
-		"txindex":  bitcoind.ModeTxIndex,
+		"auto":      "",
+		"blocksdir": bitcoind.ModeBlocksDir,
+		"rest":      bitcoind.ModeREST,
+		"getblock":  bitcoind.ModeGetBlock3,
+		"txindex":   bitcoind.ModeTxIndex,
 	}
 }
 
@@ -77,6 +78,8 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		NodeP2PGuessed:   guessed,
 		P2PNet:           nw.Params.Net,
 		ScriptCacheBytes: scriptCacheBytes(cfg.ScriptCache),
+		BlocksDir:        cfg.BlocksDir,
+		BlocksDirNet:     nw.Params.Net,
 	}, log)
 	if err != nil || ctx.Err() != nil {
 		return err
