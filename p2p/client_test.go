@@ -29,13 +29,14 @@ type testServer struct {
 // testConfig returns a config for a fake view with short timeouts.
 func testConfig(view *fakeView) Config {
 	return Config{
-		Params:           &chaincfg.RegressionNetParams,
-		View:             view,
-		MaxPeersPerIP:    1000,
-		MaxPeers:         1000,
-		StopHashWait:     2 * time.Second,
-		HandshakeTimeout: 5 * time.Second,
-		Log:              testLogger(),
+		Params:            &chaincfg.RegressionNetParams,
+		View:              view,
+		MaxPeersPerIP:     1000,
+		MaxPeersPerSubnet: 1000,
+		MaxPeers:          1000,
+		StopHashWait:      2 * time.Second,
+		HandshakeTimeout:  5 * time.Second,
+		Log:               testLogger(),
 	}
 }
 
@@ -83,6 +84,9 @@ type rawClient struct {
 	rd   *bufio.Reader
 	net  wire.BitcoinNet
 	pver uint32
+	// keepPings returns the server's pings from tryRead instead of
+	// answering them.
+	keepPings bool
 }
 
 // dial connects without a handshake.
@@ -153,10 +157,21 @@ func (c *rawClient) read() wire.Message {
 	return m
 }
 
+// tryRead returns the next message other than the server's pings, which it
+// answers as a well-behaved client does (so that tests see only answers).
 func (c *rawClient) tryRead(timeout time.Duration) (wire.Message, error) {
-	_ = c.conn.SetReadDeadline(time.Now().Add(timeout))
-	_, m, _, err := wire.ReadMessageWithEncodingN(c.rd, c.pver, c.net, wire.WitnessEncoding)
-	return m, err
+	deadline := time.Now().Add(timeout)
+	for {
+		_ = c.conn.SetReadDeadline(deadline)
+		_, m, _, err := wire.ReadMessageWithEncodingN(c.rd, c.pver, c.net, wire.WitnessEncoding)
+		if ping, ok := m.(*wire.MsgPing); ok && err == nil && !c.keepPings {
+			if err := c.trySend(wire.NewMsgPong(ping.Nonce)); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		return m, err
+	}
 }
 
 // sync sends a ping and returns every message received before its pong:

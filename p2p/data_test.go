@@ -1,6 +1,7 @@
 package p2p
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -32,14 +33,31 @@ func (n *fakeNode) FetchBlock(_ context.Context, hash chainhash.Hash) (*wire.Msg
 	return b, nil
 }
 
-func (n *fakeNode) SendRawTransaction(_ context.Context, tx *wire.MsgTx) (chainhash.Hash, error) {
+func (n *fakeNode) RelayTransaction(_ context.Context, raw []byte) (chainhash.Hash, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.refuseTx != nil {
 		return chainhash.Hash{}, n.refuseTx
 	}
+	tx := new(wire.MsgTx)
+	if err := tx.Deserialize(bytes.NewReader(raw)); err != nil {
+		return chainhash.Hash{}, fmt.Errorf("relayed transaction does not decode: %w", err)
+	}
 	n.relayed = append(n.relayed, tx)
 	return tx.TxHash(), nil
+}
+
+// legacyTx returns a transaction without witness, distinct per seed.
+func legacyTx(seed byte) *wire.MsgTx {
+	tx := wire.NewMsgTx(1)
+	tx.AddTxIn(&wire.TxIn{
+		PreviousOutPoint: wire.OutPoint{Hash: chainhash.Hash{seed, 9}, Index: 0},
+		SignatureScript:  []byte{0x51, seed},
+		Sequence:         0xfffffffe,
+	})
+	tx.AddTxOut(&wire.TxOut{Value: 5000, PkScript: []byte{0x51}})
+	tx.AddTxOut(&wire.TxOut{Value: 6000, PkScript: nil})
+	return tx
 }
 
 // witnessTx returns a transaction with a witness, distinct per seed.
@@ -142,7 +160,7 @@ func TestTxRelay(t *testing.T) {
 	// A refused transaction leaves the peer connected and unpunished.
 	c.send(witnessTx(2))
 	c.sync()
-	if srv.Banned(netip.MustParseAddr("127.0.0.1")) || srv.PeerCount() != 1 {
+	if srv.Discouraged(netip.MustParseAddr("127.0.0.1")) || srv.PeerCount() != 1 {
 		t.Fatal("peer punished for a transaction the node refused")
 	}
 }
@@ -191,18 +209,19 @@ func TestBlockCacheSharesFetchAndSurvivesLeavingPeer(t *testing.T) {
 		started:  make(chan struct{}, 4),
 		release:  make(chan struct{}),
 	}
-	cache := newBlockCache(node, 1)
+	cache := newBlockProxy(node, newFetchGate(2, nil), newUploadTarget(0), 1<<20)
 	leaverCtx, leave := context.WithCancel(context.Background())
 	leaverDone := make(chan error, 1)
 	go func() {
-		_, err := cache.Get(leaverCtx, b.hash)
+		_, err := cache.Get(leaverCtx, b.hash, true)
 		leaverDone <- err
 	}()
 	<-node.started // the first peer's fetch is in flight
 	stayerDone := make(chan error, 1)
+	want := encodeBlock(t, blockFor(b), wire.WitnessEncoding)
 	go func() {
-		blk, err := cache.Get(context.Background(), b.hash)
-		if err == nil && blk.BlockHash() != b.hash {
+		blk, err := cache.Get(context.Background(), b.hash, true)
+		if err == nil && !bytes.Equal(blk.payload, want) {
 			err = fmt.Errorf("wrong block")
 		}
 		stayerDone <- err
@@ -210,7 +229,7 @@ func TestBlockCacheSharesFetchAndSurvivesLeavingPeer(t *testing.T) {
 	waitFor(t, "second caller joined the fetch", ioTimeout, func() bool {
 		cache.mu.Lock()
 		defer cache.mu.Unlock()
-		f := cache.inflight[b.hash]
+		f := cache.inflight[blockKey{b.hash, true}]
 		return f != nil && f.waiters == 1
 	})
 	leave() // the first peer disconnects mid-fetch
@@ -222,4 +241,14 @@ func TestBlockCacheSharesFetchAndSurvivesLeavingPeer(t *testing.T) {
 	if err := <-stayerDone; err != nil {
 		t.Fatalf("stayer: %v", err)
 	}
+}
+
+// encodeBlock serialises blk with enc.
+func encodeBlock(t testing.TB, blk *wire.MsgBlock, enc wire.MessageEncoding) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := blk.BtcEncode(&buf, ProtocolVersion, enc); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
