@@ -132,13 +132,17 @@ func protectNetGroups(cands []evictionCandidate, n int) []evictionCandidate {
 	return cands
 }
 
-// eraseLastK sorts cands by cmp (ties by id, for determinism) and removes,
-// among its last k elements, those that keep reports true (all when keep
-// is omitted), as Core's EraseLastKElements.
+// eraseLastK sorts cands by cmp and removes, among its last k elements,
+// those that keep reports true (all when keep is omitted), as Core's
+// EraseLastKElements. Ties go newest first, so that of equals the longer
+// connected are protected, and then by id, for determinism.
 func eraseLastK(cands *[]evictionCandidate, cmp func(a, b evictionCandidate) int, k int, keep ...func(evictionCandidate) bool) {
 	s := *cands
 	slices.SortStableFunc(s, func(a, b evictionCandidate) int {
 		if c := cmp(a, b); c != 0 {
+			return c
+		}
+		if c := b.connected.Compare(a.connected); c != 0 {
 			return c
 		}
 		return cmpU64(a.id, b.id)
