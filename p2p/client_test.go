@@ -92,12 +92,40 @@ type rawClient struct {
 // dial connects without a handshake.
 func dial(t testing.TB, addr string) *rawClient {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", addr, ioTimeout)
+	return dialFrom(t, addr, "")
+}
+
+// dialFrom connects from the local address ip (any of 127.0.0.0/8 on
+// Linux, standing in for another host; "" lets the system choose).
+func dialFrom(t testing.TB, addr, ip string) *rawClient {
+	t.Helper()
+	c, err := tryDialFrom(t, addr, ip)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// tryDialFrom is dialFrom returning the error.
+func tryDialFrom(t testing.TB, addr, ip string) (*rawClient, error) {
+	d := net.Dialer{Timeout: ioTimeout}
+	if ip != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(ip)}
+	}
+	conn, err := d.Dial("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
 	t.Cleanup(func() { _ = conn.Close() })
-	return &rawClient{t: t, conn: conn, rd: bufio.NewReader(conn), net: chaincfg.RegressionNetParams.Net, pver: wire.ProtocolVersion}
+	return &rawClient{t: t, conn: conn, rd: bufio.NewReader(conn), net: chaincfg.RegressionNetParams.Net, pver: wire.ProtocolVersion}, nil
+}
+
+// connectFrom dials from ip and completes the handshake.
+func connectFrom(t testing.TB, addr, ip string, extra ...wire.Message) *rawClient {
+	t.Helper()
+	c := dialFrom(t, addr, ip)
+	c.handshake(extra...)
+	return c
 }
 
 // connect dials and completes the handshake, returning the server's version.

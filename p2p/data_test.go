@@ -252,3 +252,49 @@ func encodeBlock(t testing.TB, blk *wire.MsgBlock, enc wire.MessageEncoding) []b
 	}
 	return buf.Bytes()
 }
+
+// Once the upload target is reached, blocks more than a week older than
+// the tip are refused and their requester disconnected (without penalty),
+// recent blocks are still served, and whitelisted peers get everything.
+func TestUploadTargetRefusesHistoricalBlocks(t *testing.T) {
+	view := newFakeView(1100, 25) // 600 s apart: heights below 91 are over a week older than the tip
+	node := &fakeNode{blocks: map[chainhash.Hash]*wire.MsgBlock{}}
+	for _, h := range []uint32{0, 50, 1090} {
+		node.blocks[view.at(h).hash] = blockFor(view.at(h))
+	}
+	cfg := testConfig(view)
+	cfg.Blocks = node
+	cfg.MaxUploadTarget = 1 // reached by the first block served
+	cfg.Whitelist = []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")}
+	m := newCountingMetrics()
+	cfg.Metrics = m
+	srv := startServer(t, cfg)
+	getBlock := func(c *rawClient, h uint32) []wire.Message {
+		gd := wire.NewMsgGetData()
+		_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessBlock, &view.at(h).hash))
+		c.send(gd)
+		return c.sync()
+	}
+
+	c := connectFrom(t, srv.addr, "127.0.0.1")
+	if got := getBlock(c, 50); len(got) != 1 {
+		t.Fatalf("historical block before the target: %d messages", len(got))
+	}
+	if got := getBlock(c, 1090); len(got) != 1 {
+		t.Fatalf("recent block after the target: %d messages", len(got))
+	}
+	trusted := connectFrom(t, srv.addr, "127.0.0.2")
+	if got := getBlock(trusted, 0); len(got) != 1 {
+		t.Fatalf("historical block to a whitelisted peer: %d messages", len(got))
+	}
+	gd := wire.NewMsgGetData()
+	_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessBlock, &view.at(0).hash))
+	c.send(gd)
+	c.expectDisconnect()
+	waitFor(t, "refusal counted", ioTimeout, func() bool {
+		return m.count("upload_target") == 1 && m.disconnects("upload_target") == 1
+	})
+	if srv.Discouraged(netip.MustParseAddr("127.0.0.1")) {
+		t.Fatal("discouraged for asking past the upload target")
+	}
+}

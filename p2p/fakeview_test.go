@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
@@ -45,6 +46,8 @@ type fakeView struct {
 	// sharedFilter, when set, is every new block's filter (mainnet-size
 	// filters without a copy per block).
 	sharedFilter []byte
+	// filtersRead counts filters EachFilter handed out.
+	filtersRead atomic.Int64
 }
 
 var _ ChainView = (*fakeView)(nil)
@@ -276,6 +279,7 @@ func (v *fakeView) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i i
 		if !ok || b.height != start+uint32(i) {
 			return i, fmt.Errorf("filter of %s at %d: %w", h, start+uint32(i), ErrNotFound)
 		}
+		v.filtersRead.Add(1)
 		more, err := fn(i, b.filter)
 		if err != nil || !more {
 			return i + 1, err
