@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/cfindexd/cfindexd/p2p"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -24,7 +25,8 @@ const rateWindow = time.Second
 // the global default one). Its methods are what the other packages report
 // through: it satisfies indexer.Observer (NodeTip, Committed, Reorg, Error)
 // and p2p.Metrics (MessageReceived, MessageSent, PeersConnected,
-// PeerDisconnected). All methods are safe for concurrent use and cheap.
+// PeerDisconnected and the defence counters below). All methods are safe
+// for concurrent use and cheap.
 type Metrics struct {
 	reg   *prometheus.Registry
 	serve http.Handler
@@ -42,6 +44,7 @@ type Metrics struct {
 	p2pSentMsgs   *prometheus.CounterVec
 	p2pSentBytes  *prometheus.CounterVec
 	p2pDisconnect *prometheus.CounterVec
+	p2pDefences   p2pDefenceMetrics
 	httpRequests  *prometheus.CounterVec
 	errors        *prometheus.CounterVec
 	storeSize     prometheus.Gauge
@@ -87,6 +90,7 @@ func NewMetrics() *Metrics {
 	m.p2pSentMsgs = cv("p2p_messages_sent_total", "P2P messages served, by command.", "command")
 	m.p2pSentBytes = cv("p2p_sent_bytes_total", "P2P bytes served (headers included), by command.", "command")
 	m.p2pDisconnect = cv("p2p_disconnects_total", "P2P connections ended, by cause.", "cause")
+	m.p2pDefences = newP2PDefenceMetrics(c, cv)
 	m.httpRequests = cv("http_requests_total", "HTTP requests, by route and status code.", "route", "code")
 	m.errors = cv("errors_total", "Errors, by kind.", "kind")
 	m.storeSize = g("store_size_bytes", "Size of the filter store on disk.")
@@ -200,3 +204,57 @@ func (m *Metrics) SetIndexedHeight(height uint32) { m.indexedHeight.Set(float64(
 func (m *Metrics) httpRequest(r route, code int) {
 	m.httpRequests.WithLabelValues(r.String(), strconv.Itoa(code)).Inc()
 }
+
+// --- P2P defences (p2p.Metrics) ---------------------------------------------
+
+// p2pDefenceMetrics count what the P2P server does against hostile peers.
+// All are registered at start, so they read 0 before the first event.
+type p2pDefenceMetrics struct {
+	evictions     prometheus.Counter
+	refused       *prometheus.CounterVec
+	discouraged   prometheus.Counter
+	sendStalls    prometheus.Counter
+	uploadRefused prometheus.Counter
+	panics        prometheus.Counter
+	largeDropped  prometheus.Counter
+}
+
+func newP2PDefenceMetrics(c func(name, help string) prometheus.Counter,
+	cv func(name, help string, labels ...string) *prometheus.CounterVec) p2pDefenceMetrics {
+	d := p2pDefenceMetrics{
+		evictions:     c("p2p_evictions_total", "P2P peers evicted to make room for a new connection."),
+		refused:       cv("p2p_refused_total", "P2P connections refused at accept, by reason (full, discouraged, per_address, per_subnet).", "reason"),
+		discouraged:   c("p2p_discouraged_total", "Misbehaving P2P peers whose address was discouraged."),
+		sendStalls:    c("p2p_send_stalls_total", "P2P peers disconnected because their send queue stayed full without draining."),
+		uploadRefused: c("p2p_upload_target_refusals_total", "Historical blocks refused (peer disconnected) because the upload target was reached."),
+		panics:        c("p2p_panics_total", "Panics recovered in P2P peer goroutines (the peer was disconnected)."),
+		largeDropped:  c("p2p_large_frames_dropped_total", "Large P2P messages discarded unread because the receive budget was spent."),
+	}
+	for _, reason := range p2p.RefusalReasons {
+		d.refused.WithLabelValues(reason)
+	}
+	return d
+}
+
+// PeerEvicted counts an eviction (p2p.Metrics).
+func (m *Metrics) PeerEvicted() { m.p2pDefences.evictions.Inc() }
+
+// ConnectionRefused counts a refused connection by reason (p2p.Metrics).
+func (m *Metrics) ConnectionRefused(reason string) {
+	m.p2pDefences.refused.WithLabelValues(reason).Inc()
+}
+
+// PeerDiscouraged counts a discouraged address (p2p.Metrics).
+func (m *Metrics) PeerDiscouraged() { m.p2pDefences.discouraged.Inc() }
+
+// SendStalled counts a peer disconnected for not reading (p2p.Metrics).
+func (m *Metrics) SendStalled() { m.p2pDefences.sendStalls.Inc() }
+
+// UploadTargetRefused counts a refused historical block (p2p.Metrics).
+func (m *Metrics) UploadTargetRefused() { m.p2pDefences.uploadRefused.Inc() }
+
+// PeerPanicked counts a recovered panic (p2p.Metrics).
+func (m *Metrics) PeerPanicked() { m.p2pDefences.panics.Inc() }
+
+// LargeFrameDropped counts a discarded large message (p2p.Metrics).
+func (m *Metrics) LargeFrameDropped() { m.p2pDefences.largeDropped.Inc() }
