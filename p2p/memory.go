@@ -46,9 +46,9 @@ const (
 //	         + 64 KiB                                block hashes, stacks)
 //	+ min(peers × max(PeerSendBudget, 256 KiB),      queued responses
 //	      SendBudget + peers × 256 KiB)
-//	+ relayFactor 5 × RecvBudget                     large frames being decoded
+//	+ 5 × RecvBudget (4 × without relay)             large frames being decoded
 //	+ MaxFilterWork × 512 KiB                        answers being built
-//	+ BlockCacheBytes + MaxBlockFetches × 5 × 4 MB   blocks
+//	+ BlockCacheBytes + MaxBlockFetches × 5 × 4 MB   blocks (with a fetcher)
 //	+ MaxDiscouraged × 64 B
 //
 // (256 KiB is the largest filter a cfilter carries: one frame per peer may
@@ -61,9 +61,15 @@ func MemoryBound(cfg Config) int64 {
 	perPeer := int64(peerReadBuffer + peerWriteBuffer + decodedFactor*maxSmallFrame +
 		filterChunkBytes + maxUnsharedFrame + peerFixed)
 	queued := min(n*max(int64(c.PeerSendBudget), maxUnsharedFrame), c.SendBudget+n*maxUnsharedFrame)
-	return n*perPeer + queued +
-		relayFactor*c.RecvBudget +
+	recv := decodedFactor * c.RecvBudget
+	if c.RelayTx {
+		recv = relayFactor * c.RecvBudget
+	}
+	var blocks int64
+	if c.Blocks != nil {
+		blocks = c.BlockCacheBytes + int64(c.MaxBlockFetches)*blockFetchFactor*maxBlockBytes
+	}
+	return n*perPeer + queued + recv + blocks +
 		int64(c.MaxFilterWork)*answerBuild +
-		c.BlockCacheBytes + int64(c.MaxBlockFetches)*blockFetchFactor*maxBlockBytes +
 		int64(c.MaxDiscouraged)*discouragedEntryBytes
 }

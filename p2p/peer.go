@@ -73,13 +73,12 @@ func (p *peer) read(handshaking bool) (inFrame, error) {
 		}
 		p.srv.metrics.MessageReceived(cmd, f.size)
 	}
-	switch {
-	case err != nil:
-	case f.badChecksum:
-		p.log.Debug().Str("cmd", f.command).Msg("dropped message with bad checksum")
-	case f.dropped:
+	if f.dropped {
 		p.srv.metrics.LargeFrameDropped()
-		p.log.Debug().Str("cmd", f.command).Int("bytes", f.size).Msg("dropped large message: receive budget spent")
+		p.log.Debug().Str("cmd", f.command).Int("bytes", f.size).Msg("discarding large message: receive budget spent")
+	}
+	if err == nil && f.badChecksum {
+		p.log.Debug().Str("cmd", f.command).Msg("dropped message with bad checksum")
 	}
 	return f, err
 }
