@@ -161,6 +161,9 @@ type readState struct {
 	handshaking bool
 	// relay: transaction relay is on (tx, inv and notfound are decoded).
 	relay bool
+	// deadline bounds the whole frame (the idle or handshake deadline);
+	// zero: none. A large frame's rate deadline never extends it.
+	deadline time.Time
 }
 
 // inFrame is one frame read off the wire.
@@ -202,6 +205,11 @@ type frameReader struct {
 
 // next reads one frame.
 func (fr *frameReader) next(st readState) (inFrame, error) {
+	if fr.setDeadline != nil {
+		if err := fr.setDeadline(st.deadline); err != nil {
+			return inFrame{release: noRelease}, err
+		}
+	}
 	if _, err := io.ReadFull(fr.rd, fr.hdr[:]); err != nil {
 		return inFrame{release: noRelease}, err
 	}
@@ -225,7 +233,7 @@ func (fr *frameReader) next(st readState) (inFrame, error) {
 			decode, f.dropped = false, true
 		}
 	}
-	payload, err := fr.readPayload(h.length, decode, large)
+	payload, err := fr.readPayload(h.length, decode, large, st.deadline)
 	if err != nil || !decode {
 		f.release()
 		f.release = noRelease
@@ -246,8 +254,9 @@ func (fr *frameReader) next(st readState) (inFrame, error) {
 
 // readPayload reads n payload bytes, keeping them if keep. A large payload
 // is read under a deadline of largeFrameGrace plus its bytes so far at
-// minRate; the buffer of a kept one grows with what has arrived.
-func (fr *frameReader) readPayload(n uint32, keep, large bool) ([]byte, error) {
+// minRate, never beyond the frame's deadline; the buffer of a kept one
+// grows with what has arrived.
+func (fr *frameReader) readPayload(n uint32, keep, large bool, frameDeadline time.Time) ([]byte, error) {
 	var start time.Time
 	if large && fr.minRate > 0 && fr.setDeadline != nil {
 		start = fr.now()
@@ -260,7 +269,11 @@ func (fr *frameReader) readPayload(n uint32, keep, large bool) ([]byte, error) {
 		chunk := min(n-got, payloadChunk)
 		if !start.IsZero() {
 			allowed := largeFrameGrace + time.Duration(float64(got+chunk)/float64(fr.minRate)*float64(time.Second))
-			if err := fr.setDeadline(start.Add(allowed)); err != nil {
+			d := start.Add(allowed)
+			if !frameDeadline.IsZero() && frameDeadline.Before(d) {
+				d = frameDeadline
+			}
+			if err := fr.setDeadline(d); err != nil {
 				return nil, err
 			}
 		}

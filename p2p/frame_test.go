@@ -181,10 +181,14 @@ func TestLargeFrameMinimumRate(t *testing.T) {
 	fr.minRate = payloadChunk // one chunk per second
 	fr.now = func() time.Time { return start }
 	fr.setDeadline = func(t time.Time) error { deadlines = append(deadlines, t); return nil }
-	if _, err := fr.next(relayOn); err != nil {
+	idle := start.Add(time.Hour)
+	st := relayOn
+	st.deadline = idle
+	if _, err := fr.next(st); err != nil {
 		t.Fatal(err)
 	}
 	want := []time.Time{
+		idle, // the header, under the caller's deadline
 		start.Add(largeFrameGrace + time.Second),
 		start.Add(largeFrameGrace + 2*time.Second),
 		start.Add(largeFrameGrace + 3*time.Second),
@@ -197,12 +201,24 @@ func TestLargeFrameMinimumRate(t *testing.T) {
 			t.Fatalf("deadline %d is %v, want %v", i, deadlines[i], want[i])
 		}
 	}
+	// The rate never extends the caller's deadline (the handshake's).
+	deadlines = nil
+	fr = newTestFrameReader(bytes.NewReader(rawFrame("xyzzy", payload)), nil)
+	fr.minRate, fr.now = payloadChunk, func() time.Time { return start }
+	fr.setDeadline = func(t time.Time) error { deadlines = append(deadlines, t); return nil }
+	st.deadline = start.Add(largeFrameGrace + 1500*time.Millisecond)
+	if _, err := fr.next(st); err != nil {
+		t.Fatal(err)
+	}
+	if last := deadlines[len(deadlines)-1]; !last.Equal(st.deadline) {
+		t.Fatalf("last chunk's deadline %v, beyond the caller's %v", last, st.deadline)
+	}
 	// A small frame keeps the caller's deadline.
 	deadlines = nil
 	fr = newTestFrameReader(bytes.NewReader(rawFrame(wire.CmdPing, make([]byte, 8))), nil)
 	fr.setDeadline = func(t time.Time) error { deadlines = append(deadlines, t); return nil }
 	fr.minRate = 1
-	if _, err := fr.next(relayOn); err != nil || len(deadlines) != 0 {
+	if _, err := fr.next(st); err != nil || len(deadlines) != 1 || !deadlines[0].Equal(st.deadline) {
 		t.Fatalf("small frame: deadlines %v, err %v", deadlines, err)
 	}
 }

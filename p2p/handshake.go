@@ -41,10 +41,7 @@ func (p *peer) handshake(ctx context.Context) error {
 
 func (p *peer) versionExchange(ctx context.Context) error {
 	deadline := time.Now().Add(p.srv.cfg.HandshakeTimeout)
-	if err := p.conn.SetReadDeadline(deadline); err != nil {
-		return fmt.Errorf("%w: %v", errDisconnect, err)
-	}
-	f, err := p.read(true)
+	f, err := p.read(true, deadline)
 	if err != nil {
 		return err
 	}
@@ -65,13 +62,13 @@ func (p *peer) versionExchange(ctx context.Context) error {
 		return err
 	}
 	for {
-		f, err := p.read(true)
+		f, err := p.read(true, deadline)
 		if err != nil {
 			return err
 		}
 		switch f.msg.(type) {
 		case *wire.MsgVerAck:
-			return p.conn.SetReadDeadline(time.Time{})
+			return nil
 		case *wire.MsgWTxIdRelay:
 			p.st.wtxidRelay = p.st.pver >= wire.AddrV2Version
 		case *wire.MsgSendAddrV2:

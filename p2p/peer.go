@@ -63,9 +63,9 @@ func newPeer(s *Server, conn net.Conn) *peer {
 	return p
 }
 
-// read reads one frame and counts it.
-func (p *peer) read(handshaking bool) (inFrame, error) {
-	f, err := p.fr.next(readState{pver: p.st.pver, handshaking: handshaking, relay: p.srv.env.relay != nil})
+// read reads one frame by deadline and counts it.
+func (p *peer) read(handshaking bool, deadline time.Time) (inFrame, error) {
+	f, err := p.fr.next(readState{pver: p.st.pver, handshaking: handshaking, relay: p.srv.env.relay != nil, deadline: deadline})
 	if f.size > 0 {
 		cmd := f.command
 		if _, known := commandRules[cmd]; !known {
@@ -203,10 +203,7 @@ func (p *peer) tickLoop(ctx context.Context) (err error) {
 func (p *peer) readLoop(ctx context.Context) error {
 	emit := p.emit(ctx)
 	for {
-		if err := p.conn.SetReadDeadline(time.Now().Add(p.srv.cfg.IdleTimeout)); err != nil {
-			return err
-		}
-		f, err := p.read(false)
+		f, err := p.read(false, time.Now().Add(p.srv.cfg.IdleTimeout))
 		if err != nil {
 			return err
 		}
