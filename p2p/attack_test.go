@@ -111,6 +111,15 @@ func (h *heapWatch) check(cfg Config) {
 
 func mib(n uint64) float64 { return float64(n) / (1 << 20) }
 
+// needLoopbackRange skips a test that dials from many 127.0.0.0/8 source
+// addresses, which only Linux routes without configuration.
+func needLoopbackRange(t *testing.T) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("dialing from 127.x.y.z source addresses needs Linux")
+	}
+}
+
 // attackIP returns the n-th source address of an attack in 127.b.0.0/16..
 // (each /16 a netgroup of its own when spread is true).
 func attackIP(base byte, n int, spread bool) string {
@@ -264,6 +273,7 @@ func holdFor(ctx context.Context, p *rawPeer, d time.Duration) {
 // allocated beyond the bytes sent; misbehaviour after the handshake
 // discourages the address.
 func TestAttackHugeDeclaredCounts(t *testing.T) {
+	needLoopbackRange(t)
 	view := newFakeView(200, 101)
 	cfg := attackConfig(view, 40)
 	cfg.Relay, cfg.RelayTx = &fakeNode{}, true
@@ -317,6 +327,7 @@ func TestAttackHugeDeclaredCounts(t *testing.T) {
 // never read: each holds at most its send budget, the server-wide budget
 // caps them together, and they are disconnected once stalled.
 func TestAttackPipelinedGetCFiltersNeverRead(t *testing.T) {
+	needLoopbackRange(t)
 	view := newFakeViewFilters(1100, 102, 25_000)
 	cfg := attackConfig(view, 40)
 	m := newCountingMetrics()
@@ -368,6 +379,7 @@ func TestAttackPipelinedGetCFiltersNeverRead(t *testing.T) {
 // pings and ask for headers now and then): a client from a fresh address
 // still gets in, by eviction, and stays while the hogs keep reconnecting.
 func TestAttackSlotsFilledThenFreshClient(t *testing.T) {
+	needLoopbackRange(t)
 	view := newFakeView(200, 103)
 	cfg := attackConfig(view, 32)
 	cfg.MaxPeersPerIP = 2
@@ -500,6 +512,7 @@ func (n *fakeRPCNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the server's gate (one at a time while the indexer is busy), so the
 // node's work queue never overflows and the indexer's calls all succeed.
 func TestAttackBlockRequestsDoNotStarveIndexer(t *testing.T) {
+	needLoopbackRange(t)
 	view := newFakeView(300, 104)
 	node := &fakeRPCNode{blocks: map[string]string{}, tip: view.at(299).hash.String(),
 		workers: make(chan struct{}, 4), queue: 4, delay: 5 * time.Millisecond}
@@ -619,6 +632,7 @@ func TestAttackBlockRequestsDoNotStarveIndexer(t *testing.T) {
 // inv, TestInvHandlingIsLinear), large invs beyond the receive budget are
 // discarded unread, and everyone else is served.
 func TestAttackHugeInvWithRelay(t *testing.T) {
+	needLoopbackRange(t)
 	view := newFakeView(200, 105)
 	cfg := attackConfig(view, 40)
 	cfg.Relay, cfg.RelayTx = &fakeNode{}, true
@@ -677,6 +691,7 @@ func TestAttackHugeInvWithRelay(t *testing.T) {
 // is cut off by the minimum transfer rate within seconds, not held for
 // the idle timeout.
 func TestAttackPartialLargeTxFrames(t *testing.T) {
+	needLoopbackRange(t)
 	const frameLen, sentLen, peers = 4_000_000, 3_900_000, 24
 	partial := append(rawHeader(chaincfg.RegressionNetParams.Net, "tx", frameLen), make([]byte, sentLen)...)
 	type target struct {
@@ -762,6 +777,7 @@ func TestAttackPartialLargeTxFrames(t *testing.T) {
 // ban of old). A misbehaving address is discouraged: admitted only while
 // slots are free, and the first evicted.
 func TestAttackInvalidRequestThenReconnect(t *testing.T) {
+	needLoopbackRange(t)
 	view := newFakeView(2500, 107)
 	cfg := attackConfig(view, 40)
 	m := newCountingMetrics()

@@ -257,6 +257,7 @@ func encodeBlock(t testing.TB, blk *wire.MsgBlock, enc wire.MessageEncoding) []b
 // the tip are refused and their requester disconnected (without penalty),
 // recent blocks are still served, and whitelisted peers get everything.
 func TestUploadTargetRefusesHistoricalBlocks(t *testing.T) {
+	needLoopbackRange(t)
 	view := newFakeView(1100, 25) // 600 s apart: heights below 91 are over a week older than the tip
 	node := &fakeNode{blocks: map[chainhash.Hash]*wire.MsgBlock{}}
 	for _, h := range []uint32{0, 50, 1090} {
