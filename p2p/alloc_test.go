@@ -14,6 +14,10 @@ import (
 // its payload: the frame's error message and small structs.
 const allocSlack = 2 << 10
 
+// maxAllocsPerFrame bounds the allocations of reading and rejecting (or
+// discarding) one frame, whatever it declares.
+const maxAllocsPerFrame = 32
+
 // hugeCountPayloads are payloads of every message a peer can send that
 // declare far more elements than they carry: each must cost at most a
 // small multiple of its own length, before or after the handshake, decoded
@@ -91,6 +95,10 @@ func TestHugeDeclaredCountsCostTheirPayload(t *testing.T) {
 				allocs, got := frameCost(t, frame, st.st)
 				if limit := uint64(decodedFactor*len(payload) + allocSlack); got > limit {
 					t.Fatalf("%d-byte payload allocated %d bytes (%.0f allocations), limit %d", len(payload), got, allocs, limit)
+				}
+				// Nothing is allocated per declared element either.
+				if allocs > maxAllocsPerFrame {
+					t.Fatalf("%d-byte payload cost %.0f allocations, limit %d", len(payload), allocs, maxAllocsPerFrame)
 				}
 			})
 		}

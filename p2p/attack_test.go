@@ -825,7 +825,10 @@ func TestAttackInvalidRequestThenReconnect(t *testing.T) {
 		t.Fatal("misbehaving peer not disconnected")
 	}
 	waitFor(t, "discouraged", ioTimeout, func() bool { return m.count("discouraged") == 1 })
-	var fill []*rawClient
+	// An older peer shares the discouraged address's netgroup, so that
+	// netgroup diversity (which protects one peer per netgroup, chosen by a
+	// secret hash) protects that one and not the discouraged peer.
+	fill := []*rawClient{connectFrom(t, srv.addr, "127.61.0.2")}
 	for i := 0; srv.ConnCount() < cfg.MaxPeers-2; i++ {
 		fill = append(fill, connectFrom(t, srv.addr, fmt.Sprintf("127.%d.0.1", 70+i)))
 	}

@@ -27,7 +27,7 @@ func TestGetCFiltersStreamsFromTheStore(t *testing.T) {
 	ours, theirs := net.Pipe() // synchronous: nothing is buffered in the kernel
 	defer ours.Close()
 	defer theirs.Close()
-	p := newPeer(s, ours)
+	p := pipePeer(t, s, ours)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { _ = p.writeLoop(ctx) }()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"testing"
 	"time"
@@ -258,3 +259,16 @@ func waitFor(t testing.TB, what string, timeout time.Duration, cond func() bool)
 }
 
 func hashPtr(h chainhash.Hash) *chainhash.Hash { return &h }
+
+// pipePeer builds a peer of s over conn (one end of a net.Pipe) as if
+// admitted from 127.0.0.1.
+func pipePeer(t testing.TB, s *Server, conn net.Conn) *peer {
+	t.Helper()
+	_, cancel := context.WithCancelCause(context.Background())
+	t.Cleanup(func() { cancel(nil) })
+	slot, reason := s.admit(netip.MustParseAddr("127.0.0.1"), newPeerState(1, 2), cancel)
+	if slot == nil {
+		t.Fatalf("admission refused: %s", reason)
+	}
+	return newPeer(s, conn, slot)
+}

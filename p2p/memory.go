@@ -24,8 +24,8 @@ const (
 	// the JSON-RPC request carrying it.
 	relayFactor = 5
 	// peerFixed is the rest a peer holds: a getcfilters answer's block
-	// hashes (1,000 × 32 bytes), and goroutine stacks.
-	peerFixed = MaxGetCFilters*chainhash.HashSize + 32<<10
+	// hashes (1,000 × 32 bytes), its send queue's slots, goroutine stacks.
+	peerFixed = MaxGetCFilters*chainhash.HashSize + sendQueueFrames*80 + 32<<10
 	// answerBuild bounds an answer built under a filter-work slot: 2,000
 	// headers, their pointers and the encoded frame.
 	answerBuild = 512 << 10
@@ -43,7 +43,7 @@ const (
 //	peers × (read buffer 16 KiB + write buffer 64 KiB
 //	         + 4 × largest small frame 16 KiB        a decoded request
 //	         + one filter chunk (16 KiB + 256 KiB)   read ahead of the budget
-//	         + 64 KiB                                block hashes, stacks)
+//	         + 84 KiB                                block hashes, queue, stacks)
 //	+ min(peers × max(PeerSendBudget, 256 KiB),      queued responses
 //	      SendBudget + peers × 256 KiB)
 //	+ 5 × RecvBudget (4 × without relay)             large frames being decoded

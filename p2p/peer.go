@@ -17,7 +17,7 @@ import (
 // sendQueueFrames bounds the frames queued for one peer; the byte budgets
 // (Config.PeerSendBudget, Config.SendBudget) are the real limit, this only
 // sizes the channel.
-const sendQueueFrames = 1024
+const sendQueueFrames = 256
 
 // outFrame is one encoded message waiting for the writer: frame (or its
 // header alone), then payload if set (shared read-only, a cached block).
@@ -41,14 +41,16 @@ type peer struct {
 	budget *peerBudget
 }
 
-func newPeer(s *Server, conn net.Conn) *peer {
-	keys := randomUint64s(2)
+// newPeer builds the peer of an admitted connection (its buffers are
+// allocated only once admitted).
+func newPeer(s *Server, conn net.Conn, slot *peerSlot) *peer {
 	p := &peer{
 		srv:    s,
 		conn:   conn,
-		ip:     remoteIP(conn),
+		ip:     slot.ip,
+		slot:   slot,
 		log:    s.log.With().Str("peer", conn.RemoteAddr().String()).Logger(),
-		st:     newPeerState(keys[0], keys[1]),
+		st:     slot.st,
 		sendq:  make(chan outFrame, sendQueueFrames),
 		budget: newPeerBudget(s.sendPool, int64(s.cfg.PeerSendBudget), s.cfg.SendStallTimeout),
 	}

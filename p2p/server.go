@@ -144,17 +144,18 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		backoff = 0
 		peerCtx, cancel := context.WithCancelCause(ctx)
-		p := newPeer(s, conn)
-		slot, reason := s.admitSafely(p, cancel)
+		ip := remoteIP(conn)
+		keys := randomUint64s(2)
+		slot, reason := s.admitSafely(ip, newPeerState(keys[0], keys[1]), cancel)
 		if slot == nil {
 			cancel(nil)
 			_ = conn.Close()
-			s.log.Debug().Stringer("ip", p.ip).Str("reason", reason).Msg("refused peer")
+			s.log.Debug().Stringer("ip", ip).Str("reason", reason).Msg("refused peer")
 			s.metrics.ConnectionRefused(reason)
 			s.metrics.PeerDisconnected("rejected")
 			continue
 		}
-		p.slot = slot
+		p := newPeer(s, conn, slot)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -166,7 +167,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 // admitSafely is admit with a recovered panic counted as a refusal: the
 // accept loop must never die.
-func (s *Server) admitSafely(p *peer, cancel context.CancelCauseFunc) (slot *peerSlot, reason string) {
+func (s *Server) admitSafely(ip netip.Addr, st *peerState, cancel context.CancelCauseFunc) (slot *peerSlot, reason string) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.metrics.PeerPanicked()
@@ -174,7 +175,7 @@ func (s *Server) admitSafely(p *peer, cancel context.CancelCauseFunc) (slot *pee
 			slot, reason = nil, "full"
 		}
 	}()
-	return s.admit(p.ip, p.st, cancel)
+	return s.admit(ip, st, cancel)
 }
 
 // servePeer runs one admitted connection to its end: srvCtx is the server's
