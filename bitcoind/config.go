@@ -31,6 +31,11 @@ type Config struct {
 	RESTURL string
 	// Timeout bounds one HTTP exchange; zero means DefaultTimeout.
 	Timeout time.Duration
+	// MaxConns bounds the client's connections to the node (requests
+	// beyond it wait for one); zero means no bound. A client serving
+	// peers (cfindexd's block proxy) gets a small one of its own, so
+	// that peers never occupy the node's RPC work queue.
+	MaxConns int
 }
 
 func (c Config) validate() error {

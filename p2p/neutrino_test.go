@@ -136,7 +136,7 @@ func TestNeutrinoSyncsFromServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Blocks = NewNodeBlockFetcher(client)
-	cfg.Relay, cfg.RelayTx = client, true
+	cfg.Relay, cfg.RelayTx = NewNodeTxRelayer(client), true
 	metrics := newCountingMetrics()
 	cfg.Metrics = metrics
 	srv := startServer(t, cfg)

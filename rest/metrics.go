@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/cfindexd/cfindexd/indexer"
+	"github.com/cfindexd/cfindexd/p2p"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -30,9 +31,10 @@ var httpDurationBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1
 // methods are what the other packages report through: it satisfies
 // indexer.Observer (NodeTip, NodeReachable, Committed, Reorg, Error) and
 // p2p.Metrics (MessageReceived, MessageSent, PeersConnected,
-// PeerDisconnected). Every counter and every label value the code knows is
-// exported from the start, at 0, so a rate() or an alert works before the
-// first event. All methods are safe for concurrent use and cheap.
+// PeerDisconnected and the defence counters below). Every counter and
+// every label value the code knows is exported from the start, at 0, so a
+// rate() or an alert works before the first event. All methods are safe
+// for concurrent use and cheap.
 type Metrics struct {
 	reg   *prometheus.Registry
 	serve http.Handler
@@ -50,6 +52,7 @@ type Metrics struct {
 	p2pSentMsgs   *prometheus.CounterVec
 	p2pSentBytes  *prometheus.CounterVec
 	p2pDisconnect *prometheus.CounterVec
+	p2pDefences   p2pDefenceMetrics
 	httpRequests  *prometheus.CounterVec
 	httpDuration  *prometheus.HistogramVec
 	errors        *prometheus.CounterVec
@@ -148,6 +151,7 @@ func NewMetrics() *Metrics {
 	m.SetBuildInfo("unknown")
 
 	m.newP2PMetrics(cv, g)
+	m.p2pDefences = newP2PDefenceMetrics(c, cv)
 
 	m.serve = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 	return m
@@ -325,12 +329,6 @@ func (m *Metrics) httpRequest(r route, code int, took time.Duration) {
 
 // --- P2P metrics (p2p.Metrics) ---
 
-// p2pDisconnectCauses are the causes p2p.Metrics.PeerDisconnected reports.
-var p2pDisconnectCauses = []string{"misbehaving", "timeout", "closed", "rejected", "shutdown"}
-
-// p2pSentCommands are the messages the P2P server sends.
-var p2pSentCommands = []string{"version", "verack", "ping", "pong", "headers", "inv", "getdata", "notfound", "block", "cfilter", "cfheaders", "cfcheckpt"}
-
 // newP2PMetrics registers the P2P metrics with every known label value.
 func (m *Metrics) newP2PMetrics(cv func(name, help string, labels ...string) *prometheus.CounterVec, g func(name, help string) prometheus.Gauge) {
 	m.peers = g("p2p_peers_connected", "P2P peers past the handshake.")
@@ -339,11 +337,11 @@ func (m *Metrics) newP2PMetrics(cv func(name, help string, labels ...string) *pr
 	m.p2pSentMsgs = cv("p2p_messages_sent_total", "P2P messages served, by command.", "command")
 	m.p2pSentBytes = cv("p2p_sent_bytes_total", "P2P bytes served (headers included), by command.", "command")
 	m.p2pDisconnect = cv("p2p_disconnects_total", "P2P connections ended, by cause.", "cause")
-	for _, cmd := range p2pSentCommands {
+	for _, cmd := range p2p.SentCommands() {
 		m.p2pSentMsgs.WithLabelValues(cmd)
 		m.p2pSentBytes.WithLabelValues(cmd)
 	}
-	for _, cause := range p2pDisconnectCauses {
+	for _, cause := range p2p.DisconnectCauses() {
 		m.p2pDisconnect.WithLabelValues(cause)
 	}
 }
@@ -366,5 +364,59 @@ func (m *Metrics) PeersConnected(n int) { m.peers.Set(float64(n)) }
 
 // PeerDisconnected counts one ended P2P connection by cause (p2p.Metrics).
 func (m *Metrics) PeerDisconnected(cause string) { m.p2pDisconnect.WithLabelValues(cause).Inc() }
+
+// --- P2P defences (p2p.Metrics) ---------------------------------------------
+
+// p2pDefenceMetrics count what the P2P server does against hostile peers.
+// All are registered at start, so they read 0 before the first event.
+type p2pDefenceMetrics struct {
+	evictions     prometheus.Counter
+	refused       *prometheus.CounterVec
+	discouraged   prometheus.Counter
+	sendStalls    prometheus.Counter
+	uploadRefused prometheus.Counter
+	panics        prometheus.Counter
+	largeDropped  prometheus.Counter
+}
+
+func newP2PDefenceMetrics(c func(name, help string) prometheus.Counter,
+	cv func(name, help string, labels ...string) *prometheus.CounterVec) p2pDefenceMetrics {
+	d := p2pDefenceMetrics{
+		evictions:     c("p2p_evictions_total", "P2P peers evicted to make room for a new connection."),
+		refused:       cv("p2p_refused_total", "P2P connections refused at accept, by reason (full, discouraged, per_address, per_subnet).", "reason"),
+		discouraged:   c("p2p_discouraged_total", "Misbehaving P2P peers whose address was discouraged."),
+		sendStalls:    c("p2p_send_stalls_total", "P2P peers disconnected because their send queue stayed full without draining."),
+		uploadRefused: c("p2p_upload_target_refusals_total", "Historical blocks refused (peer disconnected) because the upload target was reached."),
+		panics:        c("p2p_panics_total", "Panics recovered in P2P peer goroutines (the peer was disconnected)."),
+		largeDropped:  c("p2p_large_frames_dropped_total", "Large P2P messages discarded unread because the receive budget was spent."),
+	}
+	for _, reason := range p2p.RefusalReasons() {
+		d.refused.WithLabelValues(reason)
+	}
+	return d
+}
+
+// PeerEvicted counts an eviction (p2p.Metrics).
+func (m *Metrics) PeerEvicted() { m.p2pDefences.evictions.Inc() }
+
+// ConnectionRefused counts a refused connection by reason (p2p.Metrics).
+func (m *Metrics) ConnectionRefused(reason string) {
+	m.p2pDefences.refused.WithLabelValues(reason).Inc()
+}
+
+// PeerDiscouraged counts a discouraged address (p2p.Metrics).
+func (m *Metrics) PeerDiscouraged() { m.p2pDefences.discouraged.Inc() }
+
+// SendStalled counts a peer disconnected for not reading (p2p.Metrics).
+func (m *Metrics) SendStalled() { m.p2pDefences.sendStalls.Inc() }
+
+// UploadTargetRefused counts a refused historical block (p2p.Metrics).
+func (m *Metrics) UploadTargetRefused() { m.p2pDefences.uploadRefused.Inc() }
+
+// PeerPanicked counts a recovered panic (p2p.Metrics).
+func (m *Metrics) PeerPanicked() { m.p2pDefences.panics.Inc() }
+
+// LargeFrameDropped counts a discarded large message (p2p.Metrics).
+func (m *Metrics) LargeFrameDropped() { m.p2pDefences.largeDropped.Inc() }
 
 // --- end of P2P metrics ---

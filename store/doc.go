@@ -40,9 +40,14 @@ way a block leaves it, so the stale set only grows.
 Readers use bbolt read transactions and see a consistent committed
 snapshot; any number run alongside the writer. Range reads (Headers,
 FiltersByHeight, FilterHeadersByHeight, FiltersForStop,
-FilterHeadersForStop, FilterHashesForStop) each use one read transaction
-and walk height-keyed buckets with cursors in key order, never a lookup per
-height; they return at most MaxRange entries. FilterHeaderCheckpoints reads
+FilterHeadersForStop, FilterHashesForStop, BlockHashesForStop) each use one
+read transaction and walk height-keyed buckets with cursors in key order,
+never a lookup per height; they return at most MaxRange entries. EachFilter
+streams the filters of blocks a BlockHashesForStop answer named, in as many
+short read transactions as its caller wants (a server sending to a slow peer
+must not hold one open), and returns the same filters whatever reorgs
+happened in between, because a block's filter is fixed by its hash and
+stale blocks keep theirs. FilterHeaderCheckpoints reads
 every interval-th filter header up to a stop (a getcfcheckpt answer, about
 900 at mainnet height) in one read transaction with one cursor seeking
 forward, and returns at most MaxCheckpoints. Tip is served from memory, updated after each

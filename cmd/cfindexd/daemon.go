@@ -55,17 +55,23 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	defer st.Close()
 
 	rpcHost := net.JoinHostPort(cfg.RPCConnect, strconv.Itoa(cfg.RPCPort))
-	client, err := bitcoind.NewClient(bitcoind.Config{
+	nodeCfg := bitcoind.Config{
 		Host:       rpcHost,
 		User:       cfg.RPCUser,
 		Password:   cfg.RPCPassword,
 		CookieFile: cfg.RPCCookieFile,
 		RESTURL:    cfg.RESTURL,
-	}, log.With().Str("component", "bitcoind").Logger())
+	}
+	client, err := bitcoind.NewClient(nodeCfg, log.With().Str("component", "bitcoind").Logger())
 	if err != nil {
 		return fmt.Errorf("node client: %w", err)
 	}
 	defer client.Close()
+	peerClient, err := peerNodeClient(nodeCfg, cfg, log)
+	if err != nil {
+		return fmt.Errorf("node client for peers: %w", err)
+	}
+	defer peerClient.Close()
 
 	tip, haveTip := st.Tip()
 	log.Info().Str("version", version).Str("chain", nw.Name).Str("store", storePath).
@@ -114,19 +120,11 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		return fmt.Errorf("http: %w", err)
 	}
 
-	p2pServer, err := p2p.New(p2p.Config{
-		ListenAddr:    cfg.Listen,
-		Params:        nw.Params,
-		View:          p2p.NewStoreView(st),
-		Blocks:        p2p.NewNodeBlockFetcher(client),
-		Relay:         client,
-		RelayTx:       cfg.RelayTx,
-		UserAgent:     "/cfindexd:" + version + "/",
-		MaxPeers:      cfg.MaxPeers,
-		MaxPeersPerIP: cfg.MaxPeersPerIP,
-		Log:           log,
-		Metrics:       metrics,
-	})
+	p2pCfg, err := p2pConfig(cfg, nw, st, metrics, peerClient, log)
+	if err != nil {
+		return fmt.Errorf("p2p: %w", err)
+	}
+	p2pServer, err := p2p.New(p2pCfg)
 	if err != nil {
 		return fmt.Errorf("p2p: %w", err)
 	}
