@@ -13,7 +13,7 @@ func (s *Store) HashAt(height uint32) (chainhash.Hash, error) {
 	err := s.view(func(b *buckets) error {
 		v := b.headers.Get(heightKey(height))
 		if v == nil {
-			return fmt.Errorf("hash at %d: %w", height, ErrNotFound)
+			return b.missing("hash", height)
 		}
 		var err error
 		hash, _, err = decodeHeaderValue(v)
@@ -52,7 +52,7 @@ func (s *Store) HeaderAt(height uint32) (wire.BlockHeader, error) {
 	err := s.view(func(b *buckets) error {
 		v := b.headers.Get(heightKey(height))
 		if v == nil {
-			return fmt.Errorf("header at %d: %w", height, ErrNotFound)
+			return b.missing("header", height)
 		}
 		var err error
 		_, hdr, err = decodeHeaderValue(v)
@@ -110,7 +110,7 @@ func (s *Store) Headers(start, end uint32) ([]wire.BlockHeader, error) {
 				k, v = c.Next()
 			}
 			if k == nil || !isHeight(k, start+uint32(i)) {
-				return fmt.Errorf("header at %d: %w", start+uint32(i), ErrNotFound)
+				return b.missing("header", start+uint32(i))
 			}
 			var err error
 			if _, out[i], err = decodeHeaderValue(v); err != nil {
