@@ -46,6 +46,10 @@ type Metrics struct {
 	errors        *prometheus.CounterVec
 	storeSize     prometheus.Gauge
 
+	// limits: the HTTP server's connection and bulk limits and handler
+	// panics (metrics_limits.go).
+	limits *limitMetrics
+
 	nodeTip atomic.Int64 // -1 until the first NodeTip
 
 	now         func() time.Time
@@ -90,6 +94,7 @@ func NewMetrics() *Metrics {
 	m.httpRequests = cv("http_requests_total", "HTTP requests, by route and status code.", "route", "code")
 	m.errors = cv("errors_total", "Errors, by kind.", "kind")
 	m.storeSize = g("store_size_bytes", "Size of the filter store on disk.")
+	m.limits = newLimitMetrics(m.reg)
 	m.serve = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 	return m
 }
