@@ -169,7 +169,7 @@ func (f *Follower) Run(ctx context.Context) error {
 		case err == nil:
 			failures = 0
 			retry.Reset()
-		case errors.Is(err, bitcoind.ErrWrongNetwork), errors.Is(err, ErrChainMismatch), errors.Is(err, errStore):
+		case errors.Is(err, bitcoind.ErrWrongNetwork), errors.Is(err, ErrChainMismatch), errors.Is(err, errStore), errors.Is(err, errPanic):
 			f.obs.Error(errorKind(err))
 			return err
 		default:
@@ -207,6 +207,8 @@ func errorKind(err error) string {
 		return "network"
 	case errors.Is(err, errStore):
 		return "store"
+	case errors.Is(err, errPanic):
+		return "panic"
 	default:
 		return "node"
 	}

@@ -126,7 +126,7 @@ func Open(path string, genesis chainhash.Hash, opts Options) (*Store, error) {
 	}
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("open store: %w", withHint(path, err))
+		return nil, withHint(path, err)
 	}
 	db, err := openBolt(f, timeout, opts)
 	if errors.Is(err, bolt.ErrTimeout) {
@@ -136,7 +136,10 @@ func Open(path string, genesis chainhash.Hash, opts Options) (*Store, error) {
 		err = fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open store: %w", withHint(path, err))
+		if errors.Is(err, ErrCorrupt) {
+			return nil, withHint(path, err)
+		}
+		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	s := &Store{db: db, file: f, path: path, genesis: genesis, tipChanged: make(chan struct{})}
 	if err := s.init(); err != nil {
