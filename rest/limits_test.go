@@ -571,3 +571,20 @@ func TestClientKey(t *testing.T) {
 		}
 	}
 }
+
+// TestLimitDefaults: keep-alive idle connections are closed within a
+// minute whatever the configuration, and the per-address caps never exceed
+// the totals.
+func TestLimitDefaults(t *testing.T) {
+	if _, err := New(Config{IdleTimeout: MaxIdleTimeout + time.Second}, newFakeView(), nil, zerolog.Nop()); !errors.Is(err, ErrBadConfig) {
+		t.Errorf("idle timeout above %v: %v", MaxIdleTimeout, err)
+	}
+	s := newTestServer(t, newFakeView(), Config{MaxConns: 10, MaxConnsPerAddr: 50, MaxBulkInFlight: 3, MaxBulkPerAddr: 5})
+	if s.cfg.MaxConnsPerAddr != 10 || s.cfg.MaxBulkPerAddr != 3 {
+		t.Errorf("per-address caps %d, %d above the totals", s.cfg.MaxConnsPerAddr, s.cfg.MaxBulkPerAddr)
+	}
+	d := newTestServer(t, newFakeView(), Config{}).cfg
+	if d.IdleTimeout > MaxIdleTimeout || d.ReadHeaderTimeout > 10*time.Second || d.MaxConns != DefaultMaxConns || d.BulkMinRate != DefaultBulkMinRate {
+		t.Errorf("defaults %+v", d)
+	}
+}
