@@ -66,9 +66,9 @@ type Observer interface {
 
 // ErrorKinds returns the kinds Observer.Error reports: the node failed a
 // round ("node"), the store failed ("store"), the node is on another chain
-// ("network"), or a reorg was refused (ErrDeepReorg, ErrChainVanished:
-// "reorg").
-func ErrorKinds() []string { return []string{"node", "store", "network", "reorg"} }
+// ("network"), a reorg was refused (ErrDeepReorg, ErrChainVanished:
+// "reorg"), or one of the follower's goroutines panicked ("panic").
+func ErrorKinds() []string { return []string{"node", "store", "network", "reorg", "panic"} }
 
 // NopObserver is an Observer that does nothing.
 type NopObserver struct{}
@@ -291,7 +291,7 @@ var errStore = errors.New("store")
 
 // isFatal reports whether err ends Run.
 func isFatal(err error) bool {
-	for _, target := range []error{bitcoind.ErrWrongNetwork, ErrChainMismatch, ErrDeepReorg, ErrChainVanished, errStore} {
+	for _, target := range []error{bitcoind.ErrWrongNetwork, ErrChainMismatch, ErrDeepReorg, ErrChainVanished, errStore, errPanic} {
 		if errors.Is(err, target) {
 			return true
 		}
@@ -307,6 +307,8 @@ func errorKind(err error) string {
 		return "reorg"
 	case errors.Is(err, errStore):
 		return "store"
+	case errors.Is(err, errPanic):
+		return "panic"
 	default:
 		return "node"
 	}

@@ -79,7 +79,7 @@ func (f *Follower) fetchRange(ctx context.Context, start, end uint32, reorg *pen
 	results := make(chan fetched, window)
 
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
+	g.Go(f.recovering("job planner", func() error {
 		defer close(jobs)
 		var ahead []chainhash.Hash // hashes resolved for the heights after the last job's
 		for h := start; ; {
@@ -121,11 +121,11 @@ func (f *Follower) fetchRange(ctx context.Context, start, end uint32, reorg *pen
 			}
 			h += n
 		}
-	})
+	}))
 	workersDone := make(chan struct{})
 	var workers errgroup.Group
 	for range f.cfg.Workers {
-		workers.Go(func() error {
+		workers.Go(f.recovering("fetch worker", func() error {
 			var b gcs.BasicBuilder
 			var run []fetched
 			for job := range jobs {
@@ -142,16 +142,16 @@ func (f *Follower) fetchRange(ctx context.Context, start, end uint32, reorg *pen
 				}
 			}
 			return nil
-		})
+		}))
 	}
 	g.Go(func() error {
 		err := workers.Wait()
 		close(workersDone)
 		return err
 	})
-	g.Go(func() error {
+	g.Go(f.recovering("committer", func() error {
 		return f.commitInOrder(ctx, gctx, start, end, reorg, results, tokens, workersDone)
-	})
+	}))
 	err := g.Wait()
 	if errors.Is(err, errLinkBroken) {
 		f.log.Info().Err(err).Msg("node changed its chain during the round; starting over")

@@ -3,6 +3,7 @@ package rest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -18,8 +19,10 @@ const (
 	blockHeaderSize  = 80
 	filterHeaderSize = chainhash.HashSize
 	// filtersChunk is how many filters one store read fetches while a
-	// filters file streams; it bounds the memory of one download.
-	filtersChunk = 250
+	// filters file streams; it bounds the memory of one download: about
+	// twice 64 mainnet-sized (25 KB) filters, 3.2 MB, so the default eight
+	// downloads hold some 26 MB.
+	filtersChunk = 64
 )
 
 // bulkFile describes one bulk download: its ETag kind, the fixed prefix
@@ -204,13 +207,21 @@ func (s *Server) serveBulkFile(w http.ResponseWriter, r *http.Request, t target)
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.cfg.BulkWriteTimeout))
+	body := newMinRateWriter(w, s.cfg.BulkMinRate, s.cfg.BulkMinRateWindow, time.Now().Add(s.cfg.BulkWriteTimeout), time.Now)
+	wrote := func(err error) bool {
+		if errors.Is(err, errTooSlow) {
+			s.metrics.httpBulkSlowCut()
+			s.log.Debug().Str("client", r.RemoteAddr).Str("file", f.kind).Int("min_rate", s.cfg.BulkMinRate).
+				Msg("bulk download cut off: the client reads slower than the minimum rate")
+		}
+		return err == nil // otherwise the client went away or was too slow
+	}
 	w.WriteHeader(http.StatusOK)
-	if _, err := w.Write(f.prefix); err != nil {
+	if _, err := body.Write(f.prefix); !wrote(err) {
 		return
 	}
-	if _, err := w.Write(b.first); err != nil {
-		return // the client went away
+	if _, err := body.Write(b.first); !wrote(err) {
+		return
 	}
 	buf, prev := b.first, b.prev
 	for a := uint64(b.firstEnd) + 1; a <= uint64(b.end); a += uint64(f.chunk) {
@@ -220,8 +231,8 @@ func (s *Server) serveBulkFile(w http.ResponseWriter, r *http.Request, t target)
 			s.log.Info().Err(err).Str("file", f.kind).Msg("bulk download cut off")
 			panic(http.ErrAbortHandler)
 		}
-		if _, err := w.Write(buf); err != nil {
-			return // the client went away
+		if _, err := body.Write(buf); !wrote(err) {
+			return
 		}
 	}
 	if b.firstEnd == b.end {

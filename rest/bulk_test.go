@@ -226,11 +226,11 @@ func TestBulkBadRequests(t *testing.T) {
 	}
 	// With every bulk slot taken, the next download is refused with 503.
 	busy := newTestServer(t, synthView(t, synthChain(t, 10, 3)), Config{MaxBulkInFlight: 1})
-	busy.bulkSlots <- struct{}{}
+	release, _ := busy.bulkSlots.acquire(clientKeyOf("198.51.100.7:1")) // another client
 	if resp := do(t, busy.Handler(), "GET", "/bulk/headers/0-10.bin", nil); resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("bulk download beyond the limit: %d", resp.StatusCode)
 	}
-	<-busy.bulkSlots
+	release()
 	if resp := do(t, busy.Handler(), "GET", "/bulk/headers/0-10.bin", nil); resp.StatusCode != 200 {
 		t.Errorf("bulk download after the slot freed: %d", resp.StatusCode)
 	}

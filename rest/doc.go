@@ -22,11 +22,37 @@
 //
 // New(Config, ChainView, *Metrics, zerolog.Logger) builds a Server; Run(ctx)
 // listens on Config.Addr (HTTP is off when it is empty) and shuts down
-// gracefully when ctx ends. Limits: ReadHeaderTimeout, ReadTimeout,
-// WriteTimeout (BulkWriteTimeout for bulk downloads), IdleTimeout,
-// MaxHeaderBytes, MaxURILength (414), and at most MaxBulkInFlight bulk
-// downloads at once (503 with Retry-After beyond). Request bodies are never
-// read.
+// gracefully when ctx ends. Limits: ReadHeaderTimeout (5 s), ReadTimeout,
+// WriteTimeout (BulkWriteTimeout for bulk downloads), IdleTimeout (30 s,
+// at most MaxIdleTimeout), MaxHeaderBytes, MaxURILength (414). Request
+// bodies are never read.
+//
+// Every client may be hostile, so the server bounds what one can hold:
+//
+//   - Connections (conngate.go): at most MaxConns open and MaxConnsPerAddr
+//     from one client address (an IPv4 address or an IPv6 /64), enforced by
+//     a net.Listener wrapper when a connection is accepted. Over a cap, the
+//     connection that is idle between keep-alive requests or has not sent a
+//     request yet, from the address holding the most connections, and
+//     waiting longest, is closed to admit the new one (http.Server's
+//     ConnState hook tells which are evictable); a connection serving a
+//     request is never closed. When nothing can be closed the new
+//     connection gets a fixed 503 "too many connections" written straight
+//     to its socket and is closed in the accept loop: no goroutine, no
+//     request read, no file descriptor kept.
+//   - Bulk downloads (bulkslots.go, minrate.go): at most MaxBulkInFlight at
+//     once and MaxBulkPerAddr per client address (503 with Retry-After
+//     beyond). Each window of BulkMinRateWindow, the first included, must
+//     deliver BulkMinRate × BulkMinRateWindow bytes to the socket, or the
+//     download is cut off through the connection's write deadline and its
+//     slot freed. Counting per window, not on average, keeps socket buffers
+//     that swallow megabytes at once from buying a client that stopped
+//     reading minutes of slot. A filters file is read 64 filters at a time.
+//   - Panics (recover.go): a handler that panics is answered 500 "internal
+//     error" (or, once the response has begun, its connection is cut),
+//     logged at error with the stack and counted; the server goes on.
+//     http.ErrAbortHandler, raised on purpose to cut a response, passes to
+//     net/http untouched.
 //
 // # Bitcoin Core-compatible endpoints
 //
@@ -159,7 +185,13 @@
 // 5 min), cfindexd_p2p_peers_connected,
 // cfindexd_p2p_{messages_received,received_bytes,messages_sent,sent_bytes}_total
 // {command}, cfindexd_p2p_disconnects_total{cause},
-// cfindexd_store_size_bytes and cfindexd_prevouts_resolved_total{from}.
+// cfindexd_store_size_bytes and cfindexd_prevouts_resolved_total{from},
+// and the HTTP limits' cfindexd_http_connections_open,
+// cfindexd_http_connections_refused_total{cap},
+// cfindexd_http_connections_evicted_total{cap} (cap: total or
+// per_address), cfindexd_http_bulk_in_flight,
+// cfindexd_http_bulk_refused_total{cap}, cfindexd_http_bulk_slow_cut_total
+// and cfindexd_http_handler_panics_total.
 // Every counter and every label value the code knows (error kinds, routes
 // with code 200, disconnect causes, the commands the P2P server sends, both
 // prevout sources) is exported from the start at 0. Route labels are fixed

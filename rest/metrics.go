@@ -59,6 +59,10 @@ type Metrics struct {
 	storeSize     prometheus.Gauge
 	buildInfo     *prometheus.GaugeVec
 
+	// limits: the HTTP server's connection and bulk limits and handler
+	// panics (metrics_limits.go).
+	limits *limitMetrics
+
 	nodeTip     atomic.Int64 // -1 until the first NodeTip
 	nodeTipTime atomic.Int64 // Unix seconds of the node's tip block; valid once nodeTip >= 0
 	// indexedTime is the Unix time of the indexed tip's block, -1 while
@@ -152,6 +156,8 @@ func NewMetrics() *Metrics {
 
 	m.newP2PMetrics(cv, g)
 	m.p2pDefences = newP2PDefenceMetrics(c, cv)
+
+	m.limits = newLimitMetrics(m.reg)
 
 	m.serve = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 	return m

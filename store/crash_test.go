@@ -51,7 +51,8 @@ func crashBatchEnds() []uint32 {
 }
 
 // TestHelperProcess is not a test: it is the child process of
-// TestCrashSafety ("crash") and TestLockedAcrossProcesses ("lock").
+// TestCrashSafety ("crash"), TestLockedAcrossProcesses ("lock") and
+// TestCreateKilled ("create").
 func TestHelperProcess(t *testing.T) {
 	mode := os.Getenv(helperEnv)
 	if mode == "" {
@@ -76,6 +77,8 @@ func TestHelperProcess(t *testing.T) {
 			fmt.Fprintln(os.Stderr, "crash helper:", err)
 			os.Exit(3)
 		}
+	case "create":
+		createHelper(path, genesis, os.Getenv(helperStepEnv))
 	}
 }
 

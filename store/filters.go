@@ -67,10 +67,13 @@ func (b *buckets) scanActive(start uint32, recs []BlockRecord) error {
 		}
 		h := start + uint32(i)
 		if !isHeight(hk, h) {
-			return fmt.Errorf("height %d: %w", h, ErrNotFound)
+			return b.missing("header", h)
 		}
 		if !isHeight(fk, h) || len(fv) == 0 || !isHeight(fhk, h) {
 			return fmt.Errorf("%w: height %d has a header but no filter or filter header", ErrCorrupt, h)
+		}
+		if len(fv) > MaxFilterSize {
+			return fmt.Errorf("%w: filter at %d is %d bytes", ErrCorrupt, h, len(fv))
 		}
 		r := &recs[i]
 		r.Height = h
@@ -107,7 +110,7 @@ func (b *buckets) scanFilterChain(start uint32, n int, visit func(i int, filterH
 		}
 		h := start + uint32(i)
 		if !isHeight(k, h) {
-			return fmt.Errorf("filter header at %d: %w", h, ErrNotFound)
+			return b.missing("filter header", h)
 		}
 		fh, fhash, err := decodeFilterHeaderValue(v)
 		if err != nil {

@@ -44,7 +44,7 @@ func (v *Snapshot) Tip() (Tip, bool) {
 func (v *Snapshot) HashAt(height uint32) (chainhash.Hash, error) {
 	val := v.b.headers.Get(heightKey(height))
 	if val == nil {
-		return chainhash.Hash{}, fmt.Errorf("hash at %d: %w", height, ErrNotFound)
+		return chainhash.Hash{}, v.b.missing("hash", height)
 	}
 	hash, _, err := decodeHeaderValue(val)
 	return hash, err
@@ -70,7 +70,7 @@ func (v *Snapshot) HeightOf(hash chainhash.Hash) (uint32, bool, error) {
 func (v *Snapshot) HeaderAt(height uint32) (wire.BlockHeader, error) {
 	val := v.b.headers.Get(heightKey(height))
 	if val == nil {
-		return wire.BlockHeader{}, fmt.Errorf("header at %d: %w", height, ErrNotFound)
+		return wire.BlockHeader{}, v.b.missing("header", height)
 	}
 	_, hdr, err := decodeHeaderValue(val)
 	return hdr, err
@@ -91,7 +91,7 @@ func (v *Snapshot) Headers(start, end uint32) ([]wire.BlockHeader, error) {
 			k, val = c.Next()
 		}
 		if k == nil || !isHeight(k, start+uint32(i)) {
-			return nil, fmt.Errorf("headers %d..%d: header at %d: %w", start, end, start+uint32(i), ErrNotFound)
+			return nil, fmt.Errorf("headers %d..%d: %w", start, end, v.b.missing("header", start+uint32(i)))
 		}
 		var err error
 		if _, out[i], err = decodeHeaderValue(val); err != nil {

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/cfindexd/cfindexd/rest"
 )
 
 // envPrefix starts every environment variable cfindexd reads.
@@ -67,8 +69,14 @@ type Config struct {
 	HTTPListen       string `toml:"httplisten" usage:"HTTP API, metrics and health address; auto = 127.0.0.1:<chain's HTTP port>; empty disables"`
 	ReadyBlocks      int    `toml:"readyblocks" usage:"/readyz is 200 while the indexed tip is at most this many blocks behind the node"`
 	ReorgSafetyDepth int    `toml:"reorgsafetydepth" usage:"bulk ranges at least this deep are final (strong ETag, immutable caching); a deeper reorg stops cfindexd unless allowdeepreorg"`
-	LogLevel         string `toml:"loglevel" usage:"trace, debug, info, warn or error"`
-	LogFormat        string `toml:"logformat" usage:"auto (console on a terminal, JSON otherwise), console or json"`
+	// HTTP connection and bulk-download limits (issue 9).
+	HTTPMaxConns      int `toml:"httpmaxconns" usage:"most open HTTP connections; idle ones are closed to admit new ones, beyond that new ones get 503"`
+	HTTPMaxConnsPerIP int `toml:"httpmaxconnsperip" usage:"most open HTTP connections from one IPv4 address or IPv6 /64"`
+	HTTPBulkPerIP     int `toml:"httpbulkperip" usage:"most bulk downloads at once from one IPv4 address or IPv6 /64 (of 8 in all)"`
+	HTTPBulkMinRate   int `toml:"httpbulkminrate" usage:"KiB/s a bulk download must reach in every 10 s window, or it is cut off and its slot freed"`
+
+	LogLevel  string `toml:"loglevel" usage:"trace, debug, info, warn or error"`
+	LogFormat string `toml:"logformat" usage:"auto (console on a terminal, JSON otherwise), console or json"`
 
 	// Reorg safety and readiness (reorgready.go).
 	AllowDeepReorg bool          `toml:"allowdeepreorg" usage:"follow reorgs deeper than reorgsafetydepth, and a node whose chain shares only the genesis block with the index, instead of stopping"`
@@ -110,13 +118,17 @@ func defaultConfig() Config {
 		MaxUploadTarget:   5000,
 		TxRelayRate:       20,
 
-		HTTPListen:       "auto",
-		ReadyBlocks:      2,
-		ReorgSafetyDepth: 144,
-		ReorgSettle:      10 * time.Second,
-		ReadyMaxTipAge:   "auto",
-		LogLevel:         "info",
-		LogFormat:        "auto",
+		HTTPListen:        "auto",
+		ReadyBlocks:       2,
+		ReorgSafetyDepth:  144,
+		ReorgSettle:       10 * time.Second,
+		ReadyMaxTipAge:    "auto",
+		HTTPMaxConns:      rest.DefaultMaxConns,
+		HTTPMaxConnsPerIP: rest.DefaultMaxConnsPerAddr,
+		HTTPBulkPerIP:     rest.DefaultMaxBulkPerAddr,
+		HTTPBulkMinRate:   rest.DefaultBulkMinRate >> 10,
+		LogLevel:          "info",
+		LogFormat:         "auto",
 	}
 }
 
@@ -361,6 +373,9 @@ func (c *Config) validate() error {
 	if err := c.validateReorgReady(); err != nil {
 		return err
 	}
+	if err := c.validateHTTPLimits(); err != nil {
+		return err
+	}
 	switch c.LogLevel {
 	case "trace", "debug", "info", "warn", "error":
 	default:
@@ -409,6 +424,7 @@ func printUsage(w io.Writer, keys []configKey) {
 	fmt.Fprintf(w, "Precedence: flags > environment > file > defaults.\n\n")
 	fmt.Fprintf(w, "  --config=FILE  TOML configuration file (also %sCONFIG)\n", envPrefix)
 	fmt.Fprintf(w, "  --version      print the version and exit\n")
+	fmt.Fprintf(w, "  --reindex      move the store aside and rebuild it from the node (see README)\n")
 	fmt.Fprintf(w, "  --help         print this help and exit\n\n")
 	for _, k := range keys {
 		fmt.Fprintf(w, "  --%s\n      %s (default %q)\n", k.Name, k.Usage, def.keyValue(k))

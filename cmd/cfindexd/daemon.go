@@ -37,10 +37,14 @@ func prevoutModes() map[string]string {
 }
 
 // runDaemon wires the components and runs them until ctx ends or one fails
-// for good. A nil return means a clean shutdown.
-func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
+// for good. A nil return means a clean shutdown. With reindex the store is
+// moved aside first and rebuilt from the node.
+func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger, reindex bool) error {
 	nw, err := lookupNetwork(cfg.Chain)
 	if err != nil {
+		return err
+	}
+	if err := checkFDLimit(cfg); err != nil {
 		return err
 	}
 	dir := filepath.Join(cfg.DataDir, nw.Name)
@@ -48,6 +52,11 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		return fmt.Errorf("create datadir: %w", err)
 	}
 	storePath := filepath.Join(dir, storeFileName)
+	if reindex {
+		if err := reindexStore(storePath, time.Now(), log); err != nil {
+			return err
+		}
+	}
 	st, err := store.Open(storePath, *nw.Params.GenesisHash, store.Options{Timeout: time.Second})
 	if err != nil {
 		return fmt.Errorf("open store %s: %w", storePath, err)
@@ -109,13 +118,13 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	if err != nil {
 		return err
 	}
-	httpServer, err := rest.New(rest.Config{
+	httpServer, err := rest.New(httpLimits(cfg, rest.Config{
 		Addr:             cfg.HTTPListen,
 		Net:              nw.Params.Net,
 		ReorgSafetyDepth: uint32(cfg.ReorgSafetyDepth),
 		ReadyMaxLag:      uint32(cfg.ReadyBlocks),
 		ReadyMaxTipAge:   maxTipAge,
-	}, rest.NewStoreView(st), metrics, log)
+	}), rest.NewStoreView(st), metrics, log)
 	if err != nil {
 		return fmt.Errorf("http: %w", err)
 	}
@@ -130,9 +139,9 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	}
 
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return httpServer.Run(gctx) })
-	g.Go(func() error { return p2pServer.Run(gctx) })
-	g.Go(func() error { reportStoreSize(gctx, st, metrics); return nil })
+	g.Go(guarded(log, "http", func() error { return httpServer.Run(gctx) }))
+	g.Go(guarded(log, "p2p", func() error { return p2pServer.Run(gctx) }))
+	g.Go(guarded(log, "store size reporter", func() error { reportStoreSize(gctx, st, metrics); return nil }))
 	wake := make(chan struct{}, 1)
 	if cfg.ZMQPubHashBlock != "" {
 		sub, err := bitcoind.NewZMQSubscriber(bitcoind.ZMQConfig{Endpoint: cfg.ZMQPubHashBlock},
@@ -140,8 +149,8 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		if err != nil {
 			return fmt.Errorf("zmq: %w", err)
 		}
-		g.Go(func() error { return sub.Run(gctx) })
-		g.Go(func() error { forwardHints(gctx, sub.Hints(), wake); return nil })
+		g.Go(guarded(log, "zmq", func() error { return sub.Run(gctx) }))
+		g.Go(guarded(log, "zmq hints", func() error { forwardHints(gctx, sub.Hints(), wake); return nil }))
 	}
 	follower := indexer.NewFollower(indexer.Config{
 		Genesis:      *nw.Params.GenesisHash,
@@ -153,7 +162,7 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		AllowDeepReorg:   cfg.AllowDeepReorg,
 		ReorgSettle:      reorgSettle(cfg.ReorgSettle),
 	}, client, source, st, wake, metrics, log.With().Str("component", "indexer").Logger())
-	g.Go(func() error { return follower.Run(gctx) })
+	g.Go(guarded(log, "indexer", func() error { return follower.Run(gctx) }))
 	return g.Wait()
 }
 

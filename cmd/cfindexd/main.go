@@ -29,6 +29,11 @@ func main() {
 // run is main without the process: it returns the exit code. Errors end in
 // one line on stderr.
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	args, reindex, err := takeReindexFlag(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "cfindexd: config: %v\n", err)
+		return 2
+	}
 	cfg, err := loadConfig(args, getenv, stdout)
 	switch {
 	case errors.Is(err, errHelp):
@@ -65,7 +70,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		}
 	}()
 
-	if err := runDaemon(ctx, cfg, log); err != nil {
+	daemon := guarded(log, "daemon", func() error { return runDaemon(ctx, cfg, log, reindex) })
+	if err := daemon(); err != nil {
 		fmt.Fprintf(stderr, "cfindexd: %v\n", err)
 		return 1
 	}
