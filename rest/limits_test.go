@@ -328,10 +328,34 @@ type paddedView struct {
 
 func (p paddedView) FiltersByHeight(start, end uint32) ([]store.BlockRecord, error) {
 	recs, err := p.fakeView.FiltersByHeight(start, end)
+	return padFilters(recs, p.pad), err
+}
+
+// Read hands fn a padded reader too: a bulk download reads its first chunk
+// from a snapshot.
+func (p paddedView) Read(fn func(ChainReader) error) error {
+	return p.fakeView.Read(func(r ChainReader) error {
+		return fn(paddedReader{ChainReader: r, pad: p.pad})
+	})
+}
+
+// paddedReader is a paddedView snapshot.
+type paddedReader struct {
+	ChainReader
+	pad int
+}
+
+func (p paddedReader) FiltersByHeight(start, end uint32) ([]store.BlockRecord, error) {
+	recs, err := p.ChainReader.FiltersByHeight(start, end)
+	return padFilters(recs, p.pad), err
+}
+
+// padFilters replaces each filter with pad bytes.
+func padFilters(recs []store.BlockRecord, pad int) []store.BlockRecord {
 	for i := range recs {
-		recs[i].Filter = bytes.Repeat([]byte{byte(i)}, p.pad)
+		recs[i].Filter = bytes.Repeat([]byte{byte(i)}, pad)
 	}
-	return recs, err
+	return recs
 }
 
 // TestSlowBulkReadersDoNotBlockFreshClient fills every bulk slot with

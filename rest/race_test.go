@@ -33,8 +33,8 @@ import (
 // for a block that is not (or not yet, or no longer) committed.
 func TestRESTNeverFailsWhileBlocksCommit(t *testing.T) {
 	const (
-		base    = 60  // blocks committed before the polling starts
-		top     = 220 // the writer stops here (below filtersChunk: one chunk per file)
+		top     = filtersChunk - 4 // the writer stops here (one chunk per bulk file)
+		base    = top - 40         // blocks committed before the polling starts
 		pollers = 4
 	)
 	chain := synthChain(t, top, 21)
@@ -46,7 +46,7 @@ func TestRESTNeverFailsWhileBlocksCommit(t *testing.T) {
 	if err := st.CommitBatch(chain[:base+1]); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(newTestServer(t, NewStoreView(st), Config{Net: chaincfg.RegressionNetParams.Net}).Handler())
+	srv := httptest.NewServer(newTestServer(t, NewStoreView(st), Config{Net: chaincfg.RegressionNetParams.Net, MaxBulkPerAddr: DefaultMaxBulkInFlight}).Handler())
 	defer srv.Close()
 
 	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(3*time.Minute))
