@@ -29,8 +29,15 @@ type scannedBlock struct {
 	// after transaction; outEnd[i] is the end in outs of transaction i's.
 	outs   [][]byte
 	outEnd []uint32
-	// spends are the outpoints of the non-coinbase inputs, in block order.
-	spends []wire.OutPoint
+	// spends are the outpoints of the non-coinbase inputs, in block order;
+	// spendEnd[i] is the end in spends of transaction i's.
+	spends   []wire.OutPoint
+	spendEnd []uint32
+}
+
+// inputs returns how many inputs transaction i (not the coinbase) has.
+func (b *scannedBlock) inputs(i int) int {
+	return int(b.spendEnd[i] - b.spendEnd[i-1])
 }
 
 // txOuts returns the output scripts of transaction i.
@@ -92,7 +99,8 @@ func scanBlockUnchecked(raw []byte) (*scannedBlock, error) {
 		return nil, errors.New("block has no transactions")
 	}
 	b.txids = make([]chainhash.Hash, ntx)
-	b.outEnd = make([]uint32, ntx)
+	ends := make([]uint32, 2*ntx)
+	b.outEnd, b.spendEnd = ends[:ntx:ntx], ends[ntx:]
 	b.outs = make([][]byte, 0, 2*ntx)
 	b.spends = make([]wire.OutPoint, 0, 2*(ntx-1))
 	for i := range b.txids {
@@ -104,6 +112,7 @@ func scanBlockUnchecked(raw []byte) (*scannedBlock, error) {
 			return nil, fmt.Errorf("transaction %d: %w", i, err)
 		}
 		b.outEnd[i] = uint32(len(b.outs))
+		b.spendEnd[i] = uint32(len(b.spends))
 	}
 	if s.p != len(raw) {
 		return nil, fmt.Errorf("%d bytes after the last transaction", len(raw)-s.p)

@@ -103,7 +103,7 @@ func TestBtcdTxIndexSource(t *testing.T) {
 		}
 		spentTotal += len(want)
 		hi, err := c.GetBlockHeaderVerbose(ctx, hash)
-		if err != nil || hi.Height != uint32(height) || hi.PrevHash != ref.Header.PrevBlock {
+		if err != nil || hi.Height != uint32(height) || hi.PrevHash != ref.Header.PrevBlock || !hi.Time.Equal(ref.Header.Timestamp) {
 			t.Fatalf("height %d: header info %+v, %v", height, hi, err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
@@ -18,6 +19,8 @@ type HeaderInfo struct {
 	// Confirmations is -1 for a block that is not on the node's active
 	// chain (stale), 1 for the tip.
 	Confirmations int64
+	// Time is the block's header timestamp.
+	Time time.Time
 }
 
 // ChainInfo is the part of getblockchaininfo the indexer needs.
@@ -51,18 +54,20 @@ func (c *Client) GetBlockHash(ctx context.Context, height int64) (chainhash.Hash
 	return parseHash("getblockhash", s)
 }
 
-// GetBlockHeaderVerbose returns height, parent and confirmations of a block.
+// GetBlockHeaderVerbose returns height, parent, confirmations and time of a
+// block.
 func (c *Client) GetBlockHeaderVerbose(ctx context.Context, hash chainhash.Hash) (HeaderInfo, error) {
 	var r struct {
 		Hash          string `json:"hash"`
 		Height        uint32 `json:"height"`
 		Confirmations int64  `json:"confirmations"`
 		Prev          string `json:"previousblockhash"`
+		Time          int64  `json:"time"`
 	}
 	if err := c.Call(ctx, "getblockheader", []any{hash.String(), true}, &r); err != nil {
 		return HeaderInfo{}, err
 	}
-	info := HeaderInfo{Height: r.Height, Confirmations: r.Confirmations}
+	info := HeaderInfo{Height: r.Height, Confirmations: r.Confirmations, Time: time.Unix(r.Time, 0)}
 	var err error
 	if info.Hash, err = parseHash("getblockheader", r.Hash); err != nil {
 		return HeaderInfo{}, err

@@ -55,6 +55,7 @@ func NewClient(cfg Config, log zerolog.Logger) (*Client, error) {
 		Proxy:               nil, // the node is local or explicitly addressed; never via $HTTP_PROXY
 		MaxIdleConns:        16,
 		MaxIdleConnsPerHost: 16,
+		MaxConnsPerHost:     cfg.MaxConns,
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
 	}

@@ -219,7 +219,7 @@ func TestChainInfoHeaderAndNetwork(t *testing.T) {
 			t.Fatal(err)
 		}
 		blk, _ := b.MsgBlock()
-		if hi.Height != uint32(b.Height) || hi.PrevHash != blk.Header.PrevBlock || (hi.Confirmations == -1) != b.Stale {
+		if hi.Height != uint32(b.Height) || hi.PrevHash != blk.Header.PrevBlock || (hi.Confirmations == -1) != b.Stale || !hi.Time.Equal(blk.Header.Timestamp) {
 			t.Errorf("%s: header info %+v", b.Name(), hi)
 		}
 	}

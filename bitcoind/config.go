@@ -37,6 +37,11 @@ type Config struct {
 	// against the host name or address in Host); empty, plain HTTP. The
 	// file is read at the first connection and re-read when it changes.
 	RPCCert string
+	// MaxConns bounds the client's connections to the node (requests
+	// beyond it wait for one); zero means no bound. A client serving
+	// peers (cfindexd's block proxy) gets a small one of its own, so
+	// that peers never occupy the node's RPC work queue.
+	MaxConns int
 }
 
 func (c Config) validate() error {

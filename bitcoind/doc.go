@@ -17,6 +17,8 @@
 //   - ZMQSubscriber and Poller: hints that the tip may have moved.
 //   - Backoff: capped exponential delays with injected jitter for callers'
 //     retry loops.
+//   - MempoolMirror: a bounded copy of the node's mempool for BIP-37
+//     serving (below).
 //   - Sentinel errors (errors.go) for what callers act on: ErrUnreachable,
 //     ErrAuth, ErrWarmup, ErrBlockNotFound, ErrTxNotFound, ErrPruned,
 //     ErrWrongNetwork, ErrNoPrevoutSource, ErrMethodNotFound, ErrMalformed.
@@ -43,6 +45,14 @@
 // The node is asked once at start (DetectSource, which logs its choice),
 // fastest first:
 //
+//  0. ModeBlocksDir — cfindexd beside Bitcoin Core, with read access to its
+//     blocks directory (SourceOptions.BlocksDir): blocks and their undo
+//     data are read from Core's own files, the node supplying only the
+//     chain's block hashes; see "Blocks directory" below. Detection takes
+//     it for Core when the directory is readable, its first block is the
+//     node's genesis and the node's tip is in it (else it logs why not, at
+//     info, and goes on); the mode it would have picked next becomes the
+//     fallback.
 //  1. ModeREST — Bitcoin Core ≥ 30 started with -rest=1:
 //     GET /rest/block/<hash>.bin and /rest/spenttxouts/<hash>.bin, both
 //     binary, fetched concurrently. The spenttxouts body (src/rest.cpp,
@@ -120,6 +130,82 @@
 // handshake timeout). Such an address is not redialled for ten minutes;
 // CheckNodeP2P lets the daemon refuse a configured nodep2p at start.
 //
+// # Blocks directory (blocksdir.go, blkfile.go, undo.go, compress.go)
+//
+// Formats, as Core writes them (src/node/blockstorage.cpp, src/undo.h,
+// src/compressor.cpp, src/serialize.h) and as the recorded v31 directory in
+// testdata/bitcoind-v31-blocksdir shows them:
+//
+//   - blkNNNNN.dat: records of network magic, 4-byte LE size and the block
+//     (witness serialization). revNNNNN.dat holds the undo data of the
+//     blocks of blk file NNNNN, in the order Core connected them (blk files
+//     are in arrival order, which differs during initial download): magic,
+//     size, a CBlockUndo and SHA256d(parent block hash ‖ CBlockUndo).
+//   - xor.dat (Core >= 28): every byte at absolute file offset i is XORed
+//     with key[i%8], record headers included. A missing file, or a zero
+//     key (-blocksxor=0, or a directory older than v28), means plain files.
+//   - Core preallocates blk files in 16 MiB and rev files in 1 MiB chunks of
+//     raw (not obfuscated) zero bytes: 8 raw zero bytes where a record
+//     header should be end the walk, as does the end of the file. Files Core
+//     has left behind are truncated to their records.
+//   - CBlockUndo: CompactSize(non-coinbase transactions), per transaction
+//     CompactSize(inputs) and per input a coin: VARINT(height*2+coinbase),
+//     a VARINT dummy when the height is not zero (before v0.15 the spending
+//     transaction's version, for the last spend of a transaction's outputs,
+//     with height 0 for the others: read and ignored, so older undo data
+//     reads the same), VARINT(CompressAmount(value)) and a compressed
+//     script: 0 P2PKH and 1 P2SH with their 20-byte hash, 2/3 P2PK with a
+//     compressed key of that prefix, 4/5 P2PK with an uncompressed key
+//     stored as x only (y = (x³+7)^((p+1)/4) mod p with the parity 4/5
+//     names; btcec decompresses it), and n >= 6 a raw script of n-6 bytes
+//     (over MAX_SCRIPT_SIZE read as OP_RETURN, as Core does). VARINT is
+//     serialize.h's base-128 with the continuation bytes offset by one.
+//
+// These have not changed since Bitcoin Core 0.8 (when blocks/, the rev
+// files and LevelDB arrived); xor.dat since 28.0. So the source reads the
+// directory of every Core from 0.8 on, obfuscated or not; it is tested on
+// Core v31's bytes (the fixture) and on files written by
+// internal/corefiles, which reproduces the fixture byte for byte.
+//
+// Finding a block. Core's own answer is its block index, a LevelDB under
+// blocks/index. It is not read: the running node holds it open (and, for
+// LevelDB, locked), recent entries sit in its write-ahead log while tables
+// are compacted and deleted underneath a reader, and a read-only copy would
+// be stale at once. Instead the record headers of the blk files are walked
+// (8 + 80 bytes a record, bodies skipped, one pread per 4 KiB page) into an
+// in-memory index: per file, 12 bytes a block (32 bits of its hash and of
+// its parent's, and its offset), sorted by hash. Files are walked newest
+// first and only until the asked block turns up, so a daemon near the tip
+// walks the last file or two; a catch-up from genesis walks every file
+// once, about 12 bytes of heap a block (BenchmarkBlocksDirIndex), some
+// 11 MB for mainnet's ~900,000 blocks. A miss walks what was appended since
+// (records in files whose walk ended at padding or a partial record, new
+// files) before older files. A 32-bit prefix may be shared: every
+// candidate is read and checked (block hash, merkle root), and a candidate
+// that fails is skipped.
+//
+// Finding its undo record. The checksum names the parent block, not the
+// block, so the rev file of the block's number is walked (12 bytes a
+// record, at most 2^18 records kept, least recently used files dropped)
+// and candidates with the block's transaction count are tried, starting
+// after the record of the block's parent when that was matched (the next
+// block of a run), else at the block's relative position in its blk file:
+// read, checksum, then the shape — per transaction the input count of the
+// block, coinbase excluded — which tells apart siblings (two children of
+// one parent, both connected at some time: a reorg). When the walk found
+// a sibling in the neighbouring files, every fitting record there is
+// compared: two that differ make the block ambiguous.
+//
+// Not readable yet — no record (not written, pruned, cut short), a record
+// that does not hash to the block or its merkle root (half written into the
+// padding), no undo record (not connected, not flushed), an ambiguous one:
+// the block comes from the fallback source (logged once at info, then at
+// debug); with no fallback the fetch fails and the indexer retries it.
+// Files are opened read-only (the 16 last read stay open: reopening them
+// for every block cost more system calls than reading) and never locked or
+// written; a file that shrank (Core reindexed) is walked again from its
+// start.
+//
 // A node with none of these gives ErrNoPrevoutSource with the option to
 // turn on (-rest=1, -txindex=1, --txindex for btcd, or upgrade Core). A
 // mode forced through SourceOptions.Force is checked the same way. When
@@ -130,6 +216,45 @@
 // "version" extension with btcdjsonrpcapi. Core's getindexinfo tells
 // whether txindex is on; btcd is probed with getrawtransaction of the tip's
 // coinbase (without an index it answers an error naming --txindex).
+//
+// # The mempool mirror (mempool*.go)
+//
+// BIP-37 peers are told about new mempool transactions that match their
+// filter and may ask for the whole mempool; the mirror keeps the
+// transactions (serialized with witness, and decoded for matching) so
+// that serving never asks the node per peer. It follows the node in one of
+// two ways:
+//
+//   - Polling (btcd, or Core without ZMQ): getrawmempool every
+//     PollInterval (1 s); transactions no longer listed are removed, new
+//     ones fetched with getrawtransaction batches of up to 500 (mempool
+//     transactions need no -txindex; one the node dropped in between comes
+//     back nil and is skipped). Each poll lists the whole mempool, which is
+//     cheap on btcd and heavy on a busy mainnet Core: use ZMQ there.
+//   - ZMQ (Core with -zmqpubsequence, best with -zmqpubrawtx too): on every
+//     (re)connection and every ResyncInterval (5 min) the mirror compares
+//     itself with getrawmempool false true, whose mempool_sequence numbers
+//     the snapshot; then it applies the "sequence" topic's A (added) and R
+//     (removed for any reason but a block) events numbered at or after it,
+//     removes a block's transactions on C (fetching the block), and relies
+//     on Core's A events for transactions a D (disconnect) returns. A's
+//     bytes come from the "rawtx" topic when it arrived (rawtx also fires
+//     for every block transaction, which never pairs with an A and expires
+//     after 30 s), else by getrawtransaction after RawTxWait (250 ms). A gap
+//     in a topic's 4-byte ZMQ sequence, a reconnect or a malformed message
+//     causes a resync; gaps in the 8-byte mempool sequence are normal
+//     (block inclusion increments it without an R). Formats: Core's
+//     doc/zmq.md; tested against Core v31's recorded sequence messages.
+//
+// Bounds: MaxBytes (64 MiB) of accounted memory — twice the serialization
+// plus per-input, -output and -witness-item overheads, held to the real
+// heap by a test — including 120 bytes per txid remembered after eviction.
+// When a new transaction does not fit, the oldest-arrived are evicted
+// first; their txids are remembered (up to a quarter of the bound) so a
+// poll does not fetch them again. Unpaired rawtx bodies are kept within an
+// eighth of the bound. Subscribers (Subscribe) get every added
+// transaction through a buffered channel; one that falls behind loses
+// transactions (Dropped counts them) and never slows the mirror.
 //
 // # Why not btcd's rpcclient
 //

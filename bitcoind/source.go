@@ -100,6 +100,13 @@ type SourceOptions struct {
 	// Force skips detection and uses this mode (one of the Mode*
 	// constants) if non-empty.
 	Force string
+
+	// BlocksDir is Bitcoin Core's blocks directory (the one holding
+	// blk00000.dat) for ModeBlocksDir; empty means not used. Detection
+	// picks it for Bitcoin Core when it is readable and holds the node's
+	// chain. BlocksDirNet is the network magic of its records.
+	BlocksDir    string
+	BlocksDirNet wire.BitcoinNet
 }
 
 // DefaultBatchSize is the number of getrawtransaction calls per batch.
@@ -116,6 +123,14 @@ func DetectSource(ctx context.Context, c *Client, log zerolog.Logger, opts ...So
 	var o SourceOptions
 	if len(opts) > 0 {
 		o = opts[0]
+	}
+	// The blocks directory is checked first, forced or not: forced, a
+	// directory that is not the node's stops cfindexd at start.
+	if o.Force == ModeBlocksDir || (o.Force == "" && o.BlocksDir != "") {
+		src, err := detectBlocksDir(ctx, c, log, o, o.Force == ModeBlocksDir)
+		if src != nil || err != nil {
+			return src, err
+		}
 	}
 	info, err := c.GetNodeInfo(ctx)
 	if err != nil {
@@ -201,7 +216,7 @@ func (c *Client) checkForced(ctx context.Context, info NodeInfo, mode string) er
 			return fmt.Errorf("%w: prevoutsource = txindex, but the node has no transaction index: restart it with -txindex=1 (btcd: --txindex)", ErrNoPrevoutSource)
 		}
 	default:
-		return fmt.Errorf("bitcoind: unknown prevout source mode %q (want %s, %s or %s)", mode, ModeREST, ModeGetBlock3, ModeTxIndex)
+		return fmt.Errorf("bitcoind: unknown prevout source mode %q (want %s, %s, %s or %s)", mode, ModeREST, ModeGetBlock3, ModeTxIndex, ModeBlocksDir)
 	}
 	return nil
 }
@@ -231,8 +246,14 @@ func newSource(c *Client, mode string, o SourceOptions) (BlockSource, error) {
 			src.p2p.identify = c.identifyingBlock
 		}
 		return src, nil
+	case ModeBlocksDir:
+		dir, err := OpenBlocksDir(o.BlocksDir, o.BlocksDirNet, c.log)
+		if err != nil {
+			return nil, err
+		}
+		return NewBlocksDirSource(dir, nil, c.log), nil
 	}
-	return nil, fmt.Errorf("bitcoind: unknown prevout source mode %q (want %s, %s or %s)", mode, ModeREST, ModeGetBlock3, ModeTxIndex)
+	return nil, fmt.Errorf("bitcoind: unknown prevout source mode %q (want %s, %s, %s or %s)", mode, ModeREST, ModeGetBlock3, ModeTxIndex, ModeBlocksDir)
 }
 
 // NewSource returns the BlockSource for mode without asking the node.

@@ -1,6 +1,10 @@
 package gcs
 
-import "github.com/spaolacci/murmur3"
+import (
+	"github.com/spaolacci/murmur3"
+
+	internalmurmur3 "github.com/cfindexd/cfindexd/internal/murmur3"
+)
 
 // CashuP and CashuM are the default parameters of Cashu compact filters
 // (the same values as BIP-158). Cashu filters travel without the CompactSize
@@ -22,8 +26,8 @@ var _ Hasher = CashuNUT25Hasher{}
 
 // Hash64 returns the two-round MurmurHash3-x86-32 hash of item.
 func (CashuNUT25Hasher) Hash64(item []byte) uint64 {
-	h1 := murmur3x86_32(item, 0)
-	h2 := murmur3x86_32(item, h1)
+	h1 := internalmurmur3.Sum32(item, 0)
+	h2 := internalmurmur3.Sum32(item, h1)
 	return uint64(h1)<<32 | uint64(h2)
 }
 

@@ -27,8 +27,9 @@
 // Two hash families implement Hasher: SipHasher (SipHash-2-4, keyed for
 // BIP-158 with BlockKey, the first 16 bytes of the block hash in internal
 // byte order) and the Cashu hashers CashuNUT25Hasher (two rounds of
-// MurmurHash3-x86-32, implemented here because spaolacci/murmur3's 32-bit
-// walk trips the race detector's checkptr) and CashuNUT23Hasher (the first,
+// MurmurHash3-x86-32 from internal/murmur3, the module's one copy, shared
+// with the BIP-37 Bloom filters of package bloom; spaolacci/murmur3's
+// 32-bit walk trips the race detector's checkptr) and CashuNUT23Hasher (the first,
 // "low", word of MurmurHash3-x64-128 from spaolacci/murmur3). Pass a
 // SipHasher held in a Hasher variable: converting the 16-byte value to an
 // interface on every call allocates.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/internal/corefixture"
+	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
 // recordedFilter is Core's getblockfilter answer for one block.
@@ -60,7 +61,7 @@ func TestFollowerOnRecordedCoreChain(t *testing.T) {
 
 	for _, mode := range []string{bitcoind.ModeREST, bitcoind.ModeGetBlock3, bitcoind.ModeTxIndex} {
 		t.Run(mode, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(3*time.Minute))
 			defer cancel()
 			srv := corefixture.NewServer(t, fx, corefixture.Options{})
 			client, err := bitcoind.NewClient(bitcoind.Config{Host: srv.Host(), CookieFile: srv.CookieFile()}, testLogger(t))
@@ -115,11 +116,14 @@ func TestFollowerOnRecordedCoreChain(t *testing.T) {
 			}
 
 			// Poll once an hour: only ZMQ (and the first round) move it.
-			f := NewFollower(Config{Genesis: fx.Genesis, Workers: 3, PollInterval: time.Hour}, client, source, st, wake, nil, testLogger(t))
+			// Core made the recorded stale blocks with invalidateblock and
+			// mined a branch of the same length, which the follower takes
+			// only after the settle time: keep that short.
+			f := NewFollower(Config{Genesis: fx.Genesis, Workers: 3, PollInterval: time.Hour, ReorgSettle: 50 * time.Millisecond}, client, source, st, wake, nil, testLogger(t))
 			done := make(chan error, 1)
 			runCtx, stop := context.WithCancel(ctx)
 			go func() { done <- f.Run(runCtx) }()
-			waitTip(t, st, h101, 10*time.Second)
+			waitTip(t, st, h101, 30*time.Second)
 			resyncsBefore := resyncs.Load() // the first connect counts as one
 
 			dropped, published := false, 0
@@ -143,7 +147,7 @@ func TestFollowerOnRecordedCoreChain(t *testing.T) {
 					t.Fatalf("publish: %d subscribers, %v", n, err)
 				}
 				published++
-				waitTip(t, st, *hash, 10*time.Second)
+				waitTip(t, st, *hash, 30*time.Second)
 			}
 			stop()
 			if err := <-done; err != nil {

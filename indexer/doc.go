@@ -2,7 +2,7 @@
 //
 // A Follower owns the loop that an operator starts once and forgets: it
 // catches up from genesis (or from the store's tip), follows new tips, rolls
-// back reorgs of any depth and retries through node restarts. It never trusts
+// back reorgs up to a safety depth and retries through node restarts. It never trusts
 // a notification: ZMQ messages and poll ticks only wake it, and each round
 // re-reads the truth from the node over RPC.
 //
@@ -25,8 +25,30 @@
 //
 // A reorg is written as one store transaction (store.Reorg) that
 // disconnects the old branch and connects the new one once the new branch
-// is the longer: readers such as light clients never see the fork point, or
-// a new tip with less work than the old, in between.
+// has more work (summed from each header's target, as neutrino does):
+// readers such as light clients never see the fork point, or a new tip with
+// less work than the old, in between.
+//
+// Reorg safety (follower.go, work.go):
+//
+//   - While the node's chain has no more work than the indexed one (it is
+//     between the disconnects and the connects of a reorg, or blocks were
+//     invalidated), nothing is written and the round ends; the follower
+//     re-checks at each poll and when Config.ReorgSettle runs out. The
+//     store follows the node onto a chain with less work only once the
+//     node has stayed on such a chain for ReorgSettle.
+//   - A reorg deeper than Config.ReorgSafetyDepth ends Run with
+//     ErrDeepReorg, and a node whose chain shares only the genesis block
+//     with more than six indexed blocks (its data was wiped) with
+//     ErrChainVanished, both saying how to go on (--reindex, or
+//     allowdeepreorg), unless Config.AllowDeepReorg. A node whose tip is an
+//     indexed block that deep (reindexing, syncing) is waited for with one
+//     warning and never followed down.
+//   - Reorgs deeper than six blocks are logged at warn level.
+//
+// The Observer hears the node's tip (height and block time), whether each
+// round reached the node, commits, reorgs and errors by kind, for metrics
+// and readiness.
 //
 // A link that does not hold (the node reorganised while we fetched) ends the
 // round early; the next round finds the new fork. The number of blocks in

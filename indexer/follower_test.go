@@ -1,11 +1,13 @@
 package indexer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/internal/testtime"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -30,6 +33,7 @@ type fakeChain struct {
 	fail    error // when set, every call fails with it
 	calls   int
 	outputs map[wire.OutPoint][]byte
+	bits    uint32 // of new blocks; 0 means regtest's 0x207fffff
 }
 
 func newFakeChain(seed uint64) *fakeChain {
@@ -76,7 +80,7 @@ func (c *fakeChain) extendFrom(parent chainhash.Hash, n int) []chainhash.Hash {
 	for range n {
 		blk := &wire.MsgBlock{Header: wire.BlockHeader{
 			Version: 1, PrevBlock: parent, Timestamp: time.Unix(1600000000+int64(height)*600, 0),
-			Bits: 0x207fffff, Nonce: c.rng.Uint32(),
+			Bits: cmp.Or(c.bits, 0x207fffff), Nonce: c.rng.Uint32(),
 		}}
 		cb := wire.NewMsgTx(1)
 		cb.AddTxIn(&wire.TxIn{PreviousOutPoint: wire.OutPoint{Index: wire.MaxPrevOutIndex}, SignatureScript: []byte{byte(height), byte(height >> 8), 1}})
@@ -168,7 +172,8 @@ func (c *fakeChain) GetBlockHeaderVerbose(_ context.Context, hash chainhash.Hash
 	}
 	for i, h := range c.active {
 		if h == hash {
-			return bitcoind.HeaderInfo{Hash: h, Height: uint32(i), PrevHash: c.blocks[h].Header.PrevBlock}, nil
+			hdr := c.blocks[h].Header
+			return bitcoind.HeaderInfo{Hash: h, Height: uint32(i), PrevHash: hdr.PrevBlock, Time: hdr.Timestamp}, nil
 		}
 	}
 	return bitcoind.HeaderInfo{}, fmt.Errorf("block %s not on active chain", hash)
@@ -321,14 +326,19 @@ func TestFollowerRunRetriesNodeFailuresAndStopsOnWrongNetwork(t *testing.T) {
 	c.setFail(errors.New("connection refused"))
 	st := openStore(t, c.genesis())
 	wake := make(chan struct{}, 1)
-	f := NewFollower(Config{Genesis: c.genesis(), Workers: 2, PollInterval: 20 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}, c, c, st, wake, nil, zerolog.Nop())
+	obs := &reachObserver{}
+	f := NewFollower(Config{Genesis: c.genesis(), Workers: 2, PollInterval: 20 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}, c, c, st, wake, obs, zerolog.Nop())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- f.Run(ctx) }()
 
 	waitFor(t, func() bool { c.mu.Lock(); defer c.mu.Unlock(); return c.calls >= 2 })
+	if err := obs.last(); err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("node reachability while every call fails: %v, want the error", err)
+	}
 	c.setFail(nil)
 	waitFor(t, func() bool { tip, ok := st.Tip(); return ok && tip.Height == 50 })
+	waitFor(t, func() bool { return obs.reported() && obs.last() == nil })
 	c.mine(3)
 	wake <- struct{}{}
 	waitFor(t, func() bool { tip, ok := st.Tip(); return ok && tip.Height == 53 })
@@ -345,14 +355,36 @@ func TestFollowerRunRetriesNodeFailuresAndStopsOnWrongNetwork(t *testing.T) {
 	}
 }
 
-// waitFor polls cond until it holds or a deadline passes.
+// reachObserver records what the follower reports of the node's
+// reachability.
+type reachObserver struct {
+	NopObserver
+	mu   sync.Mutex
+	seen bool
+	err  error
+}
+
+func (o *reachObserver) NodeReachable(err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.seen, o.err = true, err
+}
+
+func (o *reachObserver) last() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.err
+}
+
+func (o *reachObserver) reported() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.seen
+}
+
+// waitFor polls cond until it holds or a deadline that scales with the
+// machine's load passes.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testtime.WaitFor(t, "condition", 30*time.Second, cond)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/big"
 	"sync/atomic"
 	"time"
 
@@ -32,8 +33,20 @@ type pendingReorg struct {
 	Fork uint32
 	// ForkHash and ForkFilterHeader describe the block at Fork.
 	ForkHash, ForkFilterHeader chainhash.Hash
-	// OldTip is the store's tip before the switch.
-	OldTip store.Tip
+	// OldTip is the store's tip before the switch, and OldWork the work of
+	// its blocks above Fork.
+	OldTip  store.Tip
+	OldWork *big.Int
+	// NodeTip and NodeHeight are the node's tip when the round began.
+	NodeTip    chainhash.Hash
+	NodeHeight int64
+	// Settled: the node has stayed on a chain with no more work than ours
+	// for Config.ReorgSettle, so the switch is written even if the new
+	// branch has less work than OldWork.
+	Settled bool
+
+	// committed is set once the switch is written.
+	committed bool
 }
 
 // fetchRange indexes heights start..end (inclusive) of the node's active
@@ -66,7 +79,7 @@ func (f *Follower) fetchRange(ctx context.Context, start, end uint32, reorg *pen
 	results := make(chan fetched, window)
 
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
+	g.Go(f.recovering("job planner", func() error {
 		defer close(jobs)
 		var ahead []chainhash.Hash // hashes resolved for the heights after the last job's
 		for h := start; ; {
@@ -108,11 +121,11 @@ func (f *Follower) fetchRange(ctx context.Context, start, end uint32, reorg *pen
 			}
 			h += n
 		}
-	})
+	}))
 	workersDone := make(chan struct{})
 	var workers errgroup.Group
 	for range f.cfg.Workers {
-		workers.Go(func() error {
+		workers.Go(f.recovering("fetch worker", func() error {
 			var b gcs.BasicBuilder
 			var run []fetched
 			for job := range jobs {
@@ -129,16 +142,16 @@ func (f *Follower) fetchRange(ctx context.Context, start, end uint32, reorg *pen
 				}
 			}
 			return nil
-		})
+		}))
 	}
 	g.Go(func() error {
 		err := workers.Wait()
 		close(workersDone)
 		return err
 	})
-	g.Go(func() error {
+	g.Go(f.recovering("committer", func() error {
 		return f.commitInOrder(ctx, gctx, start, end, reorg, results, tokens, workersDone)
-	})
+	}))
 	err := g.Wait()
 	if errors.Is(err, errLinkBroken) {
 		f.log.Info().Err(err).Msg("node changed its chain during the round; starting over")
@@ -329,10 +342,12 @@ func (f *Follower) record(b *gcs.BasicBuilder, h uint32, hash chainhash.Hash, he
 // SIGTERM loses no finished work.
 //
 // With a pending reorg, the first commit also disconnects the old branch
-// (store.Reorg), and it waits until the new branch is longer than the old
-// one (or the round's range ends): light clients drop a peer that shows
-// them a tip with less work than one they already know, so the store never
-// shows the fork point or a shorter new branch in between. Until that
+// (store.Reorg), and it waits until the new branch has more work than the
+// old one: light clients drop a peer that shows them a tip with less work
+// than one they already know, so the store never shows the fork point or
+// a new branch with less work in between. If the round's range ends first,
+// nothing is written and it returns errLowerWork, unless the reorg has
+// Settled (the node stayed on its chain for the settle time). Until that
 // commit nothing is written, and a shutdown or a broken link drops the
 // fetched blocks; the next round finds the fork again.
 func (f *Follower) commitInOrder(ctx, gctx context.Context, start, end uint32, reorg *pendingReorg, results <-chan fetched, tokens <-chan struct{}, workersDone <-chan struct{}) error {
@@ -349,19 +364,22 @@ func (f *Follower) commitInOrder(ctx, gctx context.Context, start, end uint32, r
 	batch := make([]store.BlockRecord, 0, min(f.cfg.BatchBlocks, int(end-start+1)))
 	next := start
 	lastCommit := time.Now()
-	var prog *progress // a live round logs each block instead
+	var prog *progress // catch-up lines; a live round logs each block instead
 	if !live {
 		prog = newProgress(f.log, f.cfg.ProgressEvery, start, end, f.source)
 	}
 	batchBytes, batchElements := 0, 0
+	newWork := new(big.Int) // of the new branch above the fork, while a reorg is pending
 
 	// reorgReady tells whether a pending reorg may be written now.
 	reorgReady := func() bool {
 		if reorg == nil || len(batch) == 0 {
 			return true
 		}
-		last := batch[len(batch)-1].Height
-		return last > reorg.OldTip.Height || last == end || len(batch) >= maxReorgBatches*f.cfg.BatchBlocks
+		if newWork.Cmp(reorg.OldWork) > 0 {
+			return true
+		}
+		return reorg.Settled && (batch[len(batch)-1].Height == end || len(batch) >= maxReorgBatches*f.cfg.BatchBlocks)
 	}
 	commit := func() error {
 		if len(batch) == 0 || !reorgReady() {
@@ -373,8 +391,14 @@ func (f *Follower) commitInOrder(ctx, gctx context.Context, start, end uint32, r
 			}
 			depth := int(reorg.OldTip.Height - reorg.Fork)
 			f.obs.Reorg(depth)
-			f.log.Info().Uint32("fork_height", reorg.Fork).Int("depth", depth).Str("old_tip", reorg.OldTip.Hash.String()).
-				Str("new_tip", batch[len(batch)-1].Hash.String()).Msg("reorg: switched to the node's branch")
+			ev := reorgLog(f.log, depth).Uint32("fork_height", reorg.Fork).Int("depth", depth).Str("old_tip", reorg.OldTip.Hash.String()).
+				Str("new_tip", batch[len(batch)-1].Hash.String())
+			if newWork.Cmp(reorg.OldWork) > 0 {
+				ev.Msg("reorg: switched to the node's branch")
+			} else {
+				ev.Stringer("settle", f.cfg.ReorgSettle).Msg("reorg: switched to the node's branch, which has less work but stayed the node's for the settle time (light clients that saw the old tip may drop this server)")
+			}
+			reorg.committed = true
 			reorg = nil
 		} else if err := f.store.CommitBatch(batch); err != nil {
 			return fmt.Errorf("%w: commit heights %d..%d: %w", errStore, batch[0].Height, batch[len(batch)-1].Height, err)
@@ -446,6 +470,14 @@ func (f *Follower) commitInOrder(ctx, gctx context.Context, start, end uint32, r
 			}
 			r.rec.FilterHeader = headers.FilterHeader(r.rec.Filter, prevFilterHeader)
 			prevHash, prevFilterHeader = r.rec.Hash, r.rec.FilterHeader
+			if reorg != nil {
+				addWork(newWork, &r.rec.Header)
+				if len(batch) >= maxReorgBatches*f.cfg.BatchBlocks && !reorgReady() {
+					// As much of the new branch as memory allows, and still
+					// less work: wait for the settle time.
+					return errLowerWork
+				}
+			}
 			batch = append(batch, r.rec)
 			batchBytes += len(r.rec.Filter)
 			batchElements += r.elements
@@ -458,14 +490,19 @@ func (f *Follower) commitInOrder(ctx, gctx context.Context, start, end uint32, r
 			}
 		}
 	}
-	if reorg != nil && len(batch) == 0 {
-		return nil
+	if err := commit(); err != nil {
+		return err
 	}
-	return commit()
+	if reorg != nil {
+		return errLowerWork
+	}
+	return nil
 }
 
 // maxReorgBatches bounds, in units of Config.BatchBlocks, how many blocks of
-// a new branch are held back before the reorg is written anyway (a reorg
-// deeper than that shows light clients a shorter tip for a moment rather
-// than holding an unbounded batch in memory).
+// a new branch are held in memory before the reorg is written. A new branch
+// that has not gained more work than the old one by then is treated like
+// one with less work: written only once the node has stayed on it for the
+// settle time, and then in parts (so light clients see a tip with less
+// work for a moment rather than the process holding an unbounded batch).
 const maxReorgBatches = 10

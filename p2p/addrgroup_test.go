@@ -1,24 +1,38 @@
 package p2p
 
 import (
-	"net"
+	"context"
 	"net/netip"
 	"testing"
 	"time"
 )
 
-// IPv4 addresses are their own group; IPv6 addresses group by /64; an
-// IPv4-mapped address is its IPv4 address.
-func TestAddrGroup(t *testing.T) {
-	for _, c := range []struct{ ip, want string }{
-		{"203.0.113.7", "203.0.113.7/32"},
-		{"::ffff:203.0.113.7", "203.0.113.7/32"},
-		{"2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"},
-		{"2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:db8:1:2::/64"},
-		{"::1", "::/64"},
+// The three groupings of an address: per-address (IPv4 address, IPv6
+// /64), per-subnet (IPv4 /16, IPv6 /48) and eviction netgroup (IPv4 /16,
+// IPv6 /32); IPv4-mapped addresses count as IPv4.
+func TestAddressGroups(t *testing.T) {
+	for _, c := range []struct{ ip, addr, subnet, netgroup string }{
+		{"203.0.113.7", "203.0.113.7/32", "203.0.0.0/16", "203.0.0.0/16"},
+		{"::ffff:203.0.113.7", "203.0.113.7/32", "203.0.0.0/16", "203.0.0.0/16"},
+		{"127.3.4.5", "127.3.4.5/32", "127.3.0.0/16", "127.3.0.0/16"},
+		{"2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64", "2001:db8:1::/48", "2001:db8::/32"},
+		{"2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:db8:1:2::/64", "2001:db8:1::/48", "2001:db8::/32"},
+		{"fe80::1%eth0", "fe80::/64", "fe80::/48", "fe80::/32"},
+		{"::1", "::/64", "::/48", "::/32"},
 	} {
-		if got := addrGroup(netip.MustParseAddr(c.ip)); got != netip.MustParsePrefix(c.want) {
-			t.Errorf("%s: %s, want %s", c.ip, got, c.want)
+		ip := netip.MustParseAddr(c.ip)
+		for _, g := range []struct {
+			name string
+			got  netip.Prefix
+			want string
+		}{
+			{"addrGroup", addrGroup(ip), c.addr},
+			{"subnetGroup", subnetGroup(ip), c.subnet},
+			{"netGroup", netGroup(ip), c.netgroup},
+		} {
+			if g.got != netip.MustParsePrefix(g.want) {
+				t.Errorf("%s(%s) = %s, want %s", g.name, c.ip, g.got, g.want)
+			}
 		}
 	}
 	if got := addrGroup(netip.Addr{}); got.IsValid() {
@@ -26,64 +40,98 @@ func TestAddrGroup(t *testing.T) {
 	}
 }
 
-// A ban covers the banned address's whole group and nothing beyond it.
-func TestBanCoversAddressGroup(t *testing.T) {
-	b := newBanList()
-	now := time.Unix(1_700_000_000, 0)
-	b.Ban(netip.MustParseAddr("2001:db8:1:2::1"), time.Hour, now)
-	b.Ban(netip.MustParseAddr("198.51.100.1"), time.Hour, now)
-	for ip, want := range map[string]bool{
-		"2001:db8:1:2::1":          true,
-		"2001:db8:1:2:dead:beef::": true, // same /64, another address
-		"2001:db8:1:3::1":          false,
-		"198.51.100.1":             true,
-		"198.51.100.2":             false, // IPv4 neighbours are not banned
-	} {
-		if got := b.Banned(netip.MustParseAddr(ip), now.Add(time.Minute)); got != want {
-			t.Errorf("%s banned %v, want %v", ip, got, want)
-		}
-	}
-	if b.Banned(netip.MustParseAddr("2001:db8:1:2::7"), now.Add(2*time.Hour)) {
-		t.Error("ban outlived its duration")
-	}
+// admitIP runs admission for a connection from ip.
+func admitIP(t *testing.T, srv *Server, ip string) (*peerSlot, string) {
+	t.Helper()
+	_, cancel := context.WithCancelCause(context.Background())
+	t.Cleanup(func() { cancel(nil) })
+	return srv.admit(netip.MustParseAddr(ip), newPeerState(1, 2), cancel)
 }
 
-// addrConn is a net.Conn that reports a chosen remote address.
-type addrConn struct {
-	net.Conn
-	remote net.Addr
-}
-
-func (c addrConn) RemoteAddr() net.Addr { return c.remote }
-
-// MaxPeersPerIP counts IPv6 peers by /64: rotating addresses within one
-// subscriber's prefix does not get more connections.
-func TestPerIPLimitGroupsIPv6(t *testing.T) {
+// The per-address cap counts IPv6 peers by /64 and IPv4 peers by address;
+// the per-subnet cap counts IPv4 /16s and IPv6 /48s; whitelisted peers
+// count against neither.
+func TestAdmissionCaps(t *testing.T) {
 	cfg := testConfig(newFakeView(5, 14))
 	cfg.MaxPeersPerIP = 2
+	cfg.MaxPeersPerSubnet = 3
+	cfg.Whitelist = []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}
 	srv, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn := func(ip string) net.Conn {
-		a, b := net.Pipe()
-		t.Cleanup(func() { a.Close(); b.Close() })
-		return addrConn{Conn: a, remote: &net.TCPAddr{IP: net.ParseIP(ip), Port: 8333}}
-	}
 	for i, c := range []struct {
 		ip   string
-		want bool
+		want string // refusal reason, "" = admitted
 	}{
-		{"2001:db8:1:2::1", true},
-		{"2001:db8:1:2::2", true},
-		{"2001:db8:1:2::3", false}, // third from the same /64
-		{"2001:db8:1:3::1", true},  // another /64
-		{"198.51.100.1", true},
-		{"198.51.100.2", true},
-		{"198.51.100.3", true}, // IPv4 addresses each count alone
+		{"2001:db8:1:2::1", ""},
+		{"2001:db8:1:2::2", ""},
+		{"2001:db8:1:2::3", "per_address"}, // third from the same /64
+		{"2001:db8:1:3::1", ""},            // another /64, same /48
+		{"2001:db8:1:4::1", "per_subnet"},  // a fourth in the /48
+		{"2001:db8:2::1", ""},              // another /48
+		{"198.51.100.1", ""},
+		{"198.51.100.1", ""},
+		{"198.51.100.1", "per_address"},
+		{"198.51.7.7", ""},
+		{"198.51.8.8", "per_subnet"}, // a fourth in 198.51/16
+		{"192.0.2.1", ""},            // whitelisted: no caps
+		{"192.0.2.1", ""},
+		{"192.0.2.1", ""},
+		{"192.0.2.1", ""},
 	} {
-		if _, ok := srv.admit(conn(c.ip)); ok != c.want {
-			t.Errorf("connection %d from %s admitted %v, want %v", i, c.ip, ok, c.want)
+		slot, reason := admitIP(t, srv, c.ip)
+		if reason != c.want || (slot == nil) != (c.want != "") {
+			t.Errorf("connection %d from %s: refused %q, want %q", i, c.ip, reason, c.want)
 		}
+	}
+}
+
+// A full server evicts a peer for a newcomer from another netgroup; a
+// discouraged address is admitted only while two or more slots are free.
+func TestAdmissionEvictsAndDiscourages(t *testing.T) {
+	cfg := testConfig(newFakeView(5, 15))
+	cfg.MaxPeers = 4
+	m := newCountingMetrics()
+	cfg.Metrics = m
+	srv, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	srv.discouraged.Add(netip.MustParseAddr("10.1.9.9"), now)
+	var slots []*peerSlot
+	for _, ip := range []string{"10.1.0.1", "10.1.0.2"} {
+		s, reason := admitIP(t, srv, ip)
+		if s == nil {
+			t.Fatalf("%s refused: %s", ip, reason)
+		}
+		slots = append(slots, s)
+	}
+	// 2 of 4 taken: a discouraged address still gets in (slots free)...
+	d, reason := admitIP(t, srv, "10.1.9.9")
+	if d == nil || !d.preferEvict {
+		t.Fatalf("discouraged address with free slots: refused %q or not marked", reason)
+	}
+	// ...but not with 3 of 4 taken.
+	if _, reason := admitIP(t, srv, "10.1.9.9"); reason != "discouraged" {
+		t.Fatalf("discouraged address with one slot free: %q", reason)
+	}
+	if s, _ := admitIP(t, srv, "10.2.0.1"); s == nil {
+		t.Fatal("fourth peer refused")
+	}
+	// Full: a newcomer evicts, and the discouraged peer goes first.
+	if s, reason := admitIP(t, srv, "10.3.0.1"); s == nil {
+		t.Fatalf("newcomer to a full server refused: %s", reason)
+	}
+	if !d.evicted || m.count("evicted") != 1 {
+		t.Fatalf("discouraged peer not evicted first (evicted %v, %d evictions)", d.evicted, m.count("evicted"))
+	}
+	if srv.ConnCount() != 4 {
+		t.Fatalf("%d connections after an eviction, want 4", srv.ConnCount())
+	}
+	srv.release(d) // its goroutine ends: the slot was freed at eviction
+	if srv.ConnCount() != 4 {
+		t.Fatalf("%d connections after the evicted peer left, want 4", srv.ConnCount())
 	}
 }

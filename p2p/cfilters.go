@@ -20,29 +20,41 @@ const (
 	CFCheckptInterval = 1000
 )
 
+// filterChunkBytes bounds the cfilter frames read from the store in one
+// go, before they are handed to the peer's send budget: at most this much
+// plus one filter is read ahead of what the peer drains.
+const filterChunkBytes = 16 << 10
+
 // filterRange validates a getcfilters/getcfheaders request the way Core's
-// PrepareBlockFilterRequest does, except that an unknown stop hash is
-// waited for and then ignored (ok=false) instead of punished. It returns
-// the stop block's height, which its hash fixes whatever reorgs follow.
+// PrepareBlockFilterRequest does: an unknown filter type, a start above the
+// stop height or a range over limit disconnect the peer without penalty
+// (errInvalidRequest). Unlike Core, an unknown stop hash is waited for and
+// then ignored (ok=false). It returns the stop block's height, which its
+// hash fixes whatever reorgs follow.
 func filterRange(ctx context.Context, env *handlerEnv, ft wire.FilterType, start uint32, stop chainhash.Hash, limit uint32, cmd string) (stopHeight uint32, ok bool, err error) {
 	if ft != wire.GCSFilterRegular {
-		return 0, false, misbehaving("%s for unsupported filter type %d", cmd, ft)
+		return 0, false, invalidRequest("%s for unsupported filter type %d", cmd, ft)
 	}
 	stopHeight, _, known, err := env.awaitStop(ctx, stop)
 	if err != nil || !known {
 		return 0, false, err
 	}
 	if start > stopHeight {
-		return 0, false, misbehaving("%s start height %d above stop height %d", cmd, start, stopHeight)
+		return 0, false, invalidRequest("%s start height %d above stop height %d", cmd, start, stopHeight)
 	}
 	if stopHeight-start >= limit {
-		return 0, false, misbehaving("%s for %d blocks, limit %d", cmd, uint64(stopHeight-start)+1, limit)
+		return 0, false, invalidRequest("%s for %d blocks, limit %d", cmd, uint64(stopHeight-start)+1, limit)
 	}
 	return stopHeight, true, nil
 }
 
-// handleGetCFilters answers with one cfilter per block start..stop.
-func handleGetCFilters(ctx context.Context, env *handlerEnv, m *wire.MsgGetCFilters, emit emitFunc) error {
+// handleGetCFilters answers with one cfilter per block start..stop,
+// streamed: the blocks are fixed in one snapshot, then their filters are
+// read from the store a chunk (filterChunkBytes) at a time, each chunk
+// encoded into frames under a filter-work slot and queued before the next
+// is read. A peer that does not read therefore holds at most its send
+// budget and one chunk, never the whole answer.
+func handleGetCFilters(ctx context.Context, env *handlerEnv, st *peerState, m *wire.MsgGetCFilters, emit emitFunc) error {
 	_, ok, err := filterRange(ctx, env, m.FilterType, m.StartHeight, m.StopHash, MaxGetCFilters, m.Command())
 	if err != nil || !ok {
 		return err
@@ -51,27 +63,85 @@ func handleGetCFilters(ctx context.Context, env *handlerEnv, m *wire.MsgGetCFilt
 	if err != nil {
 		return err
 	}
-	recs, err := env.view.FiltersForStop(m.StopHash, m.StartHeight)
+	hashes, err := env.view.BlockHashesForStop(m.StopHash, m.StartHeight)
 	release()
 	if err != nil {
 		return ignoreNotFound(fmt.Errorf("getcfilters %d..%s: %w", m.StartHeight, m.StopHash, err))
 	}
-	if len(recs) == 0 || recs[len(recs)-1].Hash != m.StopHash || recs[0].Height != m.StartHeight {
-		return fmt.Errorf("getcfilters %d..%s: view returned %d records not ending at stop", m.StartHeight, m.StopHash, len(recs))
+	if len(hashes) == 0 || hashes[len(hashes)-1] != m.StopHash {
+		return fmt.Errorf("getcfilters %d..%s: view returned %d blocks not ending at stop", m.StartHeight, m.StopHash, len(hashes))
 	}
-	for i := range recs {
-		msg := wire.NewMsgCFilter(wire.GCSFilterRegular, &recs[i].Hash, recs[i].Filter)
-		if err := emit(outbound{Msg: msg, Enc: wire.BaseEncoding}); err != nil {
+	var frames [][]byte
+	for next := 0; next < len(hashes); {
+		release, err := env.acquireFilterWork(ctx)
+		if err != nil {
 			return err
 		}
+		frames = frames[:0]
+		chunk := 0
+		n, err := env.view.EachFilter(m.StartHeight+uint32(next), hashes[next:], func(i int, filter []byte) (bool, error) {
+			frame, err := cfilterFrame(env.net, &hashes[next+i], filter)
+			if err != nil {
+				return false, err
+			}
+			frames = append(frames, frame)
+			chunk += len(frame)
+			return chunk < filterChunkBytes, nil
+		})
+		release()
+		if err == nil && n == 0 {
+			err = errors.New("view read no filter")
+		}
+		if err != nil {
+			return ignoreNotFound(fmt.Errorf("getcfilters %d..%s at height %d: %w", m.StartHeight, m.StopHash, m.StartHeight+uint32(next), err))
+		}
+		for i, frame := range frames {
+			if err := emit(outbound{Command: wire.CmdCFilter, Frame: frame}); err != nil {
+				return err
+			}
+			frames[i] = nil // the queue owns it now
+		}
+		next += n
 	}
+	st.markUseful(env.now())
 	return nil
+}
+
+// cfilterFrame encodes a cfilter message for blockHash carrying filter as a
+// complete frame. The payload is built in place and hashed once; a
+// checksum stored beside each filter would replace the payloadChecksum
+// call here, which is the only hashing on this path.
+func cfilterFrame(net wire.BitcoinNet, blockHash *chainhash.Hash, filter []byte) ([]byte, error) {
+	if len(filter) > wire.MaxCFilterDataSize {
+		return nil, fmt.Errorf("filter of block %s is %d bytes, over the %d a cfilter carries", blockHash, len(filter), wire.MaxCFilterDataSize)
+	}
+	payloadLen := 1 + chainhash.HashSize + wire.VarIntSerializeSize(uint64(len(filter))) + len(filter)
+	frame := make([]byte, frameHeaderSize, frameHeaderSize+payloadLen)
+	frame = append(frame, byte(wire.GCSFilterRegular))
+	frame = append(frame, blockHash[:]...)
+	frame = appendVarInt(frame, uint64(len(filter)))
+	frame = append(frame, filter...)
+	putFrameHeader(frame, net, wire.CmdCFilter, payloadLen, payloadChecksum(frame[frameHeaderSize:]))
+	return frame, nil
+}
+
+// appendVarInt appends n as a CompactSize.
+func appendVarInt(dst []byte, n uint64) []byte {
+	switch {
+	case n < 0xfd:
+		return append(dst, byte(n))
+	case n <= 0xffff:
+		return append(dst, 0xfd, byte(n), byte(n>>8))
+	case n <= 0xffffffff:
+		return append(dst, 0xfe, byte(n), byte(n>>8), byte(n>>16), byte(n>>24))
+	}
+	return append(dst, 0xff, byte(n), byte(n>>8), byte(n>>16), byte(n>>24), byte(n>>32), byte(n>>40), byte(n>>48), byte(n>>56))
 }
 
 // handleGetCFHeaders answers with one cfheaders: the filter header before
 // start and the filter hashes start..stop, which the store keeps beside the
 // filter headers, so no filter is read.
-func handleGetCFHeaders(ctx context.Context, env *handlerEnv, m *wire.MsgGetCFHeaders, emit emitFunc) error {
+func handleGetCFHeaders(ctx context.Context, env *handlerEnv, st *peerState, m *wire.MsgGetCFHeaders, emit emitFunc) error {
 	stopHeight, ok, err := filterRange(ctx, env, m.FilterType, m.StartHeight, m.StopHash, MaxGetCFHeaders, m.Command())
 	if err != nil || !ok {
 		return err
@@ -80,32 +150,42 @@ func handleGetCFHeaders(ctx context.Context, env *handlerEnv, m *wire.MsgGetCFHe
 	if err != nil {
 		return err
 	}
-	prev, hashes, err := env.view.FilterHashesForStop(m.StopHash, m.StartHeight)
-	release()
-	if err != nil {
-		return ignoreNotFound(fmt.Errorf("getcfheaders %d..%s: %w", m.StartHeight, m.StopHash, err))
+	out, err := func() (outbound, error) {
+		defer release()
+		prev, hashes, err := env.view.FilterHashesForStop(m.StopHash, m.StartHeight)
+		if err != nil {
+			return outbound{}, ignoreNotFound(fmt.Errorf("getcfheaders %d..%s: %w", m.StartHeight, m.StopHash, err))
+		}
+		if want := uint64(stopHeight) - uint64(m.StartHeight) + 1; uint64(len(hashes)) != want {
+			return outbound{}, fmt.Errorf("getcfheaders %d..%s: view returned %d filter hashes, want %d", m.StartHeight, m.StopHash, len(hashes), want)
+		}
+		resp := &wire.MsgCFHeaders{
+			FilterType:       wire.GCSFilterRegular,
+			StopHash:         m.StopHash,
+			PrevFilterHeader: prev,
+			FilterHashes:     make([]*chainhash.Hash, len(hashes)),
+		}
+		for i := range hashes {
+			resp.FilterHashes[i] = &hashes[i]
+		}
+		return env.encode(st, resp)
+	}()
+	if err != nil || out.Frame == nil {
+		return err
 	}
-	if want := uint64(stopHeight) - uint64(m.StartHeight) + 1; uint64(len(hashes)) != want {
-		return fmt.Errorf("getcfheaders %d..%s: view returned %d filter hashes, want %d", m.StartHeight, m.StopHash, len(hashes), want)
+	if err := emit(out); err != nil {
+		return err
 	}
-	resp := &wire.MsgCFHeaders{
-		FilterType:       wire.GCSFilterRegular,
-		StopHash:         m.StopHash,
-		PrevFilterHeader: prev,
-		FilterHashes:     make([]*chainhash.Hash, len(hashes)),
-	}
-	for i := range hashes {
-		resp.FilterHashes[i] = &hashes[i]
-	}
-	return emit(outbound{Msg: resp, Enc: wire.BaseEncoding})
+	st.markUseful(env.now())
+	return nil
 }
 
 // handleGetCFCheckpt answers with the filter headers at every
 // CFCheckptInterval-th height up to the stop block, on the stop block's
 // chain (active or stale), read in one snapshot.
-func handleGetCFCheckpt(ctx context.Context, env *handlerEnv, m *wire.MsgGetCFCheckpt, emit emitFunc) error {
+func handleGetCFCheckpt(ctx context.Context, env *handlerEnv, st *peerState, m *wire.MsgGetCFCheckpt, emit emitFunc) error {
 	if m.FilterType != wire.GCSFilterRegular {
-		return misbehaving("getcfcheckpt for unsupported filter type %d", m.FilterType)
+		return invalidRequest("getcfcheckpt for unsupported filter type %d", m.FilterType)
 	}
 	stopHeight, _, known, err := env.awaitStop(ctx, m.StopHash)
 	if err != nil || !known {
@@ -115,19 +195,29 @@ func handleGetCFCheckpt(ctx context.Context, env *handlerEnv, m *wire.MsgGetCFCh
 	if err != nil {
 		return err
 	}
-	headers, err := env.view.FilterHeaderCheckpoints(m.StopHash, CFCheckptInterval)
-	release()
-	if err != nil {
-		return ignoreNotFound(fmt.Errorf("getcfcheckpt %s: %w", m.StopHash, err))
+	out, err := func() (outbound, error) {
+		defer release()
+		headers, err := env.view.FilterHeaderCheckpoints(m.StopHash, CFCheckptInterval)
+		if err != nil {
+			return outbound{}, ignoreNotFound(fmt.Errorf("getcfcheckpt %s: %w", m.StopHash, err))
+		}
+		if want := stopHeight / CFCheckptInterval; uint32(len(headers)) != want {
+			return outbound{}, fmt.Errorf("getcfcheckpt %s: view returned %d checkpoints, want %d", m.StopHash, len(headers), want)
+		}
+		resp := wire.NewMsgCFCheckpt(wire.GCSFilterRegular, &m.StopHash, len(headers))
+		for i := range headers {
+			resp.FilterHeaders = append(resp.FilterHeaders, &headers[i])
+		}
+		return env.encode(st, resp)
+	}()
+	if err != nil || out.Frame == nil {
+		return err
 	}
-	if want := stopHeight / CFCheckptInterval; uint32(len(headers)) != want {
-		return fmt.Errorf("getcfcheckpt %s: view returned %d checkpoints, want %d", m.StopHash, len(headers), want)
+	if err := emit(out); err != nil {
+		return err
 	}
-	resp := wire.NewMsgCFCheckpt(wire.GCSFilterRegular, &m.StopHash, len(headers))
-	for i := range headers {
-		resp.FilterHeaders = append(resp.FilterHeaders, &headers[i])
-	}
-	return emit(outbound{Msg: resp, Enc: wire.BaseEncoding})
+	st.markUseful(env.now())
+	return nil
 }
 
 // ignoreNotFound turns a lookup that raced a rollback into "ignore the

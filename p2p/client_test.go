@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"testing"
 	"time"
@@ -14,6 +15,8 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
+
+	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
 // ioTimeout bounds every single read or write of a test client.
@@ -29,13 +32,14 @@ type testServer struct {
 // testConfig returns a config for a fake view with short timeouts.
 func testConfig(view *fakeView) Config {
 	return Config{
-		Params:           &chaincfg.RegressionNetParams,
-		View:             view,
-		MaxPeersPerIP:    1000,
-		MaxPeers:         1000,
-		StopHashWait:     2 * time.Second,
-		HandshakeTimeout: 5 * time.Second,
-		Log:              testLogger(),
+		Params:            &chaincfg.RegressionNetParams,
+		View:              view,
+		MaxPeersPerIP:     1000,
+		MaxPeersPerSubnet: 1000,
+		MaxPeers:          1000,
+		StopHashWait:      2 * time.Second,
+		HandshakeTimeout:  5 * time.Second,
+		Log:               testLogger(),
 	}
 }
 
@@ -83,17 +87,48 @@ type rawClient struct {
 	rd   *bufio.Reader
 	net  wire.BitcoinNet
 	pver uint32
+	// keepPings returns the server's pings from tryRead instead of
+	// answering them.
+	keepPings bool
 }
 
 // dial connects without a handshake.
 func dial(t testing.TB, addr string) *rawClient {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", addr, ioTimeout)
+	return dialFrom(t, addr, "")
+}
+
+// dialFrom connects from the local address ip (any of 127.0.0.0/8 on
+// Linux, standing in for another host; "" lets the system choose).
+func dialFrom(t testing.TB, addr, ip string) *rawClient {
+	t.Helper()
+	c, err := tryDialFrom(t, addr, ip)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// tryDialFrom is dialFrom returning the error.
+func tryDialFrom(t testing.TB, addr, ip string) (*rawClient, error) {
+	d := net.Dialer{Timeout: ioTimeout}
+	if ip != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(ip)}
+	}
+	conn, err := d.Dial("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
 	t.Cleanup(func() { _ = conn.Close() })
-	return &rawClient{t: t, conn: conn, rd: bufio.NewReader(conn), net: chaincfg.RegressionNetParams.Net, pver: wire.ProtocolVersion}
+	return &rawClient{t: t, conn: conn, rd: bufio.NewReader(conn), net: chaincfg.RegressionNetParams.Net, pver: wire.ProtocolVersion}, nil
+}
+
+// connectFrom dials from ip and completes the handshake.
+func connectFrom(t testing.TB, addr, ip string, extra ...wire.Message) *rawClient {
+	t.Helper()
+	c := dialFrom(t, addr, ip)
+	c.handshake(extra...)
+	return c
 }
 
 // connect dials and completes the handshake, returning the server's version.
@@ -153,10 +188,21 @@ func (c *rawClient) read() wire.Message {
 	return m
 }
 
+// tryRead returns the next message other than the server's pings, which it
+// answers as a well-behaved client does (so that tests see only answers).
 func (c *rawClient) tryRead(timeout time.Duration) (wire.Message, error) {
-	_ = c.conn.SetReadDeadline(time.Now().Add(timeout))
-	_, m, _, err := wire.ReadMessageWithEncodingN(c.rd, c.pver, c.net, wire.WitnessEncoding)
-	return m, err
+	deadline := time.Now().Add(timeout)
+	for {
+		_ = c.conn.SetReadDeadline(deadline)
+		_, m, _, err := wire.ReadMessageWithEncodingN(c.rd, c.pver, c.net, wire.WitnessEncoding)
+		if ping, ok := m.(*wire.MsgPing); ok && err == nil && !c.keepPings {
+			if err := c.trySend(wire.NewMsgPong(ping.Nonce)); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		return m, err
+	}
 }
 
 // sync sends a ping and returns every message received before its pong:
@@ -202,9 +248,11 @@ func isConnReset(err error) bool {
 	return errors.As(err, &op) && !op.Timeout()
 }
 
-// waitFor polls cond until it holds or the deadline passes.
+// waitFor polls cond until it holds or the deadline passes; the deadline
+// is stretched on a loaded machine (testtime.Scale).
 func waitFor(t testing.TB, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
+	timeout = testtime.Scale(timeout)
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
@@ -215,3 +263,16 @@ func waitFor(t testing.TB, what string, timeout time.Duration, cond func() bool)
 }
 
 func hashPtr(h chainhash.Hash) *chainhash.Hash { return &h }
+
+// pipePeer builds a peer of s over conn (one end of a net.Pipe) as if
+// admitted from 127.0.0.1.
+func pipePeer(t testing.TB, s *Server, conn net.Conn) *peer {
+	t.Helper()
+	_, cancel := context.WithCancelCause(context.Background())
+	t.Cleanup(func() { cancel(nil) })
+	slot, reason := s.admit(netip.MustParseAddr("127.0.0.1"), newPeerState(1, 2), cancel)
+	if slot == nil {
+		t.Fatalf("admission refused: %s", reason)
+	}
+	return newPeer(s, conn, slot)
+}

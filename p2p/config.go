@@ -2,6 +2,7 @@ package p2p
 
 import (
 	"fmt"
+	"net/netip"
 	"runtime"
 	"time"
 
@@ -11,17 +12,32 @@ import (
 
 // Defaults for Config fields left zero.
 const (
-	DefaultMaxPeers         = 125
-	DefaultMaxPeersPerIP    = 8
-	DefaultHandshakeTimeout = 30 * time.Second
-	DefaultIdleTimeout      = 20 * time.Minute // Core's TIMEOUT_INTERVAL
-	DefaultPingInterval     = 2 * time.Minute  // Core's PING_INTERVAL
-	DefaultWriteTimeout     = 2 * time.Minute
-	DefaultStopHashWait     = 5 * time.Second
-	DefaultBanDuration      = time.Hour
-	DefaultPeerSendBudget   = 8 << 20
-	DefaultBlockCacheBlocks = 16
-	DefaultTxRelayTimeout   = 30 * time.Second
+	DefaultMaxPeers          = 125
+	DefaultMaxPeersPerIP     = 8
+	DefaultMaxPeersPerSubnet = 32
+	DefaultHandshakeTimeout  = 30 * time.Second
+	DefaultIdleTimeout       = 20 * time.Minute // Core's TIMEOUT_INTERVAL
+	DefaultPingInterval      = 2 * time.Minute  // Core's PING_INTERVAL
+	DefaultWriteTimeout      = 2 * time.Minute
+	DefaultStopHashWait      = 5 * time.Second
+	// DefaultDiscourageDuration is how long a misbehaving address stays
+	// discouraged (Core keeps it until its filter rolls over or a restart).
+	DefaultDiscourageDuration = 24 * time.Hour
+	// DefaultPeerSendBudget is Core's -maxsendbuffer (1,000 KB), rounded.
+	DefaultPeerSendBudget   = 1 << 20
+	DefaultSendBudget       = 32 << 20
+	DefaultSendStallTimeout = time.Minute
+	DefaultRecvBudget       = 4 << 20
+	// DefaultMinRecvRate lets a 4 MB frame take about four minutes.
+	DefaultMinRecvRate     = 16 << 10
+	DefaultBlockCacheBytes = 16 << 20
+	// DefaultMaxBlockFetches: each fetch is a getblock RPC holding a block
+	// several times over (hex, decoded, encoded) until it is cached.
+	DefaultMaxBlockFetches = 2
+	DefaultTxRelayTimeout  = 30 * time.Second
+	// DefaultTxRelayRate is the server-wide rate of transactions passed to
+	// the node, per second (bursts of ten times as many).
+	DefaultTxRelayRate = 20
 
 	// MaxStopHashWait bounds Config.StopHashWait: a peer's reader is parked
 	// for that long, so it must stay short.
@@ -48,10 +64,18 @@ type Config struct {
 	// UserAgent is this server's BIP-14 user agent, e.g. "/cfindexd:0.1.0/".
 	UserAgent string
 
-	// MaxPeers bounds connected peers (handshaking included); MaxPeersPerIP
-	// bounds them per remote IPv4 address or IPv6 /64 (addrGroup).
-	MaxPeers      int
-	MaxPeersPerIP int
+	// MaxPeers bounds connections (handshaking included); when it is
+	// reached, a new connection evicts a peer (selectPeerToEvict) or is
+	// refused. MaxPeersPerIP bounds them per IPv4 address or IPv6 /64
+	// (addrGroup), MaxPeersPerSubnet per IPv4 /16 or IPv6 /48
+	// (subnetGroup). Whitelisted peers are exempt from the last two.
+	MaxPeers          int
+	MaxPeersPerIP     int
+	MaxPeersPerSubnet int
+	// Whitelist lists networks whose peers are exempt from the
+	// per-address and per-subnet caps, eviction, discouragement and the
+	// upload target (ParseWhitelist): a trusted reverse proxy, Tor.
+	Whitelist []netip.Prefix
 
 	// HandshakeTimeout bounds version..verack; IdleTimeout disconnects a
 	// peer that sent nothing (pongs included) for that long; PingInterval is
@@ -65,31 +89,67 @@ type Config struct {
 	// committed waits for TipChanged before being ignored (≤ MaxStopHashWait).
 	StopHashWait time.Duration
 
-	// BanDuration is how long a misbehaving peer's IP is refused; negative
-	// disables bans (the peer is still disconnected).
-	BanDuration time.Duration
+	// DiscourageDuration is how long a misbehaving peer's address (IPv4
+	// address, IPv6 /64) stays discouraged: admitted only while slots are
+	// free, evicted first. Negative disables discouragement (the peer is
+	// still disconnected). MaxDiscouraged bounds the list; the oldest
+	// entries go first (default DefaultMaxDiscouraged).
+	DiscourageDuration time.Duration
+	MaxDiscouraged     int
 
 	// PeerSendBudget bounds the bytes queued for one peer and not yet
-	// written; a handler producing more waits, and the peer's next request
-	// is not read meanwhile.
-	PeerSendBudget int
-	// MaxFilterWork bounds filter-store reads in progress across all peers
-	// (default 2×GOMAXPROCS).
+	// written; SendBudget bounds them across all peers. A handler that
+	// cannot queue waits, and the peer's next request is not read
+	// meanwhile; a peer whose queue is empty may always queue one frame.
+	// A peer whose queue stays full without a frame written for
+	// SendStallTimeout is disconnected.
+	PeerSendBudget   int
+	SendBudget       int64
+	SendStallTimeout time.Duration
+	// RecvBudget bounds, across peers, the bytes of large frames (over
+	// 16 KiB) buffered to be decoded; a large frame that does not fit is
+	// discarded unread. MinRecvRate is the rate (bytes per second) below
+	// which a large frame's sender is disconnected.
+	RecvBudget  int64
+	MinRecvRate int64
+	// MaxFilterWork bounds store reads and answer building in progress
+	// across all peers (default 2×GOMAXPROCS).
 	MaxFilterWork int
-	// BlockCacheBlocks is the size of the LRU cache of raw blocks served.
-	BlockCacheBlocks int
-	// TxRelayTimeout bounds one TxRelayer call.
+
+	// BlockCacheBytes bounds the cache of encoded blocks served.
+	BlockCacheBytes int64
+	// MaxBlockFetches bounds node fetches for peers in progress; while
+	// IndexerBusy reports true (the indexer is catching up) only one runs.
+	MaxBlockFetches int
+	IndexerBusy     func() bool
+	// MaxUploadTarget is Core's -maxuploadtarget in bytes of blocks served
+	// per 24 hours; once reached, blocks more than a week older than the
+	// tip are refused (their requester disconnected) unless the peer is
+	// whitelisted. 0 means no target.
+	MaxUploadTarget int64
+
+	// TxRelayTimeout bounds one TxRelayer call; TxRelayRate is the
+	// server-wide number of transactions relayed per second (each peer
+	// also has its own rate).
 	TxRelayTimeout time.Duration
+	TxRelayRate    float64
 
 	// Log receives the server's log lines; misbehaving peers log at debug.
 	Log zerolog.Logger
 	// Metrics receives counters; nil means NopMetrics.
 	Metrics Metrics
+	// Now is the clock (default time.Now); tests move it.
+	Now func() time.Time
 }
 
 // withDefaults returns c with every zero field set to its default.
 func (c Config) withDefaults() Config {
 	setInt := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	setInt64 := func(v *int64, d int64) {
 		if *v == 0 {
 			*v = d
 		}
@@ -101,21 +161,34 @@ func (c Config) withDefaults() Config {
 	}
 	setInt(&c.MaxPeers, DefaultMaxPeers)
 	setInt(&c.MaxPeersPerIP, DefaultMaxPeersPerIP)
+	setInt(&c.MaxPeersPerSubnet, DefaultMaxPeersPerSubnet)
 	setInt(&c.PeerSendBudget, DefaultPeerSendBudget)
+	setInt64(&c.SendBudget, DefaultSendBudget)
+	setInt64(&c.RecvBudget, DefaultRecvBudget)
+	setInt64(&c.MinRecvRate, DefaultMinRecvRate)
 	setInt(&c.MaxFilterWork, 2*runtime.GOMAXPROCS(0))
-	setInt(&c.BlockCacheBlocks, DefaultBlockCacheBlocks)
+	setInt64(&c.BlockCacheBytes, DefaultBlockCacheBytes)
+	setInt(&c.MaxBlockFetches, DefaultMaxBlockFetches)
+	setInt(&c.MaxDiscouraged, DefaultMaxDiscouraged)
 	setDur(&c.HandshakeTimeout, DefaultHandshakeTimeout)
 	setDur(&c.IdleTimeout, DefaultIdleTimeout)
 	setDur(&c.PingInterval, DefaultPingInterval)
 	setDur(&c.WriteTimeout, DefaultWriteTimeout)
 	setDur(&c.StopHashWait, DefaultStopHashWait)
-	setDur(&c.BanDuration, DefaultBanDuration)
+	setDur(&c.DiscourageDuration, DefaultDiscourageDuration)
+	setDur(&c.SendStallTimeout, DefaultSendStallTimeout)
 	setDur(&c.TxRelayTimeout, DefaultTxRelayTimeout)
+	if c.TxRelayRate == 0 {
+		c.TxRelayRate = DefaultTxRelayRate
+	}
 	if c.UserAgent == "" {
 		c.UserAgent = "/cfindexd:0.1.0/"
 	}
 	if c.Metrics == nil {
 		c.Metrics = NopMetrics{}
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	return c
 }
@@ -133,16 +206,23 @@ func (c Config) Validate() error {
 		return bad("View is required")
 	case c.RelayTx && c.Relay == nil:
 		return bad("RelayTx needs a Relay")
-	case c.MaxPeers < 1 || c.MaxPeersPerIP < 1:
-		return bad("MaxPeers %d and MaxPeersPerIP %d must be positive", c.MaxPeers, c.MaxPeersPerIP)
+	case c.MaxPeers < 1 || c.MaxPeersPerIP < 1 || c.MaxPeersPerSubnet < 1:
+		return bad("MaxPeers %d, MaxPeersPerIP %d and MaxPeersPerSubnet %d must be positive", c.MaxPeers, c.MaxPeersPerIP, c.MaxPeersPerSubnet)
 	case c.StopHashWait < 0 || c.StopHashWait > MaxStopHashWait:
 		return bad("StopHashWait %v outside 0..%v", c.StopHashWait, MaxStopHashWait)
-	case c.HandshakeTimeout < 0 || c.IdleTimeout < 0 || c.PingInterval < 0 || c.WriteTimeout < 0 || c.TxRelayTimeout < 0:
+	case c.HandshakeTimeout < 0 || c.IdleTimeout < 0 || c.PingInterval < 0 || c.WriteTimeout < 0 ||
+		c.TxRelayTimeout < 0 || c.SendStallTimeout < 0:
 		return bad("timeouts must be positive")
 	case c.PingInterval >= c.IdleTimeout:
 		return bad("PingInterval %v must be below IdleTimeout %v", c.PingInterval, c.IdleTimeout)
-	case c.PeerSendBudget < 1 || c.MaxFilterWork < 1 || c.BlockCacheBlocks < 1:
-		return bad("PeerSendBudget, MaxFilterWork and BlockCacheBlocks must be positive")
+	case c.PeerSendBudget < 1 || c.SendBudget < 1 || c.RecvBudget < 1 || c.MinRecvRate < 1:
+		return bad("PeerSendBudget, SendBudget, RecvBudget and MinRecvRate must be positive")
+	case c.MaxFilterWork < 1 || c.BlockCacheBytes < 1 || c.MaxBlockFetches < 1 || c.MaxDiscouraged < 1:
+		return bad("MaxFilterWork, BlockCacheBytes, MaxBlockFetches and MaxDiscouraged must be positive")
+	case c.MaxUploadTarget < 0:
+		return bad("MaxUploadTarget %d is negative", c.MaxUploadTarget)
+	case c.TxRelayRate < 0:
+		return bad("TxRelayRate %g is negative", c.TxRelayRate)
 	case len(c.UserAgent) > 256:
 		return bad("UserAgent longer than 256 bytes")
 	}

@@ -1,6 +1,7 @@
 package p2p
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -32,14 +33,31 @@ func (n *fakeNode) FetchBlock(_ context.Context, hash chainhash.Hash) (*wire.Msg
 	return b, nil
 }
 
-func (n *fakeNode) SendRawTransaction(_ context.Context, tx *wire.MsgTx) (chainhash.Hash, error) {
+func (n *fakeNode) RelayTransaction(_ context.Context, raw []byte) (chainhash.Hash, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.refuseTx != nil {
 		return chainhash.Hash{}, n.refuseTx
 	}
+	tx := new(wire.MsgTx)
+	if err := tx.Deserialize(bytes.NewReader(raw)); err != nil {
+		return chainhash.Hash{}, fmt.Errorf("relayed transaction does not decode: %w", err)
+	}
 	n.relayed = append(n.relayed, tx)
 	return tx.TxHash(), nil
+}
+
+// legacyTx returns a transaction without witness, distinct per seed.
+func legacyTx(seed byte) *wire.MsgTx {
+	tx := wire.NewMsgTx(1)
+	tx.AddTxIn(&wire.TxIn{
+		PreviousOutPoint: wire.OutPoint{Hash: chainhash.Hash{seed, 9}, Index: 0},
+		SignatureScript:  []byte{0x51, seed},
+		Sequence:         0xfffffffe,
+	})
+	tx.AddTxOut(&wire.TxOut{Value: 5000, PkScript: []byte{0x51}})
+	tx.AddTxOut(&wire.TxOut{Value: 6000, PkScript: nil})
+	return tx
 }
 
 // witnessTx returns a transaction with a witness, distinct per seed.
@@ -142,7 +160,7 @@ func TestTxRelay(t *testing.T) {
 	// A refused transaction leaves the peer connected and unpunished.
 	c.send(witnessTx(2))
 	c.sync()
-	if srv.Banned(netip.MustParseAddr("127.0.0.1")) || srv.PeerCount() != 1 {
+	if srv.Discouraged(netip.MustParseAddr("127.0.0.1")) || srv.PeerCount() != 1 {
 		t.Fatal("peer punished for a transaction the node refused")
 	}
 }
@@ -191,18 +209,19 @@ func TestBlockCacheSharesFetchAndSurvivesLeavingPeer(t *testing.T) {
 		started:  make(chan struct{}, 4),
 		release:  make(chan struct{}),
 	}
-	cache := newBlockCache(node, 1)
+	cache := newBlockProxy(node, newFetchGate(2, nil), newUploadTarget(0), 1<<20)
 	leaverCtx, leave := context.WithCancel(context.Background())
 	leaverDone := make(chan error, 1)
 	go func() {
-		_, err := cache.Get(leaverCtx, b.hash)
+		_, err := cache.Get(leaverCtx, b.hash, true)
 		leaverDone <- err
 	}()
 	<-node.started // the first peer's fetch is in flight
 	stayerDone := make(chan error, 1)
+	want := encodeBlock(t, blockFor(b), wire.WitnessEncoding)
 	go func() {
-		blk, err := cache.Get(context.Background(), b.hash)
-		if err == nil && blk.BlockHash() != b.hash {
+		blk, err := cache.Get(context.Background(), b.hash, true)
+		if err == nil && !bytes.Equal(blk.payload, want) {
 			err = fmt.Errorf("wrong block")
 		}
 		stayerDone <- err
@@ -210,7 +229,7 @@ func TestBlockCacheSharesFetchAndSurvivesLeavingPeer(t *testing.T) {
 	waitFor(t, "second caller joined the fetch", ioTimeout, func() bool {
 		cache.mu.Lock()
 		defer cache.mu.Unlock()
-		f := cache.inflight[b.hash]
+		f := cache.inflight[blockKey{b.hash, true}]
 		return f != nil && f.waiters == 1
 	})
 	leave() // the first peer disconnects mid-fetch
@@ -221,5 +240,62 @@ func TestBlockCacheSharesFetchAndSurvivesLeavingPeer(t *testing.T) {
 	close(node.release)
 	if err := <-stayerDone; err != nil {
 		t.Fatalf("stayer: %v", err)
+	}
+}
+
+// encodeBlock serialises blk with enc.
+func encodeBlock(t testing.TB, blk *wire.MsgBlock, enc wire.MessageEncoding) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := blk.BtcEncode(&buf, ProtocolVersion, enc); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// Once the upload target is reached, blocks more than a week older than
+// the tip are refused and their requester disconnected (without penalty),
+// recent blocks are still served, and whitelisted peers get everything.
+func TestUploadTargetRefusesHistoricalBlocks(t *testing.T) {
+	needLoopbackRange(t)
+	view := newFakeView(1100, 25) // 600 s apart: heights below 91 are over a week older than the tip
+	node := &fakeNode{blocks: map[chainhash.Hash]*wire.MsgBlock{}}
+	for _, h := range []uint32{0, 50, 1090} {
+		node.blocks[view.at(h).hash] = blockFor(view.at(h))
+	}
+	cfg := testConfig(view)
+	cfg.Blocks = node
+	cfg.MaxUploadTarget = 1 // reached by the first block served
+	cfg.Whitelist = []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")}
+	m := newCountingMetrics()
+	cfg.Metrics = m
+	srv := startServer(t, cfg)
+	getBlock := func(c *rawClient, h uint32) []wire.Message {
+		gd := wire.NewMsgGetData()
+		_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessBlock, &view.at(h).hash))
+		c.send(gd)
+		return c.sync()
+	}
+
+	c := connectFrom(t, srv.addr, "127.0.0.1")
+	if got := getBlock(c, 50); len(got) != 1 {
+		t.Fatalf("historical block before the target: %d messages", len(got))
+	}
+	if got := getBlock(c, 1090); len(got) != 1 {
+		t.Fatalf("recent block after the target: %d messages", len(got))
+	}
+	trusted := connectFrom(t, srv.addr, "127.0.0.2")
+	if got := getBlock(trusted, 0); len(got) != 1 {
+		t.Fatalf("historical block to a whitelisted peer: %d messages", len(got))
+	}
+	gd := wire.NewMsgGetData()
+	_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessBlock, &view.at(0).hash))
+	c.send(gd)
+	c.expectDisconnect()
+	waitFor(t, "refusal counted", ioTimeout, func() bool {
+		return m.count("upload_target") == 1 && m.disconnects("upload_target") == 1
+	})
+	if srv.Discouraged(netip.MustParseAddr("127.0.0.1")) {
+		t.Fatal("discouraged for asking past the upload target")
 	}
 }

@@ -17,15 +17,29 @@ var ErrUnknownChain = errors.New("p2p: unknown chain")
 var ErrBadConfig = errors.New("p2p: invalid config")
 
 // ErrMisbehaving is wrapped by every error that means the peer broke the
-// protocol: the server disconnects it and bans its IP for
-// Config.BanDuration.
+// protocol after the handshake (a malformed message, a frame over its
+// command's cap, a wrong magic): the server disconnects it and discourages
+// its address (see Server.Discouraged).
 var ErrMisbehaving = errors.New("misbehaving peer")
 
-// errDisconnect is wrapped by errors that end a connection without a ban
-// (timeouts, closed sockets, a full server).
+// errDisconnect is wrapped by errors that end a connection without a
+// penalty (timeouts, closed sockets, invalid requests, anything before the
+// handshake completes).
 var errDisconnect = errors.New("disconnect")
+
+// errInvalidRequest marks a well-formed request the server refuses: a
+// BIP-157 range over the limit or backwards, an unknown filter type, too
+// many locator hashes, a BIP-37 message. Core disconnects such a peer
+// without penalty, since a buggy wallet is not an attacker; so does this
+// server. It wraps errDisconnect.
+var errInvalidRequest = fmt.Errorf("%w: invalid request", errDisconnect)
 
 // misbehaving returns an error wrapping ErrMisbehaving with a reason.
 func misbehaving(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrMisbehaving, fmt.Sprintf(format, args...))
+}
+
+// invalidRequest returns an error wrapping errInvalidRequest with a reason.
+func invalidRequest(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errInvalidRequest, fmt.Sprintf(format, args...))
 }

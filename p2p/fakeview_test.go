@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
@@ -37,18 +38,38 @@ type fakeView struct {
 	rng     *rand.Rand
 	// misses, when set, receives every hash HeightOf did not find.
 	misses chan chainhash.Hash
-	// filtersHook, when set, runs inside FiltersForStop before it reads.
+	// filtersHook, when set, runs inside BlockHashesForStop before it
+	// reads.
 	filtersHook func()
+	// eachHook, when set, runs inside EachFilter before it reads.
+	eachHook func()
+	// sharedFilter, when set, is every new block's filter (mainnet-size
+	// filters without a copy per block).
+	sharedFilter []byte
+	// filtersRead counts filters EachFilter handed out.
+	filtersRead atomic.Int64
 }
 
 var _ ChainView = (*fakeView)(nil)
 
 // newFakeView returns a view with blocks 0..n-1 of a synthetic chain.
 func newFakeView(n int, seed uint64) *fakeView {
+	return newFakeViewFilters(n, seed, 0)
+}
+
+// newFakeViewFilters is newFakeView with every filter the same filterSize
+// bytes (0: small random filters of their own).
+func newFakeViewFilters(n int, seed uint64, filterSize int) *fakeView {
 	v := &fakeView{
 		byHash:  make(map[chainhash.Hash]*fakeBlock),
 		changed: make(chan struct{}),
 		rng:     rand.New(rand.NewPCG(seed, 0x5eed)),
+	}
+	if filterSize > 0 {
+		v.sharedFilter = make([]byte, filterSize)
+		for i := range v.sharedFilter {
+			v.sharedFilter[i] = byte(v.rng.Uint32())
+		}
 	}
 	if n > 0 {
 		v.commit(v.makeBranch(nil, n)...)
@@ -76,9 +97,13 @@ func (v *fakeView) makeBranch(parent *fakeBlock, n int) []*fakeBlock {
 		b.header.Bits = 0x207fffff
 		b.header.Nonce = v.rng.Uint32()
 		b.hash = b.header.BlockHash()
-		b.filter = make([]byte, 1+v.rng.IntN(200))
-		for j := range b.filter {
-			b.filter[j] = byte(v.rng.Uint32())
+		if v.sharedFilter != nil {
+			b.filter = v.sharedFilter
+		} else {
+			b.filter = make([]byte, 1+v.rng.IntN(200))
+			for j := range b.filter {
+				b.filter[j] = byte(v.rng.Uint32())
+			}
 		}
 		fh := chainhash.DoubleHashH(b.filter)
 		b.filterHeader = chainhash.DoubleHashH(append(fh[:], prevFH[:]...))
@@ -226,7 +251,7 @@ func (v *fakeView) chainTo(stop chainhash.Hash, start uint32) ([]*fakeBlock, err
 	return out, nil
 }
 
-func (v *fakeView) FiltersForStop(stop chainhash.Hash, start uint32) ([]FilterRecord, error) {
+func (v *fakeView) BlockHashesForStop(stop chainhash.Hash, start uint32) ([]chainhash.Hash, error) {
 	if v.filtersHook != nil {
 		v.filtersHook()
 	}
@@ -234,11 +259,33 @@ func (v *fakeView) FiltersForStop(stop chainhash.Hash, start uint32) ([]FilterRe
 	if err != nil {
 		return nil, err
 	}
-	out := make([]FilterRecord, len(bs))
+	out := make([]chainhash.Hash, len(bs))
 	for i, b := range bs {
-		out[i] = FilterRecord{Height: b.height, Hash: b.hash, Filter: b.filter}
+		out[i] = b.hash
 	}
 	return out, nil
+}
+
+// EachFilter looks each block up by hash, as the store does (active or
+// stale, whatever happened since the hashes were read).
+func (v *fakeView) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int, filter []byte) (bool, error)) (int, error) {
+	if v.eachHook != nil {
+		v.eachHook()
+	}
+	for i, h := range hashes {
+		v.mu.Lock()
+		b, ok := v.byHash[h]
+		v.mu.Unlock()
+		if !ok || b.height != start+uint32(i) {
+			return i, fmt.Errorf("filter of %s at %d: %w", h, start+uint32(i), ErrNotFound)
+		}
+		v.filtersRead.Add(1)
+		more, err := fn(i, b.filter)
+		if err != nil || !more {
+			return i + 1, err
+		}
+	}
+	return len(hashes), nil
 }
 
 func (v *fakeView) FilterHashesForStop(stop chainhash.Hash, start uint32) (chainhash.Hash, []chainhash.Hash, error) {

@@ -1,33 +1,49 @@
 package p2p
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+	"golang.org/x/sync/semaphore"
 )
 
 // Message size limits, checked against the length in a frame header before
-// anything is allocated for the payload.
+// anything is read or allocated for the payload.
 const (
 	frameHeaderSize = 24
 	// maxFramePayload is Core's MAX_PROTOCOL_MESSAGE_LENGTH: larger frames
 	// of any command disconnect the peer.
 	maxFramePayload = 4_000_000
 	// maxLocatorSize is Core's MAX_LOCATOR_SZ; a getheaders with more
-	// locator hashes disconnects the peer.
+	// locator hashes is refused (disconnect without penalty, as Core).
 	maxLocatorSize = 101
-	// maxGetHeadersPayload is a getheaders with maxLocatorSize hashes.
-	maxGetHeadersPayload = 4 + 3 + maxLocatorSize*chainhash.HashSize + chainhash.HashSize
+	// maxGetHeadersPayload is a getheaders with wire's maximum of locator
+	// hashes; above maxLocatorSize the request is refused after decoding.
+	maxGetHeadersPayload = 4 + 3 + maxWireLocators*chainhash.HashSize + chainhash.HashSize
 	// maxInvPayload is an inv or getdata with wire.MaxInvPerMsg entries
 	// (Core's MAX_INV_SZ).
-	maxInvPayload = 9 + wire.MaxInvPerMsg*(4+chainhash.HashSize)
+	maxInvPayload = 9 + wire.MaxInvPerMsg*invVectSize
 	// invTypeWTx is BIP-339's MSG_WTX, which btcd's wire does not name.
 	invTypeWTx wire.InvType = 5
+
+	// maxSmallFrame is the largest payload read under the idle deadline
+	// into a buffer of the peer's own. A larger ("large") frame is read
+	// under a minimum transfer rate, and a large frame that is decoded
+	// takes its bytes from the server-wide receive budget
+	// (Config.RecvBudget) first.
+	maxSmallFrame = 16 << 10
+	// largeFrameGrace is the time a large frame gets on top of its size at
+	// Config.MinRecvRate.
+	largeFrameGrace = 5 * time.Second
+	// payloadChunk is how much of a payload is read (and its buffer grown)
+	// at a time: a buffer is never larger than twice what has arrived.
+	payloadChunk = 16 << 10
 )
 
 // frameAction says what the reader does with a frame's payload.
@@ -36,45 +52,54 @@ type frameAction int
 const (
 	// actionDecode: read, checksum and decode the payload, then dispatch.
 	actionDecode frameAction = iota
-	// actionIgnore: discard the payload unread (no allocation).
+	// actionIgnore: discard the payload unbuffered.
 	actionIgnore
 	// actionForbidden: a message this server never accepts (BIP-37 bloom
-	// filtering, mempool), which Core answers with a disconnect when
-	// NODE_BLOOM is not offered.
+	// filtering, mempool). Core disconnects a peer that sends one when
+	// NODE_BLOOM is not offered; so does this server, without penalty.
+	// BIP-37 serving will replace these entries with actionDecode.
 	actionForbidden
 )
 
-// commandRule is the payload cap and the action for one command.
+// commandRule is the payload cap and the treatment of one command.
 type commandRule struct {
 	maxPayload uint32
 	action     frameAction
+	// handshake: decoded before verack too. Every other command is
+	// discarded unbuffered until verack, as Core ignores it.
+	handshake bool
+	// relayOnly: decoded only when transaction relay is on; discarded
+	// unbuffered otherwise.
+	relayOnly bool
 }
 
 // commandRules holds the commands the server reads. Commands not listed are
-// discarded with the generic cap maxFramePayload, as Core ignores unknown
-// messages.
+// discarded unbuffered with the generic cap maxFramePayload, as Core
+// ignores unknown messages; headers, addr, addrv2, block, cfilter and the
+// like are among them: this server never decodes them, so their declared
+// counts cost nothing.
 var commandRules = map[string]commandRule{
-	wire.CmdVersion:      {400, actionDecode},
-	wire.CmdVerAck:       {0, actionDecode},
-	wire.CmdSendAddrV2:   {0, actionDecode},
-	wire.CmdWTxIdRelay:   {0, actionDecode},
-	wire.CmdSendHeaders:  {0, actionDecode},
-	wire.CmdFeeFilter:    {8, actionDecode},
-	wire.CmdPing:         {8, actionDecode},
-	wire.CmdPong:         {8, actionDecode},
-	wire.CmdGetAddr:      {0, actionDecode},
-	wire.CmdGetHeaders:   {maxGetHeadersPayload, actionDecode},
-	wire.CmdGetCFilters:  {1 + 4 + chainhash.HashSize, actionDecode},
-	wire.CmdGetCFHeaders: {1 + 4 + chainhash.HashSize, actionDecode},
-	wire.CmdGetCFCheckpt: {1 + chainhash.HashSize, actionDecode},
-	wire.CmdGetData:      {maxInvPayload, actionDecode},
-	wire.CmdInv:          {maxInvPayload, actionDecode},
-	wire.CmdNotFound:     {maxInvPayload, actionDecode},
-	wire.CmdTx:           {maxFramePayload, actionDecode},
-	wire.CmdFilterLoad:   {maxFramePayload, actionForbidden},
-	wire.CmdFilterAdd:    {maxFramePayload, actionForbidden},
-	wire.CmdFilterClear:  {maxFramePayload, actionForbidden},
-	wire.CmdMemPool:      {maxFramePayload, actionForbidden},
+	wire.CmdVersion:      {maxPayload: 400, action: actionDecode, handshake: true},
+	wire.CmdVerAck:       {maxPayload: 0, action: actionDecode, handshake: true},
+	wire.CmdSendAddrV2:   {maxPayload: 0, action: actionDecode, handshake: true},
+	wire.CmdWTxIdRelay:   {maxPayload: 0, action: actionDecode, handshake: true},
+	wire.CmdSendHeaders:  {maxPayload: 0, action: actionDecode, handshake: true},
+	wire.CmdFeeFilter:    {maxPayload: 8, action: actionDecode},
+	wire.CmdPing:         {maxPayload: 8, action: actionDecode},
+	wire.CmdPong:         {maxPayload: 8, action: actionDecode},
+	wire.CmdGetAddr:      {maxPayload: 0, action: actionDecode},
+	wire.CmdGetHeaders:   {maxPayload: maxGetHeadersPayload, action: actionDecode},
+	wire.CmdGetCFilters:  {maxPayload: 1 + 4 + chainhash.HashSize, action: actionDecode},
+	wire.CmdGetCFHeaders: {maxPayload: 1 + 4 + chainhash.HashSize, action: actionDecode},
+	wire.CmdGetCFCheckpt: {maxPayload: 1 + chainhash.HashSize, action: actionDecode},
+	wire.CmdGetData:      {maxPayload: maxInvPayload, action: actionDecode},
+	wire.CmdInv:          {maxPayload: maxInvPayload, action: actionDecode, relayOnly: true},
+	wire.CmdNotFound:     {maxPayload: maxInvPayload, action: actionDecode, relayOnly: true},
+	wire.CmdTx:           {maxPayload: maxFramePayload, action: actionDecode, relayOnly: true},
+	wire.CmdFilterLoad:   {maxPayload: maxFramePayload, action: actionForbidden},
+	wire.CmdFilterAdd:    {maxPayload: maxFramePayload, action: actionForbidden},
+	wire.CmdFilterClear:  {maxPayload: maxFramePayload, action: actionForbidden},
+	wire.CmdMemPool:      {maxPayload: maxFramePayload, action: actionForbidden},
 }
 
 // frameHeader is the 24-byte P2P v1 message header.
@@ -106,15 +131,39 @@ func parseFrameHeader(b *[frameHeaderSize]byte, net wire.BitcoinNet) (frameHeade
 			return h, commandRule{}, misbehaving("malformed command %q", cmd)
 		}
 	}
-	h.command = string(cmd[:n])
+	h.command = internCommand(cmd[:n])
 	rule, ok := commandRules[h.command]
 	if !ok {
-		rule = commandRule{maxFramePayload, actionIgnore}
+		rule = commandRule{maxPayload: maxFramePayload, action: actionIgnore}
 	}
 	if h.length > rule.maxPayload {
 		return h, rule, misbehaving("%s payload of %d bytes over the cap of %d", h.command, h.length, rule.maxPayload)
 	}
 	return h, rule, nil
+}
+
+// internCommand returns the command as a string, without allocating for
+// the commands the server knows.
+func internCommand(cmd []byte) string {
+	for known := range commandRules {
+		if string(cmd) == known {
+			return known
+		}
+	}
+	return string(cmd)
+}
+
+// readState is what the reader needs to know of the connection to treat a
+// frame.
+type readState struct {
+	pver uint32
+	// handshaking: verack not yet received.
+	handshaking bool
+	// relay: transaction relay is on (tx, inv and notfound are decoded).
+	relay bool
+	// deadline bounds the whole frame (the idle or handshake deadline);
+	// zero: none. A large frame's rate deadline never extends it.
+	deadline time.Time
 }
 
 // inFrame is one frame read off the wire.
@@ -125,92 +174,128 @@ type inFrame struct {
 	// badChecksum: the payload was read but its checksum failed; Core drops
 	// such a message and keeps the peer.
 	badChecksum bool
+	// dropped: a large frame that would have been decoded was discarded
+	// because the server-wide receive budget was spent.
+	dropped bool
+	// release returns the receive budget the frame holds; call it once
+	// the message has been handled. Never nil.
+	release func()
 }
 
-// readFrame reads one frame. Payloads of ignored commands are discarded
-// without allocation; decoded ones are allocated only after the cap check.
-func readFrame(r io.Reader, net wire.BitcoinNet, pver uint32, hdr *[frameHeaderSize]byte) (inFrame, error) {
-	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return inFrame{}, err
-	}
-	h, rule, err := parseFrameHeader(hdr, net)
-	if err != nil {
-		return inFrame{}, err
-	}
-	f := inFrame{command: h.command, size: frameHeaderSize + int(h.length)}
-	switch rule.action {
-	case actionForbidden:
-		return f, misbehaving("%s is not served (no NODE_BLOOM)", h.command)
-	case actionIgnore:
-		if _, err := io.CopyN(io.Discard, r, int64(h.length)); err != nil {
-			return f, err
+func noRelease() {}
+
+// frameReader reads one peer's frames. Payloads that are not decoded are
+// discarded as they arrive; decoded payloads are buffered in chunks as they
+// arrive, after the command's cap was checked against the header. Large
+// frames are read under a deadline that grows with the bytes received
+// (Config.MinRecvRate), so a slow sender cannot hold a buffer for long.
+type frameReader struct {
+	rd *bufio.Reader
+	// setDeadline is the connection's SetReadDeadline (nil: no deadlines,
+	// as in fuzzing).
+	setDeadline func(time.Time) error
+	net         wire.BitcoinNet
+	hdr         [frameHeaderSize]byte
+	// recv is the server-wide receive budget for decoded large frames
+	// (nil: unlimited).
+	recv    *semaphore.Weighted
+	minRate int64 // bytes per second; 0: large frames use the caller's deadline
+	now     func() time.Time
+}
+
+// next reads one frame.
+func (fr *frameReader) next(st readState) (inFrame, error) {
+	if fr.setDeadline != nil {
+		if err := fr.setDeadline(st.deadline); err != nil {
+			return inFrame{release: noRelease}, err
 		}
-		return f, nil
 	}
-	payload := make([]byte, h.length)
-	if _, err := io.ReadFull(r, payload); err != nil {
+	if _, err := io.ReadFull(fr.rd, fr.hdr[:]); err != nil {
+		return inFrame{release: noRelease}, err
+	}
+	h, rule, err := parseFrameHeader(&fr.hdr, fr.net)
+	if err != nil {
+		return inFrame{command: h.command, release: noRelease}, err
+	}
+	f := inFrame{command: h.command, size: frameHeaderSize + int(h.length), release: noRelease}
+	decode := rule.action == actionDecode &&
+		(!st.handshaking || rule.handshake) &&
+		(!rule.relayOnly || st.relay)
+	if rule.action == actionForbidden && !st.handshaking {
+		return f, invalidRequest("%s is not served (no NODE_BLOOM)", h.command)
+	}
+	large := h.length > maxSmallFrame
+	if decode && large && fr.recv != nil {
+		if fr.recv.TryAcquire(int64(h.length)) {
+			n := int64(h.length)
+			f.release = func() { fr.recv.Release(n) }
+		} else {
+			decode, f.dropped = false, true
+		}
+	}
+	payload, err := fr.readPayload(h.length, decode, large, st.deadline)
+	if err != nil || !decode {
+		f.release()
+		f.release = noRelease
 		return f, err
 	}
-	if !bytes.Equal(chainhash.DoubleHashB(payload)[:4], h.checksum[:]) {
+	if sum := chainhash.DoubleHashH(payload); !bytes.Equal(sum[:4], h.checksum[:]) {
+		f.release()
+		f.release = noRelease
 		f.badChecksum = true
 		return f, nil
 	}
-	f.msg, err = decodePayload(h.command, payload, pver)
+	if f.msg, err = decodePayload(h.command, payload, st.pver); err != nil {
+		f.release()
+		f.release = noRelease
+	}
 	return f, err
 }
 
-// decodePayload decodes the payload of a command in commandRules with action
-// actionDecode. The whole payload must be consumed (but see version).
-func decodePayload(command string, payload []byte, pver uint32) (wire.Message, error) {
-	var msg wire.Message
-	switch command {
-	case wire.CmdVersion:
-		msg = &wire.MsgVersion{}
-	case wire.CmdVerAck:
-		msg = &wire.MsgVerAck{}
-	case wire.CmdSendAddrV2:
-		msg = &wire.MsgSendAddrV2{}
-	case wire.CmdWTxIdRelay:
-		msg = &wire.MsgWTxIdRelay{}
-	case wire.CmdSendHeaders:
-		msg = &wire.MsgSendHeaders{}
-	case wire.CmdFeeFilter:
-		msg = &wire.MsgFeeFilter{}
-	case wire.CmdPing:
-		msg = &wire.MsgPing{}
-	case wire.CmdPong:
-		msg = &wire.MsgPong{}
-	case wire.CmdGetAddr:
-		msg = &wire.MsgGetAddr{}
-	case wire.CmdGetHeaders:
-		msg = &wire.MsgGetHeaders{}
-	case wire.CmdGetCFilters:
-		msg = &wire.MsgGetCFilters{}
-	case wire.CmdGetCFHeaders:
-		msg = &wire.MsgGetCFHeaders{}
-	case wire.CmdGetCFCheckpt:
-		msg = &wire.MsgGetCFCheckpt{}
-	case wire.CmdGetData:
-		msg = &wire.MsgGetData{}
-	case wire.CmdInv:
-		msg = &wire.MsgInv{}
-	case wire.CmdNotFound:
-		msg = &wire.MsgNotFound{}
-	case wire.CmdTx:
-		msg = &wire.MsgTx{}
-	default:
-		return nil, fmt.Errorf("decode %s: %w", command, errors.ErrUnsupported)
+// readPayload reads n payload bytes, keeping them if keep. A large payload
+// is read under a deadline of largeFrameGrace plus its bytes so far at
+// minRate, never beyond the frame's deadline; the buffer of a kept one
+// grows with what has arrived.
+func (fr *frameReader) readPayload(n uint32, keep, large bool, frameDeadline time.Time) ([]byte, error) {
+	var start time.Time
+	if large && fr.minRate > 0 && fr.setDeadline != nil {
+		start = fr.now()
 	}
-	buf := bytes.NewBuffer(payload) // MsgVersion needs a *bytes.Buffer
-	if err := msg.BtcDecode(buf, pver, wire.WitnessEncoding); err != nil {
-		return nil, misbehaving("malformed %s: %v", command, err)
+	var buf []byte
+	if keep {
+		buf = make([]byte, 0, min(n, payloadChunk))
 	}
-	// Trailing bytes are malformed, except in version, where Core reads
-	// the fields it knows and ignores any later extension.
-	if buf.Len() != 0 && command != wire.CmdVersion {
-		return nil, misbehaving("%s has %d trailing bytes", command, buf.Len())
+	for got := uint32(0); got < n; {
+		chunk := min(n-got, payloadChunk)
+		if !start.IsZero() {
+			allowed := largeFrameGrace + time.Duration(float64(got+chunk)/float64(fr.minRate)*float64(time.Second))
+			d := start.Add(allowed)
+			if !frameDeadline.IsZero() && frameDeadline.Before(d) {
+				d = frameDeadline
+			}
+			if err := fr.setDeadline(d); err != nil {
+				return nil, err
+			}
+		}
+		if !keep {
+			if _, err := fr.rd.Discard(int(chunk)); err != nil {
+				return nil, err
+			}
+			got += chunk
+			continue
+		}
+		if cap(buf)-len(buf) < int(chunk) {
+			grown := make([]byte, len(buf), min(int(n), max(2*cap(buf), len(buf)+int(chunk))))
+			copy(grown, buf)
+			buf = grown
+		}
+		if _, err := io.ReadFull(fr.rd, buf[len(buf):len(buf)+int(chunk)]); err != nil {
+			return nil, err
+		}
+		buf = buf[:len(buf)+int(chunk)]
+		got += chunk
 	}
-	return msg, nil
+	return buf, nil
 }
 
 // encodeFrame serialises msg as a complete frame (header and payload).
@@ -220,4 +305,20 @@ func encodeFrame(msg wire.Message, pver uint32, net wire.BitcoinNet, enc wire.Me
 		return nil, fmt.Errorf("encode %s: %w", msg.Command(), err)
 	}
 	return buf.Bytes(), nil
+}
+
+// putFrameHeader writes the header of a frame of command whose payload is
+// payloadLen bytes with checksum sum (the first 4 bytes of its dSHA256).
+func putFrameHeader(dst []byte, net wire.BitcoinNet, command string, payloadLen int, sum [4]byte) {
+	binary.LittleEndian.PutUint32(dst[0:4], uint32(net))
+	clear(dst[4:16])
+	copy(dst[4:16], command)
+	binary.LittleEndian.PutUint32(dst[16:20], uint32(payloadLen))
+	copy(dst[20:24], sum[:])
+}
+
+// payloadChecksum is the frame checksum of payload.
+func payloadChecksum(payload []byte) [4]byte {
+	h := chainhash.DoubleHashH(payload)
+	return [4]byte{h[0], h[1], h[2], h[3]}
 }

@@ -1,19 +1,52 @@
 package p2p
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
+	"io"
 	"testing"
+	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/v2"
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+	"golang.org/x/sync/semaphore"
+)
+
+// newTestFrameReader reads frames from r without deadlines.
+func newTestFrameReader(r io.Reader, recv *semaphore.Weighted) *frameReader {
+	return &frameReader{
+		rd:   bufio.NewReaderSize(r, peerReadBuffer),
+		net:  chaincfg.RegressionNetParams.Net,
+		recv: recv,
+		now:  time.Now,
+	}
+}
+
+// rawFrame is a frame of cmd carrying payload with a correct checksum.
+func rawFrame(cmd string, payload []byte) []byte {
+	b := rawHeader(chaincfg.RegressionNetParams.Net, cmd, uint32(len(payload)))
+	sum := payloadChecksum(payload)
+	copy(b[20:24], sum[:])
+	return append(b, payload...)
+}
+
+// afterVerack and friends are the reader states of a connection.
+var (
+	beforeVerack = readState{pver: wire.ProtocolVersion, handshaking: true, relay: true}
+	relayOff     = readState{pver: wire.ProtocolVersion}
+	relayOn      = readState{pver: wire.ProtocolVersion, relay: true}
 )
 
 func TestDecodePayload(t *testing.T) {
 	me := wire.NewNetAddressIPPort(nil, 0, 0)
 	version := payloadOf(wire.NewMsgVersion(me, me, 1, 2))
 	getcf := payloadOf(wire.NewMsgGetCFilters(0, 1, &chainhash.Hash{}))
+	gh := wire.NewMsgGetHeaders()
+	_ = gh.AddBlockLocatorHash(&chainhash.Hash{1})
+	getheaders := payloadOf(gh)
+	tx := payloadOf(witnessTx(1))
 	tests := []struct {
 		name    string
 		cmd     string
@@ -23,10 +56,18 @@ func TestDecodePayload(t *testing.T) {
 		{"version", wire.CmdVersion, version, nil},
 		{"version with a future extension", wire.CmdVersion, append(bytes.Clone(version), 1, 2, 3), nil},
 		{"truncated version", wire.CmdVersion, version[:20], ErrMisbehaving},
+		{"version claiming a 32 MB user agent", wire.CmdVersion, append(bytes.Clone(version[:80]), 0xfe, 0, 0, 0, 2), ErrMisbehaving},
 		{"getcfilters", wire.CmdGetCFilters, getcf, nil},
 		{"getcfilters with trailing byte", wire.CmdGetCFilters, append(bytes.Clone(getcf), 0), ErrMisbehaving},
 		{"truncated getcfilters", wire.CmdGetCFilters, getcf[:36], ErrMisbehaving},
+		{"getheaders", wire.CmdGetHeaders, getheaders, nil},
+		{"getheaders claiming 500 locators", wire.CmdGetHeaders, append([]byte{1, 0, 0, 0, 0xfd, 0xf4, 0x01}, make([]byte, 64)...), ErrMisbehaving},
 		{"inv claiming 50,001 entries", wire.CmdInv, []byte{0xfe, 0x51, 0xc3, 0x00, 0x00}, ErrMisbehaving},
+		{"inv claiming 50,000 entries in 5 bytes", wire.CmdInv, []byte{0xfe, 0x50, 0xc3, 0x00, 0x00}, ErrMisbehaving},
+		{"getdata with a non-canonical count", wire.CmdGetData, append([]byte{0xfd, 1, 0}, make([]byte, 36)...), ErrMisbehaving},
+		{"tx", wire.CmdTx, tx, nil},
+		{"tx with trailing byte", wire.CmdTx, append(bytes.Clone(tx), 0), ErrMisbehaving},
+		{"tx claiming 3.7 million outputs", wire.CmdTx, []byte{1, 0, 0, 0, 0, 0xfe, 0x40, 0x75, 0x38, 0x00}, ErrMisbehaving},
 		{"not decoded here", wire.CmdBlock, nil, errors.ErrUnsupported},
 	}
 	for _, tc := range tests {
@@ -44,10 +85,140 @@ func TestReadFrameCapsBeforeReadingPayload(t *testing.T) {
 	for cmd, rule := range commandRules {
 		// A header one byte over the cap, and no payload: an error at once
 		// (a reader that tried to read the payload would hit EOF instead).
-		r := bytes.NewReader(rawHeader(regtest, cmd, rule.maxPayload+1))
-		var hdr [frameHeaderSize]byte
-		if _, err := readFrame(r, regtest, wire.ProtocolVersion, &hdr); !errors.Is(err, ErrMisbehaving) {
+		fr := newTestFrameReader(bytes.NewReader(rawHeader(regtest, cmd, rule.maxPayload+1)), nil)
+		if _, err := fr.next(relayOn); !errors.Is(err, ErrMisbehaving) {
 			t.Errorf("%s over cap: %v", cmd, err)
 		}
+	}
+}
+
+// What the reader decodes and what it discards unbuffered, by connection
+// state: only handshake messages before verack; tx, inv and notfound only
+// with relay on; BIP-37 messages end the connection after verack.
+func TestReadFrameByState(t *testing.T) {
+	tx := rawFrame(wire.CmdTx, payloadOf(witnessTx(1)))
+	inv := rawFrame(wire.CmdInv, payloadOf(wire.NewMsgInv()))
+	ping := rawFrame(wire.CmdPing, payloadOf(wire.NewMsgPing(7)))
+	verack := rawFrame(wire.CmdVerAck, nil)
+	filterload := rawFrame(wire.CmdFilterLoad, payloadOf(wire.NewMsgFilterLoad([]byte{1}, 1, 0, 0)))
+	headers := rawFrame(wire.CmdHeaders, []byte{0xfe, 0xff, 0xff, 0xff, 0x00})
+	tests := []struct {
+		name    string
+		frame   []byte
+		st      readState
+		decoded bool
+		err     error
+	}{
+		{"tx before verack", tx, beforeVerack, false, nil},
+		{"ping before verack", ping, beforeVerack, false, nil},
+		{"verack before verack", verack, beforeVerack, true, nil},
+		{"filterload before verack", filterload, beforeVerack, false, nil},
+		{"tx with relay off", tx, relayOff, false, nil},
+		{"inv with relay off", inv, relayOff, false, nil},
+		{"tx with relay on", tx, relayOn, true, nil},
+		{"inv with relay on", inv, relayOn, true, nil},
+		{"ping after verack", ping, relayOff, true, nil},
+		{"headers claiming 4 billion entries", headers, relayOn, false, nil},
+		{"filterload after verack", filterload, relayOff, false, errInvalidRequest},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// Each frame is followed by a ping, which must be read next:
+			// a discarded payload was consumed exactly.
+			fr := newTestFrameReader(bytes.NewReader(append(bytes.Clone(tc.frame), ping...)), nil)
+			f, err := fr.next(tc.st)
+			if tc.err != nil {
+				if !errors.Is(err, tc.err) {
+					t.Fatalf("err %v, want %v", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (f.msg != nil) != tc.decoded {
+				t.Fatalf("decoded %v, want %v", f.msg != nil, tc.decoded)
+			}
+			next, err := fr.next(relayOff)
+			if _, ok := next.msg.(*wire.MsgPing); err != nil || !ok {
+				t.Fatalf("frame after: %v %v", next.command, err)
+			}
+		})
+	}
+}
+
+// A large frame that would be decoded takes its bytes from the receive
+// budget until released, and is discarded (not buffered) when the budget
+// cannot hold it.
+func TestLargeFrameUsesReceiveBudget(t *testing.T) {
+	big := witnessTx(1)
+	big.TxIn[0].Witness = wire.TxWitness{make([]byte, 100_000)}
+	frame := rawFrame(wire.CmdTx, payloadOf(big))
+	budget := semaphore.NewWeighted(150_000)
+
+	fr := newTestFrameReader(bytes.NewReader(append(bytes.Clone(frame), frame...)), budget)
+	first, err := fr.next(relayOn)
+	if err != nil || first.msg == nil {
+		t.Fatalf("first large tx: %v", err)
+	}
+	second, err := fr.next(relayOn)
+	if err != nil || second.msg != nil || !second.dropped {
+		t.Fatalf("second large tx while the first holds the budget: msg %v dropped %v err %v", second.msg != nil, second.dropped, err)
+	}
+	first.release()
+	if !budget.TryAcquire(150_000) {
+		t.Fatal("budget not returned")
+	}
+}
+
+// A large frame's sender must keep up Config.MinRecvRate: a deadline that
+// grows with the bytes received, not the idle timeout.
+func TestLargeFrameMinimumRate(t *testing.T) {
+	var deadlines []time.Time
+	start := time.Unix(1_700_000_000, 0)
+	payload := make([]byte, 3*payloadChunk)
+	fr := newTestFrameReader(bytes.NewReader(rawFrame("xyzzy", payload)), nil)
+	fr.minRate = payloadChunk // one chunk per second
+	fr.now = func() time.Time { return start }
+	fr.setDeadline = func(t time.Time) error { deadlines = append(deadlines, t); return nil }
+	idle := start.Add(time.Hour)
+	st := relayOn
+	st.deadline = idle
+	if _, err := fr.next(st); err != nil {
+		t.Fatal(err)
+	}
+	want := []time.Time{
+		idle, // the header, under the caller's deadline
+		start.Add(largeFrameGrace + time.Second),
+		start.Add(largeFrameGrace + 2*time.Second),
+		start.Add(largeFrameGrace + 3*time.Second),
+	}
+	if len(deadlines) != len(want) {
+		t.Fatalf("deadlines %v, want %v", deadlines, want)
+	}
+	for i := range want {
+		if !deadlines[i].Equal(want[i]) {
+			t.Fatalf("deadline %d is %v, want %v", i, deadlines[i], want[i])
+		}
+	}
+	// The rate never extends the caller's deadline (the handshake's).
+	deadlines = nil
+	fr = newTestFrameReader(bytes.NewReader(rawFrame("xyzzy", payload)), nil)
+	fr.minRate, fr.now = payloadChunk, func() time.Time { return start }
+	fr.setDeadline = func(t time.Time) error { deadlines = append(deadlines, t); return nil }
+	st.deadline = start.Add(largeFrameGrace + 1500*time.Millisecond)
+	if _, err := fr.next(st); err != nil {
+		t.Fatal(err)
+	}
+	if last := deadlines[len(deadlines)-1]; !last.Equal(st.deadline) {
+		t.Fatalf("last chunk's deadline %v, beyond the caller's %v", last, st.deadline)
+	}
+	// A small frame keeps the caller's deadline.
+	deadlines = nil
+	fr = newTestFrameReader(bytes.NewReader(rawFrame(wire.CmdPing, make([]byte, 8))), nil)
+	fr.setDeadline = func(t time.Time) error { deadlines = append(deadlines, t); return nil }
+	fr.minRate = 1
+	if _, err := fr.next(st); err != nil || len(deadlines) != 1 || !deadlines[0].Equal(st.deadline) {
+		t.Fatalf("small frame: deadlines %v, err %v", deadlines, err)
 	}
 }

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/v2"
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
+	"golang.org/x/sync/semaphore"
 )
 
 // decodableCommands are the commands decodePayload accepts, indexed by the
@@ -55,11 +57,15 @@ func fuzzEnv(view *fakeView) *handlerEnv {
 	}
 	return &handlerEnv{
 		view:       view,
+		net:        chaincfg.RegressionNetParams.Net,
 		filterWork: make(chan struct{}, 1),
-		blocks:     newBlockCache(node, 2),
+		blocks:     newBlockProxy(node, newFetchGate(1, nil), newUploadTarget(1), 1<<20),
 		relay:      node,
 		relayWait:  DefaultTxRelayTimeout,
+		relayRate:  newSharedBucket(1000, 1000),
+		metrics:    NopMetrics{},
 		log:        zerolog.Nop(),
+		now:        time.Now,
 	}
 }
 
@@ -78,7 +84,7 @@ func addFuzzSeeds(f *testing.F, view *fakeView) {
 		wire.NewMsgGetCFilters(wire.GCSFilterRegular, 0, h(1000)),
 		wire.NewMsgGetCFHeaders(wire.GCSFilterRegular, 5, h(30)),
 		wire.NewMsgGetCFCheckpt(wire.GCSFilterRegular, h(2100)),
-		gh, gd, inv, witnessTx(7), wire.NewMsgPing(3), wire.NewMsgFeeFilter(10),
+		gh, gd, inv, witnessTx(7), legacyTx(8), wire.NewMsgPing(3), wire.NewMsgFeeFilter(10),
 		wire.NewMsgVersion(me, me, 1, 2), wire.NewMsgSendHeaders(),
 	} {
 		f.Add(commandIndex(m.Command()), payloadOf(m))
@@ -103,14 +109,30 @@ func FuzzDispatch(f *testing.F) {
 		}
 		env := fuzzEnv(view)
 		st := newPeerState(1, 2)
-		emit := func(o outbound) error {
-			if _, err := encodeFrame(o.Msg, wire.ProtocolVersion, chaincfg.RegressionNetParams.Net, o.Enc); err != nil {
-				t.Fatalf("unencodable %s response: %v", o.Msg.Command(), err)
-			}
-			return nil
-		}
+		emit := func(o outbound) error { checkOutbound(t, o); return nil }
 		_ = dispatch(context.Background(), env, st, msg, emit)
 	})
+}
+
+// checkOutbound fails t unless o encodes to a frame wire reads back whole.
+func checkOutbound(t *testing.T, o outbound) {
+	t.Helper()
+	net := chaincfg.RegressionNetParams.Net
+	frame := append(bytes.Clone(o.Frame), o.Payload...)
+	if o.Frame == nil {
+		var err error
+		if frame, err = encodeFrame(o.Msg, wire.ProtocolVersion, net, o.Enc); err != nil {
+			t.Fatalf("unencodable %s response: %v", o.Msg.Command(), err)
+		}
+	}
+	r := bytes.NewReader(frame)
+	_, msg, _, err := wire.ReadMessageWithEncodingN(r, wire.ProtocolVersion, net, wire.WitnessEncoding)
+	if err != nil || r.Len() != 0 {
+		t.Fatalf("response frame does not read back (%d bytes left): %v", r.Len(), err)
+	}
+	if o.Command != "" && msg.Command() != o.Command {
+		t.Fatalf("frame of %s labelled %s", msg.Command(), o.Command)
+	}
 }
 
 // FuzzDecodeRoundTrip: decode → encode → decode → encode is stable. (The
@@ -146,22 +168,60 @@ func FuzzDecodeRoundTrip(f *testing.F) {
 	})
 }
 
-// FuzzReadFrame feeds an untrusted byte stream to the frame reader: it
-// must never panic and never read past a frame it rejected.
+// FuzzReadFrame feeds an untrusted byte stream to the frame reader in each
+// connection state: it must never panic, never read past a frame it
+// rejected, and never buffer more than the stream held.
 func FuzzReadFrame(f *testing.F) {
 	net := chaincfg.RegressionNetParams.Net
-	for _, m := range []wire.Message{wire.NewMsgPing(1), wire.NewMsgGetCFCheckpt(0, &chainhash.Hash{})} {
-		fr, _ := encodeFrame(m, wire.ProtocolVersion, net, wire.BaseEncoding)
-		f.Add(fr)
+	for _, m := range []wire.Message{wire.NewMsgPing(1), wire.NewMsgGetCFCheckpt(0, &chainhash.Hash{}), witnessTx(3)} {
+		fr, _ := encodeFrame(m, wire.ProtocolVersion, net, wire.WitnessEncoding)
+		f.Add(byte(2), fr)
 	}
-	f.Add(rawHeader(net, "getheaders", 1<<31))
-	f.Fuzz(func(t *testing.T, stream []byte) {
-		r := bytes.NewReader(stream)
-		var hdr [frameHeaderSize]byte
+	f.Add(byte(0), rawHeader(net, "getheaders", 1<<31))
+	f.Add(byte(1), rawFrame(wire.CmdInv, []byte{0xfe, 0x50, 0xc3, 0x00, 0x00}))
+	f.Fuzz(func(t *testing.T, state byte, stream []byte) {
+		st := []readState{beforeVerack, relayOff, relayOn}[int(state)%3]
+		fr := newTestFrameReader(bytes.NewReader(stream), semaphore.NewWeighted(1<<20))
 		for i := 0; i < 64; i++ {
-			if _, err := readFrame(r, net, wire.ProtocolVersion, &hdr); err != nil {
+			f, err := fr.next(st)
+			if err != nil {
+				if f.msg != nil {
+					t.Fatal("message returned with an error")
+				}
 				return
 			}
+			f.release()
+		}
+	})
+}
+
+// FuzzScanTx compares scanTx with wire's decoder on untrusted bytes: both
+// accept exactly the same payloads (wire consuming them whole), and agree on
+// txid and wtxid.
+func FuzzScanTx(f *testing.F) {
+	for _, tx := range []*wire.MsgTx{witnessTx(1), legacyTx(2), wire.NewMsgTx(2)} {
+		f.Add(payloadOf(tx))
+	}
+	f.Add([]byte{1, 0, 0, 0, 0, 0xfe, 0x40, 0x75, 0x38, 0x00})
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		txid, wtxid, err := scanTx(payload)
+		var tx wire.MsgTx
+		r := bytes.NewReader(payload)
+		werr := tx.BtcDecode(r, wire.ProtocolVersion, wire.WitnessEncoding)
+		if werr == nil && r.Len() != 0 {
+			werr = errors.New("trailing bytes")
+		}
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("scanTx error %v, wire error %v", err, werr)
+		}
+		if err != nil {
+			if !errors.Is(err, ErrMisbehaving) {
+				t.Fatalf("scanTx error not classed as misbehaviour: %v", err)
+			}
+			return
+		}
+		if txid != tx.TxHash() || wtxid != tx.WitnessHash() {
+			t.Fatalf("ids %s/%s, wire %s/%s", txid, wtxid, tx.TxHash(), tx.WitnessHash())
 		}
 	})
 }

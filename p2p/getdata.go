@@ -8,32 +8,37 @@ import (
 )
 
 // handleGetData serves blocks (MSG_BLOCK without witnesses, MSG_WITNESS_BLOCK
-// with) that the view knows, fetched from the node through the block cache.
+// with) that the view knows, fetched from the node through the block proxy.
 // Everything else, and blocks the node cannot supply, is answered with one
-// notfound at the end, as Core does.
-func handleGetData(ctx context.Context, env *handlerEnv, m *wire.MsgGetData, emit emitFunc) error {
+// notfound at the end, as Core does. A historical block asked for once the
+// upload target is reached ends the connection (errUploadTarget) unless the
+// peer is whitelisted.
+func handleGetData(ctx context.Context, env *handlerEnv, st *peerState, m *wire.MsgGetData, emit emitFunc) error {
 	notFound := wire.NewMsgNotFound()
 	for _, iv := range m.InvList {
-		enc := wire.WitnessEncoding
+		witness := true
 		switch iv.Type {
 		case wire.InvTypeBlock:
-			enc = wire.BaseEncoding
+			witness = false
 		case wire.InvTypeWitnessBlock:
 		default:
 			_ = notFound.AddInvVect(iv)
 			continue
 		}
-		block, err := env.fetchBlock(ctx, iv)
+		block, err := env.fetchBlock(ctx, st, iv, witness)
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
+			if ctx.Err() != nil || errors.Is(err, errUploadTarget) {
+				return err
 			}
 			_ = notFound.AddInvVect(iv)
 			continue
 		}
-		if err := emit(outbound{Msg: block, Enc: enc}); err != nil {
+		hdr := make([]byte, frameHeaderSize)
+		putFrameHeader(hdr, env.net, wire.CmdBlock, len(block.payload), block.sum)
+		if err := emit(outbound{Command: wire.CmdBlock, Frame: hdr, Payload: block.payload}); err != nil {
 			return err
 		}
+		env.blocks.upload.Add(frameHeaderSize+len(block.payload), env.now())
 	}
 	if len(notFound.InvList) == 0 {
 		return nil
@@ -42,16 +47,24 @@ func handleGetData(ctx context.Context, env *handlerEnv, m *wire.MsgGetData, emi
 }
 
 // fetchBlock returns a block the view knows (active or stale) from the
-// cache or the node. Blocks the view does not know are not fetched, so a
-// peer cannot make the node look up arbitrary hashes.
-func (env *handlerEnv) fetchBlock(ctx context.Context, iv *wire.InvVect) (*wire.MsgBlock, error) {
+// proxy. Blocks the view does not know are not fetched, so a peer cannot
+// make the node look up arbitrary hashes.
+func (env *handlerEnv) fetchBlock(ctx context.Context, st *peerState, iv *wire.InvVect, witness bool) (encodedBlock, error) {
 	if env.blocks == nil {
-		return nil, ErrNotFound
+		return encodedBlock{}, ErrNotFound
 	}
-	if _, _, err := env.view.HeightOf(iv.Hash); err != nil {
-		return nil, err
+	hdr, _, err := env.view.HeaderByHash(iv.Hash)
+	if err != nil {
+		return encodedBlock{}, err
 	}
-	block, err := env.blocks.Get(ctx, iv.Hash)
+	if tip, ok := env.view.Tip(); ok {
+		tipHdr, _, err := env.view.HeaderByHash(tip.Hash)
+		if err == nil && env.blocks.historicalRefused(hdr.Timestamp, tipHdr.Timestamp, st.whitelisted, env.now()) {
+			env.metrics.UploadTargetRefused()
+			return encodedBlock{}, errUploadTarget
+		}
+	}
+	block, err := env.blocks.Get(ctx, iv.Hash, witness)
 	if err != nil && !errors.Is(err, ErrNotFound) && ctx.Err() == nil {
 		env.log.Warn().Err(err).Stringer("block", iv.Hash).Msg("fetching block for a peer failed")
 	}

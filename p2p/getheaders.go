@@ -1,6 +1,7 @@
 package p2p
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -14,28 +15,55 @@ const MaxHeadersResults = 2000
 // handleGetHeaders answers with Core's semantics: from the first locator
 // hash on the active chain (genesis when none is), up to MaxHeadersResults
 // headers that follow it, ending early at the hash stop. An empty locator
-// asks for the stop block's header alone.
-func handleGetHeaders(env *handlerEnv, st *peerState, m *wire.MsgGetHeaders, emit emitFunc) error {
+// asks for the stop block's header alone. More than maxLocatorSize locator
+// hashes disconnect the peer without penalty, as in Core. The answer (up
+// to 160 KB) is built and encoded under a filter-work slot, so that the
+// transient memory of many such answers at once stays bounded.
+func handleGetHeaders(ctx context.Context, env *handlerEnv, st *peerState, m *wire.MsgGetHeaders, emit emitFunc) error {
 	if len(m.BlockLocatorHashes) > maxLocatorSize {
-		return misbehaving("getheaders locator of %d hashes, limit %d", len(m.BlockLocatorHashes), maxLocatorSize)
+		return invalidRequest("getheaders locator of %d hashes, limit %d", len(m.BlockLocatorHashes), maxLocatorSize)
 	}
+	release, err := env.acquireFilterWork(ctx)
+	if err != nil {
+		return err
+	}
+	out, err := func() (outbound, error) {
+		defer release()
+		resp, err := buildHeaders(env, st, m)
+		if err != nil || resp == nil {
+			return outbound{}, err
+		}
+		return env.encode(st, resp)
+	}()
+	if err != nil || out.Frame == nil {
+		return err
+	}
+	if err := emit(out); err != nil {
+		return err
+	}
+	st.markUseful(env.now())
+	return nil
+}
+
+// buildHeaders returns the headers answering m (nil: no answer).
+func buildHeaders(env *handlerEnv, st *peerState, m *wire.MsgGetHeaders) (*wire.MsgHeaders, error) {
 	resp := wire.NewMsgHeaders()
 	if len(m.BlockLocatorHashes) == 0 {
 		hdr, _, err := env.view.HeaderByHash(m.HashStop)
 		if err != nil {
-			return ignoreNotFound(fmt.Errorf("getheaders stop %s: %w", m.HashStop, err))
+			return nil, ignoreNotFound(fmt.Errorf("getheaders stop %s: %w", m.HashStop, err))
 		}
 		resp.Headers = append(resp.Headers, &hdr)
 		st.known.Add(m.HashStop[:])
-		return emit(outbound{Msg: resp, Enc: wire.BaseEncoding})
+		return resp, nil
 	}
 	tip, ok := env.view.Tip()
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	fork, forkHash, err := locateFork(env.view, m.BlockLocatorHashes)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if forkHash != nil {
 		st.known.Add(forkHash[:])
@@ -44,7 +72,7 @@ func handleGetHeaders(env *handlerEnv, st *peerState, m *wire.MsgGetHeaders, emi
 		end := min(tip.Height, fork+MaxHeadersResults)
 		hdrs, err := env.view.Headers(fork+1, end)
 		if err != nil {
-			return ignoreNotFound(fmt.Errorf("getheaders %d..%d: %w", fork+1, end, err))
+			return nil, ignoreNotFound(fmt.Errorf("getheaders %d..%d: %w", fork+1, end, err))
 		}
 		var last chainhash.Hash
 		for i := range hdrs {
@@ -58,7 +86,7 @@ func handleGetHeaders(env *handlerEnv, st *peerState, m *wire.MsgGetHeaders, emi
 			st.known.Add(last[:])
 		}
 	}
-	return emit(outbound{Msg: resp, Enc: wire.BaseEncoding})
+	return resp, nil
 }
 
 // locateFork returns the height of the first locator hash on the active

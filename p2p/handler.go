@@ -12,49 +12,73 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// outbound is one response message and the encoding to write it with
-// (BaseEncoding strips witnesses from a block requested as MSG_BLOCK).
+// outbound is one response: a message for emit to encode (with Enc:
+// BaseEncoding strips witnesses), or a frame encoded already (Command and
+// Frame, the header alone when Payload, shared read-only with other peers,
+// follows it).
 type outbound struct {
 	Msg wire.Message
 	Enc wire.MessageEncoding
+
+	Command string
+	Frame   []byte
+	Payload []byte
 }
 
+// size is the bytes the frame takes on the wire (0 until encoded).
+func (o outbound) size() int { return len(o.Frame) + len(o.Payload) }
+
 // emitFunc queues a response for the peer. It blocks while the peer's send
-// budget is used up and fails when the peer is gone.
+// budget is used up and fails when the peer is gone or stalls.
 type emitFunc func(outbound) error
 
 // handlerEnv is what handlers share across peers.
 type handlerEnv struct {
 	view     ChainView
+	net      wire.BitcoinNet
 	stopWait time.Duration
-	// filterWork is a semaphore bounding filter reads across peers.
+	// filterWork is a semaphore bounding store reads and answer building
+	// across peers.
 	filterWork chan struct{}
 	// filterWaiting counts requests waiting for a filterWork slot.
 	filterWaiting atomic.Int64
-	blocks        *blockCache // nil: no block fetcher
+	blocks        *blockProxy // nil: no block fetcher
 	relay         TxRelayer   // nil: transaction relay disabled
 	relayWait     time.Duration
+	relayRate     *sharedBucket // server-wide transaction relay rate
+	metrics       Metrics
 	log           zerolog.Logger
+	now           func() time.Time
 }
 
 // peerState is what handlers know about one peer. The reader goroutine owns
-// it; the ticker reads preferHeaders and known, which are safe for that.
+// it; the ticker and the eviction logic read the atomic fields and known,
+// which are safe for that.
 type peerState struct {
 	pver          uint32
 	preferHeaders atomic.Bool // sendheaders; read by the ticker
 	wtxidRelay    bool        // wtxidrelay (before verack)
 	sendAddrV2    bool
 	feeFilter     int64
+	// whitelisted exempts the peer from the upload target (and, in the
+	// server, from caps, eviction and discouragement).
+	whitelisted bool
 	// known holds block hashes the peer is known to have: announced to it,
 	// sent in headers, or named first in its locator.
 	known *rollingBloom
-	// txRequested holds tx hashes asked for with getdata and not yet
-	// received or answered with notfound, with when they were asked for
-	// (bounded by maxTxRequests; entries older than txRequestExpiry are
-	// dropped when it is full).
-	txRequested map[chainhash.Hash]time.Time
+	// txRequests holds the transactions asked of the peer.
+	txRequests *txRequests
 	// txBudget limits the transactions a peer gets relayed to the node.
 	txBudget tokenBucket
+
+	// pingNonce and pingSent describe the ping in flight (written by the
+	// ticker, read by the reader); minPing is the lowest round trip seen
+	// and lastUseful when a request was last answered (unix ns), read by
+	// eviction.
+	pingNonce  atomic.Uint64
+	pingSent   atomic.Int64
+	minPing    atomic.Int64
+	lastUseful atomic.Int64
 }
 
 // Transaction relay bounds per peer. A wallet broadcasts a transaction now
@@ -71,53 +95,84 @@ const (
 // newPeerState returns the state of a fresh peer.
 func newPeerState(k0, k1 uint64) *peerState {
 	return &peerState{
-		pver:        wire.ProtocolVersion,
-		known:       newRollingBloom(1000, 0.01, k0, k1),
-		txRequested: make(map[chainhash.Hash]time.Time),
-		txBudget:    tokenBucket{rate: txRelayPerSec, burst: txRelayBurst},
+		pver:       wire.ProtocolVersion,
+		known:      newRollingBloom(1000, 0.01, k0, k1),
+		txRequests: newTxRequests(maxTxRequests, txRequestExpiry),
+		txBudget:   tokenBucket{rate: txRelayPerSec, burst: txRelayBurst},
+	}
+}
+
+// markUseful records that a request of the peer was answered at now.
+func (st *peerState) markUseful(now time.Time) { st.lastUseful.Store(now.UnixNano()) }
+
+// pong records the round trip of the ping the pong answers, if it does.
+func (st *peerState) pong(nonce uint64, now time.Time) {
+	if nonce == 0 || !st.pingNonce.CompareAndSwap(nonce, 0) {
+		return
+	}
+	rtt := now.UnixNano() - st.pingSent.Load()
+	if rtt <= 0 {
+		rtt = 1
+	}
+	for {
+		cur := st.minPing.Load()
+		if cur != 0 && cur <= rtt || st.minPing.CompareAndSwap(cur, rtt) {
+			return
+		}
 	}
 }
 
 // dispatch runs the handler for one message received after the handshake.
-// An error wrapping ErrMisbehaving means disconnect and ban; context errors
-// and errDisconnect end the connection; any other error is a failure on
-// this side, logged by the caller while the peer stays connected.
+// An error wrapping ErrMisbehaving means disconnect and discourage; context
+// errors and errDisconnect end the connection; any other error is a
+// failure on this side, logged by the caller while the peer stays
+// connected.
 func dispatch(ctx context.Context, env *handlerEnv, st *peerState, msg wire.Message, emit emitFunc) error {
 	switch m := msg.(type) {
 	case *wire.MsgGetCFilters:
-		return handleGetCFilters(ctx, env, m, emit)
+		return handleGetCFilters(ctx, env, st, m, emit)
 	case *wire.MsgGetCFHeaders:
-		return handleGetCFHeaders(ctx, env, m, emit)
+		return handleGetCFHeaders(ctx, env, st, m, emit)
 	case *wire.MsgGetCFCheckpt:
-		return handleGetCFCheckpt(ctx, env, m, emit)
+		return handleGetCFCheckpt(ctx, env, st, m, emit)
 	case *wire.MsgGetHeaders:
-		return handleGetHeaders(env, st, m, emit)
+		return handleGetHeaders(ctx, env, st, m, emit)
 	case *wire.MsgGetData:
-		return handleGetData(ctx, env, m, emit)
+		return handleGetData(ctx, env, st, m, emit)
 	case *wire.MsgInv:
 		return handleInv(env, st, m, emit)
-	case *wire.MsgTx:
+	case *rawTx:
 		return handleTx(ctx, env, st, m)
 	case *wire.MsgNotFound:
 		handleNotFound(st, m)
 	case *wire.MsgPing:
 		return emit(outbound{Msg: wire.NewMsgPong(m.Nonce), Enc: wire.BaseEncoding})
+	case *wire.MsgPong:
+		st.pong(m.Nonce, env.now())
 	case *wire.MsgSendHeaders:
 		st.preferHeaders.Store(true)
 	case *wire.MsgFeeFilter:
 		st.feeFilter = m.MinFee
 	case *wire.MsgSendAddrV2:
-		return misbehaving("sendaddrv2 after verack")
+		return fmt.Errorf("%w: sendaddrv2 after verack", errDisconnect)
 	case *wire.MsgWTxIdRelay:
-		return misbehaving("wtxidrelay after verack")
-	case *wire.MsgPong, *wire.MsgVersion, *wire.MsgVerAck, *wire.MsgGetAddr:
-		// Pongs only prove liveness (any message resets the idle timer);
-		// a repeated version or verack is ignored as Core does; getaddr
+		return fmt.Errorf("%w: wtxidrelay after verack", errDisconnect)
+	case *wire.MsgVersion, *wire.MsgVerAck, *wire.MsgGetAddr:
+		// A repeated version or verack is ignored as Core does; getaddr
 		// gets no answer because this server never relays addresses.
 	default:
 		return fmt.Errorf("dispatch %s: %w", msg.Command(), errors.ErrUnsupported)
 	}
 	return nil
+}
+
+// encode serialises msg for the peer as a complete frame.
+func (env *handlerEnv) encode(st *peerState, msg wire.Message) (outbound, error) {
+	frame, err := encodeFrame(msg, st.pver, env.net, wire.BaseEncoding)
+	if err != nil {
+		return outbound{}, err
+	}
+	return outbound{Command: msg.Command(), Frame: frame}, nil
 }
 
 // awaitStop looks up stop, waiting up to env.stopWait for a commit that
@@ -150,7 +205,7 @@ func (env *handlerEnv) awaitStop(ctx context.Context, stop chainhash.Hash) (heig
 	}
 }
 
-// acquireFilterWork takes a slot of the server-wide filter-read semaphore.
+// acquireFilterWork takes a slot of the server-wide filter-work semaphore.
 func (env *handlerEnv) acquireFilterWork(ctx context.Context) (release func(), err error) {
 	if env.filterWork == nil {
 		return func() {}, nil

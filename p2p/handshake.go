@@ -25,11 +25,12 @@ const (
 // handshake runs the inbound version/verack exchange: read the peer's
 // version, send ours and verack, then read until the peer's verack,
 // accepting sendaddrv2, wtxidrelay and sendheaders on the way. Other
-// messages before verack are ignored, as Core does.
+// messages before verack are discarded unbuffered, as Core ignores them
+// (frameReader: only handshake commands are decoded before verack).
 //
 // Garbage before the handshake completes ends the connection without a
-// ban: it is what a BIP-324 (v2) client sends first before it falls back to
-// v1 by reconnecting, and what port scanners send.
+// penalty: it is what a BIP-324 (v2) client sends first before it falls
+// back to v1 by reconnecting, and what port scanners send.
 func (p *peer) handshake(ctx context.Context) error {
 	err := p.versionExchange(ctx)
 	if errors.Is(err, ErrMisbehaving) {
@@ -40,10 +41,7 @@ func (p *peer) handshake(ctx context.Context) error {
 
 func (p *peer) versionExchange(ctx context.Context) error {
 	deadline := time.Now().Add(p.srv.cfg.HandshakeTimeout)
-	if err := p.conn.SetReadDeadline(deadline); err != nil {
-		return fmt.Errorf("%w: %v", errDisconnect, err)
-	}
-	f, err := p.read()
+	f, err := p.read(true, deadline)
 	if err != nil {
 		return err
 	}
@@ -64,13 +62,13 @@ func (p *peer) versionExchange(ctx context.Context) error {
 		return err
 	}
 	for {
-		f, err := p.read()
+		f, err := p.read(true, deadline)
 		if err != nil {
 			return err
 		}
 		switch f.msg.(type) {
 		case *wire.MsgVerAck:
-			return p.conn.SetReadDeadline(time.Time{})
+			return nil
 		case *wire.MsgWTxIdRelay:
 			p.st.wtxidRelay = p.st.pver >= wire.AddrV2Version
 		case *wire.MsgSendAddrV2:

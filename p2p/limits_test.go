@@ -3,6 +3,7 @@ package p2p
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"net"
 	"net/netip"
 	"sync/atomic"
@@ -44,9 +45,9 @@ func TestHostileFramesDisconnect(t *testing.T) {
 	view := newFakeView(5, 15)
 	regtest := testConfig(view).Params.Net
 	tests := []struct {
-		name string
-		raw  []byte
-		ban  bool
+		name        string
+		raw         []byte
+		discouraged bool
 	}{
 		// Only a header is sent: the server must act on the claimed
 		// length alone, before reading (or allocating) any payload.
@@ -71,14 +72,14 @@ func TestHostileFramesDisconnect(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.expectDisconnect()
-			if tc.ban {
-				waitFor(t, "ban", ioTimeout, func() bool { return srv.Banned(netip.MustParseAddr("127.0.0.1")) })
+			if tc.discouraged {
+				waitFor(t, "discouragement", ioTimeout, func() bool { return srv.Discouraged(netip.MustParseAddr("127.0.0.1")) })
 			}
 		})
 	}
 }
 
-func TestGarbageBeforeHandshakeIsNotBanned(t *testing.T) {
+func TestGarbageBeforeHandshakeIsNotPunished(t *testing.T) {
 	srv := startServer(t, testConfig(newFakeView(5, 20)))
 	// What a BIP-324 client sends first: 64 bytes of ElligatorSwift key.
 	c := dial(t, srv.addr)
@@ -90,8 +91,8 @@ func TestGarbageBeforeHandshakeIsNotBanned(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.expectDisconnect()
-	if srv.Banned(netip.MustParseAddr("127.0.0.1")) {
-		t.Fatal("banned for a v2 hello")
+	if srv.Discouraged(netip.MustParseAddr("127.0.0.1")) {
+		t.Fatal("discouraged for a v2 hello")
 	}
 	// The v1 fallback connects.
 	connect(t, srv.addr)
@@ -131,9 +132,10 @@ func TestTimeouts(t *testing.T) {
 
 	// A peer that completes the handshake and then never answers pings.
 	idle, _ := connect(t, srv.addr)
+	idle.keepPings = true
 	idle.expectDisconnect()
-	if srv.Banned(netip.MustParseAddr("127.0.0.1")) {
-		t.Error("timeouts must not ban")
+	if srv.Discouraged(netip.MustParseAddr("127.0.0.1")) {
+		t.Error("timeouts must not discourage")
 	}
 }
 
@@ -175,10 +177,14 @@ func TestFilterWorkIsBoundedAcrossPeers(t *testing.T) {
 	}
 }
 
-func TestSendBudgetBlocksHandler(t *testing.T) {
+// A handler emitting to a peer that reads nothing is held at the peer's
+// budget (plus the writer's buffer), and after SendStallTimeout without a
+// frame written it fails with errSendStalled.
+func TestSendBudgetBlocksHandlerThenStalls(t *testing.T) {
 	view := newFakeView(5, 19)
 	cfg := testConfig(view)
 	cfg.PeerSendBudget = 16 << 10
+	cfg.SendStallTimeout = 300 * time.Millisecond
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +192,7 @@ func TestSendBudgetBlocksHandler(t *testing.T) {
 	ours, theirs := net.Pipe() // synchronous: nothing is buffered in the kernel
 	defer ours.Close()
 	defer theirs.Close()
-	p := newPeer(s, ours, netip.MustParseAddr("127.0.0.1"))
+	p := pipePeer(t, s, ours)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { _ = p.writeLoop(ctx) }()
@@ -206,27 +212,24 @@ func TestSendBudgetBlocksHandler(t *testing.T) {
 		}
 		done <- nil
 	}()
-	// Wait until the budget is exhausted: the handler is then parked.
-	waitFor(t, "budget exhausted", ioTimeout, func() bool {
-		if p.budget.TryAcquire(1) {
-			p.budget.Release(1)
-			return false
-		}
-		return true
-	})
 	frame := int64(frameHeaderSize + 1 + 32 + 3 + 1000)
-	// Unsent bytes are bounded by the budget plus the writer's 64 KiB
-	// buffer; the handler produced no more than that.
-	if got, limit := emitted.Load()*frame, int64(cfg.PeerSendBudget+64<<10)+frame; got > limit {
-		t.Fatalf("handler emitted %d bytes to a peer reading nothing, bound %d", got, limit)
-	}
+	waitFor(t, "budget exhausted", ioTimeout, func() bool {
+		return p.budget.Queued()+frame > int64(cfg.PeerSendBudget)
+	})
 	select {
 	case err := <-done:
-		t.Fatalf("handler finished (%v) although the peer reads nothing", err)
-	default:
+		if !errors.Is(err, errSendStalled) {
+			t.Fatalf("handler ended with %v, want a stall", err)
+		}
+	case <-time.After(ioTimeout):
+		t.Fatal("handler not stopped by the stall timeout")
 	}
-	cancel()
-	if err := <-done; err == nil {
-		t.Fatal("handler not released by cancel")
+	// Unsent bytes are bounded by the budget plus the writer's buffer; the
+	// handler produced no more than that.
+	if got, limit := emitted.Load()*frame, int64(cfg.PeerSendBudget+peerWriteBuffer)+frame; got > limit {
+		t.Fatalf("handler emitted %d bytes to a peer reading nothing, bound %d", got, limit)
+	}
+	if used := s.sendPool.Used(); used > int64(cfg.PeerSendBudget) {
+		t.Fatalf("server-wide pool holds %d bytes for one peer with a budget of %d", used, cfg.PeerSendBudget)
 	}
 }

@@ -12,13 +12,61 @@ type Metrics interface {
 	MessageSent(command string, bytes int)
 	// PeersConnected reports the number of peers past the handshake.
 	PeersConnected(n int)
-	// PeerDisconnected counts one ended connection by cause: "misbehaving",
-	// "timeout", "closed", "rejected" (limits or ban) or "shutdown".
+	// PeerDisconnected counts one ended connection by cause (one of
+	// DisconnectCauses).
 	PeerDisconnected(cause string)
+
+	// PeerEvicted counts a peer disconnected to make room for a new one.
+	PeerEvicted()
+	// ConnectionRefused counts a connection refused at accept, by reason
+	// (one of RefusalReasons).
+	ConnectionRefused(reason string)
+	// PeerDiscouraged counts a misbehaving peer whose address was
+	// discouraged.
+	PeerDiscouraged()
+	// SendStalled counts a peer disconnected because its send queue stayed
+	// full without draining for Config.SendStallTimeout.
+	SendStalled()
+	// UploadTargetRefused counts a historical block refused (and its peer
+	// disconnected) because the upload target was reached.
+	UploadTargetRefused()
+	// PeerPanicked counts a panic recovered in a peer's goroutine (the
+	// peer is disconnected, the server stays up).
+	PeerPanicked()
+	// LargeFrameDropped counts a large frame discarded unread because the
+	// server-wide receive budget was spent.
+	LargeFrameDropped()
+}
+
+// DisconnectCauses lists the causes PeerDisconnected reports: a protocol
+// violation (the address is discouraged), an invalid request (disconnect
+// without penalty), a timeout, a stalled send queue, an eviction, the
+// upload target, a recovered panic, an ordinary close, a connection refused
+// at accept, and shutdown.
+func DisconnectCauses() []string {
+	return []string{
+		"misbehaving", "invalid_request", "timeout", "stalled", "evicted",
+		"upload_target", "panic", "closed", "rejected", "shutdown",
+	}
+}
+
+// RefusalReasons lists the reasons ConnectionRefused reports: the server
+// is full and no peer could be evicted; the address is discouraged and
+// slots are (almost) all taken; the per-address or per-subnet cap.
+func RefusalReasons() []string {
+	return []string{"full", "discouraged", "per_address", "per_subnet"}
+}
+
+// SentCommands lists the commands MessageSent reports: every message the
+// server sends.
+func SentCommands() []string {
+	return []string{"version", "verack", "ping", "pong", "headers", "inv", "getdata", "notfound", "block", "cfilter", "cfheaders", "cfcheckpt"}
 }
 
 // NopMetrics discards everything.
 type NopMetrics struct{}
+
+var _ Metrics = NopMetrics{}
 
 // MessageReceived implements Metrics.
 func (NopMetrics) MessageReceived(string, int) {}
@@ -31,3 +79,24 @@ func (NopMetrics) PeersConnected(int) {}
 
 // PeerDisconnected implements Metrics.
 func (NopMetrics) PeerDisconnected(string) {}
+
+// PeerEvicted implements Metrics.
+func (NopMetrics) PeerEvicted() {}
+
+// ConnectionRefused implements Metrics.
+func (NopMetrics) ConnectionRefused(string) {}
+
+// PeerDiscouraged implements Metrics.
+func (NopMetrics) PeerDiscouraged() {}
+
+// SendStalled implements Metrics.
+func (NopMetrics) SendStalled() {}
+
+// UploadTargetRefused implements Metrics.
+func (NopMetrics) UploadTargetRefused() {}
+
+// PeerPanicked implements Metrics.
+func (NopMetrics) PeerPanicked() {}
+
+// LargeFrameDropped implements Metrics.
+func (NopMetrics) LargeFrameDropped() {}

@@ -13,6 +13,7 @@ import (
 	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/lightclient"
+	"github.com/cfindexd/cfindexd/internal/testtime"
 	"github.com/lightninglabs/neutrino"
 )
 
@@ -106,7 +107,7 @@ func TestNeutrinoSyncsFromServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts btcd and neutrino")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(3*time.Minute))
 	defer cancel()
 	node := btcdtest.Start(t, btcdtest.Options{Net: "regtest"})
 	// Empty blocks, then blocks with every standard script kind so that
@@ -135,7 +136,7 @@ func TestNeutrinoSyncsFromServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Blocks = NewNodeBlockFetcher(client)
-	cfg.Relay, cfg.RelayTx = client, true
+	cfg.Relay, cfg.RelayTx = NewNodeTxRelayer(client), true
 	metrics := newCountingMetrics()
 	cfg.Metrics = metrics
 	srv := startServer(t, cfg)

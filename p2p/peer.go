@@ -3,30 +3,29 @@ package p2p
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
-	"golang.org/x/sync/semaphore"
 )
 
-// sendQueueFrames bounds the frames queued for one peer; the byte budget
-// (Config.PeerSendBudget) is the real limit, this only sizes the channel.
-const sendQueueFrames = 1024
+// sendQueueFrames bounds the frames queued for one peer; the byte budgets
+// (Config.PeerSendBudget, Config.SendBudget) are the real limit, this only
+// sizes the channel.
+const sendQueueFrames = 256
 
-// outFrame is one encoded message waiting for the writer.
+// outFrame is one encoded message waiting for the writer: frame (or its
+// header alone), then payload if set (shared read-only, a cached block).
 type outFrame struct {
 	command string
 	frame   []byte
-	weight  int64 // budget units held until written
+	payload []byte
+	grant   sendGrant
 }
 
 // peer is one inbound connection.
@@ -34,38 +33,51 @@ type peer struct {
 	srv    *Server
 	conn   net.Conn
 	ip     netip.Addr
+	slot   *peerSlot
 	log    zerolog.Logger
 	st     *peerState
-	rd     *bufio.Reader
-	hdr    [frameHeaderSize]byte
+	fr     *frameReader
 	sendq  chan outFrame
-	budget *semaphore.Weighted
+	budget *peerBudget
 }
 
-func newPeer(s *Server, conn net.Conn, ip netip.Addr) *peer {
-	var key [16]byte
-	_, _ = rand.Read(key[:])
-	return &peer{
+// newPeer builds the peer of an admitted connection (its buffers are
+// allocated only once admitted).
+func newPeer(s *Server, conn net.Conn, slot *peerSlot) *peer {
+	p := &peer{
 		srv:    s,
 		conn:   conn,
-		ip:     ip,
+		ip:     slot.ip,
+		slot:   slot,
 		log:    s.log.With().Str("peer", conn.RemoteAddr().String()).Logger(),
-		st:     newPeerState(binary.LittleEndian.Uint64(key[:8]), binary.LittleEndian.Uint64(key[8:])),
-		rd:     bufio.NewReaderSize(conn, 64<<10),
+		st:     slot.st,
 		sendq:  make(chan outFrame, sendQueueFrames),
-		budget: semaphore.NewWeighted(int64(s.cfg.PeerSendBudget)),
+		budget: newPeerBudget(s.sendPool, int64(s.cfg.PeerSendBudget), s.cfg.SendStallTimeout),
 	}
+	p.fr = &frameReader{
+		rd:          bufio.NewReaderSize(conn, peerReadBuffer),
+		setDeadline: conn.SetReadDeadline,
+		net:         s.cfg.Params.Net,
+		recv:        s.recvBudget,
+		minRate:     s.cfg.MinRecvRate,
+		now:         s.cfg.Now,
+	}
+	return p
 }
 
-// read reads one frame and counts it.
-func (p *peer) read() (inFrame, error) {
-	f, err := readFrame(p.rd, p.srv.cfg.Params.Net, p.st.pver, &p.hdr)
+// read reads one frame by deadline and counts it.
+func (p *peer) read(handshaking bool, deadline time.Time) (inFrame, error) {
+	f, err := p.fr.next(readState{pver: p.st.pver, handshaking: handshaking, relay: p.srv.env.relay != nil, deadline: deadline})
 	if f.size > 0 {
 		cmd := f.command
 		if _, known := commandRules[cmd]; !known {
 			cmd = "unknown"
 		}
 		p.srv.metrics.MessageReceived(cmd, f.size)
+	}
+	if f.dropped {
+		p.srv.metrics.LargeFrameDropped()
+		p.log.Debug().Str("cmd", f.command).Int("bytes", f.size).Msg("discarding large message: receive budget spent")
 	}
 	if err == nil && f.badChecksum {
 		p.log.Debug().Str("cmd", f.command).Msg("dropped message with bad checksum")
@@ -76,19 +88,22 @@ func (p *peer) read() (inFrame, error) {
 // emit returns the emitFunc of this peer: encode, take budget, queue.
 func (p *peer) emit(ctx context.Context) emitFunc {
 	return func(o outbound) error {
-		frame, err := encodeFrame(o.Msg, p.st.pver, p.srv.cfg.Params.Net, o.Enc)
+		if o.Frame == nil {
+			frame, err := encodeFrame(o.Msg, p.st.pver, p.srv.cfg.Params.Net, o.Enc)
+			if err != nil {
+				return err
+			}
+			o.Command, o.Frame = o.Msg.Command(), frame
+		}
+		g, err := p.budget.take(ctx, int64(o.size()))
 		if err != nil {
 			return err
 		}
-		w := min(int64(len(frame)), int64(p.srv.cfg.PeerSendBudget))
-		if err := p.budget.Acquire(ctx, w); err != nil {
-			return err
-		}
 		select {
-		case p.sendq <- outFrame{command: o.Msg.Command(), frame: frame, weight: w}:
+		case p.sendq <- outFrame{command: o.Command, frame: o.Frame, payload: o.Payload, grant: g}:
 			return nil
 		case <-ctx.Done():
-			p.budget.Release(w)
+			p.budget.give(g)
 			return ctx.Err()
 		}
 	}
@@ -96,8 +111,9 @@ func (p *peer) emit(ctx context.Context) emitFunc {
 
 // writeLoop drains the send queue onto the socket, flushing when the queue
 // is empty. A failed or timed-out write ends the connection.
-func (p *peer) writeLoop(ctx context.Context) error {
-	bw := bufio.NewWriterSize(p.conn, 64<<10)
+func (p *peer) writeLoop(ctx context.Context) (err error) {
+	defer p.recoverPeer("writer", &err)
+	bw := bufio.NewWriterSize(p.conn, peerWriteBuffer)
 	for {
 		var f outFrame
 		select {
@@ -106,13 +122,18 @@ func (p *peer) writeLoop(ctx context.Context) error {
 			return ctx.Err()
 		}
 		if err := p.conn.SetWriteDeadline(time.Now().Add(p.srv.cfg.WriteTimeout)); err != nil {
+			p.budget.give(f.grant)
 			return err
 		}
-		if _, err := bw.Write(f.frame); err != nil {
+		_, err := bw.Write(f.frame)
+		if err == nil && f.payload != nil {
+			_, err = bw.Write(f.payload)
+		}
+		p.budget.give(f.grant)
+		if err != nil {
 			return fmt.Errorf("write %s: %w", f.command, err)
 		}
-		p.srv.metrics.MessageSent(f.command, len(f.frame))
-		p.budget.Release(f.weight)
+		p.srv.metrics.MessageSent(f.command, len(f.frame)+len(f.payload))
 		if len(p.sendq) == 0 {
 			if err := bw.Flush(); err != nil {
 				return fmt.Errorf("flush: %w", err)
@@ -121,21 +142,42 @@ func (p *peer) writeLoop(ctx context.Context) error {
 	}
 }
 
-// tickLoop pings the peer and announces new committed tips.
-func (p *peer) tickLoop(ctx context.Context) error {
+// drainQueue returns the budget of frames never written (the peer is gone).
+func (p *peer) drainQueue() {
+	for {
+		select {
+		case f := <-p.sendq:
+			p.budget.give(f.grant)
+		default:
+			return
+		}
+	}
+}
+
+// tickLoop pings the peer (at once, then every PingInterval, so that
+// eviction knows its ping time early) and announces new committed tips.
+func (p *peer) tickLoop(ctx context.Context) (err error) {
+	defer p.recoverPeer("ticker", &err)
 	ping := time.NewTicker(p.srv.cfg.PingInterval)
 	defer ping.Stop()
 	view := p.srv.cfg.View
 	changed := view.TipChanged()
 	emit := p.emit(ctx)
+	sendPing := func() error {
+		nonce := randomUint64s(1)[0] | 1 // never 0, which means "none in flight"
+		p.st.pingSent.Store(p.srv.cfg.Now().UnixNano())
+		p.st.pingNonce.Store(nonce)
+		return emit(outbound{Msg: wire.NewMsgPing(nonce), Enc: wire.BaseEncoding})
+	}
+	if err := sendPing(); err != nil {
+		return err
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-ping.C:
-			var nonce [8]byte
-			_, _ = rand.Read(nonce[:])
-			if err := emit(outbound{Msg: wire.NewMsgPing(binary.LittleEndian.Uint64(nonce[:])), Enc: wire.BaseEncoding}); err != nil {
+			if err := sendPing(); err != nil {
 				return err
 			}
 		case <-changed:
@@ -163,17 +205,14 @@ func (p *peer) tickLoop(ctx context.Context) error {
 func (p *peer) readLoop(ctx context.Context) error {
 	emit := p.emit(ctx)
 	for {
-		if err := p.conn.SetReadDeadline(time.Now().Add(p.srv.cfg.IdleTimeout)); err != nil {
-			return err
-		}
-		f, err := p.read()
+		f, err := p.read(false, time.Now().Add(p.srv.cfg.IdleTimeout))
 		if err != nil {
 			return err
 		}
 		if f.msg == nil {
 			continue
 		}
-		err = dispatch(ctx, p.srv.env, p.st, f.msg, emit)
+		err = p.handle(ctx, f, emit)
 		switch {
 		case err == nil:
 		case errors.Is(err, ErrMisbehaving), errors.Is(err, errDisconnect), ctx.Err() != nil:
@@ -184,8 +223,16 @@ func (p *peer) readLoop(ctx context.Context) error {
 	}
 }
 
-// run serves the connection until it ends and reports why.
-func (p *peer) run(ctx context.Context) error {
+// handle dispatches one message and returns the receive budget it holds,
+// whatever happens in the handler.
+func (p *peer) handle(ctx context.Context, f inFrame, emit emitFunc) error {
+	defer f.release()
+	return dispatch(ctx, p.srv.env, p.st, f.msg, emit)
+}
+
+// run serves the connection until it ends and reports why. Each of the
+// peer's goroutines recovers its own panics (recoverPeer).
+func (p *peer) run(ctx context.Context) (err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(ctx, func() { _ = p.conn.Close() })
@@ -195,8 +242,10 @@ func (p *peer) run(ctx context.Context) error {
 	defer func() {
 		cancel()
 		wg.Wait()
+		p.drainQueue()
 	}()
-	var writeErr error
+	defer p.recoverPeer("reader", &err)
+	var writeErr, tickErr error
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -214,28 +263,21 @@ func (p *peer) run(ctx context.Context) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		_ = p.tickLoop(ctx)
+		tickErr = p.tickLoop(ctx)
 		cancel()
 	}()
-	err := p.readLoop(ctx)
+	err = p.readLoop(ctx)
 	cancel()
 	wg.Wait()
-	if writeErr != nil && !errors.Is(writeErr, context.Canceled) && !errors.Is(err, ErrMisbehaving) {
+	for _, other := range []error{tickErr, writeErr} {
+		// A panic or stall elsewhere is why the reader stopped.
+		if errors.Is(other, errPanic) || errors.Is(other, errSendStalled) {
+			return other
+		}
+	}
+	if writeErr != nil && !errors.Is(writeErr, context.Canceled) && !errors.Is(err, ErrMisbehaving) &&
+		!errors.Is(err, errDisconnect) {
 		return writeErr
 	}
 	return err
-}
-
-// disconnectCause classifies the end of a connection for metrics and logs.
-func disconnectCause(err error, shuttingDown bool) string {
-	var ne net.Error
-	switch {
-	case errors.Is(err, ErrMisbehaving):
-		return "misbehaving"
-	case shuttingDown:
-		return "shutdown"
-	case errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return "timeout"
-	}
-	return "closed" // EOF, reset, a protocol-level disconnect without ban
 }

@@ -40,8 +40,8 @@ func TestHandshakeRequiresVersionFirst(t *testing.T) {
 	c := dial(t, srv.addr)
 	c.send(wire.NewMsgPing(1))
 	c.expectDisconnect()
-	if srv.Banned(netip.MustParseAddr("127.0.0.1")) {
-		t.Errorf("a peer that skipped version was banned; it should only be disconnected")
+	if srv.Discouraged(netip.MustParseAddr("127.0.0.1")) {
+		t.Errorf("a peer that skipped version was discouraged; it should only be disconnected")
 	}
 }
 
@@ -178,7 +178,9 @@ func TestGetCFHeadersAndCheckpointsOnActiveChain(t *testing.T) {
 	}
 }
 
-func TestInvalidFilterRequestsDisconnectAndBan(t *testing.T) {
+// Invalid requests disconnect without penalty, as in Core: the same
+// address is admitted again at once and answered.
+func TestInvalidRequestsDisconnectWithoutPenalty(t *testing.T) {
 	view := newFakeView(2500, 5)
 	hash := func(h uint32) *chainhash.Hash { return hashPtr(view.at(h).hash) }
 	tests := []struct {
@@ -205,14 +207,21 @@ func TestInvalidFilterRequestsDisconnectAndBan(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig(view)
-			srv := startServer(t, cfg) // own server: the ban must not leak
+			m := newCountingMetrics()
+			cfg.Metrics = m
+			srv := startServer(t, cfg)
 			c, _ := connect(t, srv.addr)
 			c.send(tc.msg)
 			c.expectDisconnect()
-			waitFor(t, "ban", ioTimeout, func() bool { return srv.Banned(netip.MustParseAddr("127.0.0.1")) })
-			// A banned IP is refused at once.
-			c2 := dial(t, srv.addr)
-			c2.expectDisconnect()
+			waitFor(t, "disconnect counted", ioTimeout, func() bool { return m.disconnects("invalid_request") == 1 })
+			if srv.Discouraged(netip.MustParseAddr("127.0.0.1")) {
+				t.Fatal("address discouraged for an invalid request")
+			}
+			c2, _ := connect(t, srv.addr)
+			c2.send(wire.NewMsgGetCFHeaders(wire.GCSFilterRegular, 0, hash(10)))
+			if got := c2.sync(); len(got) != 1 {
+				t.Fatalf("fresh connection from the same address: %d answers", len(got))
+			}
 		})
 	}
 }
@@ -230,8 +239,8 @@ func TestUnknownStopHashIsIgnoredAfterWait(t *testing.T) {
 	if got := c.sync(); len(got) != 0 {
 		t.Fatalf("answers for an unknown stop hash: %d messages", len(got))
 	}
-	if srv.Banned(netip.MustParseAddr("127.0.0.1")) {
-		t.Fatal("banned for an unknown stop hash")
+	if srv.Discouraged(netip.MustParseAddr("127.0.0.1")) {
+		t.Fatal("discouraged for an unknown stop hash")
 	}
 }
 

@@ -8,26 +8,34 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
+	"golang.org/x/sync/semaphore"
 )
 
 // Server serves BIP-157 filters, headers and blocks to light clients. Build
 // it with New and run it with Run (or Serve on a listener of your own).
 type Server struct {
-	cfg     Config
-	env     *handlerEnv
-	log     zerolog.Logger
-	metrics Metrics
-	bans    *banList
-	nonce   uint64 // our version nonce
+	cfg         Config
+	env         *handlerEnv
+	log         zerolog.Logger
+	metrics     Metrics
+	nonce       uint64 // our version nonce
+	groupKey    [2]uint64
+	whitelist   whitelist
+	discouraged *discouragement
+	sendPool    *sendPool
+	recvBudget  *semaphore.Weighted
 
 	mu        sync.Mutex
-	conns     int                  // accepted connections, handshaking included
-	perIP     map[netip.Prefix]int // accepted connections by address group (addrGroup)
-	connected int                  // peers past the handshake
+	slots     map[uint64]*peerSlot // admitted connections, handshaking included
+	perAddr   map[netip.Prefix]int // by addrGroup, whitelisted peers not counted
+	perSubnet map[netip.Prefix]int // by subnetGroup, likewise
+	nextID    uint64
+	connected int // peers past the handshake
 }
 
 // New validates cfg and returns a server that is not yet listening.
@@ -39,28 +47,53 @@ func New(cfg Config) (*Server, error) {
 	log := cfg.Log.With().Str("component", "p2p").Logger()
 	env := &handlerEnv{
 		view:       cfg.View,
+		net:        cfg.Params.Net,
 		stopWait:   cfg.StopHashWait,
 		filterWork: make(chan struct{}, cfg.MaxFilterWork),
 		relayWait:  cfg.TxRelayTimeout,
+		relayRate:  newSharedBucket(cfg.TxRelayRate, 10*cfg.TxRelayRate),
+		metrics:    cfg.Metrics,
 		log:        log,
+		now:        cfg.Now,
 	}
 	if cfg.Blocks != nil {
-		env.blocks = newBlockCache(cfg.Blocks, cfg.BlockCacheBlocks)
+		env.blocks = newBlockProxy(cfg.Blocks, newFetchGate(cfg.MaxBlockFetches, cfg.IndexerBusy),
+			newUploadTarget(cfg.MaxUploadTarget), cfg.BlockCacheBytes)
 	}
 	if cfg.RelayTx {
 		env.relay = cfg.Relay
 	}
-	var nonce [8]byte
-	_, _ = rand.Read(nonce[:])
+	keys := randomUint64s(5)
+	ttl := cfg.DiscourageDuration
+	if ttl < 0 {
+		ttl = 0
+	}
 	return &Server{
-		cfg:     cfg,
-		env:     env,
-		log:     log,
-		metrics: cfg.Metrics,
-		bans:    newBanList(),
-		nonce:   binary.LittleEndian.Uint64(nonce[:]),
-		perIP:   make(map[netip.Prefix]int),
+		cfg:         cfg,
+		env:         env,
+		log:         log,
+		metrics:     cfg.Metrics,
+		nonce:       keys[0],
+		groupKey:    [2]uint64{keys[1], keys[2]},
+		whitelist:   whitelist(cfg.Whitelist),
+		discouraged: newDiscouragement(cfg.MaxDiscouraged, ttl, keys[3], keys[4]),
+		sendPool:    newSendPool(cfg.SendBudget),
+		recvBudget:  semaphore.NewWeighted(cfg.RecvBudget),
+		slots:       make(map[uint64]*peerSlot),
+		perAddr:     make(map[netip.Prefix]int),
+		perSubnet:   make(map[netip.Prefix]int),
 	}, nil
+}
+
+// randomUint64s returns n random values (keys, nonces).
+func randomUint64s(n int) []uint64 {
+	b := make([]byte, 8*n)
+	_, _ = rand.Read(b)
+	out := make([]uint64, n)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return out
 }
 
 // Run listens on Config.ListenAddr and serves until ctx ends; it returns
@@ -82,7 +115,8 @@ func (s *Server) Run(ctx context.Context) error {
 // every peer, waits for their goroutines and returns nil. Errors other than
 // the end of ctx are returned.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	s.log.Info().Stringer("addr", ln.Addr()).Msg("serving light clients over P2P")
+	s.log.Info().Stringer("addr", ln.Addr()).Int("max_peers", s.cfg.MaxPeers).
+		Int64("memory_bound_mib", MemoryBound(s.cfg)>>20).Msg("serving light clients over P2P")
 	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
 	defer stop()
 	var wg sync.WaitGroup
@@ -109,63 +143,66 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			return fmt.Errorf("p2p accept: %w", err)
 		}
 		backoff = 0
-		ip, admitted := s.admit(conn)
-		if !admitted {
+		peerCtx, cancel := context.WithCancelCause(ctx)
+		ip := remoteIP(conn)
+		keys := randomUint64s(2)
+		slot, reason := s.admitSafely(ip, newPeerState(keys[0], keys[1]), cancel)
+		if slot == nil {
+			cancel(nil)
 			_ = conn.Close()
+			s.log.Debug().Stringer("ip", ip).Str("reason", reason).Msg("refused peer")
+			s.metrics.ConnectionRefused(reason)
 			s.metrics.PeerDisconnected("rejected")
 			continue
 		}
+		p := newPeer(s, conn, slot)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.servePeer(ctx, conn, ip)
+			defer cancel(nil)
+			s.servePeer(ctx, peerCtx, p)
 		}()
 	}
 }
 
-// admit applies the ban list and the peer limits to a new connection.
-func (s *Server) admit(conn net.Conn) (netip.Addr, bool) {
-	ip := remoteIP(conn)
-	if s.bans.Banned(ip, time.Now()) {
-		s.log.Debug().Stringer("ip", ip).Msg("refused banned peer")
-		return ip, false
-	}
-	g := addrGroup(ip)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.conns >= s.cfg.MaxPeers || s.perIP[g] >= s.cfg.MaxPeersPerIP {
-		s.log.Debug().Stringer("ip", ip).Int("peers", s.conns).Int("from_ip", s.perIP[g]).Msg("refused peer over limit")
-		return ip, false
-	}
-	s.conns++
-	s.perIP[g]++
-	return ip, true
+// admitSafely is admit with a recovered panic counted as a refusal: the
+// accept loop must never die.
+func (s *Server) admitSafely(ip netip.Addr, st *peerState, cancel context.CancelCauseFunc) (slot *peerSlot, reason string) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.metrics.PeerPanicked()
+			s.log.Error().Str("panic", fmt.Sprint(r)).Msg("recovered a panic admitting a peer; refusing it")
+			slot, reason = nil, "full"
+		}
+	}()
+	return s.admit(ip, st, cancel)
 }
 
-// servePeer runs one admitted connection to its end.
-func (s *Server) servePeer(ctx context.Context, conn net.Conn, ip netip.Addr) {
+// servePeer runs one admitted connection to its end: srvCtx is the server's
+// lifetime, peerCtx the peer's (cancelled on eviction).
+func (s *Server) servePeer(srvCtx, peerCtx context.Context, p *peer) {
 	defer func() {
-		_ = conn.Close()
-		s.mu.Lock()
-		s.conns--
-		g := addrGroup(ip)
-		if s.perIP[g]--; s.perIP[g] == 0 {
-			delete(s.perIP, g)
-		}
-		s.mu.Unlock()
+		_ = p.conn.Close()
+		s.release(p.slot)
 	}()
-	p := newPeer(s, conn, ip)
-	err := p.run(ctx)
-	cause := disconnectCause(err, ctx.Err() != nil)
+	err := p.run(peerCtx)
+	cause := disconnectCause(err, srvCtx.Err() != nil, context.Cause(peerCtx))
 	s.metrics.PeerDisconnected(cause)
-	if cause == "misbehaving" {
-		p.log.Debug().Err(err).Msg("disconnecting misbehaving peer")
-		if s.cfg.BanDuration > 0 {
-			s.bans.Ban(ip, s.cfg.BanDuration, time.Now())
+	switch cause {
+	case "misbehaving":
+		if !p.slot.whitelisted && s.cfg.DiscourageDuration > 0 {
+			s.discouraged.Add(p.ip, s.cfg.Now())
+			s.metrics.PeerDiscouraged()
+			p.log.Debug().Err(err).Msg("disconnecting misbehaving peer; its address is discouraged")
+			return
 		}
-		return
+		p.log.Debug().Err(err).Msg("disconnecting misbehaving peer")
+	case "stalled":
+		s.metrics.SendStalled()
+		p.log.Debug().Err(err).Msg("disconnecting peer that does not read")
+	default:
+		p.log.Debug().Err(err).Str("cause", cause).Msg("peer disconnected")
 	}
-	p.log.Debug().Err(err).Str("cause", cause).Msg("peer disconnected")
 }
 
 func (s *Server) peerUp() {
@@ -191,9 +228,18 @@ func (s *Server) PeerCount() int {
 	return s.connected
 }
 
-// Banned reports whether ip is currently refused.
-func (s *Server) Banned(ip netip.Addr) bool {
-	return s.bans.Banned(ip, time.Now())
+// ConnCount returns the number of admitted connections, handshaking
+// included.
+func (s *Server) ConnCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.slots)
+}
+
+// Discouraged reports whether ip's address (an IPv4 address, an IPv6 /64)
+// is discouraged: admitted only while slots are free, evicted first.
+func (s *Server) Discouraged(ip netip.Addr) bool {
+	return s.discouraged.Has(ip, s.cfg.Now())
 }
 
 // remoteIP returns the remote IP of conn (IPv4-mapped addresses unmapped).
@@ -206,4 +252,29 @@ func remoteIP(conn net.Conn) netip.Addr {
 		return netip.Addr{}
 	}
 	return ap.Addr().Unmap()
+}
+
+// disconnectCause classifies the end of a connection for metrics and logs
+// (one of DisconnectCauses).
+func disconnectCause(err error, shuttingDown bool, peerCause error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, ErrMisbehaving):
+		return "misbehaving"
+	case shuttingDown:
+		return "shutdown"
+	case errors.Is(peerCause, errEvicted):
+		return "evicted"
+	case errors.Is(err, errPanic):
+		return "panic"
+	case errors.Is(err, errSendStalled):
+		return "stalled"
+	case errors.Is(err, errUploadTarget):
+		return "upload_target"
+	case errors.Is(err, errInvalidRequest):
+		return "invalid_request"
+	case errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	}
+	return "closed" // EOF, reset, a protocol-level disconnect without penalty
 }

@@ -50,16 +50,14 @@ func (v storeView) Headers(start, end uint32) ([]wire.BlockHeader, error) {
 	return hs, notFound(err)
 }
 
-func (v storeView) FiltersForStop(stop chainhash.Hash, start uint32) ([]FilterRecord, error) {
-	recs, err := v.s.FiltersForStop(stop, start)
-	if err != nil {
-		return nil, notFound(err)
-	}
-	out := make([]FilterRecord, len(recs))
-	for i := range recs {
-		out[i] = FilterRecord{Height: recs[i].Height, Hash: recs[i].Hash, Filter: recs[i].Filter}
-	}
-	return out, nil
+func (v storeView) BlockHashesForStop(stop chainhash.Hash, start uint32) ([]chainhash.Hash, error) {
+	hs, err := v.s.BlockHashesForStop(stop, start)
+	return hs, notFound(err)
+}
+
+func (v storeView) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int, filter []byte) (bool, error)) (int, error) {
+	n, err := v.s.EachFilter(start, hashes, fn)
+	return n, notFound(err)
 }
 
 func (v storeView) FilterHashesForStop(stop chainhash.Hash, start uint32) (chainhash.Hash, []chainhash.Hash, error) {

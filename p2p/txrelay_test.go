@@ -58,7 +58,7 @@ func TestTxRelayRateLimited(t *testing.T) {
 	if relayed < txRelayBurst || relayed >= sent {
 		t.Fatalf("%d of %d flooded transactions relayed, want the burst of %d and a few", relayed, sent, txRelayBurst)
 	}
-	if srv.Banned(netip.MustParseAddr("127.0.0.1")) || srv.PeerCount() != 1 {
+	if srv.Discouraged(netip.MustParseAddr("127.0.0.1")) || srv.PeerCount() != 1 {
 		t.Fatal("flooding peer punished")
 	}
 }
@@ -94,14 +94,25 @@ func TestTxNotFoundForgetsRequest(t *testing.T) {
 	}
 }
 
+// testRelayEnv is a handler environment with relay on and clock now.
+func testRelayEnv(now *time.Time) *handlerEnv {
+	return &handlerEnv{
+		relay:     &fakeNode{},
+		relayRate: newSharedBucket(1e9, 1e9),
+		metrics:   NopMetrics{},
+		log:       zerolog.Nop(),
+		now:       func() time.Time { return *now },
+	}
+}
+
 // With maxTxRequests outstanding, requests older than txRequestExpiry make
 // room; fresh ones do not.
 func TestTxRequestsExpire(t *testing.T) {
-	env := &handlerEnv{relay: &fakeNode{}, log: zerolog.Nop()}
+	now := time.Unix(1_700_000_000, 0)
+	env := testRelayEnv(&now)
 	st := newPeerState(1, 2)
-	old := time.Now().Add(-txRequestExpiry - time.Second)
 	for i := range maxTxRequests {
-		st.txRequested[chainhash.Hash{byte(i), byte(i >> 8), 1}] = old
+		st.txRequests.Add(chainhash.Hash{byte(i), byte(i >> 8), 1}, now)
 	}
 	var asked int
 	emit := func(o outbound) error { asked += len(o.Msg.(*wire.MsgGetData).InvList); return nil }
@@ -112,15 +123,90 @@ func TestTxRequestsExpire(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	announce(chainhash.Hash{8})
+	if asked != 0 {
+		t.Fatalf("asked for a transaction with %d fresh requests outstanding", st.txRequests.Len())
+	}
+	now = now.Add(txRequestExpiry + time.Second)
 	announce(chainhash.Hash{9})
-	if asked != 1 || len(st.txRequested) != 1 {
-		t.Fatalf("asked %d, %d outstanding; want the stale requests dropped", asked, len(st.txRequested))
+	if asked != 1 || st.txRequests.Len() != 1 {
+		t.Fatalf("asked %d, %d outstanding; want the stale requests dropped", asked, st.txRequests.Len())
 	}
+}
+
+// An inv of 50,000 entries against a full set of pending requests costs
+// work linear in the entries: no rescan of the pending requests per entry
+// (the old expiry sweep inside the loop was quadratic).
+func TestInvHandlingIsLinear(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	env := testRelayEnv(&now)
+	st := newPeerState(1, 2)
 	for i := range maxTxRequests - 1 {
-		st.txRequested[chainhash.Hash{byte(i), byte(i >> 8), 2}] = time.Now()
+		st.txRequests.Add(chainhash.Hash{byte(i), byte(i >> 8), 1}, now)
 	}
-	announce(chainhash.Hash{10})
+	inv := wire.NewMsgInv()
+	for i := range wire.MaxInvPerMsg {
+		_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessTx, &chainhash.Hash{byte(i), byte(i >> 8), byte(i >> 16), 2}))
+	}
+	var asked int
+	emit := func(o outbound) error { asked += len(o.Msg.(*wire.MsgGetData).InvList); return nil }
+	for round := range 3 {
+		st.txRequests.visits = 0
+		now = now.Add(time.Second)
+		if err := handleInv(env, st, inv, emit); err != nil {
+			t.Fatal(err)
+		}
+		// Expiry looks at the queue's front once per message: at most the
+		// pending requests plus one, never once per entry.
+		if v := st.txRequests.visits; v > maxTxRequests+1 {
+			t.Fatalf("round %d: %d pending requests examined for one inv", round, v)
+		}
+	}
 	if asked != 1 {
-		t.Fatalf("asked for a transaction with %d fresh requests outstanding", len(st.txRequested))
+		t.Fatalf("asked for %d transactions with one slot free", asked)
+	}
+	// Answered requests (notfound) leave stale queue slots; compaction
+	// keeps the queue within a constant of the live requests.
+	nf := wire.NewMsgNotFound()
+	for i := range maxTxRequests - 1 {
+		_ = nf.AddInvVect(wire.NewInvVect(wire.InvTypeTx, &chainhash.Hash{byte(i), byte(i >> 8), 1}))
+	}
+	for range 50 {
+		handleNotFound(st, nf)
+		if err := handleInv(env, st, inv, emit); err != nil {
+			t.Fatal(err)
+		}
+		if q := len(st.txRequests.queue) - st.txRequests.head; q > 2*st.txRequests.Len()+16+1 {
+			t.Fatalf("queue of %d slots for %d live requests", q, st.txRequests.Len())
+		}
+	}
+}
+
+// A peer within its own rate is still held to the server-wide one.
+func TestTxRelayServerWideRate(t *testing.T) {
+	node := &fakeNode{}
+	cfg := testConfig(newFakeView(5, 12))
+	cfg.Relay, cfg.RelayTx = node, true
+	cfg.TxRelayRate = 0.5 // a burst of 5, then one every 2 s
+	srv := startServer(t, cfg)
+	a, _ := connect(t, srv.addr)
+	b, _ := connect(t, srv.addr)
+	for i := range 8 {
+		for j, c := range []*rawClient{a, b} {
+			tx := witnessTx(byte(i))
+			tx.LockTime = uint32(2*i + j)
+			c.send(tx)
+		}
+	}
+	a.sync()
+	b.sync()
+	node.mu.Lock()
+	relayed := len(node.relayed)
+	node.mu.Unlock()
+	if relayed < 5 || relayed > 7 {
+		t.Fatalf("%d of 16 transactions relayed, want the server-wide burst of 5 (and at most a refill or two)", relayed)
+	}
+	if srv.PeerCount() != 2 {
+		t.Fatal("peers punished for the server-wide rate")
 	}
 }

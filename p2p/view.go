@@ -13,15 +13,6 @@ type Tip struct {
 	Hash   chainhash.Hash
 }
 
-// FilterRecord is one block's BIP-158 basic filter as ChainView returns it.
-type FilterRecord struct {
-	Height uint32
-	Hash   chainhash.Hash
-	// Filter is the BIP-158 wire form (CompactSize N prefix + GCS stream),
-	// exactly what a cfilter message carries. Handlers do not modify it.
-	Filter []byte
-}
-
 // ChainView is the read side of the filter store that the server needs. Every
 // block it reports has its filter committed; a block the node has but whose
 // filter is not yet written must not be visible here.
@@ -41,9 +32,21 @@ type ChainView interface {
 	HeaderByHash(hash chainhash.Hash) (wire.BlockHeader, uint32, error)
 	// Headers returns the active-chain headers of heights start..end inclusive.
 	Headers(start, end uint32) ([]wire.BlockHeader, error)
-	// FiltersForStop returns the filters of heights start..height(stop) on
-	// the chain that ends at stop (active or stale), in height order.
-	FiltersForStop(stop chainhash.Hash, start uint32) ([]FilterRecord, error)
+	// BlockHashesForStop returns the hashes of the blocks at heights
+	// start..height(stop) on the chain that ends at stop (active or stale),
+	// in height order, read from one snapshot: the blocks a getcfilters
+	// answer covers.
+	BlockHashesForStop(stop chainhash.Hash, start uint32) ([]chainhash.Hash, error)
+	// EachFilter calls fn with the BIP-158 filters (wire form: CompactSize
+	// N, then the GCS stream, exactly what a cfilter carries) of the blocks
+	// hashes[0], hashes[1], ... at heights start, start+1, ..., in order,
+	// until fn returns more=false or an error; it returns how many fn got.
+	// The blocks are a BlockHashesForStop answer (or part of one), and the
+	// filters are theirs whatever reorgs happened since, so an answer
+	// streamed in several calls is the one snapshot's. filter is valid only
+	// during fn, which must not modify or keep it; fn should be quick (a
+	// read of the store may be open), so it must not wait for a peer.
+	EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int, filter []byte) (more bool, err error)) (int, error)
 	// FilterHashesForStop returns a cfheaders answer without reading
 	// filters: the filter header of the block at start-1 on the chain that
 	// ends at stop (the zero hash for start 0) and the filter hashes
@@ -67,7 +70,8 @@ type BlockFetcher interface {
 
 // TxRelayer hands a wallet's transaction to the node (sendrawtransaction).
 type TxRelayer interface {
-	// SendRawTransaction returns the txid the node accepted, or the node's
-	// reason for refusing it as an error.
-	SendRawTransaction(ctx context.Context, tx *wire.MsgTx) (chainhash.Hash, error)
+	// RelayTransaction passes raw, a transaction serialised with its
+	// witnesses as the peer sent it, to the node. It returns the txid the
+	// node accepted, or the node's reason for refusing it as an error.
+	RelayTransaction(ctx context.Context, raw []byte) (chainhash.Hash, error)
 }

@@ -19,8 +19,10 @@ const (
 	blockHeaderSize  = 80
 	filterHeaderSize = chainhash.HashSize
 	// filtersChunk is how many filters one store read fetches while a
-	// filters file streams; it bounds the memory of one download.
-	filtersChunk = 250
+	// filters file streams; it bounds the memory of one download: about
+	// twice 64 mainnet-sized (25 KB) filters, 3.2 MB, so the default eight
+	// downloads hold some 26 MB.
+	filtersChunk = 64
 )
 
 // bulkFile describes one bulk download: its ETag kind, the fixed prefix
@@ -32,7 +34,7 @@ type bulkFile struct {
 	prefix   []byte
 	itemSize int
 	chunk    uint32
-	read     func(v ChainView, a, b uint32, prev chainhash.Hash, dst []byte) ([]byte, chainhash.Hash, error)
+	read     func(v ChainReader, a, b uint32, prev chainhash.Hash, dst []byte) ([]byte, chainhash.Hash, error)
 }
 
 var (
@@ -41,7 +43,7 @@ var (
 	filtersFile  = bulkFile{kind: "filters", chunk: filtersChunk, read: readFilters}
 )
 
-func readHeaders(v ChainView, a, b uint32, prev chainhash.Hash, dst []byte) ([]byte, chainhash.Hash, error) {
+func readHeaders(v ChainReader, a, b uint32, prev chainhash.Hash, dst []byte) ([]byte, chainhash.Hash, error) {
 	hs, err := v.Headers(a, b)
 	if err != nil {
 		return dst, prev, err
@@ -62,7 +64,7 @@ func readHeaders(v ChainView, a, b uint32, prev chainhash.Hash, dst []byte) ([]b
 	return buf.Bytes(), last, nil
 }
 
-func readFilterHeaders(v ChainView, a, b uint32, prev chainhash.Hash, dst []byte) ([]byte, chainhash.Hash, error) {
+func readFilterHeaders(v ChainReader, a, b uint32, prev chainhash.Hash, dst []byte) ([]byte, chainhash.Hash, error) {
 	fhs, err := v.FilterHeadersByHeight(a, b)
 	if err != nil {
 		return dst, prev, err
@@ -73,7 +75,7 @@ func readFilterHeaders(v ChainView, a, b uint32, prev chainhash.Hash, dst []byte
 	return dst, prev, nil
 }
 
-func readFilters(v ChainView, a, b uint32, prev chainhash.Hash, dst []byte) ([]byte, chainhash.Hash, error) {
+func readFilters(v ChainReader, a, b uint32, prev chainhash.Hash, dst []byte) ([]byte, chainhash.Hash, error) {
 	recs, err := v.FiltersByHeight(a, b)
 	if err != nil {
 		return dst, prev, err
@@ -92,106 +94,154 @@ func readFilters(v ChainView, a, b uint32, prev chainhash.Hash, dst []byte) ([]b
 	return dst, last, nil
 }
 
-// bulkRange resolves the heights of a bulk target against the tip, or
-// answers the request itself and returns false.
-func (s *Server) bulkRange(w http.ResponseWriter, t target) (start, end uint32, final bool, ok bool) {
-	tip, have := s.view.Tip()
+// bulkFileOf returns the file a bulk target names; start is the first
+// height of its range.
+func (s *Server) bulkFileOf(t target, start uint32) bulkFile {
+	switch t.route {
+	case routeBulkHeaders:
+		return headersFile
+	case routeBulkFilterHeaders:
+		return fheadersFile
+	case routeNeutrinoBlockHeaders:
+		return s.neutrinoFile(false, start)
+	case routeNeutrinoFilterHeaders:
+		return s.neutrinoFile(true, start)
+	}
+	return filtersFile
+}
+
+// bulkRange resolves the heights of a bulk target against the tip. A
+// non-empty refusal is the text of a 404 instead.
+func bulkRange(t target, tip store.Tip, have bool, depth uint32) (start, end uint32, final bool, refusal string) {
 	if !have {
-		writeText(w, http.StatusNotFound, "the index is empty")
-		return 0, 0, false, false
+		return 0, 0, false, "the index is empty"
 	}
 	start, end = t.start, t.end
 	switch {
 	case t.route == routeBulkFilters:
-		end = uint32(min(uint64(start)+BulkInterval-1, uint64(tip.Height)))
 		if start > tip.Height {
-			writeText(w, http.StatusNotFound, "range starts above the indexed tip "+strconv.FormatUint(uint64(tip.Height), 10))
-			return 0, 0, false, false
+			return 0, 0, false, "range starts above the indexed tip " + strconv.FormatUint(uint64(tip.Height), 10)
 		}
+		end = uint32(min(uint64(start)+BulkInterval-1, uint64(tip.Height)))
 		// Only a full file is final; a partial one grows with the tip.
-		return start, end, end == start+BulkInterval-1 && isFinal(end, tip.Height, s.cfg.ReorgSafetyDepth), true
+		return start, end, end == start+BulkInterval-1 && isFinal(end, tip.Height, depth), ""
 	case !t.ranged:
 		start, end = 0, tip.Height
 	}
 	if end > tip.Height {
-		writeText(w, http.StatusNotFound, "range ends above the indexed tip "+strconv.FormatUint(uint64(tip.Height), 10))
-		return 0, 0, false, false
+		return 0, 0, false, "range ends above the indexed tip " + strconv.FormatUint(uint64(tip.Height), 10)
 	}
-	return start, end, isFinal(end, tip.Height, s.cfg.ReorgSafetyDepth), true
+	return start, end, isFinal(end, tip.Height, depth), ""
 }
 
-// serveBulk streams the records of heights start..end of f. The ETag comes
-// from the block hash and filter header at end, read first; the hash at end
-// is read again after the last chunk, and a download that raced a reorg is
-// cut off (the client sees a truncated body) rather than completed with
-// bytes of two chains.
-func (s *Server) serveBulk(w http.ResponseWriter, r *http.Request, f bulkFile, start, end uint32, final bool) {
-	endHash, err := s.view.HashAt(end)
+// bulkBegin is what one snapshot decides about a bulk download before a
+// byte is sent: the range against that snapshot's tip, the ETag, and the
+// records of the first chunk.
+type bulkBegin struct {
+	refusal    string
+	start, end uint32
+	etag       string
+	final      bool
+	endHash    chainhash.Hash
+	first      []byte
+	firstEnd   uint32
+	prev       chainhash.Hash
+}
+
+// serveBulkFile answers a bulk target: range, ETag and first chunk come
+// from one snapshot, so a request that names a range of the chain is never
+// refused because the tip moved between those reads. The snapshot is
+// closed before anything is written, and each further chunk is read from a
+// snapshot of its own (a slow client must not hold one open); each chunk
+// must link to the one before it, the hash at the range's end is read again
+// after the last chunk, and a download that raced a reorg is cut off (the client sees a truncated body) rather than
+// completed with bytes of two chains.
+func (s *Server) serveBulkFile(w http.ResponseWriter, r *http.Request, t target) {
+	var (
+		b bulkBegin
+		f bulkFile
+	)
+	sendsBody := r.Method != http.MethodHead
+	err := s.view.Read(func(v ChainReader) error {
+		tip, have := v.Tip()
+		b.start, b.end, b.final, b.refusal = bulkRange(t, tip, have, s.cfg.ReorgSafetyDepth)
+		if b.refusal != "" {
+			return nil
+		}
+		f = s.bulkFileOf(t, b.start)
+		var err error
+		if b.endHash, err = v.HashAt(b.end); err != nil {
+			return err
+		}
+		endFH, err := v.FilterHeadersByHeight(b.end, b.end)
+		if err != nil {
+			return err
+		}
+		b.etag = bulkETag(f.kind, b.start, b.end, b.endHash, endFH[0])
+		if !sendsBody || notModified(r, etagValue(b.etag, b.final)) {
+			return nil
+		}
+		b.firstEnd = uint32(min(uint64(b.start)+uint64(f.chunk)-1, uint64(b.end)))
+		b.first, b.prev, err = f.read(v, b.start, b.firstEnd, chainhash.Hash{}, nil)
+		return err
+	})
 	if err != nil {
-		s.viewError(w, "bulk "+f.kind, err)
+		s.internalError(w, "bulk "+f.kind, err)
 		return
 	}
-	endFH, err := s.view.FilterHeadersByHeight(end, end)
-	if err != nil || len(endFH) != 1 {
-		s.viewError(w, "bulk "+f.kind, err)
+	if b.refusal != "" {
+		writeText(w, http.StatusNotFound, b.refusal)
 		return
 	}
-	etag := setCaching(w, bulkETag(f.kind, start, end, endHash, endFH[0]), final, s.cfg.NearTipMaxAge)
+	etag := setCaching(w, b.etag, b.final, s.cfg.NearTipMaxAge)
 	w.Header().Set("Content-Type", ctBinary)
 	if notModified(r, etag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
 	if f.itemSize > 0 {
-		n := int64(len(f.prefix)) + int64(f.itemSize)*(int64(end)-int64(start)+1)
+		n := int64(len(f.prefix)) + int64(f.itemSize)*(int64(b.end)-int64(b.start)+1)
 		w.Header().Set("Content-Length", strconv.FormatInt(n, 10))
 	}
-	if r.Method == http.MethodHead {
+	if !sendsBody {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.cfg.BulkWriteTimeout))
-
-	var (
-		buf  []byte
-		prev chainhash.Hash
-	)
-	for a := uint64(start); a <= uint64(end); a += uint64(f.chunk) {
-		b := min(a+uint64(f.chunk)-1, uint64(end))
-		buf, prev, err = f.read(s.view, uint32(a), uint32(b), prev, buf[:0])
+	body := newMinRateWriter(w, s.cfg.BulkMinRate, s.cfg.BulkMinRateWindow, time.Now().Add(s.cfg.BulkWriteTimeout), time.Now)
+	wrote := func(err error) bool {
+		if errors.Is(err, errTooSlow) {
+			s.metrics.httpBulkSlowCut()
+			s.log.Debug().Str("client", r.RemoteAddr).Str("file", f.kind).Int("min_rate", s.cfg.BulkMinRate).
+				Msg("bulk download cut off: the client reads slower than the minimum rate")
+		}
+		return err == nil // otherwise the client went away or was too slow
+	}
+	w.WriteHeader(http.StatusOK)
+	if _, err := body.Write(f.prefix); !wrote(err) {
+		return
+	}
+	if _, err := body.Write(b.first); !wrote(err) {
+		return
+	}
+	buf, prev := b.first, b.prev
+	for a := uint64(b.firstEnd) + 1; a <= uint64(b.end); a += uint64(f.chunk) {
+		end := min(a+uint64(f.chunk)-1, uint64(b.end))
+		buf, prev, err = f.read(s.view, uint32(a), uint32(end), prev, buf[:0])
 		if err != nil {
-			if a == uint64(start) {
-				s.viewError(w, "bulk "+f.kind, err)
-				return
-			}
 			s.log.Info().Err(err).Str("file", f.kind).Msg("bulk download cut off")
 			panic(http.ErrAbortHandler)
 		}
-		if a == uint64(start) {
-			w.WriteHeader(http.StatusOK)
-			if _, err := w.Write(f.prefix); err != nil {
-				return
-			}
-		}
-		if _, err := w.Write(buf); err != nil {
-			return // the client went away
+		if _, err := body.Write(buf); !wrote(err) {
+			return
 		}
 	}
-	if again, err := s.view.HashAt(end); err != nil || again != endHash {
-		s.log.Info().Uint32("end", end).Str("file", f.kind).Msg("chain changed during bulk download; cut off")
+	if b.firstEnd == b.end {
+		return // one chunk, one snapshot: consistent by construction
+	}
+	if again, err := s.view.HashAt(b.end); err != nil || again != b.endHash {
+		s.log.Info().Uint32("end", b.end).Str("file", f.kind).Msg("chain changed during bulk download; cut off")
 		panic(http.ErrAbortHandler)
 	}
-}
-
-// viewError answers a failed store read: 503 for a read that raced a reorg
-// or the tip going down (retry), 500 otherwise.
-func (s *Server) viewError(w http.ResponseWriter, what string, err error) {
-	if err == nil || errors.Is(err, store.ErrNotFound) || errors.Is(err, ErrViewChanged) {
-		w.Header().Set("Retry-After", "1")
-		writeText(w, http.StatusServiceUnavailable, "the chain changed during the request; retry")
-		return
-	}
-	s.internalError(w, what, err)
 }
 
 // bulkIndex is the body of /bulk/index.json.

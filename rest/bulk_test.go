@@ -14,7 +14,6 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/headers"
-	"github.com/cfindexd/cfindexd/store"
 )
 
 // bulkTip gives three files per kind: two full final ones and a partial one
@@ -158,13 +157,9 @@ func TestBulkCaching(t *testing.T) {
 		} else if !strings.HasPrefix(et, `W/"`) || cc != "public, max-age=30" {
 			t.Errorf("%s: near-tip range got ETag %s, Cache-Control %q", tc.url, et, cc)
 		}
-		v.mu.Lock()
-		before := v.rangeReads
-		v.mu.Unlock()
+		before := v.rangeReads.Load()
 		r3 := do(t, h, "GET", tc.url, http.Header{"If-None-Match": {`"other", ` + et}})
-		v.mu.Lock()
-		reads := v.rangeReads - before
-		v.mu.Unlock()
+		reads := v.rangeReads.Load() - before
 		if r3.StatusCode != http.StatusNotModified || len(body(t, r3)) != 0 || r3.Header.Get("ETag") != et {
 			t.Errorf("%s: If-None-Match gave %d", tc.url, r3.StatusCode)
 		}
@@ -231,11 +226,11 @@ func TestBulkBadRequests(t *testing.T) {
 	}
 	// With every bulk slot taken, the next download is refused with 503.
 	busy := newTestServer(t, synthView(t, synthChain(t, 10, 3)), Config{MaxBulkInFlight: 1})
-	busy.bulkSlots <- struct{}{}
+	release, _ := busy.bulkSlots.acquire(clientKeyOf("198.51.100.7:1")) // another client
 	if resp := do(t, busy.Handler(), "GET", "/bulk/headers/0-10.bin", nil); resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("bulk download beyond the limit: %d", resp.StatusCode)
 	}
-	<-busy.bulkSlots
+	release()
 	if resp := do(t, busy.Handler(), "GET", "/bulk/headers/0-10.bin", nil); resp.StatusCode != 200 {
 		t.Errorf("bulk download after the slot freed: %d", resp.StatusCode)
 	}
@@ -245,21 +240,22 @@ func TestBulkBadRequests(t *testing.T) {
 	}
 }
 
-// reorgingView reorgs its fake view once, right after the first filters
-// read, to prove a download that races a reorg is cut off.
+// reorgingView reorgs its fake view once, right after the snapshot that
+// read the first chunk of a download, to prove a download that races a
+// reorg is cut off.
 type reorgingView struct {
 	*fakeView
 	fork   func()
 	forked bool
 }
 
-func (r *reorgingView) FiltersByHeight(start, end uint32) (recs []store.BlockRecord, err error) {
-	recs, err = r.fakeView.FiltersByHeight(start, end)
+func (r *reorgingView) Read(fn func(ChainReader) error) error {
+	err := r.fakeView.Read(fn)
 	if !r.forked {
 		r.forked = true
 		r.fork()
 	}
-	return recs, err
+	return err
 }
 
 // TestBulkDownloadCutOnReorg: a filters file whose range is reorganised

@@ -35,16 +35,23 @@ func bulkETag(kind string, start, end uint32, hash, filterHeader chainhash.Hash)
 // immutable lifetime for a final range, a weak ETag and a short lifetime
 // for one that a reorg may still change.
 func setCaching(w http.ResponseWriter, tag string, final bool, nearTip time.Duration) string {
-	var etag string
 	if final {
-		etag = `"` + tag + `"`
 		w.Header().Set("Cache-Control", immutableCacheControl)
 	} else {
-		etag = `W/"` + tag + `"`
 		w.Header().Set("Cache-Control", "public, max-age="+strconv.Itoa(int(nearTip/time.Second)))
 	}
+	etag := etagValue(tag, final)
 	w.Header().Set("ETag", etag)
 	return etag
+}
+
+// etagValue is the ETag header value of tag: strong for a final range,
+// weak otherwise.
+func etagValue(tag string, final bool) string {
+	if final {
+		return `"` + tag + `"`
+	}
+	return `W/"` + tag + `"`
 }
 
 // notModified reports whether the request's If-None-Match matches etag,

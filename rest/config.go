@@ -15,12 +15,23 @@ const (
 	DefaultMaxBulkInFlight   = 8
 	DefaultMaxHeaderBytes    = 16 << 10
 	DefaultMaxURILength      = 4096
-	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultReadHeaderTimeout = 5 * time.Second
 	DefaultReadTimeout       = 30 * time.Second
 	DefaultWriteTimeout      = 60 * time.Second
 	DefaultBulkWriteTimeout  = 15 * time.Minute
-	DefaultIdleTimeout       = 120 * time.Second
+	DefaultIdleTimeout       = 30 * time.Second
 	DefaultShutdownTimeout   = 10 * time.Second
+
+	// Connection and bulk limits (see Config).
+	DefaultMaxConns          = 512
+	DefaultMaxConnsPerAddr   = 32
+	DefaultMaxBulkPerAddr    = 2
+	DefaultBulkMinRate       = 32 << 10 // bytes per second
+	DefaultBulkMinRateWindow = 10 * time.Second
+
+	// MaxIdleTimeout caps IdleTimeout: an idle keep-alive connection
+	// holds a file descriptor and a goroutine for nothing.
+	MaxIdleTimeout = 60 * time.Second
 )
 
 // Config configures the HTTP server. Zero values take the defaults above.
@@ -43,6 +54,11 @@ type Config struct {
 	// many blocks below the node's last seen tip.
 	ReadyMaxLag uint32
 
+	// ReadyMaxTipAge: /readyz answers 503 while the indexed tip's block
+	// timestamp is older than this. Zero turns the check off (regtest and
+	// simnet, where blocks come only when someone mines them).
+	ReadyMaxTipAge time.Duration
+
 	// NearTipMaxAge is the Cache-Control max-age of bulk files and of the
 	// bulk index that can still change (ranges within ReorgSafetyDepth of
 	// the tip).
@@ -52,13 +68,37 @@ type Config struct {
 	// 503 with Retry-After.
 	MaxBulkInFlight int
 
+	// MaxConns bounds the open HTTP connections, MaxConnsPerAddr those
+	// from one client address (an IPv4 address or an IPv6 /64). They are
+	// enforced when a connection is accepted: over a cap, the idle
+	// keep-alive or not-yet-requesting connection that has waited longest,
+	// from the address holding the most, is closed to make room; when
+	// every connection is busy with a request the new one is answered a
+	// fixed 503 and closed at once (no goroutine, no request read).
+	MaxConns        int
+	MaxConnsPerAddr int
+
+	// MaxBulkPerAddr bounds the bulk downloads from one client address,
+	// within MaxBulkInFlight.
+	MaxBulkPerAddr int
+
+	// BulkMinRate (bytes per second) and BulkMinRateWindow: every window
+	// of a bulk download, the first included, must deliver at least
+	// BulkMinRate × BulkMinRateWindow bytes to the client's socket, or the
+	// download is cut and its slot freed. A client that stops reading holds
+	// a slot for about one window after its socket buffers fill, not for
+	// BulkWriteTimeout.
+	BulkMinRate       int
+	BulkMinRateWindow time.Duration
+
 	// MaxHeaderBytes and MaxURILength bound a request's header block and
 	// request target.
 	MaxHeaderBytes int
 	MaxURILength   int
 
 	// Timeouts of the net/http server. BulkWriteTimeout replaces
-	// WriteTimeout for bulk downloads, which may be large.
+	// WriteTimeout for bulk downloads, which may be large. IdleTimeout
+	// (keep-alive) is at most MaxIdleTimeout.
 	ReadHeaderTimeout time.Duration
 	ReadTimeout       time.Duration
 	WriteTimeout      time.Duration
@@ -104,6 +144,9 @@ func (cfg Config) withDefaults() (Config, error) {
 		}
 		return nil
 	}
+	if cfg.ReadyMaxTipAge < 0 {
+		return Config{}, fmt.Errorf("%w: ready max tip age %v is negative", ErrBadConfig, cfg.ReadyMaxTipAge)
+	}
 	for _, e := range []error{
 		setDur(&cfg.NearTipMaxAge, DefaultNearTipMaxAge, "near-tip max-age"),
 		setDur(&cfg.ReadHeaderTimeout, DefaultReadHeaderTimeout, "read-header timeout"),
@@ -112,7 +155,12 @@ func (cfg Config) withDefaults() (Config, error) {
 		setDur(&cfg.BulkWriteTimeout, DefaultBulkWriteTimeout, "bulk write timeout"),
 		setDur(&cfg.IdleTimeout, DefaultIdleTimeout, "idle timeout"),
 		setDur(&cfg.ShutdownTimeout, DefaultShutdownTimeout, "shutdown timeout"),
+		setDur(&cfg.BulkMinRateWindow, DefaultBulkMinRateWindow, "bulk min-rate window"),
 		setInt(&cfg.MaxBulkInFlight, DefaultMaxBulkInFlight, "max bulk in flight"),
+		setInt(&cfg.MaxConns, DefaultMaxConns, "max connections"),
+		setInt(&cfg.MaxConnsPerAddr, DefaultMaxConnsPerAddr, "max connections per address"),
+		setInt(&cfg.MaxBulkPerAddr, DefaultMaxBulkPerAddr, "max bulk downloads per address"),
+		setInt(&cfg.BulkMinRate, DefaultBulkMinRate, "bulk min rate"),
 		setInt(&cfg.MaxHeaderBytes, DefaultMaxHeaderBytes, "max header bytes"),
 		setInt(&cfg.MaxURILength, DefaultMaxURILength, "max URI length"),
 	} {
@@ -120,5 +168,11 @@ func (cfg Config) withDefaults() (Config, error) {
 			return Config{}, e
 		}
 	}
+	if cfg.IdleTimeout > MaxIdleTimeout {
+		return Config{}, fmt.Errorf("%w: idle timeout %v is above %v", ErrBadConfig, cfg.IdleTimeout, MaxIdleTimeout)
+	}
+	// A cap per address above the total is the total.
+	cfg.MaxConnsPerAddr = min(cfg.MaxConnsPerAddr, cfg.MaxConns)
+	cfg.MaxBulkPerAddr = min(cfg.MaxBulkPerAddr, cfg.MaxBulkInFlight)
 	return cfg, nil
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/btcsuite/btcd/wire/v2"
+
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -22,7 +24,11 @@ func (s *Server) serveCoreHeaders(w http.ResponseWriter, req coreRequest) {
 		writeCoreError(w, req.err)
 		return
 	}
-	hs, err := activeFrom(s.view, req.hash, req.count, s.view.Headers)
+	var hs []wire.BlockHeader
+	err := s.view.Read(func(r ChainReader) (err error) {
+		hs, err = activeFrom(r, req.hash, req.count, r.Headers)
+		return err
+	})
 	if err != nil {
 		s.internalError(w, "headers", err)
 		return
@@ -52,15 +58,10 @@ func (s *Server) serveCoreHashByHeight(w http.ResponseWriter, req coreRequest) {
 		writeCoreError(w, req.err)
 		return
 	}
-	outOfRange := &coreError{http.StatusNotFound, "Block height out of range"}
-	tip, ok := s.view.Tip()
-	if !ok || req.height > tip.Height {
-		writeCoreError(w, outOfRange)
-		return
-	}
+	// One read: the height is above the tip exactly when it has no hash.
 	hash, err := s.view.HashAt(req.height)
 	if errors.Is(err, store.ErrNotFound) {
-		writeCoreError(w, outOfRange) // the tip went down meanwhile
+		writeCoreError(w, &coreError{http.StatusNotFound, "Block height out of range"})
 		return
 	}
 	if err != nil {

@@ -23,10 +23,6 @@ const (
 	ctUnknownEndpoint = "text/html; charset=ISO-8859-1"
 )
 
-// maxViewRetries bounds the re-reads of a multi-read answer that raced a
-// reorg.
-const maxViewRetries = 3
-
 // writeCoreError sends err the way Core's RESTERR does.
 func writeCoreError(w http.ResponseWriter, e *coreError) {
 	msg := e.msg + "\r\n"
@@ -102,7 +98,11 @@ func (s *Server) serveCoreFilterHeaders(w http.ResponseWriter, req coreRequest) 
 		writeCoreError(w, req.err)
 		return
 	}
-	fhs, err := activeFrom(s.view, req.hash, req.count, s.view.FilterHeadersByHeight)
+	var fhs []chainhash.Hash
+	err := s.view.Read(func(r ChainReader) (err error) {
+		fhs, err = activeFrom(r, req.hash, req.count, r.FilterHeadersByHeight)
+		return err
+	})
 	if err != nil {
 		s.internalError(w, "blockfilterheaders", err)
 		return
@@ -126,39 +126,22 @@ func (s *Server) serveCoreFilterHeaders(w http.ResponseWriter, req coreRequest) 
 }
 
 // activeFrom reads with read the active chain from the block hash upward,
-// at most count heights. A hash that is unknown or not on the active chain
-// gives nothing, as in Core. A reorg between the reads is detected by
-// re-reading the hash at the start height, and retried.
-func activeFrom[T any](v ChainView, hash chainhash.Hash, count int, read func(start, end uint32) ([]T, error)) ([]T, error) {
-	for range maxViewRetries {
-		height, active, err := v.HeightOf(hash)
-		if errors.Is(err, store.ErrNotFound) || (err == nil && !active) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		tip, ok := v.Tip()
-		if !ok || tip.Height < height {
-			continue
-		}
-		end := min(uint64(height)+uint64(count)-1, uint64(tip.Height))
-		items, err := read(height, uint32(end))
-		if errors.Is(err, store.ErrNotFound) {
-			continue // the tip went down under us
-		}
-		if err != nil {
-			return nil, err
-		}
-		again, err := v.HashAt(height)
-		if err == nil && again == hash {
-			return items, nil
-		}
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return nil, err
-		}
+// at most count heights, all from the one state r reads. A hash that is
+// unknown or not on the active chain gives nothing, as in Core.
+func activeFrom[T any](r ChainReader, hash chainhash.Hash, count int, read func(start, end uint32) ([]T, error)) ([]T, error) {
+	height, active, err := r.HeightOf(hash)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !active) {
+		return nil, nil
 	}
-	return nil, fmt.Errorf("active chain from %s: %w", hash, ErrViewChanged)
+	if err != nil {
+		return nil, err
+	}
+	tip, ok := r.Tip()
+	if !ok || tip.Height < height {
+		return nil, fmt.Errorf("active block %s at height %d above the tip %d (have tip %v)", hash, height, tip.Height, ok)
+	}
+	end := min(uint64(height)+uint64(count)-1, uint64(tip.Height))
+	return read(height, uint32(end))
 }
 
 // appendCompactSize appends Bitcoin's CompactSize encoding of n.

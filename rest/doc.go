@@ -7,15 +7,52 @@
 // the node, or keep chain state of its own: every answer is computed from
 // the view at request time, so a reorg is visible at the next request.
 //
+// An answer that takes several reads (a block looked up by hash, then the
+// chain above it up to the tip; a bulk range resolved against the tip, its
+// ETag and its first chunk) takes them from one committed state through
+// ChainView.Read (a store.Snapshot), so no request fails or mixes two
+// states because the indexer committed or rolled back in between: the
+// store publishes its in-memory tip only after a commit's final fsync, and
+// reading that tip beside the file would see a block in one and not the
+// other. A block not on the indexed chain is answered as Core answers a
+// block it does not have. Nothing is written to a client while a snapshot
+// is open.
+//
 // # Server
 //
 // New(Config, ChainView, *Metrics, zerolog.Logger) builds a Server; Run(ctx)
 // listens on Config.Addr (HTTP is off when it is empty) and shuts down
-// gracefully when ctx ends. Limits: ReadHeaderTimeout, ReadTimeout,
-// WriteTimeout (BulkWriteTimeout for bulk downloads), IdleTimeout,
-// MaxHeaderBytes, MaxURILength (414), and at most MaxBulkInFlight bulk
-// downloads at once (503 with Retry-After beyond). Request bodies are never
-// read.
+// gracefully when ctx ends. Limits: ReadHeaderTimeout (5 s), ReadTimeout,
+// WriteTimeout (BulkWriteTimeout for bulk downloads), IdleTimeout (30 s,
+// at most MaxIdleTimeout), MaxHeaderBytes, MaxURILength (414). Request
+// bodies are never read.
+//
+// Every client may be hostile, so the server bounds what one can hold:
+//
+//   - Connections (conngate.go): at most MaxConns open and MaxConnsPerAddr
+//     from one client address (an IPv4 address or an IPv6 /64), enforced by
+//     a net.Listener wrapper when a connection is accepted. Over a cap, the
+//     connection that is idle between keep-alive requests or has not sent a
+//     request yet, from the address holding the most connections, and
+//     waiting longest, is closed to admit the new one (http.Server's
+//     ConnState hook tells which are evictable); a connection serving a
+//     request is never closed. When nothing can be closed the new
+//     connection gets a fixed 503 "too many connections" written straight
+//     to its socket and is closed in the accept loop: no goroutine, no
+//     request read, no file descriptor kept.
+//   - Bulk downloads (bulkslots.go, minrate.go): at most MaxBulkInFlight at
+//     once and MaxBulkPerAddr per client address (503 with Retry-After
+//     beyond). Each window of BulkMinRateWindow, the first included, must
+//     deliver BulkMinRate × BulkMinRateWindow bytes to the socket, or the
+//     download is cut off through the connection's write deadline and its
+//     slot freed. Counting per window, not on average, keeps socket buffers
+//     that swallow megabytes at once from buying a client that stopped
+//     reading minutes of slot. A filters file is read 64 filters at a time.
+//   - Panics (recover.go): a handler that panics is answered 500 "internal
+//     error" (or, once the response has begun, its connection is cut),
+//     logged at error with the stack and counted; the server goes on.
+//     http.ErrAbortHandler, raised on purpose to cut a response, passes to
+//     net/http untouched.
 //
 // # Bitcoin Core-compatible endpoints
 //
@@ -124,34 +161,60 @@
 // without reading the range. A reorg deeper than ReorgSafetyDepth would
 // change a "final" file; its ETag changes with it, but caches that honoured
 // "immutable" keep the old bytes, which still verify against the old
-// chain's headers. A download that races a reorg is cut off (the body ends
-// early) rather than completed with bytes of two chains. Bulk responses
-// allow any origin (CORS) since the data is public.
+// chain's headers. A file that fits one store read (headers and filter
+// headers up to 2,000 heights, filters up to 250) comes from one snapshot;
+// a longer one is read in chunks, each from its own snapshot and checked to
+// link to the one before, and a download that races a reorg is cut off (the
+// body ends early) rather than completed with bytes of two chains. Bulk
+// responses allow any origin (CORS) since the data is public.
 //
 // # Operations
 //
 // GET /metrics serves Metrics' private registry in the Prometheus text
-// format: cfindexd_indexed_height, cfindexd_node_height,
-// cfindexd_blocks_indexed_total, cfindexd_index_rate_blocks_per_second
-// (last rate measured over at least a second; rate() of the counter is the
-// better series), cfindexd_filter_bytes_total, cfindexd_reorgs_total,
-// cfindexd_reorg_blocks_total, cfindexd_p2p_peers_connected,
+// format, with the Go runtime (go_*) and process (process_*) collectors:
+// cfindexd_build_info{version,commit,goversion} (1), cfindexd_node_up,
+// cfindexd_node_height, cfindexd_node_tip_age_seconds (absent until the
+// node's tip is seen), cfindexd_indexed_height and
+// cfindexd_last_indexed_timestamp_seconds (the indexed tip's block time,
+// both read from the store at each scrape), cfindexd_blocks_indexed_total,
+// cfindexd_index_rate_blocks_per_second (blocks committed over the last
+// 10 s at scrape time, so 0 when stalled), cfindexd_filter_bytes_total,
+// cfindexd_reorgs_total, cfindexd_reorg_blocks_total,
+// cfindexd_errors_total{kind}, cfindexd_http_requests_total{route,code},
+// cfindexd_http_request_duration_seconds{route} (a histogram from 1 ms to
+// 5 min), cfindexd_p2p_peers_connected,
 // cfindexd_p2p_{messages_received,received_bytes,messages_sent,sent_bytes}_total
 // {command}, cfindexd_p2p_disconnects_total{cause},
-// cfindexd_http_requests_total{route,code}, cfindexd_errors_total{kind} and
-// cfindexd_store_size_bytes. Route labels are fixed names (rest_blockfilter,
-// bulk_filters, ...), never raw paths. GET /healthz answers 200 "ok"
-// while the process serves HTTP. GET /readyz answers 200 with
-// {"ready":true,...} while the indexed tip is at most ReadyMaxLag (default
-// 2) blocks below the node's tip as last reported to Metrics.NodeTip, and
-// 503 with {"ready":false,"reason":...} otherwise. GET /status answers
-// the StatusReport as JSON (status.go): what the daemon reports through
-// Config.Status (version, commit, start time, chain, the node's address,
-// reachability, kind, version, prevout source and last error, P2P peers,
-// store path) with the indexed tip and store size from the view and the
-// node's height from Metrics; `cfindexd status` reads it. The daemon
-// reports whether the node answered its last contact through
-// Metrics.NodeReachable (nodestate.go).
+// cfindexd_store_size_bytes and cfindexd_prevouts_resolved_total{from},
+// and the HTTP limits' cfindexd_http_connections_open,
+// cfindexd_http_connections_refused_total{cap},
+// cfindexd_http_connections_evicted_total{cap} (cap: total or
+// per_address), cfindexd_http_bulk_in_flight,
+// cfindexd_http_bulk_refused_total{cap}, cfindexd_http_bulk_slow_cut_total
+// and cfindexd_http_handler_panics_total.
+// Every counter and every label value the code knows (error kinds, routes
+// with code 200, disconnect causes, the commands the P2P server sends, both
+// prevout sources) is exported from the start at 0. Route labels are fixed
+// names (rest_blockfilter, bulk_filters, ...), never raw paths.
+//
+// GET /healthz answers 200 "ok" while the process serves HTTP. GET /readyz
+// answers 200 with {"ready":true,...} while the node answered the
+// follower's last round (Metrics.NodeReachable), the indexed tip is at most
+// ReadyMaxLag (default 2) blocks below the node's tip as last reported to
+// Metrics.NodeTip, and, when ReadyMaxTipAge is set, the indexed tip's block
+// timestamp is at most that old; otherwise 503 with
+// {"ready":false,"reason":...} naming the first condition that fails. The
+// body carries indexed_height, node_height and indexed_tip_age_seconds.
+// Node reachability comes from the follower after each round and, before
+// the follower's first round and while a node restart is being checked,
+// from the daemon (it waits for the node while already serving), so
+// /readyz says "node unreachable" from the first second.
+//
+// GET /status answers the StatusReport as JSON (status.go): what the daemon
+// reports through Config.Status (version, commit, start time, chain, the
+// node's address, reachability, kind, version, prevout source and last
+// error, P2P peers, store path) with the indexed tip and store size from
+// the view and the node's height from Metrics; `cfindexd status` reads it.
 //
 // Shutdown: after the context of Run/Serve ends, requests in flight get
 // ShutdownTimeout, idle keep-alive connections close at once, and so do

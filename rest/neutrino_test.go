@@ -14,6 +14,8 @@ import (
 	"github.com/lightninglabs/neutrino/headerfs"
 
 	"net/http/httptest"
+
+	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
 // TestNeutrinoMetadata pins the 10-byte prefix of neutrino v0.18.0's
@@ -95,7 +97,7 @@ func TestNeutrinoImport(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(30*time.Second))
 			_, err = imp.Import(ctx)
 			cancel()
 			db.Close()

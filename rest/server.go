@@ -8,8 +8,12 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/cfindexd/cfindexd/store"
 )
 
 // Server is the HTTP server: Core-compatible REST filter endpoints, bulk
@@ -20,7 +24,7 @@ type Server struct {
 	view      ChainView
 	metrics   *Metrics
 	log       zerolog.Logger
-	bulkSlots chan struct{}
+	bulkSlots *bulkSlots
 }
 
 // New checks cfg (zero fields take the defaults) and returns a server over
@@ -42,7 +46,7 @@ func New(cfg Config, view ChainView, metrics *Metrics, log zerolog.Logger) (*Ser
 		view:      view,
 		metrics:   metrics,
 		log:       log.With().Str("component", "http").Logger(),
-		bulkSlots: make(chan struct{}, cfg.MaxBulkInFlight),
+		bulkSlots: newBulkSlots(cfg.MaxBulkInFlight, cfg.MaxBulkPerAddr, metrics.httpBulkInFlight),
 	}, nil
 }
 
@@ -71,12 +75,21 @@ func (s *Server) Run(ctx context.Context) error {
 // Serve serves on ln (which it closes) until ctx ends, then shuts down
 // gracefully: it stops accepting, lets requests in flight finish for up to
 // Config.ShutdownTimeout (their contexts are not cancelled by ctx), then
-// closes what is left.
+// closes what is left. Connections are admitted within Config.MaxConns
+// and MaxConnsPerAddr (see connGate).
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	gate := newConnGate(ln, s.cfg, s.metrics)
+	ln = gate
 	unstarted := newUnstartedConns()
 	srv := &http.Server{
-		ConnState:         unstarted.track,
-		Handler:           s.Handler(),
+		Handler: s.Handler(),
+		// The gate follows every connection's state for its caps and
+		// eviction; unstarted closes, at shutdown, those that never sent
+		// a request (a *gatedConn, so closing it frees its place).
+		ConnState: func(c net.Conn, state http.ConnState) {
+			gate.connState(c, state)
+			unstarted.track(c, state)
+		},
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
 		ReadTimeout:       s.cfg.ReadTimeout,
 		WriteTimeout:      s.cfg.WriteTimeout,
@@ -114,16 +127,21 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// serveHTTP dispatches one request and counts it by route and status.
+// serveHTTP dispatches one request and counts it by route and status,
+// with its duration. A panic in a handler is recovered (recoverPanic) and
+// the request counted with the status it was answered.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	began := time.Now()
 	rec := &statusRecorder{ResponseWriter: w}
+	route := routeNotFound
+	defer func() { s.metrics.httpRequest(route, rec.code(), time.Since(began)) }()
+	defer s.recoverPanic(rec, r)
 	if len(r.RequestURI) > s.cfg.MaxURILength {
 		writeText(rec, http.StatusRequestURITooLong, "request target too long")
-		s.metrics.httpRequest(routeNotFound, rec.code())
 		return
 	}
 	t := parseTarget(r.URL.EscapedPath(), r.URL.RawQuery)
-	defer func() { s.metrics.httpRequest(t.route, rec.code()) }()
+	route = t.route
 	if !methodAllowed(t.route, r.Method) {
 		rec.Header().Set("Allow", allowed(t.route))
 		writeText(rec, http.StatusMethodNotAllowed, "method not allowed")
@@ -166,42 +184,47 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serveBulkRoute takes a bulk slot (or answers 503) and serves the file.
 func (s *Server) serveBulkRoute(w http.ResponseWriter, r *http.Request, t target) {
-	select {
-	case s.bulkSlots <- struct{}{}:
-		defer func() { <-s.bulkSlots }()
-	default:
+	release, refused := s.bulkSlots.acquire(clientKeyOf(r.RemoteAddr))
+	if release == nil {
+		s.metrics.httpBulkRefused(refused)
 		w.Header().Set("Retry-After", "5")
-		writeText(w, http.StatusServiceUnavailable, "too many bulk downloads in flight; retry")
+		if refused == "per_address" {
+			writeText(w, http.StatusServiceUnavailable, "too many bulk downloads from your address in flight; retry")
+		} else {
+			writeText(w, http.StatusServiceUnavailable, "too many bulk downloads in flight; retry")
+		}
 		return
 	}
-	start, end, final, ok := s.bulkRange(w, t)
-	if !ok {
-		return
-	}
-	var f bulkFile
-	switch t.route {
-	case routeBulkHeaders:
-		f = headersFile
-	case routeBulkFilterHeaders:
-		f = fheadersFile
-	case routeBulkFilters:
-		f = filtersFile
-	case routeNeutrinoBlockHeaders:
-		f = s.neutrinoFile(false, start)
-	case routeNeutrinoFilterHeaders:
-		f = s.neutrinoFile(true, start)
-	}
-	s.serveBulk(w, r, f, start, end, final)
+	defer release()
+	s.serveBulkFile(w, r, t)
 }
 
 // serveMetrics refreshes the gauges read from the store, then serves the
 // registry.
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	s.metrics.SetStoreSize(s.view.SizeBytes())
-	if tip, ok := s.view.Tip(); ok {
-		s.metrics.SetIndexedHeight(tip.Height)
+	if tip, blockTime, ok := s.indexedTip(); ok {
+		s.metrics.SetIndexedTip(tip.Height, blockTime)
 	}
 	s.metrics.handler().ServeHTTP(w, r)
+}
+
+// indexedTip returns the indexed tip and its block timestamp, read from one
+// snapshot; false on an empty index or a failed read.
+func (s *Server) indexedTip() (tip store.Tip, blockTime time.Time, ok bool) {
+	err := s.view.Read(func(v ChainReader) error {
+		if tip, ok = v.Tip(); !ok {
+			return nil
+		}
+		hdr, err := v.HeaderAt(tip.Height)
+		blockTime = hdr.Timestamp
+		return err
+	})
+	if err != nil {
+		s.log.Error().Err(err).Msg("read the indexed tip")
+		return store.Tip{}, time.Time{}, false
+	}
+	return tip, blockTime, ok
 }
 
 // internalError logs err and answers 500 without details.
@@ -260,12 +283,19 @@ func (s *statusRecorder) code() int {
 	return s.status
 }
 
-// zerologWriter routes net/http's own log lines (TLS noise, panics) to
-// zerolog at debug level: they are caused by clients.
+// zerologWriter routes net/http's own log lines to zerolog: at debug level
+// (malformed requests, accept errors, TLS noise: caused by clients), except
+// a panic net/http caught itself, which is a bug of ours and logged at
+// error. Handler panics never get there (recoverPanic catches them first).
 type zerologWriter struct{ log zerolog.Logger }
 
 func (z zerologWriter) Write(p []byte) (int, error) {
-	z.log.Debug().Msg(string(p))
+	msg := strings.TrimSuffix(string(p), "\n")
+	if strings.HasPrefix(msg, "http: panic serving") {
+		z.log.Error().Msg(msg)
+	} else {
+		z.log.Debug().Msg(msg)
+	}
 	return len(p), nil
 }
 

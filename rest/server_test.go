@@ -10,13 +10,24 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
-// TestHealthAndReadiness: /healthz is always 200 "ok"; /readyz flips with the
-// lag between the indexed tip (115) and the node's last seen tip.
+// TestHealthAndReadiness: /healthz is always 200 "ok"; /readyz is 200 only
+// while the node answers, the indexed tip (115) is within ReadyMaxLag of
+// the node's last seen tip and, with ReadyMaxTipAge set, its block is
+// recent enough; each 503 says why.
 func TestHealthAndReadiness(t *testing.T) {
 	v := recordedView(t)
+	tipHdr, err := v.HeaderAt(115)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tipTime := tipHdr.Timestamp
 	m := NewMetrics()
+	now := tipTime.Add(time.Minute)
+	m.now = func() time.Time { return now }
 	s, err := New(Config{}, v, m, zerologNop())
 	if err != nil {
 		t.Fatal(err)
@@ -25,7 +36,7 @@ func TestHealthAndReadiness(t *testing.T) {
 	if resp := do(t, h, "GET", "/healthz", nil); resp.StatusCode != 200 || string(body(t, resp)) != "ok\n" {
 		t.Fatalf("/healthz: %d", resp.StatusCode)
 	}
-	ready := func(wantStatus int) readiness {
+	readyOn := func(h http.Handler, wantStatus int, wantReason string) readiness {
 		t.Helper()
 		resp := do(t, h, "GET", "/readyz", nil)
 		var rd readiness
@@ -35,34 +46,62 @@ func TestHealthAndReadiness(t *testing.T) {
 		if resp.StatusCode != wantStatus || rd.Ready != (wantStatus == 200) {
 			t.Fatalf("/readyz: %d %+v, want %d", resp.StatusCode, rd, wantStatus)
 		}
-		if wantStatus != 200 && rd.Reason == "" {
-			t.Fatalf("/readyz 503 without a reason")
+		if wantStatus != 200 && (rd.Reason == "" || !strings.Contains(rd.Reason, wantReason)) {
+			t.Fatalf("/readyz 503 with reason %q, want one saying %q", rd.Reason, wantReason)
 		}
 		return rd
 	}
-	ready(503) // node tip unseen
-	m.NodeTip(115)
-	ready(200)
-	m.NodeTip(117)
-	ready(200)
-	m.NodeTip(118)
-	rd := ready(503)
+	ready := func(wantStatus int, wantReason string) readiness {
+		t.Helper()
+		return readyOn(h, wantStatus, wantReason)
+	}
+	ready(503, "node tip not seen yet")
+	m.NodeReachable(errors.New("getbestblockhash: dial tcp 127.0.0.1:18443: connect: connection refused"))
+	ready(503, "node unreachable: getbestblockhash: dial tcp 127.0.0.1:18443: connect: connection refused")
+	m.NodeReachable(nil)
+	ready(503, "node tip not seen yet")
+	m.NodeTip(115, tipTime)
+	rd := ready(200, "")
+	if rd.IndexedTipAge == nil || *rd.IndexedTipAge != 60 {
+		t.Errorf("indexed tip age %v, want 60 s", rd.IndexedTipAge)
+	}
+	m.NodeTip(117, tipTime)
+	ready(200, "")
+	m.NodeTip(118, tipTime)
+	rd = ready(503, "more than 2 blocks behind the node")
 	if *rd.IndexedHeight != 115 || *rd.NodeHeight != 118 {
 		t.Errorf("readiness heights %+v", rd)
 	}
+	m.NodeTip(115, tipTime)
+	m.NodeReachable(errors.New("getbestblockhash: HTTP 401"))
+	ready(503, "node unreachable: getbestblockhash: HTTP 401")
+	m.NodeReachable(nil)
+	ready(200, "")
+	// Without ReadyMaxTipAge an old tip is fine (regtest).
+	now = tipTime.Add(30 * 24 * time.Hour)
+	ready(200, "")
+
+	aged := newTestServer(t, v, Config{ReadyMaxTipAge: 2 * time.Hour})
+	aged.Metrics().now = func() time.Time { return now }
+	aged.Metrics().NodeTip(115, tipTime)
+	aged.Metrics().NodeReachable(nil)
+	now = tipTime.Add(2 * time.Hour)
+	readyOn(aged.Handler(), 200, "")
+	now = tipTime.Add(2*time.Hour + time.Second)
+	readyOn(aged.Handler(), 503, "indexed tip's block is 2h0m1s old, more than 2h0m0s")
+
 	v.rollback(100)
-	m.NodeTip(101)
-	ready(200)
+	m.NodeTip(101, tipTime)
+	ready(200, "")
 
 	lax := newTestServer(t, v, Config{ReadyMaxLag: 20})
-	lax.Metrics().NodeTip(118)
-	if resp := do(t, lax.Handler(), "GET", "/readyz", nil); resp.StatusCode != 200 {
-		t.Errorf("ReadyMaxLag 20, lag 18: %d", resp.StatusCode)
-	}
+	lax.Metrics().NodeTip(118, tipTime)
+	readyOn(lax.Handler(), 200, "")
 	empty := newTestServer(t, newFakeView(), Config{})
-	empty.Metrics().NodeTip(0)
-	if resp := do(t, empty.Handler(), "GET", "/readyz", nil); resp.StatusCode != 503 {
-		t.Errorf("empty index ready: %d", resp.StatusCode)
+	empty.Metrics().NodeTip(0, tipTime)
+	readyOn(empty.Handler(), 503, "nothing indexed yet")
+	if _, err := New(Config{ReadyMaxTipAge: -time.Second}, v, nil, zerologNop()); !errors.Is(err, ErrBadConfig) {
+		t.Errorf("negative ReadyMaxTipAge: %v", err)
 	}
 }
 
@@ -79,7 +118,7 @@ func TestServeLifecycle(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(ctx, ln) }()
 	base := "http://" + ln.Addr().String()
-	client := &http.Client{Timeout: 10 * time.Second}
+	client := &http.Client{Timeout: testtime.Scale(10 * time.Second)}
 
 	get := func(path string, hdr http.Header) int {
 		t.Helper()
@@ -111,7 +150,7 @@ func TestServeLifecycle(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Serve after cancel: %v", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(testtime.Scale(10 * time.Second)):
 		t.Fatal("Serve did not return after cancel")
 	}
 }
@@ -119,7 +158,7 @@ func TestServeLifecycle(t *testing.T) {
 // TestRunDisabledAndBadAddr: no address means HTTP is off; a bad address
 // fails at once.
 func TestRunDisabledAndBadAddr(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(10*time.Second))
 	defer cancel()
 	if err := newTestServer(t, newFakeView(), Config{}).Run(ctx); err != nil {
 		t.Errorf("disabled Run: %v", err)

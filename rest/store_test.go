@@ -46,7 +46,7 @@ func TestRealStoreMatchesFake(t *testing.T) {
 	fv.commit(branch[fork+1:]...)
 
 	cfg := Config{Net: chaincfg.RegressionNetParams.Net, ReorgSafetyDepth: 100}
-	real := newTestServer(t, st, cfg).Handler()
+	real := newTestServer(t, NewStoreView(st), cfg).Handler()
 	fake := newTestServer(t, fv, cfg).Handler()
 
 	tip := branch[len(branch)-1]

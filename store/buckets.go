@@ -55,6 +55,21 @@ func (b *buckets) readTip() (Tip, bool, error) {
 	return t, true, nil
 }
 
+// missing is the error for height h absent from a height-keyed bucket
+// (what names the read): ErrCorrupt when h is at or below the tip this
+// transaction sees, since every such height is stored, and ErrNotFound
+// above it (a read that raced a rollback, or a height not indexed yet).
+func (b *buckets) missing(what string, h uint32) error {
+	tip, ok, err := b.readTip()
+	if err != nil {
+		return err
+	}
+	if ok && h <= tip.Height {
+		return fmt.Errorf("%w: %s at %d missing below the tip %d", ErrCorrupt, what, h, tip.Height)
+	}
+	return fmt.Errorf("%s at %d: %w", what, h, ErrNotFound)
+}
+
 // activeHeight returns the height of hash if it is on the active chain.
 func (b *buckets) activeHeight(hash chainhash.Hash) (uint32, bool, error) {
 	v := b.heights.Get(hash[:])
@@ -74,15 +89,15 @@ func (b *buckets) activeRecord(height uint32) (BlockRecord, error) {
 	k := heightKey(height)
 	hv := b.headers.Get(k)
 	if hv == nil {
-		return BlockRecord{}, fmt.Errorf("height %d: %w", height, ErrNotFound)
+		return BlockRecord{}, b.missing("header", height)
 	}
 	hash, hdr, err := decodeHeaderValue(hv)
 	if err != nil {
 		return BlockRecord{}, fmt.Errorf("height %d: %w", height, err)
 	}
 	filter := b.filters.Get(k)
-	if len(filter) == 0 {
-		return BlockRecord{}, fmt.Errorf("%w: height %d has a header but no filter", ErrCorrupt, height)
+	if len(filter) == 0 || len(filter) > MaxFilterSize {
+		return BlockRecord{}, fmt.Errorf("%w: height %d has a header but a filter of %d bytes", ErrCorrupt, height, len(filter))
 	}
 	fh, fhash, err := decodeFilterHeaderValue(b.filterHeaders.Get(k))
 	if err != nil {

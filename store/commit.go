@@ -15,7 +15,8 @@ import (
 // first record is the genesis block at height 0 whose Hash is the genesis
 // hash Open was given), and each Header.PrevBlock is the Hash of the block
 // before it; otherwise CommitBatch returns ErrNotConnected. A record whose
-// Hash is not Header.BlockHash(), whose Filter is empty, or whose non-zero
+// Hash is not Header.BlockHash(), whose Filter is empty or longer than
+// MaxFilterSize, or whose non-zero
 // FilterHash is not dSHA256(Filter) fails with ErrInvalidRecord. Each
 // FilterHeader must continue the BIP-157 chain, dSHA256(FilterHash ||
 // previous FilterHeader) with the tip's (zero below genesis) before the
@@ -80,8 +81,8 @@ func checkBatch(recs []BlockRecord) (encodedBatch, error) {
 	enc := newEncodedBatch(len(recs))
 	for i := range recs {
 		r := &recs[i]
-		if len(r.Filter) == 0 {
-			return encodedBatch{}, fmt.Errorf("%w: block %s at height %d: empty filter", ErrInvalidRecord, r.Hash, r.Height)
+		if len(r.Filter) == 0 || len(r.Filter) > MaxFilterSize {
+			return encodedBatch{}, fmt.Errorf("%w: block %s at height %d: filter of %d bytes, want 1..%d", ErrInvalidRecord, r.Hash, r.Height, len(r.Filter), MaxFilterSize)
 		}
 		if got := enc.encode(i, r); got != r.Hash {
 			return encodedBatch{}, fmt.Errorf("%w: block at height %d: Hash %s but header hashes to %s", ErrInvalidRecord, r.Height, r.Hash, got)

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
 // TestReadersDuringWrites runs readers against a writer that commits and
@@ -71,7 +73,7 @@ func TestReadersDuringWrites(t *testing.T) {
 		}
 		select {
 		case <-woke:
-		case <-time.After(10 * time.Second):
+		case <-time.After(testtime.Scale(10 * time.Second)):
 			t.Fatalf("step %d: TipChanged waiter did not wake", i)
 		}
 	}

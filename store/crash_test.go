@@ -16,6 +16,8 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
 // The helper process is this test binary run again with helperEnv set; it
@@ -49,7 +51,8 @@ func crashBatchEnds() []uint32 {
 }
 
 // TestHelperProcess is not a test: it is the child process of
-// TestCrashSafety ("crash") and TestLockedAcrossProcesses ("lock").
+// TestCrashSafety ("crash"), TestLockedAcrossProcesses ("lock") and
+// TestCreateKilled ("create").
 func TestHelperProcess(t *testing.T) {
 	mode := os.Getenv(helperEnv)
 	if mode == "" {
@@ -74,6 +77,8 @@ func TestHelperProcess(t *testing.T) {
 			fmt.Fprintln(os.Stderr, "crash helper:", err)
 			os.Exit(3)
 		}
+	case "create":
+		createHelper(path, genesis, os.Getenv(helperStepEnv))
 	}
 }
 
@@ -248,7 +253,7 @@ func runAndKill(t *testing.T, path string, genesis chainhash.Hash, waitLines int
 	}()
 
 	var lines []string
-	deadline := time.NewTimer(20 * time.Second)
+	deadline := time.NewTimer(testtime.Scale(20 * time.Second))
 	defer deadline.Stop()
 	for len(lines) < waitLines {
 		select {

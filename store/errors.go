@@ -16,7 +16,8 @@ var (
 	ErrNotConnected = errors.New("batch does not connect to the tip")
 
 	// ErrInvalidRecord is returned by CommitBatch when a record is malformed
-	// on its own: Hash is not Header.BlockHash(), Filter is empty, or a
+	// on its own: Hash is not Header.BlockHash(), Filter is empty or
+	// longer than MaxFilterSize, or a
 	// non-zero FilterHash is not dSHA256(Filter). Nothing is written.
 	ErrInvalidRecord = errors.New("invalid block record")
 

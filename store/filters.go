@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -15,29 +14,11 @@ func (s *Store) FilterByHash(hash chainhash.Hash) (BlockRecord, bool, error) {
 		rec    BlockRecord
 		active bool
 	)
-	err := s.view(func(b *buckets) error {
-		h, ok, err := b.activeHeight(hash)
-		if err != nil {
-			return err
-		}
-		if ok {
-			active = true
-			rec, err = b.activeRecord(h)
-		} else if v := b.stale.Get(hash[:]); v != nil {
-			rec, err = decodeStale(hash, v)
-		} else {
-			return fmt.Errorf("filter of %s: %w", hash, ErrNotFound)
-		}
-		if err != nil {
-			return err
-		}
-		rec.Filter = bytes.Clone(rec.Filter)
-		return nil
+	err := s.Read(func(v *Snapshot) (err error) {
+		rec, active, err = v.FilterByHash(hash)
+		return err
 	})
-	if err != nil {
-		return BlockRecord{}, false, err
-	}
-	return rec, active, nil
+	return rec, active, err
 }
 
 // FiltersByHeight returns the active records at heights start..end
@@ -47,37 +28,23 @@ func (s *Store) FilterByHash(hash chainhash.Hash) (BlockRecord, bool, error) {
 // the tip. The filters of one call share one backing array (each slice is
 // capped at its own length).
 func (s *Store) FiltersByHeight(start, end uint32) ([]BlockRecord, error) {
-	if err := checkRange(start, end); err != nil {
-		return nil, fmt.Errorf("filters %d..%d: %w", start, end, err)
-	}
-	recs := make([]BlockRecord, end-start+1)
-	err := s.view(func(b *buckets) error {
-		if err := b.scanActive(start, recs); err != nil {
-			return err
-		}
-		detach(recs)
-		return nil
+	var recs []BlockRecord
+	err := s.Read(func(v *Snapshot) (err error) {
+		recs, err = v.FiltersByHeight(start, end)
+		return err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("filters %d..%d: %w", start, end, err)
-	}
-	return recs, nil
+	return recs, err
 }
 
 // FilterHeadersByHeight returns the active filter headers at heights
 // start..end inclusive, ascending, with the same errors as FiltersByHeight.
 func (s *Store) FilterHeadersByHeight(start, end uint32) ([]chainhash.Hash, error) {
-	if err := checkRange(start, end); err != nil {
-		return nil, fmt.Errorf("filter headers %d..%d: %w", start, end, err)
-	}
-	out := make([]chainhash.Hash, end-start+1)
-	err := s.view(func(b *buckets) error {
-		return b.scanFilterHeaders(start, out)
+	var out []chainhash.Hash
+	err := s.Read(func(v *Snapshot) (err error) {
+		out, err = v.FilterHeadersByHeight(start, end)
+		return err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("filter headers %d..%d: %w", start, end, err)
-	}
-	return out, nil
+	return out, err
 }
 
 // scanActive fills recs with the active blocks at start, start+1, ...
@@ -100,10 +67,13 @@ func (b *buckets) scanActive(start uint32, recs []BlockRecord) error {
 		}
 		h := start + uint32(i)
 		if !isHeight(hk, h) {
-			return fmt.Errorf("height %d: %w", h, ErrNotFound)
+			return b.missing("header", h)
 		}
 		if !isHeight(fk, h) || len(fv) == 0 || !isHeight(fhk, h) {
 			return fmt.Errorf("%w: height %d has a header but no filter or filter header", ErrCorrupt, h)
+		}
+		if len(fv) > MaxFilterSize {
+			return fmt.Errorf("%w: filter at %d is %d bytes", ErrCorrupt, h, len(fv))
 		}
 		r := &recs[i]
 		r.Height = h
@@ -140,7 +110,7 @@ func (b *buckets) scanFilterChain(start uint32, n int, visit func(i int, filterH
 		}
 		h := start + uint32(i)
 		if !isHeight(k, h) {
-			return fmt.Errorf("filter header at %d: %w", h, ErrNotFound)
+			return b.missing("filter header", h)
 		}
 		fh, fhash, err := decodeFilterHeaderValue(v)
 		if err != nil {

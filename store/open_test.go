@@ -11,6 +11,8 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
 func TestReopenKeepsEverything(t *testing.T) {
@@ -163,7 +165,7 @@ func TestLockedAcrossProcesses(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
 	cmd.Env = append(os.Environ(), helperEnv+"=lock", helperPathEnv+"="+path, helperGenesisEnv+"="+genesis.String())
 	begin := time.Now()
-	out, err := runWithDeadline(cmd, 20*time.Second)
+	out, err := runWithDeadline(cmd, testtime.Scale(20*time.Second))
 	if err != nil {
 		t.Fatalf("helper: %v\n%s", err, out)
 	}

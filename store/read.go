@@ -10,13 +10,8 @@ import (
 // HashAt returns the hash of the active block at height, or ErrNotFound.
 func (s *Store) HashAt(height uint32) (chainhash.Hash, error) {
 	var hash chainhash.Hash
-	err := s.view(func(b *buckets) error {
-		v := b.headers.Get(heightKey(height))
-		if v == nil {
-			return fmt.Errorf("hash at %d: %w", height, ErrNotFound)
-		}
-		var err error
-		hash, _, err = decodeHeaderValue(v)
+	err := s.Read(func(v *Snapshot) (err error) {
+		hash, err = v.HashAt(height)
 		return err
 	})
 	return hash, err
@@ -29,17 +24,8 @@ func (s *Store) HeightOf(hash chainhash.Hash) (uint32, bool, error) {
 		height uint32
 		active bool
 	)
-	err := s.view(func(b *buckets) error {
-		h, ok, err := b.activeHeight(hash)
-		if err != nil || ok {
-			height, active = h, ok
-			return err
-		}
-		v := b.stale.Get(hash[:])
-		if v == nil {
-			return fmt.Errorf("height of %s: %w", hash, ErrNotFound)
-		}
-		height, _, err = stalePrevAndHeight(hash, v)
+	err := s.Read(func(v *Snapshot) (err error) {
+		height, active, err = v.HeightOf(hash)
 		return err
 	})
 	return height, active, err
@@ -49,13 +35,8 @@ func (s *Store) HeightOf(hash chainhash.Hash) (uint32, bool, error) {
 // ErrNotFound.
 func (s *Store) HeaderAt(height uint32) (wire.BlockHeader, error) {
 	var hdr wire.BlockHeader
-	err := s.view(func(b *buckets) error {
-		v := b.headers.Get(heightKey(height))
-		if v == nil {
-			return fmt.Errorf("header at %d: %w", height, ErrNotFound)
-		}
-		var err error
-		_, hdr, err = decodeHeaderValue(v)
+	err := s.Read(func(v *Snapshot) (err error) {
+		hdr, err = v.HeaderAt(height)
 		return err
 	})
 	return hdr, err
@@ -98,29 +79,10 @@ func (s *Store) HeaderByHash(hash chainhash.Hash) (wire.BlockHeader, uint32, err
 // ErrRangeTooLarge beyond MaxRange heights, and ErrNotFound if end is above
 // the tip.
 func (s *Store) Headers(start, end uint32) ([]wire.BlockHeader, error) {
-	if err := checkRange(start, end); err != nil {
-		return nil, fmt.Errorf("headers %d..%d: %w", start, end, err)
-	}
-	out := make([]wire.BlockHeader, end-start+1)
-	err := s.view(func(b *buckets) error {
-		c := b.headers.Cursor()
-		k, v := c.Seek(heightKey(start))
-		for i := range out {
-			if i > 0 {
-				k, v = c.Next()
-			}
-			if k == nil || !isHeight(k, start+uint32(i)) {
-				return fmt.Errorf("header at %d: %w", start+uint32(i), ErrNotFound)
-			}
-			var err error
-			if _, out[i], err = decodeHeaderValue(v); err != nil {
-				return err
-			}
-		}
-		return nil
+	var out []wire.BlockHeader
+	err := s.Read(func(v *Snapshot) (err error) {
+		out, err = v.Headers(start, end)
+		return err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("headers %d..%d: %w", start, end, err)
-	}
-	return out, nil
+	return out, err
 }

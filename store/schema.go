@@ -50,6 +50,14 @@ const (
 	staleFixedLen = heightLen + headerLen + 2*hashLen
 )
 
+// MaxFilterSize bounds a stored filter. A BIP-158 basic filter spends
+// about 2.6 bytes per distinct script, and a block of at most 4 MB has at
+// most some 440,000 outputs and inputs, so no real filter comes near it.
+// CommitBatch refuses a larger filter (ErrInvalidRecord) and reads treat
+// one as corruption (ErrCorrupt), so a damaged value length can never make
+// a read copy gigabytes.
+const MaxFilterSize = 4 << 20
+
 // appendFillPercent is the page fill used for the height-keyed buckets.
 // Their keys only ever grow at the end (a rollback trims the end), so full
 // pages cost nothing on later inserts and halve the file compared with
@@ -178,8 +186,8 @@ func staleValue(r *BlockRecord) []byte {
 // decodeStale decodes a stale value into a record whose Filter aliases v;
 // callers copy it out before the transaction ends.
 func decodeStale(hash chainhash.Hash, v []byte) (BlockRecord, error) {
-	if len(v) <= staleFixedLen {
-		return BlockRecord{}, fmt.Errorf("%w: stale value for %s is %d bytes, want more than %d", ErrCorrupt, hash, len(v), staleFixedLen)
+	if len(v) <= staleFixedLen || len(v) > staleFixedLen+MaxFilterSize {
+		return BlockRecord{}, fmt.Errorf("%w: stale value for %s is %d bytes, want %d..%d", ErrCorrupt, hash, len(v), staleFixedLen+1, staleFixedLen+MaxFilterSize)
 	}
 	return BlockRecord{
 		Height:       binary.BigEndian.Uint32(v),

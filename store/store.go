@@ -3,7 +3,9 @@ package store
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -34,6 +36,11 @@ type Options struct {
 	// consistent store, but a power loss or kernel crash may lose or tear
 	// the last commits. For tests only; never set it in production.
 	NoSync bool
+
+	// createHook, if set, is called after each step of creating a new
+	// store (the step* constants); an error aborts the creation there.
+	// Tests use it to interrupt creation.
+	createHook func(step string) error
 }
 
 // Tip is the highest block of the active chain.
@@ -62,6 +69,7 @@ type BlockRecord struct {
 // parallel with them and with each other and see only committed state.
 type Store struct {
 	db      *bolt.DB
+	file    *os.File // bbolt's file, kept to release the lock if bbolt cannot
 	path    string
 	genesis chainhash.Hash
 
@@ -74,6 +82,7 @@ type Store struct {
 	hasTip     bool
 	tipChanged chan struct{}
 	closed     bool
+	broken     error // set when a panic outside a transaction's body left bbolt unusable
 }
 
 // Open opens the store at path, creating it for the network whose genesis
@@ -81,40 +90,91 @@ type Store struct {
 // ErrWrongNetwork if the file belongs to another genesis, ErrSchemaVersion
 // if it was written with another schema version, ErrLocked if another Store
 // holds the file past opts.Timeout, and ErrCorrupt if it is not a bbolt
-// file or a bbolt file that is not a store. A failed Open of an existing
-// file writes nothing to it.
+// file, a damaged one (truncated, zero-filled, a bad meta, freelist or root
+// page: see checkFile), or a bbolt file that is not a store. A failed Open
+// of an existing file writes nothing to it.
+//
+// A new store is built in a temporary file and linked into place (see
+// create), so a crash or a full disk during creation never leaves a
+// half-made store at path. An existing file is locked and checked with
+// plain reads before bbolt maps it, so damage that would make bbolt fault
+// (SIGBUS) or panic is a clear error instead.
 func Open(path string, genesis chainhash.Hash, opts Options) (*Store, error) {
 	timeout := opts.Timeout
 	if timeout <= 0 {
 		timeout = DefaultLockTimeout
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{
-		Timeout:      timeout,
-		NoSync:       opts.NoSync,
-		FreelistType: bolt.FreelistMapType,
-	})
+	removeStaleCreating(splitPath(path))
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		if err := create(path, genesis, opts); err != nil {
+			return nil, fmt.Errorf("open store %s: %w", path, err)
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	if err := lockFile(f, timeout); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	size, err := fileSize(f)
+	if err == nil {
+		err = checkFile(f, size)
+	}
+	if err != nil {
+		f.Close()
+		return nil, withHint(path, err)
+	}
+	db, err := openBolt(f, timeout, opts)
 	if errors.Is(err, bolt.ErrTimeout) {
 		return nil, fmt.Errorf("open store %s: waited %s: %w", path, timeout, ErrLocked)
 	}
 	if errors.Is(err, bolt.ErrInvalid) || errors.Is(err, bolt.ErrVersionMismatch) || errors.Is(err, bolt.ErrChecksum) {
-		return nil, fmt.Errorf("open store %s: %w: %w", path, ErrCorrupt, err)
+		err = fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	if err != nil {
+		if errors.Is(err, ErrCorrupt) {
+			return nil, withHint(path, err)
+		}
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, genesis: genesis, tipChanged: make(chan struct{})}
+	s := &Store{db: db, file: f, path: path, genesis: genesis, tipChanged: make(chan struct{})}
 	if err := s.init(); err != nil {
-		_ = db.Close()
+		_ = s.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	return s, nil
 }
 
-// init creates the buckets of a new file, or checks the schema version and
-// genesis of an existing one, and loads the tip.
+// openBolt opens the locked, checked file f with bbolt. A panic or memory
+// fault inside bbolt (a freelist it cannot read) becomes an error wrapping
+// ErrCorrupt; f is then closed, which releases the lock.
+func openBolt(f *os.File, timeout time.Duration, opts Options) (db *bolt.DB, err error) {
+	old := debug.SetPanicOnFault(true)
+	defer debug.SetPanicOnFault(old)
+	defer func() {
+		if v := recover(); v != nil {
+			f.Close()
+			db, err = nil, panicError("opening the file", v)
+		}
+	}()
+	return bolt.Open(f.Name(), 0o600, &bolt.Options{
+		Timeout:      timeout,
+		NoSync:       opts.NoSync,
+		FreelistType: bolt.FreelistMapType,
+		OpenFile:     func(string, int, os.FileMode) (*os.File, error) { return f, nil },
+	})
+}
+
+// init checks the schema version and genesis of the file and loads the tip.
+// A bbolt file without any bucket (a store created in place by an older
+// build that stopped before writing its schema) gets the schema now.
 func (s *Store) init() error {
 	var fresh bool
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.txn(false, func(tx *bolt.Tx) error {
 		if tx.Bucket(bucketMeta) != nil {
 			return nil
 		}
@@ -127,24 +187,12 @@ func (s *Store) init() error {
 		return err
 	}
 	if fresh {
-		err := s.db.Update(func(tx *bolt.Tx) error {
-			for _, name := range allBuckets {
-				if _, err := tx.CreateBucketIfNotExists(name); err != nil {
-					return fmt.Errorf("create bucket %s: %w", name, err)
-				}
-			}
-			meta := tx.Bucket(bucketMeta)
-			// The version is a 4-byte big-endian integer, the form of a height key.
-			if err := meta.Put(metaSchemaVersion, heightKey(SchemaVersion)); err != nil {
-				return err
-			}
-			return meta.Put(metaGenesis, s.genesis[:])
-		})
+		err := s.txn(true, func(tx *bolt.Tx) error { return writeSchema(tx, s.genesis) })
 		if err != nil {
 			return fmt.Errorf("create schema: %w", err)
 		}
 	}
-	return s.db.View(func(tx *bolt.Tx) error {
+	return s.txn(false, func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		v := meta.Get(metaSchemaVersion)
 		if v == nil {
@@ -190,7 +238,15 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	close(s.tipChanged)
+	broken := s.broken
 	s.mu.Unlock()
+	if broken != nil {
+		// bbolt may hold its own locks after the panic that broke the
+		// store; closing the file releases the flock without waiting on
+		// them (the mapping goes with the process).
+		_ = s.file.Close()
+		return nil
+	}
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close store %s: %w", s.path, err)
 	}
@@ -232,37 +288,4 @@ func (s *Store) SizeBytes() int64 {
 		return 0
 	}
 	return fi.Size()
-}
-
-// view runs fn in a read transaction.
-func (s *Store) view(fn func(b *buckets) error) error {
-	err := s.db.View(func(tx *bolt.Tx) error {
-		b, err := openBuckets(tx)
-		if err != nil {
-			return err
-		}
-		return fn(b)
-	})
-	return mapClosed(err)
-}
-
-// update runs fn in a write transaction that commits (with fsync unless
-// Options.NoSync) if fn returns nil and rolls back otherwise.
-func (s *Store) update(fn func(b *buckets) error) error {
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		b, err := openBuckets(tx)
-		if err != nil {
-			return err
-		}
-		b.setAppendFill()
-		return fn(b)
-	})
-	return mapClosed(err)
-}
-
-func mapClosed(err error) error {
-	if errors.Is(err, bolt.ErrDatabaseNotOpen) {
-		return ErrClosed
-	}
-	return err
 }

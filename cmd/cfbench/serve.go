@@ -125,7 +125,7 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 		TipHeight:   chain.Height,
 		Workers:     8,
 		BatchBlocks: 500,
-		Extra:       []string{"--listen=" + addr, "--maxpeers=" + limit, "--maxpeersperip=" + limit},
+		Extra:       []string{"--listen=" + addr, "--maxpeers=" + limit, "--maxpeersperip=" + limit, "--maxpeerspersubnet=" + limit},
 	}
 	say("cfindexd: catching up, then serving on %s", addr)
 	proc, err := startDaemon(ctx, run)

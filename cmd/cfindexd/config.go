@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/cfindexd/cfindexd/rest"
 )
 
 // envPrefix starts every environment variable cfindexd reads.
@@ -31,31 +33,57 @@ var (
 // CFINDEXD_, the environment variable. config.example.toml documents each key
 // and a test keeps the two in sync. Precedence: flags > env > file > defaults.
 type Config struct {
-	Chain            string        `toml:"chain" usage:"network: main, test, testnet4, signet, regtest or simnet (btcd)"`
-	DataDir          string        `toml:"datadir" path:"true" usage:"cfindexd's own data directory; the store lives in <datadir>/<chain>/"`
-	RPCConnect       string        `toml:"rpcconnect" usage:"host of the node's JSON-RPC server"`
-	RPCPort          int           `toml:"rpcport" usage:"port of the node's JSON-RPC server (0 = the chain's Bitcoin Core port, then btcd's)"`
-	RPCUser          string        `toml:"rpcuser" usage:"JSON-RPC user; empty = cookie authentication"`
-	RPCPassword      string        `toml:"rpcpassword" usage:"JSON-RPC password"`
-	RPCCookieFile    string        `toml:"rpccookiefile" path:"true" usage:"path of the node's .cookie (default <bitcoindatadir>/<chain subdir>/.cookie)"`
-	BitcoinDataDir   string        `toml:"bitcoindatadir" path:"true" usage:"the node's datadir, used to find its .cookie"`
-	RESTURL          string        `toml:"resturl" usage:"base URL of Core's REST interface (-rest=1); empty = http://<rpcconnect>:<rpcport>"`
-	PrevoutSource    string        `toml:"prevoutsource" usage:"where spent scripts come from: auto, rest, getblock or txindex"`
-	NodeP2P          string        `toml:"nodep2p" usage:"node's P2P host:port to fetch raw blocks from in txindex mode (btcd); auto = rpcconnect on the chain's node P2P port; empty = JSON-RPC only"`
-	ZMQPubHashBlock  string        `toml:"zmqpubhashblock" usage:"node's zmqpubhashblock endpoint, e.g. tcp://127.0.0.1:28332; empty = poll only"`
-	PollInterval     time.Duration `toml:"pollinterval" usage:"how often to ask the node for its tip when no notification arrives"`
-	Workers          int           `toml:"workers" usage:"blocks fetched and filtered in parallel during catch-up"`
-	ScriptCache      int           `toml:"scriptcache" usage:"MiB of recent output scripts kept to resolve spends in txindex mode (btcd) without asking the node; 0 disables"`
-	BatchBlocks      int           `toml:"batchblocks" usage:"most blocks committed in one store transaction"`
-	Listen           string        `toml:"listen" usage:"P2P address for light clients; auto = every interface on the chain's cfindexd port; empty disables"`
-	MaxPeers         int           `toml:"maxpeers" usage:"most P2P peers at once"`
-	MaxPeersPerIP    int           `toml:"maxpeersperip" usage:"most P2P peers from one IPv4 address or IPv6 /64"`
-	RelayTx          bool          `toml:"relaytx" usage:"pass transactions from light clients to the node (sendrawtransaction)"`
-	HTTPListen       string        `toml:"httplisten" usage:"HTTP API, metrics and health address; auto = 127.0.0.1:<chain's HTTP port>; empty disables"`
-	ReadyBlocks      int           `toml:"readyblocks" usage:"/readyz is 200 while the indexed tip is at most this many blocks behind the node"`
-	ReorgSafetyDepth int           `toml:"reorgsafetydepth" usage:"bulk ranges at least this deep are final: strong ETag, immutable caching"`
-	LogLevel         string        `toml:"loglevel" usage:"trace, debug, info, warn or error"`
-	LogFormat        string        `toml:"logformat" usage:"auto (console on a terminal, JSON otherwise), console or json"`
+	Chain           string        `toml:"chain" usage:"network: main, test, testnet4, signet, regtest or simnet (btcd)"`
+	DataDir         string        `toml:"datadir" path:"true" usage:"cfindexd's own data directory; the store lives in <datadir>/<chain>/"`
+	RPCConnect      string        `toml:"rpcconnect" usage:"host of the node's JSON-RPC server"`
+	RPCPort         int           `toml:"rpcport" usage:"port of the node's JSON-RPC server (0 = the chain's Bitcoin Core port, then btcd's)"`
+	RPCUser         string        `toml:"rpcuser" usage:"JSON-RPC user; empty = cookie authentication"`
+	RPCPassword     string        `toml:"rpcpassword" usage:"JSON-RPC password"`
+	RPCCookieFile   string        `toml:"rpccookiefile" path:"true" usage:"path of the node's .cookie (default <bitcoindatadir>/<chain subdir>/.cookie)"`
+	BitcoinDataDir  string        `toml:"bitcoindatadir" path:"true" usage:"the node's datadir, used to find its .cookie"`
+	RESTURL         string        `toml:"resturl" usage:"base URL of Core's REST interface (-rest=1); empty = http://<rpcconnect>:<rpcport>"`
+	PrevoutSource   string        `toml:"prevoutsource" usage:"where spent scripts come from: auto, blocksdir, rest, getblock or txindex"`
+	NodeP2P         string        `toml:"nodep2p" usage:"node's P2P host:port to fetch raw blocks from in txindex mode (btcd); auto = rpcconnect on the chain's node P2P port; empty = JSON-RPC only"`
+	ZMQPubHashBlock string        `toml:"zmqpubhashblock" usage:"node's zmqpubhashblock endpoint, e.g. tcp://127.0.0.1:28332; empty = poll only"`
+	PollInterval    time.Duration `toml:"pollinterval" usage:"how often to ask the node for its tip when no notification arrives"`
+	Workers         int           `toml:"workers" usage:"blocks fetched and filtered in parallel during catch-up"`
+	ScriptCache     int           `toml:"scriptcache" usage:"MiB of recent output scripts kept to resolve spends in txindex mode (btcd) without asking the node; 0 disables"`
+	BatchBlocks     int           `toml:"batchblocks" usage:"most blocks committed in one store transaction"`
+	Listen          string        `toml:"listen" usage:"P2P address for light clients; auto = every interface on the chain's cfindexd port; empty disables"`
+	MaxPeers        int           `toml:"maxpeers" usage:"most P2P peers at once"`
+	MaxPeersPerIP   int           `toml:"maxpeersperip" usage:"most P2P peers from one IPv4 address or IPv6 /64"`
+	RelayTx         bool          `toml:"relaytx" usage:"pass transactions from light clients to the node (sendrawtransaction)"`
+	// P2P defences against hostile peers (p2pconfig.go turns them into
+	// p2p.Config).
+	MaxPeersPerSubnet int           `toml:"maxpeerspersubnet" usage:"most P2P peers from one IPv4 /16 or IPv6 /48"`
+	Whitelist         string        `toml:"whitelist" usage:"comma-separated addresses and networks (e.g. 127.0.0.1, 10.0.0.0/8) whose P2P peers are exempt from the per-address and per-subnet caps, eviction, discouragement and the upload target: a reverse proxy, Tor"`
+	SendBudget        int           `toml:"sendbudget" usage:"MiB of P2P answers queued for all peers together"`
+	PeerSendBudget    int           `toml:"peersendbudget" usage:"KiB of P2P answers queued for one peer"`
+	RecvBudget        int           `toml:"recvbudget" usage:"MiB of large P2P messages (over 16 KiB) buffered for all peers together; more are discarded"`
+	PeerStallTimeout  time.Duration `toml:"peerstalltimeout" usage:"disconnect a P2P peer whose answers stay queued this long without one being written"`
+	MaxBlockFetches   int           `toml:"maxblockfetches" usage:"most blocks fetched from the node for P2P peers at once (1 while indexing catches up), over a connection of their own"`
+	MaxUploadTarget   int           `toml:"maxuploadtarget" usage:"MiB of blocks served to P2P peers per 24 h before blocks over a week old are refused; 0 = no limit"`
+	TxRelayRate       int           `toml:"txrelayrate" usage:"transactions per second relayed to the node from all P2P peers together (relaytx)"`
+
+	HTTPListen       string `toml:"httplisten" usage:"HTTP API, metrics and health address; auto = 127.0.0.1:<chain's HTTP port>; empty disables"`
+	ReadyBlocks      int    `toml:"readyblocks" usage:"/readyz is 200 while the indexed tip is at most this many blocks behind the node"`
+	ReorgSafetyDepth int    `toml:"reorgsafetydepth" usage:"bulk ranges at least this deep are final (strong ETag, immutable caching); a deeper reorg stops cfindexd unless allowdeepreorg"`
+	// HTTP connection and bulk-download limits (issue 9).
+	HTTPMaxConns      int `toml:"httpmaxconns" usage:"most open HTTP connections; idle ones are closed to admit new ones, beyond that new ones get 503"`
+	HTTPMaxConnsPerIP int `toml:"httpmaxconnsperip" usage:"most open HTTP connections from one IPv4 address or IPv6 /64"`
+	HTTPBulkPerIP     int `toml:"httpbulkperip" usage:"most bulk downloads at once from one IPv4 address or IPv6 /64 (of 8 in all)"`
+	HTTPBulkMinRate   int `toml:"httpbulkminrate" usage:"KiB/s a bulk download must reach in every 10 s window, or it is cut off and its slot freed"`
+
+	LogLevel  string `toml:"loglevel" usage:"trace, debug, info, warn or error"`
+	LogFormat string `toml:"logformat" usage:"auto (console on a terminal, JSON otherwise), console or json"`
+
+	// Reorg safety and readiness (reorgready.go).
+	AllowDeepReorg bool          `toml:"allowdeepreorg" usage:"follow reorgs deeper than reorgsafetydepth, and a node whose chain shares only the genesis block with the index, instead of stopping"`
+	ReorgSettle    time.Duration `toml:"reorgsettle" usage:"how long the node must stay on a chain with no more work than the indexed one before cfindexd follows it; 0 = at once"`
+	ReadyMaxTipAge string        `toml:"readymaxtipage" usage:"/readyz is 503 while the indexed tip's block is older than this; auto = 2h on main, test, testnet4 and signet, off on regtest and simnet; 0 = off"`
+
+	// The blocks-directory prevout source.
+	BlocksDir string `toml:"blocksdir" path:"true" usage:"Bitcoin Core's blocks directory (holding blk00000.dat) for prevoutsource blocksdir, read-only; empty = <bitcoindatadir>/<chain subdir>/blocks"`
 
 	// btcd as a first-class node (issue 11).
 	RPCCert string `toml:"rpccert" path:"true" usage:"path of btcd's rpc.cert: the node's RPC is then HTTPS, trusting this certificate; empty = plain HTTP"`
@@ -65,24 +93,40 @@ type Config struct {
 // environment variable or flag sets.
 func defaultConfig() Config {
 	return Config{
-		Chain:            "main",
-		DataDir:          "~/.cfindexd",
-		RPCConnect:       "127.0.0.1",
-		BitcoinDataDir:   "~/.bitcoin",
-		PrevoutSource:    "auto",
-		PollInterval:     time.Second,
-		Workers:          8,
-		ScriptCache:      64,
-		BatchBlocks:      500,
-		NodeP2P:          "auto",
-		Listen:           "auto",
-		MaxPeers:         125,
-		MaxPeersPerIP:    8,
-		HTTPListen:       "auto",
-		ReadyBlocks:      2,
-		ReorgSafetyDepth: 144,
-		LogLevel:         "info",
-		LogFormat:        "auto",
+		Chain:          "main",
+		DataDir:        "~/.cfindexd",
+		RPCConnect:     "127.0.0.1",
+		BitcoinDataDir: "~/.bitcoin",
+		PrevoutSource:  "auto",
+		PollInterval:   time.Second,
+		Workers:        8,
+		ScriptCache:    64,
+		BatchBlocks:    500,
+		NodeP2P:        "auto",
+		Listen:         "auto",
+		MaxPeers:       125,
+		MaxPeersPerIP:  8,
+
+		MaxPeersPerSubnet: 32,
+		SendBudget:        32,
+		PeerSendBudget:    1024,
+		RecvBudget:        4,
+		PeerStallTimeout:  time.Minute,
+		MaxBlockFetches:   2,
+		MaxUploadTarget:   5000,
+		TxRelayRate:       20,
+
+		HTTPListen:        "auto",
+		ReadyBlocks:       2,
+		ReorgSafetyDepth:  144,
+		ReorgSettle:       10 * time.Second,
+		ReadyMaxTipAge:    "auto",
+		HTTPMaxConns:      rest.DefaultMaxConns,
+		HTTPMaxConnsPerIP: rest.DefaultMaxConnsPerAddr,
+		HTTPBulkPerIP:     rest.DefaultMaxBulkPerAddr,
+		HTTPBulkMinRate:   rest.DefaultBulkMinRate >> 10,
+		LogLevel:          "info",
+		LogFormat:         "auto",
 	}
 }
 
@@ -356,9 +400,12 @@ func (c *Config) validate() error {
 		c.RPCCookieFile = filepath.Join(c.BitcoinDataDir, nw.CookieSubdir, ".cookie")
 	}
 	switch c.PrevoutSource {
-	case "auto", "rest", "getblock", "txindex":
+	case "auto", "blocksdir", "rest", "getblock", "txindex":
 	default:
-		return fmt.Errorf("prevoutsource: %q is not auto, rest, getblock or txindex", c.PrevoutSource)
+		return fmt.Errorf("prevoutsource: %q is not auto, blocksdir, rest, getblock or txindex", c.PrevoutSource)
+	}
+	if c.BlocksDir == "" {
+		c.BlocksDir = filepath.Join(c.BitcoinDataDir, nw.CookieSubdir, "blocks")
 	}
 	if c.NodeP2P != "" && c.NodeP2P != "auto" {
 		if _, port, err := net.SplitHostPort(c.NodeP2P); err != nil || port == "" {
@@ -396,6 +443,9 @@ func (c *Config) validate() error {
 	if c.MaxPeersPerIP < 1 || c.MaxPeersPerIP > c.MaxPeers {
 		return fmt.Errorf("maxpeersperip: %d is outside 1..maxpeers (%d)", c.MaxPeersPerIP, c.MaxPeers)
 	}
+	if err := c.validateP2PDefences(); err != nil {
+		return err
+	}
 	if c.HTTPListen == "auto" {
 		c.HTTPListen = net.JoinHostPort("127.0.0.1", strconv.Itoa(nw.HTTPPort))
 	}
@@ -409,6 +459,12 @@ func (c *Config) validate() error {
 	}
 	if c.ReorgSafetyDepth < 6 || c.ReorgSafetyDepth > 100000 {
 		return fmt.Errorf("reorgsafetydepth: %d is outside 6..100000", c.ReorgSafetyDepth)
+	}
+	if err := c.validateReorgReady(); err != nil {
+		return err
+	}
+	if err := c.validateHTTPLimits(); err != nil {
+		return err
 	}
 	switch c.LogLevel {
 	case "trace", "debug", "info", "warn", "error":
@@ -460,6 +516,7 @@ func printUsage(w io.Writer, keys []configKey) {
 	fmt.Fprintf(w, "  --conf=FILE    TOML configuration file (also --config, %sCONFIG);\n", envPrefix)
 	fmt.Fprintf(w, "                 default <datadir>/%s when it exists\n", defaultConfigName)
 	fmt.Fprintf(w, "  --version      print the version, commit and Go version and exit\n")
+	fmt.Fprintf(w, "  --reindex      move the store aside and rebuild it from the node (see README)\n")
 	fmt.Fprintf(w, "  --help         print this help and exit\n\n")
 	fmt.Fprintf(w, "  status         ask the running cfindexd (at httplisten) how it is doing;\n")
 	fmt.Fprintf(w, "                 --json prints its /status document\n\n")

@@ -23,37 +23,49 @@ const storeFileName = "cfindexd.db"
 // prevoutModes maps the prevoutsource config values to bitcoind's modes.
 func prevoutModes() map[string]string {
 	return map[string]string{
-		"auto":     "",
-		"rest":     bitcoind.ModeREST,
-		"getblock": bitcoind.ModeGetBlock3,
-		"txindex":  bitcoind.ModeTxIndex,
+		"auto":      "",
+		"blocksdir": bitcoind.ModeBlocksDir,
+		"rest":      bitcoind.ModeREST,
+		"getblock":  bitcoind.ModeGetBlock3,
+		"txindex":   bitcoind.ModeTxIndex,
 	}
 }
 
 // runDaemon wires the components and runs them until ctx ends or one fails
 // for good. A nil return means a clean shutdown. confFile is the
-// configuration file read, for the start line.
-func runDaemon(ctx context.Context, cfg Config, confFile string, log zerolog.Logger) error {
+// configuration file read, for the start line. With reindex the store is
+// moved aside first and rebuilt from the node.
+func runDaemon(ctx context.Context, cfg Config, confFile string, log zerolog.Logger, reindex bool) error {
 	nw, err := lookupNetwork(cfg.Chain)
 	if err != nil {
 		return err
 	}
-	return runDaemonOn(ctx, cfg, nw, confFile, log)
+	return runDaemonOn(ctx, cfg, nw, confFile, log, reindex)
 }
 
 // runDaemonOn is runDaemon on the network nw, which tests may give other
-// default ports. Order matters to an operator: the store opens and the
-// listeners bind first, so a locked store or a taken port stops cfindexd
-// at once with one line; then HTTP, metrics, health and P2P serve what the
-// store holds while the node is waited for, checked and followed in the
-// background (nodeSupervisor).
-func runDaemonOn(ctx context.Context, cfg Config, nw network, confFile string, log zerolog.Logger) error {
+// default ports. Order matters to an operator: the open file limit is
+// checked, the store opens and the listeners bind first, so a low limit, a
+// locked or corrupt store or a taken port stops cfindexd at once with one
+// line; then HTTP, metrics, health and P2P serve what the store holds
+// while the node is waited for, checked and followed in the background
+// (nodeSupervisor). Every goroutine the daemon owns runs guarded: a panic
+// in one is logged and stops the daemon with one line.
+func runDaemonOn(ctx context.Context, cfg Config, nw network, confFile string, log zerolog.Logger, reindex bool) error {
 	started := time.Now()
+	if err := checkFDLimit(cfg); err != nil {
+		return err
+	}
 	dir := filepath.Join(cfg.DataDir, nw.Name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create datadir: %w", err)
 	}
 	storePath := filepath.Join(dir, storeFileName)
+	if reindex {
+		if err := reindexStore(storePath, time.Now(), log); err != nil {
+			return err
+		}
+	}
 	st, err := store.Open(storePath, *nw.Params.GenesisHash, store.Options{Timeout: time.Second})
 	if err != nil {
 		return err // store.Open names the file
@@ -66,9 +78,14 @@ func runDaemonOn(ctx context.Context, cfg Config, nw network, confFile string, l
 	defer lns.close()
 
 	metrics := rest.NewMetrics()
+	metrics.SetBuildInfo(version)
 	tip, haveTip := st.Tip()
 	if haveTip {
 		metrics.SetIndexedHeight(tip.Height)
+	}
+	maxTipAge, err := readyMaxTipAge(cfg.ReadyMaxTipAge, nw.Name)
+	if err != nil {
+		return err
 	}
 	link, err := newNodeLink(cfg, nw, metrics, log)
 	if err != nil {
@@ -84,27 +101,22 @@ func runDaemonOn(ctx context.Context, cfg Config, nw network, confFile string, l
 	}
 	ev.Msg("starting")
 
-	p2pServer, err := p2p.New(p2p.Config{
-		ListenAddr:    cfg.Listen,
-		Params:        nw.Params,
-		View:          p2p.NewStoreView(st),
-		Blocks:        link,
-		Relay:         link,
-		RelayTx:       cfg.RelayTx,
-		UserAgent:     "/cfindexd:" + version + "/",
-		MaxPeers:      cfg.MaxPeers,
-		MaxPeersPerIP: cfg.MaxPeersPerIP,
-		Log:           log,
-		Metrics:       metrics,
-	})
+	// Peers reach the node through the link: the peers' own client
+	// (peerNodeClient) of whichever candidate address answered.
+	p2pCfg, err := p2pConfig(cfg, nw, st, metrics, link, log)
 	if err != nil {
 		return fmt.Errorf("p2p: %w", err)
 	}
-	httpServer, err := rest.New(rest.Config{
+	p2pServer, err := p2p.New(p2pCfg)
+	if err != nil {
+		return fmt.Errorf("p2p: %w", err)
+	}
+	httpServer, err := rest.New(httpLimits(cfg, rest.Config{
 		Addr:             cfg.HTTPListen,
 		Net:              nw.Params.Net,
 		ReorgSafetyDepth: uint32(cfg.ReorgSafetyDepth),
 		ReadyMaxLag:      uint32(cfg.ReadyBlocks),
+		ReadyMaxTipAge:   maxTipAge,
 		Status: func() rest.DaemonStatus {
 			return rest.DaemonStatus{
 				Version: build.Version, Commit: build.Commit, GoVersion: build.GoVersion,
@@ -112,23 +124,23 @@ func runDaemonOn(ctx context.Context, cfg Config, nw network, confFile string, l
 				Peers: p2pServer.PeerCount(), StorePath: storePath,
 			}
 		},
-	}, st, metrics, log)
+	}), rest.NewStoreView(st), metrics, log)
 	if err != nil {
 		return fmt.Errorf("http: %w", err)
 	}
 
 	g, gctx := errgroup.WithContext(ctx)
 	if ln := lns.takeHTTP(); ln != nil {
-		g.Go(func() error { return httpServer.Serve(gctx, ln) })
+		g.Go(guarded(log, "http", func() error { return httpServer.Serve(gctx, ln) }))
 	} else {
 		log.Info().Msg("http disabled (httplisten is empty)")
 	}
 	if ln := lns.takeP2P(); ln != nil {
-		g.Go(func() error { return p2pServer.Serve(gctx, ln) })
+		g.Go(guarded(log, "p2p", func() error { return p2pServer.Serve(gctx, ln) }))
 	} else {
 		log.Info().Msg("P2P server disabled (listen is empty)")
 	}
-	g.Go(func() error { reportStoreSize(gctx, st, metrics); return nil })
+	g.Go(guarded(log, "store size reporter", func() error { reportStoreSize(gctx, st, metrics); return nil }))
 	wake := make(chan struct{}, 1)
 	if cfg.ZMQPubHashBlock != "" {
 		sub, err := bitcoind.NewZMQSubscriber(bitcoind.ZMQConfig{Endpoint: cfg.ZMQPubHashBlock},
@@ -136,8 +148,8 @@ func runDaemonOn(ctx context.Context, cfg Config, nw network, confFile string, l
 		if err != nil {
 			return fmt.Errorf("zmq: %w", err)
 		}
-		g.Go(func() error { return sub.Run(gctx) })
-		g.Go(func() error { forwardHints(gctx, sub.Hints(), wake); return nil })
+		g.Go(guarded(log, "zmq", func() error { return sub.Run(gctx) }))
+		g.Go(guarded(log, "zmq hints", func() error { forwardHints(gctx, sub.Hints(), wake); return nil }))
 	}
 	nodeP2P, guessed := nodeP2PAddr(cfg, nw)
 	sup := &nodeSupervisor{
@@ -150,10 +162,12 @@ func runDaemonOn(ctx context.Context, cfg Config, nw network, confFile string, l
 			NodeP2PGuessed:   guessed,
 			P2PNet:           nw.Params.Net,
 			ScriptCacheBytes: scriptCacheBytes(cfg.ScriptCache),
+			BlocksDir:        cfg.BlocksDir,
+			BlocksDirNet:     nw.Params.Net,
 		},
 		prevouts: &prevoutTotals{metrics: metrics},
 	}
-	g.Go(func() error { return sup.run(gctx) })
+	g.Go(guarded(log, "node supervisor", func() error { return sup.run(gctx) }))
 	return g.Wait()
 }
 

@@ -30,7 +30,7 @@ func startInProcess(t *testing.T, nw network, args ...string) *daemonProc {
 	d := &daemonProc{t: t, cond: make(chan struct{}), done: make(chan struct{}), cancel: cancel}
 	errc := make(chan error, 1)
 	go func() {
-		err := runDaemonOn(ctx, cfg, nw, "", log)
+		err := runDaemonOn(ctx, cfg, nw, "", log, false)
 		_ = pw.Close()
 		errc <- err
 	}()

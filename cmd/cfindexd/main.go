@@ -29,6 +29,11 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "status" {
 		return runStatus(args[1:], environ, stdout, stderr)
 	}
+	args, reindex, err := takeReindexFlag(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "cfindexd: config: %v\n", err)
+		return 2
+	}
 	cfg, confFile, err := loadConfigFrom(args, environ, stdout)
 	switch {
 	case errors.Is(err, errHelp):
@@ -67,7 +72,8 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		}
 	}()
 
-	if err := runDaemon(ctx, cfg, confFile, log); err != nil {
+	daemon := guarded(log, "daemon", func() error { return runDaemon(ctx, cfg, confFile, log, reindex) })
+	if err := daemon(); err != nil {
 		fmt.Fprintf(stderr, "cfindexd: %v\n", err)
 		return 1
 	}

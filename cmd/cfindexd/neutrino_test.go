@@ -72,7 +72,7 @@ func TestNeutrinoSyncsFromDaemon(t *testing.T) {
 
 	p2pAddr, httpAddr := freeAddr(t), freeAddr(t)
 	d := startDaemon(t, append(nodeArgs(node, "regtest", t.TempDir()),
-		"--listen="+p2pAddr, "--httplisten="+httpAddr, "--relaytx=true", "--pollinterval=100ms")...)
+		"--listen="+p2pAddr, "--httplisten="+httpAddr, "--relaytx=true", "--pollinterval=100ms", "--reorgsettle=10m")...)
 	d.waitLog(e2eWait, heightAtLeast(e2eChainHeight))
 	t.Logf("cfindexd indexed to %d at %v", e2eChainHeight, time.Since(began).Round(time.Millisecond))
 
@@ -144,27 +144,57 @@ func TestNeutrinoSyncsFromDaemon(t *testing.T) {
 		t.Fatalf("cfindexd saw %d connections and %d disconnections, want 1 and 0", c, dc)
 	}
 
-	// A reorg reaches neutrino: drop the top three blocks on btcd and
-	// mine a longer branch from their parent.
+	// A reorg reaches neutrino: drop the top three blocks on btcd, then
+	// mine the replacement branch one block at a time. The daemon polls
+	// the node (every 100 ms) in each intermediate state — three blocks
+	// disconnected and none connected, then a shorter branch, then one as
+	// long (equal work) — and must keep serving the indexed chain through
+	// all of them (the settle time is raised so a slow machine cannot
+	// outlast it), switching only once the new branch has more work:
+	// neutrino must never see a tip with less work.
+	polledAt := func(h int32) {
+		t.Helper()
+		if !pollUntil(e2eWait, func() bool { return scrape(t, "http://"+httpAddr)["cfindexd_node_height"] == float64(h) }) {
+			t.Fatalf("the daemon did not poll the node at height %d within %v", h, e2eWait)
+		}
+	}
 	old, err := node.BlockHash(ctx, height-2)
 	if err != nil {
 		t.Fatal(err)
 	}
+	indexedTip := tip
 	if err := node.InvalidateBlock(ctx, old); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := node.Generate(ctx, 5); err != nil {
-		t.Fatal(err)
-	}
-	tip, height = mustBest(ctx, t, node)
-	// The daemon either switches branches in one step or, when it polls
-	// between the invalidation and the new blocks, first rolls back to the
-	// node's shorter chain (which it does not announce: peers know that
-	// block) and then extends it.
+	polledAt(height - 3)
 	d.waitLog(e2eWait, func(m map[string]any) bool {
 		msg, _ := m["message"].(string)
-		return strings.HasPrefix(msg, "reorg: ")
+		return strings.HasPrefix(msg, "the node's chain has no more work than the indexed one")
 	})
+	for i := int32(1); i <= 5; i++ {
+		if i <= 4 {
+			// i-1 replacement blocks: no more work than the indexed
+			// chain's three (equal at three), so nothing moves.
+			if st, _, b := get(t, fmt.Sprintf("http://%s/rest/blockhashbyheight/%d.hex", httpAddr, height), nil); st != 200 || strings.TrimSpace(string(b)) != indexedTip.String() {
+				t.Fatalf("%d blocks into the replacement branch, the daemon serves %d %q at %d, want the indexed tip %s", i-1, st, b, height, indexedTip)
+			}
+		}
+		if _, err := node.Generate(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+		polledAt(height - 3 + i)
+	}
+	tip, height = mustBest(ctx, t, node)
+	d.waitLog(e2eWait, func(m map[string]any) bool {
+		msg, _ := m["message"].(string)
+		return strings.HasPrefix(msg, "reorg: switched to the node's branch")
+	})
+	if n := d.countLogs(func(m map[string]any) bool {
+		msg, _ := m["message"].(string)
+		return strings.HasPrefix(msg, "reorg: rolled back") || strings.Contains(msg, "which has less work")
+	}); n != 0 {
+		t.Fatalf("the daemon followed a chain with less work %d times", n)
+	}
 	start = time.Now()
 	waitNeutrinoTip(t, cs, node, tip)
 	t.Logf("neutrino followed a 3-block reorg to %d in %v", height, time.Since(start).Round(time.Millisecond))
@@ -208,8 +238,12 @@ func TestNeutrinoSyncsFromDaemon(t *testing.T) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
-	if strings.Contains(metrics, "cfindexd_p2p_disconnects_total{") {
-		t.Errorf("cfindexd dropped a peer:\n%s", grepLines(metrics, "cfindexd_p2p_disconnects_total"))
+	// Every disconnect cause is exported from the start; all must be 0.
+	for l := range strings.Lines(grepLines(metrics, "cfindexd_p2p_disconnects_total{")) {
+		if !strings.HasSuffix(strings.TrimSpace(l), " 0") {
+			t.Errorf("cfindexd dropped a peer:\n%s", grepLines(metrics, "cfindexd_p2p_disconnects_total"))
+			break
+		}
 	}
 	t.Logf("whole test %v", time.Since(began).Round(time.Millisecond))
 }

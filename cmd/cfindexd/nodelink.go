@@ -47,38 +47,52 @@ func rpcCandidates(cfg Config, nw network) []rpcCandidate {
 	return []rpcCandidate{core, btcd}
 }
 
-// nodeLink is the daemon's hold on its node, which may not answer yet: one
-// RPC client per candidate address, the one that answered last, and what
-// the daemon knows about the node for /status. The P2P server relays
+// nodeLink is the daemon's hold on its node, which may not answer yet: two
+// RPC clients per candidate address (the indexer's, and a small one of its
+// own for P2P peers, peerNodeClient), the candidate that answered last, and
+// what the daemon knows about the node for /status. The P2P server relays
 // blocks and transactions through it, so it can start before the node is
 // reachable. Safe for concurrent use.
 type nodeLink struct {
 	candidates []rpcCandidate
 	clients    []*bitcoind.Client
-	metrics    *rest.Metrics
+	// peerClients[i] serves P2P peers for candidates[i]: at most
+	// maxblockfetches+1 connections, so peers never occupy the node's
+	// RPC work queue ahead of the indexer.
+	peerClients []*bitcoind.Client
+	metrics     *rest.Metrics
 
 	mu      sync.Mutex
-	current *bitcoind.Client // nil until a candidate answered
+	current int // index of the candidate in use; -1 until one answered
 	status  rest.NodeStatus
 }
 
-// newNodeLink makes a client for every candidate; none is contacted.
+// newNodeLink makes the clients of every candidate; none is contacted.
+// Every client, the peers' included, gets the same credentials and TLS
+// settings (rpccert).
 func newNodeLink(cfg Config, nw network, metrics *rest.Metrics, log zerolog.Logger) (*nodeLink, error) {
-	l := &nodeLink{candidates: rpcCandidates(cfg, nw), metrics: metrics}
+	l := &nodeLink{candidates: rpcCandidates(cfg, nw), metrics: metrics, current: -1}
 	for _, cand := range l.candidates {
-		c, err := bitcoind.NewClient(bitcoind.Config{
+		nodeCfg := bitcoind.Config{
 			Host:       cand.Addr,
 			User:       cfg.RPCUser,
 			Password:   cfg.RPCPassword,
 			CookieFile: cfg.RPCCookieFile,
 			RESTURL:    cfg.RESTURL,
 			RPCCert:    cfg.RPCCert,
-		}, log.With().Str("component", "bitcoind").Logger())
+		}
+		c, err := bitcoind.NewClient(nodeCfg, log.With().Str("component", "bitcoind").Logger())
 		if err != nil {
 			l.close()
 			return nil, fmt.Errorf("node client: %w", err)
 		}
 		l.clients = append(l.clients, c)
+		pc, err := peerNodeClient(nodeCfg, cfg, log)
+		if err != nil {
+			l.close()
+			return nil, fmt.Errorf("node client for peers: %w", err)
+		}
+		l.peerClients = append(l.peerClients, pc)
 	}
 	l.status.Address = l.candidates[0].Addr
 	return l, nil
@@ -140,19 +154,29 @@ func (l *nodeLink) cookieHint(err error) error {
 	return err
 }
 
-// use makes c the client the P2P server relays through.
+// use makes c, one of the candidates' clients, the one in use: the P2P
+// server relays through that candidate's peers' client.
 func (l *nodeLink) use(c *bitcoind.Client) {
 	l.mu.Lock()
-	l.current = c
-	l.status.Address = c.Host()
-	l.mu.Unlock()
+	defer l.mu.Unlock()
+	for i, ci := range l.clients {
+		if ci == c {
+			l.current = i
+			l.status.Address = c.Host()
+			return
+		}
+	}
 }
 
-// client returns the client in use, nil before any candidate answered.
-func (l *nodeLink) client() *bitcoind.Client {
+// peerClient returns the peers' client of the candidate in use, nil
+// before any candidate answered.
+func (l *nodeLink) peerClient() *bitcoind.Client {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.current
+	if l.current < 0 {
+		return nil
+	}
+	return l.peerClients[l.current]
 }
 
 // up records a successful contact: the node's identity and prevout mode
@@ -197,27 +221,32 @@ func (l *nodeLink) nodeStatus() rest.NodeStatus {
 // requests before the node has answered once.
 var errNodeNotConnected = errors.New("the node has not answered yet")
 
-// FetchBlock implements p2p.BlockFetcher through the client in use.
+// FetchBlock implements p2p.BlockFetcher through the peers' client of the
+// candidate in use.
 func (l *nodeLink) FetchBlock(ctx context.Context, hash chainhash.Hash) (*wire.MsgBlock, error) {
-	c := l.client()
+	c := l.peerClient()
 	if c == nil {
 		return nil, errNodeNotConnected
 	}
 	return p2p.NewNodeBlockFetcher(c).FetchBlock(ctx, hash)
 }
 
-// SendRawTransaction implements p2p.TxRelayer through the client in use.
-func (l *nodeLink) SendRawTransaction(ctx context.Context, tx *wire.MsgTx) (chainhash.Hash, error) {
-	c := l.client()
+// RelayTransaction implements p2p.TxRelayer through the peers' client of
+// the candidate in use.
+func (l *nodeLink) RelayTransaction(ctx context.Context, raw []byte) (chainhash.Hash, error) {
+	c := l.peerClient()
 	if c == nil {
 		return chainhash.Hash{}, errNodeNotConnected
 	}
-	return c.SendRawTransaction(ctx, tx)
+	return p2p.NewNodeTxRelayer(c).RelayTransaction(ctx, raw)
 }
 
 // close releases every client's idle connections.
 func (l *nodeLink) close() {
 	for _, c := range l.clients {
+		c.Close()
+	}
+	for _, c := range l.peerClients {
 		c.Close()
 	}
 }

@@ -232,10 +232,14 @@ func (s *nodeSupervisor) follow(ctx context.Context, client *bitcoind.Client, sr
 		Workers:      s.cfg.Workers,
 		BatchBlocks:  s.cfg.BatchBlocks,
 		PollInterval: s.cfg.PollInterval,
+		// Reorg safety (reorgready.go).
+		ReorgSafetyDepth: uint32(s.cfg.ReorgSafetyDepth),
+		AllowDeepReorg:   s.cfg.AllowDeepReorg,
+		ReorgSettle:      reorgSettle(s.cfg.ReorgSettle),
 	}, client, src, s.st, s.wake, s.metrics, s.log.With().Str("component", "indexer").Logger())
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return follower.Run(gctx) })
-	g.Go(func() error { return s.watch(gctx, client) })
+	g.Go(guarded(s.log, "indexer", func() error { return follower.Run(gctx) }))
+	g.Go(guarded(s.log, "node watch", func() error { return s.watch(gctx, client) }))
 	return g.Wait()
 }
 
@@ -322,8 +326,8 @@ func closeSource(src bitcoind.BlockSource) {
 
 // prevoutTotals keeps cfindexd_prevouts_resolved_total monotonic across
 // the sources the daemon uses in turn: the counts of sources it left
-// behind plus those of the current one. The counter is registered when
-// the first source that counts (txindex) is used.
+// behind plus those of the current one. The metrics export 0 until the
+// first source that counts (txindex) is used.
 type prevoutTotals struct {
 	metrics *rest.Metrics
 

@@ -21,7 +21,7 @@ func TestPathKeysExpandHome(t *testing.T) {
 	home := t.TempDir()
 	env := map[string]string{"HOME": home, "CFINDEXD_BITCOINDATADIR": "${HOME}/btc"}
 	file := writeFile(t, "c.toml", "rpccert = \"~/.btcd/rpc.cert\"\n")
-	cfg, err := loadConfig([]string{"--conf=" + file, "--datadir=~", "--rpccookiefile=$HOME/x/.cookie"}, envFrom(env), &bytes.Buffer{})
+	cfg, err := loadConfig([]string{"--conf=" + file, "--datadir=~", "--rpccookiefile=$HOME/x/.cookie", "--blocksdir=~/core/blocks"}, envFrom(env), &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,6 +30,7 @@ func TestPathKeysExpandHome(t *testing.T) {
 		"bitcoindatadir": filepath.Join(home, "btc"),
 		"rpccookiefile":  filepath.Join(home, "x", ".cookie"),
 		"rpccert":        filepath.Join(home, ".btcd", "rpc.cert"),
+		"blocksdir":      filepath.Join(home, "core", "blocks"),
 	}
 	paths := 0
 	for _, k := range configKeys() {
@@ -57,6 +58,10 @@ func TestPathKeysExpandHome(t *testing.T) {
 	}
 	if cfg.DataDir != filepath.Join(home, ".cfindexd") || cfg.BitcoinDataDir != filepath.Join(home, ".bitcoin") {
 		t.Errorf("defaults: datadir %q, bitcoindatadir %q", cfg.DataDir, cfg.BitcoinDataDir)
+	}
+	// blocksdir's default derives from the expanded bitcoindatadir.
+	if cfg.BlocksDir != filepath.Join(home, ".bitcoin", "blocks") {
+		t.Errorf("default blocksdir %q", cfg.BlocksDir)
 	}
 	for _, bad := range []string{"--datadir=~bob/data", "--rpccert=~root"} {
 		var stderr bytes.Buffer

@@ -3,6 +3,8 @@ package btcdtest
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -16,6 +18,8 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/v2"
+
+	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
 const (
@@ -27,6 +31,9 @@ const (
 	logTailLines = 60
 	// logFileName is btcd's stdout+stderr, kept in the datadir.
 	logFileName = "btcd.out.log"
+	// portAttempts bounds the first launch's tries with fresh ports when
+	// another process took a port between freePorts and btcd's bind.
+	portAttempts = 3
 )
 
 // Options configures Start.
@@ -63,6 +70,10 @@ type Node struct {
 	user    string
 	pass    string
 	wallet  *Wallet
+
+	// launched is set once btcd answered RPC on the node's ports; from then
+	// on they are the node's for good (Restart keeps them).
+	launched bool
 
 	mu   sync.Mutex
 	proc *exec.Cmd
@@ -154,7 +165,7 @@ func newNode(opts Options) (*Node, error) {
 		rpcAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0])),
 		p2pAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1])),
 		user:    "btcdtest",
-		pass:    cmp.Or(opts.RPCPassword, "btcdtest-pass"),
+		pass:    cmp.Or(opts.RPCPassword, randomPassword()),
 		wallet:  NewWallet(params, opts.WalletSeed),
 	}, nil
 }
@@ -185,11 +196,46 @@ func (n *Node) args() []string {
 	return append(args, n.opts.Extra...)
 }
 
+// randomPassword returns a fresh RPC password, so that a node answering on
+// a port this Node chose but another process took (another test's btcd)
+// refuses our credentials instead of being mistaken for ours.
+func randomPassword() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "btcdtest-" + hex.EncodeToString(b[:])
+}
+
 // Launch starts the btcd process with the node's datadir, ports and options
 // and waits until it answers RPC. Start and StartNode call it; call it again
 // after Stop to bring a node back without a testing.TB (Restart does Stop
-// and Launch). It is an error to launch a running node.
+// and Launch). It is an error to launch a running node. On the first launch
+// only, a btcd that exits before answering (it could not bind a port
+// another process took after freePorts released it) or a port that answers
+// with other credentials (another process's node) is retried on fresh
+// ports.
 func (n *Node) Launch() error {
+	err := n.launch()
+	for attempt := 1; err != nil && !n.launched && attempt < portAttempts &&
+		(errors.Is(err, ErrNodeExited) || errors.Is(err, ErrAuth)); attempt++ {
+		if serr := n.Stop(); serr != nil {
+			return errors.Join(err, serr)
+		}
+		ports, perr := freePorts(2)
+		if perr != nil {
+			return errors.Join(err, perr)
+		}
+		n.rpcAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
+		n.p2pAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))
+		err = n.launch()
+	}
+	if err == nil {
+		n.launched = true
+	}
+	return err
+}
+
+// launch starts btcd once and waits until it answers RPC.
+func (n *Node) launch() error {
 	if n.running() {
 		return fmt.Errorf("launch btcd: %w", ErrNodeRunning)
 	}
@@ -274,7 +320,8 @@ func (n *Node) RunOnce(ctx context.Context, extra ...string) error {
 // waitReady polls getblockcount until btcd answers, it exits, or the
 // deadline passes.
 func (n *Node) waitReady(rpc *rpcClient, done <-chan struct{}) error {
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	limit := testtime.Scale(startTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
@@ -294,7 +341,7 @@ func (n *Node) waitReady(rpc *rpcClient, done <-chan struct{}) error {
 			return fmt.Errorf("%w before answering RPC on %s (log %s)", ErrNodeExited, n.rpcAddr,
 				filepath.Join(n.dataDir, logFileName))
 		case <-ctx.Done():
-			return fmt.Errorf("btcd did not answer RPC on %s within %v: %w", n.rpcAddr, startTimeout, err)
+			return fmt.Errorf("btcd did not answer RPC on %s within %v: %w", n.rpcAddr, limit, err)
 		case <-tick.C:
 		}
 	}

@@ -10,11 +10,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
 func testCtx(t *testing.T) context.Context {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(50*time.Second))
 	t.Cleanup(cancel)
 	return ctx
 }

@@ -1,0 +1,75 @@
+package bloom
+
+import (
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
+)
+
+// FilteredBlock is what a BIP-37 peer that asked for a block with
+// MSG_FILTERED_BLOCK receives: the merkleblock, then the matched
+// transactions, each as its own tx message, in block order (Core's
+// vMatchedTxn). Core sends those transactions without witness data even for
+// a segwit block; which encoding a server uses is its choice, not this
+// package's.
+type FilteredBlock struct {
+	MerkleBlock MerkleBlock
+	// Matched are the indexes of the matched transactions in the block,
+	// ascending; Txs are those transactions (shared with the block).
+	Matched []int
+	Txs     []*wire.MsgTx
+}
+
+// FilterBlock matches every transaction of block against f in block order,
+// updating f as its nFlags ask (so a transaction can match because an
+// earlier one in the same block added an outpoint), and returns the
+// merkleblock and matched transactions Core's CMerkleBlock(block, filter)
+// produces. txids are the block's txids in order; nil (or a slice of the
+// wrong length) computes them. f must not be nil (a peer without a filter
+// gets no answer at all: Core sends nothing for MSG_FILTERED_BLOCK then).
+// A block without transactions, which no valid block is, gives an empty
+// tree.
+//
+// When nothing matches, the tree is one flag bit and the block's merkle
+// root: it is taken from the header rather than recomputed, which is
+// exact for any block whose header commits to its transactions, as every
+// block from the node does.
+func FilterBlock(block *wire.MsgBlock, txids []chainhash.Hash, f *Filter) *FilteredBlock {
+	if len(txids) != len(block.Transactions) {
+		txids = BlockTxids(block)
+	}
+	fb := &FilteredBlock{MerkleBlock: MerkleBlock{Header: block.Header}}
+	var matched []bool
+	for i, tx := range block.Transactions {
+		if !f.MatchTxAndUpdate(tx, &txids[i]) {
+			continue
+		}
+		if matched == nil {
+			matched = make([]bool, len(block.Transactions))
+		}
+		matched[i] = true
+		fb.Matched = append(fb.Matched, i)
+		fb.Txs = append(fb.Txs, tx)
+	}
+	if matched == nil && len(txids) > 0 {
+		fb.MerkleBlock.Tree = PartialMerkleTree{
+			Transactions: uint32(len(txids)),
+			Hashes:       []chainhash.Hash{block.Header.MerkleRoot},
+			Flags:        []byte{0},
+		}
+		return fb
+	}
+	if matched == nil {
+		matched = make([]bool, len(txids))
+	}
+	fb.MerkleBlock.Tree = *NewPartialMerkleTree(txids, matched)
+	return fb
+}
+
+// BlockTxids returns the txids of block's transactions in order.
+func BlockTxids(block *wire.MsgBlock) []chainhash.Hash {
+	txids := make([]chainhash.Hash, len(block.Transactions))
+	for i, tx := range block.Transactions {
+		txids[i] = tx.TxHash()
+	}
+	return txids
+}

@@ -1,0 +1,448 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
+	"github.com/rs/zerolog"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/cfindexd/cfindexd/internal/btcdtest"
+)
+
+// indexChain runs the daemon with args until it has indexed height, then
+// stops it with SIGTERM.
+func indexChain(t *testing.T, height int32, args ...string) {
+	t.Helper()
+	d := startDaemon(t, args...)
+	d.waitLog(2*time.Minute, heightAtLeast(float64(height)))
+	if code, _ := d.terminate(30 * time.Second); code != 0 {
+		t.Fatalf("SIGTERM: exit %d", code)
+	}
+}
+
+// TestReindexRebuildsCorruptStore zeroes both meta pages of a store the
+// daemon built from btcd. Started again, the daemon exits 1 with one line
+// that says the store is corrupt and names --reindex (no Go panic); with
+// --reindex it moves the file aside without opening it, rebuilds the store
+// from the node equal to btcd's own index, and keeps exactly one backup
+// however often it is run.
+func TestReindexRebuildsCorruptStore(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	node := btcdtest.Start(t, btcdtest.Options{TxIndex: true, WalletSeed: 71})
+	if _, err := node.Generate(ctx, 150); err != nil {
+		t.Fatal(err)
+	}
+	datadir := t.TempDir()
+	args := nodeArgs(node, "regtest", datadir)
+	indexChain(t, 150, args...)
+
+	path := filepath.Join(datadir, "regtest", storeFileName)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(make([]byte, 2*os.Getpagesize()), 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	damaged := fileBytesOf(t, path)
+
+	d := startDaemon(t, args...)
+	code, last := d.wait(30 * time.Second)
+	if code != 1 || !strings.Contains(last, "store is corrupt") || !strings.Contains(last, "cfindexd --reindex") {
+		t.Fatalf("start on a corrupt store: exit %d, last line %q", code, last)
+	}
+	d.mu.Lock()
+	for _, l := range d.lines {
+		if strings.Contains(l, "goroutine ") || strings.HasPrefix(l, "panic:") {
+			t.Fatalf("the daemon panicked: %s", l)
+		}
+	}
+	d.mu.Unlock()
+	t.Logf("without --reindex: exit %d: %s", code, last)
+
+	for run := 1; run <= 2; run++ {
+		d := startDaemon(t, append(args, "--reindex")...)
+		d.waitLog(30*time.Second, msgIs("reindex: kept the old store as a backup (delete it once the rebuild is done); rebuilding from the node"))
+		d.waitLog(2*time.Minute, heightAtLeast(150))
+		if code, _ := d.terminate(30 * time.Second); code != 0 {
+			t.Fatalf("--reindex run %d: SIGTERM: exit %d", run, code)
+		}
+		st := openStoreAfterExit(t, datadir, "regtest", node.Params())
+		if err := node.CompareStore(ctx, st, 0); err != nil {
+			t.Fatalf("--reindex run %d: %v", run, err)
+		}
+		st.Close()
+		backups, _ := filepath.Glob(path + reindexBackupInfix + "*")
+		if len(backups) != 1 {
+			t.Fatalf("--reindex run %d: backups %v, want one", run, backups)
+		}
+		if run == 1 && !bytes.Equal(fileBytesOf(t, backups[0]), damaged) {
+			t.Fatal("the backup is not the damaged store")
+		}
+		time.Sleep(1100 * time.Millisecond) // backups are named to the second
+	}
+}
+
+func fileBytesOf(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// filtersLeaf finds a leaf page of the store's filters bucket (a child of
+// its root branch, the middle one) and returns its offset in the file and
+// the heights it holds.
+func filtersLeaf(t *testing.T, path string) (offset int64, heights []uint32) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root uint64
+	_ = db.View(func(tx *bolt.Tx) error {
+		root = uint64(tx.Bucket([]byte("filters")).Root()) // store's schema (store/doc.go)
+		return nil
+	})
+	ps := uint64(db.Info().PageSize)
+	db.Close()
+	raw := fileBytesOf(t, path)
+	ne := binary.NativeEndian
+	page := func(id uint64) []byte { return raw[id*ps : (id+1)*ps] }
+	const branch, leaf = 0x01, 0x02
+	p := page(root)
+	if ne.Uint16(p[8:]) != branch {
+		t.Fatal("the filters bucket's root is not a branch page; index more blocks")
+	}
+	n := uint64(ne.Uint16(p[10:]))
+	child := ne.Uint64(p[16+(n/2)*16+8:])
+	p = page(child)
+	if ne.Uint16(p[8:]) != leaf {
+		t.Fatal("expected a leaf below the root")
+	}
+	for i := range uint64(ne.Uint16(p[10:])) {
+		e := p[16+i*16:]
+		pos, ksize := uint64(ne.Uint32(e[4:])), uint64(ne.Uint32(e[8:]))
+		heights = append(heights, binary.BigEndian.Uint32(e[pos:pos+ksize]))
+	}
+	return int64(child * ps), heights
+}
+
+// p2pClient is a bare Bitcoin P2P client for one connection.
+type p2pClient struct {
+	conn net.Conn
+	rd   *bufio.Reader
+	net  wire.BitcoinNet
+}
+
+func dialP2P(t *testing.T, addr string, bnet wire.BitcoinNet) *p2pClient {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	c := &p2pClient{conn: conn, rd: bufio.NewReader(conn), net: bnet}
+	me := wire.NewNetAddressIPPort(net.IPv4(127, 0, 0, 1), 0, 0)
+	v := wire.NewMsgVersion(me, me, 7, 0)
+	v.Services = wire.SFNodeWitness
+	if err := c.send(v); err != nil {
+		t.Fatal(err)
+	}
+	for gotVerAck := false; !gotVerAck; {
+		m, err := c.read(10 * time.Second)
+		if err != nil {
+			t.Fatalf("handshake: %v", err)
+		}
+		_, gotVerAck = m.(*wire.MsgVerAck)
+	}
+	if err := c.send(wire.NewMsgVerAck()); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func (c *p2pClient) send(m wire.Message) error {
+	_ = c.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	return wire.WriteMessage(c.conn, m, wire.AddrV2Version, c.net)
+}
+
+func (c *p2pClient) read(limit time.Duration) (wire.Message, error) {
+	_ = c.conn.SetReadDeadline(time.Now().Add(limit))
+	m, _, err := wire.ReadMessage(c.rd, wire.AddrV2Version, c.net)
+	return m, err
+}
+
+// cfilters sends getcfilters(start, stop) and collects the cfilter
+// messages that arrive within limit, up to want of them.
+func (c *p2pClient) cfilters(start uint32, stop chainhash.Hash, want int, limit time.Duration) (map[chainhash.Hash][]byte, error) {
+	if err := c.send(wire.NewMsgGetCFilters(wire.GCSFilterRegular, start, &stop)); err != nil {
+		return nil, err
+	}
+	got := map[chainhash.Hash][]byte{}
+	deadline := time.Now().Add(limit)
+	for len(got) < want {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return got, nil
+		}
+		m, err := c.read(left)
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return got, nil
+		}
+		if err != nil {
+			return got, err
+		}
+		if cf, ok := m.(*wire.MsgCFilter); ok {
+			got[cf.BlockHash] = cf.Data
+		}
+	}
+	return got, nil
+}
+
+// TestCorruptPageKeepsDaemonUp damages a leaf page of the filters bucket
+// of a store the daemon built from btcd (below the top of the tree, so the
+// daemon opens it) and starts the daemon on it: an HTTP request for a
+// filter on that page gets 500 and an error log line naming --reindex, a
+// P2P getcfilters over it gets no answer for the bad range (the request
+// fails on our side), and the daemon stays up and serves every block
+// elsewhere, equal to btcd's filters.
+func TestCorruptPageKeepsDaemonUp(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	node := btcdtest.Start(t, btcdtest.Options{TxIndex: true, WalletSeed: 72})
+	const blocks = 600 // the filters bucket becomes a root branch over several leaves
+	if _, err := node.Generate(ctx, blocks); err != nil {
+		t.Fatal(err)
+	}
+	datadir := t.TempDir()
+	args := nodeArgs(node, "regtest", datadir)
+	indexChain(t, blocks, args...)
+
+	path := filepath.Join(datadir, "regtest", storeFileName)
+	off, heights := filtersLeaf(t, path)
+	bad := heights[len(heights)/2]
+	good := uint32(0)
+	if heights[0] == 0 {
+		good = blocks
+	}
+	t.Logf("damaging the leaf at offset %d holding heights %d..%d", off, heights[0], heights[len(heights)-1])
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(make([]byte, os.Getpagesize()), off); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	httpAddr, p2pAddr := freeAddr(t), freeAddr(t)
+	args = append(withoutFlag(withoutFlag(args, "httplisten"), "listen"), "--httplisten="+httpAddr, "--listen="+p2pAddr)
+	d := startDaemon(t, args...)
+	base := "http://" + httpAddr
+	waitHTTP(t, base+"/healthz", 200, "ok")
+
+	badHash, err := node.BlockHash(ctx, int32(bad))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _, body := get(t, base+"/rest/blockfilter/basic/"+badHash.String()+".bin", nil)
+	if st != 500 || string(body) != "internal error\n" {
+		t.Fatalf("filter on the damaged page: %d %q", st, body)
+	}
+	d.waitLog(10*time.Second, func(m map[string]any) bool {
+		e, _ := m["error"].(string)
+		return m["level"] == "error" && strings.Contains(e, "store is corrupt") && strings.Contains(e, "cfindexd --reindex")
+	})
+	checkFilter := func(h uint32) {
+		t.Helper()
+		hash, err := node.BlockHash(ctx, int32(h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _, err := node.FilterOf(ctx, hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _, body := get(t, base+"/rest/blockfilter/basic/"+hash.String()+".bin", nil)
+		if st != 200 || !bytes.Equal(body, coreBlockFilter(hash, want)) {
+			t.Fatalf("filter at %d, away from the damage: %d", h, st)
+		}
+	}
+	checkFilter(good)
+
+	// P2P: a range over the damaged page, then a healthy one on a fresh
+	// connection.
+	bnet := node.Params().Net
+	c := dialP2P(t, p2pAddr, bnet)
+	stop, err := node.BlockHash(ctx, int32(heights[len(heights)-1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(heights)
+	got, err := c.cfilters(heights[0], stop, n, 5*time.Second)
+	if len(got) == n {
+		t.Fatalf("getcfilters over the damaged page got all %d filters", n)
+	}
+	t.Logf("getcfilters over the damaged page: %d of %d filters, then %v", len(got), n, err)
+	goodStart := good
+	if good == blocks {
+		goodStart = blocks - 9
+	}
+	goodStop, err := node.BlockHash(ctx, int32(goodStart+9))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = dialP2P(t, p2pAddr, bnet).cfilters(goodStart, goodStop, 10, 30*time.Second)
+	if err != nil || len(got) != 10 {
+		t.Fatalf("getcfilters away from the damage: %d filters, %v", len(got), err)
+	}
+	for hash, data := range got {
+		want, _, err := node.FilterOf(ctx, hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(data, want) {
+			t.Fatalf("cfilter of %s differs from btcd's", hash)
+		}
+	}
+	waitHTTP(t, base+"/healthz", 200, "ok")
+	if code, _ := d.terminate(30 * time.Second); code != 0 {
+		t.Fatalf("SIGTERM: exit %d", code)
+	}
+}
+
+// TestGuardedPanicIsOneLine: a panic in a daemon goroutine becomes one
+// line for main to print and an error log line carrying the stack.
+func TestGuardedPanicIsOneLine(t *testing.T) {
+	var logs bytes.Buffer
+	fn := guarded(zerolog.New(&logs), "indexer", func() error { panic("boom") })
+	err := fn()
+	if err == nil || err.Error() != "indexer panicked: boom" {
+		t.Fatalf("guarded: %v", err)
+	}
+	if !strings.Contains(logs.String(), `"level":"error"`) || !strings.Contains(logs.String(), "TestGuardedPanicIsOneLine") {
+		t.Fatalf("log: %s", logs.String())
+	}
+	if err := guarded(zerolog.Nop(), "x", func() error { return io.EOF })(); err != io.EOF {
+		t.Fatalf("guarded passes errors through: %v", err)
+	}
+}
+
+func TestTakeReindexFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		rest    []string
+		reindex bool
+		err     bool
+	}{
+		{[]string{"--chain=regtest"}, []string{"--chain=regtest"}, false, false},
+		{[]string{"--reindex", "--chain=regtest"}, []string{"--chain=regtest"}, true, false},
+		{[]string{"-reindex"}, nil, true, false},
+		{[]string{"--reindex=false"}, nil, false, false},
+		{[]string{"--reindex=yes"}, nil, false, true},
+		{[]string{"--", "--reindex"}, []string{"--", "--reindex"}, false, false},
+	} {
+		rest, reindex, err := takeReindexFlag(tc.args)
+		if (err != nil) != tc.err || reindex != tc.reindex || fmt.Sprint(rest) != fmt.Sprint(tc.rest) {
+			t.Errorf("%v: %v %v %v", tc.args, rest, reindex, err)
+		}
+	}
+	// A config file or the environment cannot ask for a reindex.
+	if _, err := loadConfig([]string{"--reindex"}, envFrom(nil), io.Discard); err == nil {
+		t.Error("loadConfig accepts --reindex: it would become a key")
+	}
+}
+
+// TestFDBudget: the open file limit must cover the caps (the defaults fit
+// in the usual 1024); a listener that is off needs none.
+func TestFDBudget(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.Listen, cfg.HTTPListen = ":8383", "127.0.0.1:8384"
+	need := uint64(cfg.MaxPeers + cfg.HTTPMaxConns + fdReserve)
+	if err := fdBudget(cfg, need); err != nil {
+		t.Fatalf("limit %d: %v", need, err)
+	}
+	// The defaults run under the common soft limit of 1024.
+	if err := fdBudget(cfg, 1024); err != nil {
+		t.Fatalf("defaults under ulimit -n 1024: %v", err)
+	}
+	if err := fdBudget(cfg, need-1); err == nil || !strings.Contains(err.Error(), "LimitNOFILE") {
+		t.Fatalf("limit %d: %v", need-1, err)
+	}
+	cfg.HTTPListen, cfg.Listen = "", ""
+	if err := fdBudget(cfg, fdReserve); err != nil {
+		t.Fatalf("both listeners off: %v", err)
+	}
+}
+
+// TestSystemdLimitsMatchBudgets keeps the unit's resource limits in step
+// with the defaults: LimitNOFILE covers what the daemon demands at start
+// with room to double the caps, GOMEMLIMIT sits below MemoryMax, and
+// TasksMax is set.
+func TestSystemdLimitsMatchBudgets(t *testing.T) {
+	raw, err := os.ReadFile(unitPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := map[string]string{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(line, "#") {
+			values[k] = v
+		}
+	}
+	size := func(s string) uint64 {
+		var n uint64
+		var unit string
+		if _, err := fmt.Sscanf(s, "%d%s", &n, &unit); err != nil {
+			t.Fatalf("size %q: %v", s, err)
+		}
+		switch unit {
+		case "G":
+			return n << 30
+		case "MiB", "M":
+			return n << 20
+		}
+		t.Fatalf("size %q: unknown unit", s)
+		return 0
+	}
+	var nofile uint64
+	if _, err := fmt.Sscan(values["LimitNOFILE"], &nofile); err != nil {
+		t.Fatalf("LimitNOFILE %q", values["LimitNOFILE"])
+	}
+	cfg := defaultConfig()
+	cfg.Listen, cfg.HTTPListen = ":8383", ":8384"
+	cfg.MaxPeers, cfg.HTTPMaxConns = 2*cfg.MaxPeers, 2*cfg.HTTPMaxConns
+	if err := fdBudget(cfg, nofile); err != nil {
+		t.Errorf("LimitNOFILE=%d does not fit twice the default caps: %v", nofile, err)
+	}
+	limit, ok := strings.CutPrefix(values["Environment"], "GOMEMLIMIT=")
+	if !ok {
+		t.Fatalf("no Environment=GOMEMLIMIT=: %q", values["Environment"])
+	}
+	if size(limit) >= size(values["MemoryMax"]) {
+		t.Errorf("GOMEMLIMIT %s is not below MemoryMax %s", limit, values["MemoryMax"])
+	}
+	if values["TasksMax"] == "" {
+		t.Error("no TasksMax=")
+	}
+}

@@ -1,0 +1,187 @@
+package p2p
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// A peer queues up to its own budget while the pool lasts; with its queue
+// empty it may always queue one frame, whatever the pool holds; with
+// frames queued and the pool spent it waits, and goes on when its queue
+// drains.
+func TestPeerBudgetAndPool(t *testing.T) {
+	ctx := context.Background()
+	pool := newSendPool(1000)
+	a := newPeerBudget(pool, 800, time.Hour)
+	b := newPeerBudget(pool, 800, time.Hour)
+
+	ga1, err := a.take(ctx, 500)
+	if err != nil || !ga1.pooled {
+		t.Fatalf("first frame: %v pooled %v", err, ga1.pooled)
+	}
+	ga2, err := a.take(ctx, 300)
+	if err != nil || !ga2.pooled || pool.Used() != 800 {
+		t.Fatalf("second frame: %v, pool %d", err, pool.Used())
+	}
+	// b's queue is empty: one frame goes through on overdraft, even a
+	// frame larger than its budget.
+	gb1, err := b.take(ctx, 900)
+	if err != nil || gb1.pooled {
+		t.Fatalf("overdraft frame: %v pooled %v", err, gb1.pooled)
+	}
+	// b has a frame queued and the pool has 200 left: 300 must wait.
+	got := make(chan sendGrant, 1)
+	go func() {
+		g, err := b.take(ctx, 300)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- g
+	}()
+	select {
+	case <-got:
+		t.Fatal("frame queued beyond the pool while the peer had frames queued")
+	case <-time.After(50 * time.Millisecond):
+	}
+	// b's own queue drains: its queue is empty, so the frame goes.
+	b.give(gb1)
+	select {
+	case g := <-got:
+		b.give(g)
+	case <-time.After(ioTimeout):
+		t.Fatal("frame not queued after the peer's queue drained")
+	}
+	a.give(ga1)
+	a.give(ga2)
+	if pool.Used() != 0 || a.Queued() != 0 || b.Queued() != 0 {
+		t.Fatalf("pool %d, queues %d %d after everything was written", pool.Used(), a.Queued(), b.Queued())
+	}
+}
+
+// A handler waiting on a queue that never drains fails after the stall
+// timeout; a queue that drains, however slowly, restarts the clock.
+func TestPeerBudgetStall(t *testing.T) {
+	ctx := context.Background()
+	const stall = 500 * time.Millisecond
+	pool := newSendPool(1 << 20)
+	p := newPeerBudget(pool, 100, stall)
+	g, _ := p.take(ctx, 100)
+	start := time.Now()
+	if _, err := p.take(ctx, 100); !errors.Is(err, errSendStalled) {
+		t.Fatalf("take on a stuck queue: %v", err)
+	}
+	if d := time.Since(start); d < stall {
+		t.Fatalf("stalled after %v, timeout %v", d, stall)
+	}
+
+	// Frames of 10 bytes drain one every stall/10: the waiter must not
+	// stall, although it waits for all ten to drain.
+	p.give(g)
+	var held []sendGrant
+	for range 10 {
+		g, _ := p.take(ctx, 10)
+		held = append(held, g)
+	}
+	go func() {
+		for _, g := range held {
+			time.Sleep(stall / 10)
+			p.give(g)
+		}
+	}()
+	if _, err := p.take(ctx, 100); err != nil {
+		t.Fatalf("take on a slowly draining queue: %v", err)
+	}
+	// The context ends a wait too.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := p.take(cctx, 1); !errors.Is(err, context.Canceled) {
+		t.Fatalf("take with a cancelled context: %v", err)
+	}
+}
+
+func TestUploadTargetWindow(t *testing.T) {
+	u := newUploadTarget(1000)
+	now := time.Unix(1_700_000_000, 0)
+	u.Add(600, now)
+	u.Add(300, now.Add(time.Hour))
+	if u.Reached(now.Add(2 * time.Hour)) {
+		t.Fatal("900 of 1000 reached")
+	}
+	u.Add(100, now.Add(3*time.Hour))
+	if !u.Reached(now.Add(3 * time.Hour)) {
+		t.Fatal("1000 of 1000 not reached")
+	}
+	// The first 600 leave the window a day later; the rest stays.
+	if got := u.Served(now.Add(24*time.Hour + time.Minute)); got != 400 {
+		t.Fatalf("served %d in the window a day later, want 400", got)
+	}
+	if u.Reached(now.Add(24*time.Hour + time.Minute)) {
+		t.Fatal("target still reached after the window slid")
+	}
+	if got := u.Served(now.Add(30 * 24 * time.Hour)); got != 0 {
+		t.Fatalf("served %d a month later", got)
+	}
+	if newUploadTarget(0).Reached(now) {
+		t.Fatal("target 0 (unlimited) reached")
+	}
+}
+
+// The gate allows max fetches, one while the indexer is busy, and serves
+// waiters in order; a waiter that gives up leaves the queue.
+func TestFetchGate(t *testing.T) {
+	ctx := context.Background()
+	var busy atomic.Bool
+	g := newFetchGate(3, busy.Load)
+	for range 3 {
+		if err := g.acquire(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	order := make(chan int, 3)
+	gone, cancel := context.WithCancel(ctx)
+	for i := range 3 {
+		c := ctx
+		if i == 1 {
+			c = gone
+		}
+		go func() {
+			if g.acquire(c) == nil {
+				order <- i
+			}
+		}()
+		waitFor(t, "waiter queued", ioTimeout, func() bool {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			return len(g.waiters) == i+1
+		})
+	}
+	cancel() // waiter 1 gives up
+	waitFor(t, "waiter 1 left", ioTimeout, func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return len(g.waiters) == 2
+	})
+	busy.Store(true)
+	g.release() // 2 in flight, but busy allows 1: nobody gets in
+	select {
+	case i := <-order:
+		t.Fatalf("waiter %d admitted while busy with 2 in flight", i)
+	case <-time.After(50 * time.Millisecond):
+	}
+	g.release()
+	g.release() // 0 in flight: one gets in
+	if i := <-order; i != 0 {
+		t.Fatalf("waiter %d first, want 0", i)
+	}
+	busy.Store(false)
+	g.release()
+	if i := <-order; i != 2 {
+		t.Fatalf("waiter %d next, want 2", i)
+	}
+	if n := g.InFlight(); n != 1 {
+		t.Fatalf("%d in flight, want 1", n)
+	}
+}

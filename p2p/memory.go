@@ -1,0 +1,75 @@
+package p2p
+
+import (
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
+)
+
+// Per-peer buffers and the sizes the memory bound is made of.
+const (
+	// peerReadBuffer and peerWriteBuffer size a peer's bufio reader and
+	// writer.
+	peerReadBuffer  = 16 << 10
+	peerWriteBuffer = 64 << 10
+	// maxUnsharedFrame is the largest frame built for one peer: a cfilter
+	// carrying the largest filter wire lets a cfilter carry (a getheaders
+	// answer, 162 KB, is smaller). Blocks are larger but shared between
+	// peers through the block cache.
+	maxUnsharedFrame = frameHeaderSize + 1 + chainhash.HashSize + 5 + wire.MaxCFilterDataSize
+	// decodedFactor bounds a decoded message plus what its handler derives
+	// from it (a getdata's notfound list) as a multiple of its payload,
+	// once declared counts are checked against the payload.
+	decodedFactor = 4
+	// relayFactor bounds a relayed transaction: the payload, its hex and
+	// the JSON-RPC request carrying it.
+	relayFactor = 5
+	// peerFixed is the rest a peer holds: a getcfilters answer's block
+	// hashes (1,000 × 32 bytes), its send queue's slots, goroutine stacks.
+	peerFixed = MaxGetCFilters*chainhash.HashSize + sendQueueFrames*80 + 32<<10
+	// answerBuild bounds an answer built under a filter-work slot: 2,000
+	// headers, their pointers and the encoded frame.
+	answerBuild = 512 << 10
+	// maxBlockBytes is Core's MAX_BLOCK_SERIALIZED_SIZE; a fetch holds a
+	// block about blockFetchFactor times (hex reply, decoded, encoded).
+	maxBlockBytes    = 4_000_000
+	blockFetchFactor = 5
+	// discouragedEntryBytes is the cost of one discouragement entry.
+	discouragedEntryBytes = 64
+)
+
+// MemoryBound returns the most heap the P2P server can hold for its peers
+// under cfg, whatever they send, in bytes. It is the sum of:
+//
+//	peers × (read buffer 16 KiB + write buffer 64 KiB
+//	         + 4 × largest small frame 16 KiB        a decoded request
+//	         + one filter chunk (16 KiB + 256 KiB)   read ahead of the budget
+//	         + 84 KiB                                block hashes, queue, stacks)
+//	+ min(peers × max(PeerSendBudget, 256 KiB),      queued responses
+//	      SendBudget + peers × 256 KiB)
+//	+ 5 × RecvBudget (4 × without relay)             large frames being decoded
+//	+ MaxFilterWork × 512 KiB                        answers being built
+//	+ BlockCacheBytes + MaxBlockFetches × 5 × 4 MB   blocks (with a fetcher)
+//	+ MaxDiscouraged × 64 B
+//
+// (256 KiB is the largest filter a cfilter carries: one frame per peer may
+// exceed the send budgets so that a reading peer always progresses.) With
+// the defaults and 125 peers this is about 200 MiB; it is a worst case that
+// needs every peer to hit every limit at once.
+func MemoryBound(cfg Config) int64 {
+	c := cfg.withDefaults()
+	n := int64(c.MaxPeers)
+	perPeer := int64(peerReadBuffer + peerWriteBuffer + decodedFactor*maxSmallFrame +
+		filterChunkBytes + maxUnsharedFrame + peerFixed)
+	queued := min(n*max(int64(c.PeerSendBudget), maxUnsharedFrame), c.SendBudget+n*maxUnsharedFrame)
+	recv := decodedFactor * c.RecvBudget
+	if c.RelayTx {
+		recv = relayFactor * c.RecvBudget
+	}
+	var blocks int64
+	if c.Blocks != nil {
+		blocks = c.BlockCacheBytes + int64(c.MaxBlockFetches)*blockFetchFactor*maxBlockBytes
+	}
+	return n*perPeer + queued + recv + blocks +
+		int64(c.MaxFilterWork)*answerBuild +
+		int64(c.MaxDiscouraged)*discouragedEntryBytes
+}

@@ -1,0 +1,131 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+)
+
+// Streaming reads of a getcfilters answer. A server that answers 1,000
+// filters (25 MB at mainnet sizes) should read each one as it is about to
+// send it, not all of them ahead of a slow peer, and must not hold a read
+// transaction while it waits for the peer (a long read transaction keeps
+// bbolt from remapping a growing file, stalling the writer). So the answer
+// is read in two steps: BlockHashesForStop fixes, in one snapshot, which
+// blocks the answer covers; EachFilter then reads their filters in as
+// many short transactions as the caller likes. Since a block's filter is
+// fixed by its hash and the store keeps the filters of blocks a reorg
+// disconnected, the filters read later are exactly those of the snapshot:
+// a reorg in between cannot mix two chains into one answer.
+
+// BlockHashesForStop returns the hashes of the blocks at heights start..h on
+// the chain that ends at stop (h is stop's height), ascending, read in one
+// transaction: the blocks a getcfilters(start, stop) answer covers, active
+// or stale as in FiltersForStop. Errors are those of FiltersForStop.
+func (s *Store) BlockHashesForStop(stop chainhash.Hash, start uint32) ([]chainhash.Hash, error) {
+	var out []chainhash.Hash
+	err := s.view(func(b *buckets) error {
+		p, err := b.planForStop(stop, start)
+		if err != nil {
+			return err
+		}
+		out = make([]chainhash.Hash, p.stopHeight-start+1)
+		nActive := len(out) - len(p.stale)
+		for i, st := range p.stale {
+			out[len(out)-1-i] = st.hash
+		}
+		if nActive == 0 {
+			return nil
+		}
+		c := b.headers.Cursor()
+		k, v := c.Seek(heightKey(start))
+		for i := 0; i < nActive; i++ {
+			if i > 0 {
+				k, v = c.Next()
+			}
+			h := start + uint32(i)
+			if !isHeight(k, h) {
+				return fmt.Errorf("height %d: %w", h, ErrNotFound)
+			}
+			if len(v) < hashLen {
+				return fmt.Errorf("%w: header value at height %d is %d bytes", ErrCorrupt, h, len(v))
+			}
+			out[i] = chainhash.Hash(v[:hashLen])
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("block hashes from %d to stop %s: %w", start, stop, err)
+	}
+	return out, nil
+}
+
+// EachFilter reads, in one read transaction, the filters of the blocks
+// hashes[0], hashes[1], ... which the caller knows to be at heights start,
+// start+1, ... (a BlockHashesForStop answer, or part of one), calling fn
+// with each in order until fn returns more=false or an error, or all are
+// read. It returns how many fn was called for. Each block is read from the
+// active chain when it is still there at its height and from the stale set
+// otherwise, so a reorg since the hashes were read does not change what
+// is returned. A block that is in neither (never the case for hashes the
+// store returned: nothing leaves the store) is ErrNotFound.
+//
+// filter aliases the store's memory: it is valid only during fn, which
+// must neither modify nor keep it, and should be quick (the transaction is
+// open while it runs).
+func (s *Store) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int, filter []byte) (more bool, err error)) (int, error) {
+	done := 0
+	err := s.view(func(b *buckets) error {
+		if len(hashes) == 0 {
+			return nil
+		}
+		hc, fc := b.headers.Cursor(), b.filters.Cursor()
+		first := heightKey(start)
+		hk, hv := hc.Seek(first)
+		fk, fv := fc.Seek(first)
+		for i := range hashes {
+			h := start + uint32(i)
+			if i > 0 {
+				// Both cursors advance one height at a time while they
+				// are on it; past the tip they stay exhausted.
+				if isHeight(hk, h-1) {
+					hk, hv = hc.Next()
+				}
+				if isHeight(fk, h-1) {
+					fk, fv = fc.Next()
+				}
+			}
+			var filter []byte
+			if isHeight(hk, h) && len(hv) >= hashLen && bytes.Equal(hv[:hashLen], hashes[i][:]) {
+				if !isHeight(fk, h) || len(fv) == 0 {
+					return fmt.Errorf("%w: height %d has a header but no filter", ErrCorrupt, h)
+				}
+				filter = fv
+			} else {
+				v := b.stale.Get(hashes[i][:])
+				if v == nil {
+					return fmt.Errorf("filter of block %s at height %d: %w", hashes[i], h, ErrNotFound)
+				}
+				r, err := decodeStale(hashes[i], v)
+				if err != nil {
+					return err
+				}
+				if r.Height != h {
+					return fmt.Errorf("%w: stale block %s is at height %d, expected %d", ErrCorrupt, hashes[i], r.Height, h)
+				}
+				filter = r.Filter
+			}
+			more, err := fn(i, filter)
+			done++
+			if err != nil || !more {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return done, fmt.Errorf("filters from height %d: %w", start, err)
+	}
+	return done, nil
+}
