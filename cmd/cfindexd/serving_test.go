@@ -40,7 +40,7 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 
 // TestServesTheStoreBeforeTheNodeAnswers: with its node down, a daemon
 // whose store holds a chain serves it from the first second — health,
-// readiness (503: the node's tip is unknown), metrics, filters over HTTP,
+// readiness (503: the node is unreachable), metrics, filters over HTTP,
 // light clients over P2P, and `cfindexd status` saying the node is not
 // reachable — then follows the node once it is back.
 func TestServesTheStoreBeforeTheNodeAnswers(t *testing.T) {
@@ -79,8 +79,11 @@ func TestServesTheStoreBeforeTheNodeAnswers(t *testing.T) {
 	})
 	base := "http://" + httpAddr
 	waitHTTP(t, base+"/healthz", 200, "ok")
-	waitHTTP(t, base+"/readyz", 503, "")
+	// Readiness names the node from the first failed contact, before the
+	// follower ever ran a round; so does the node_up series.
+	waitHTTP(t, base+"/readyz", 503, `"reason":"node unreachable: `)
 	waitHTTP(t, base+"/metrics", 200, "cfindexd_indexed_height 110")
+	waitHTTP(t, base+"/metrics", 200, "cfindexd_node_up 0")
 	st, _, body := get(t, fmt.Sprintf("%s/rest/blockfilter/basic/%s.bin", base, hash100), nil)
 	if want := coreBlockFilter(hash100, filter100); st != 200 || !bytes.Equal(body, want) {
 		t.Errorf("filter of block 100 while the node is down: %d %x, want %x", st, body, want)
