@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
 // fakePeer accepts one connection and runs answer on it.
@@ -68,7 +70,7 @@ func TestNodeP2PHandshakeSaysWhatAnswered(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addr := fakePeer(t, tc.answer)
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(20*time.Second))
 			defer cancel()
 			_, err := dialP2P(ctx, addr, wire.TestNet, nil)
 			if !errors.Is(err, ErrP2PNotTheNode) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "nodep2p "+addr) {
@@ -93,7 +95,7 @@ func TestNodeP2PProbesTheNetworkOfAPeerThatHangsUp(t *testing.T) {
 		_ = wire.WriteMessage(c, wire.NewMsgVersion(me, me, 1, 0), wire.ProtocolVersion, wire.SigNet)
 		_, _ = io.Copy(io.Discard, c) // a node keeps the connection
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(20*time.Second))
 	defer cancel()
 	_, err := dialP2P(ctx, addr, wire.SimNet, nil)
 	if !errors.Is(err, ErrP2PNotTheNode) || !strings.Contains(err.Error(), "it is a node on signet, but cfindexd follows simnet") {

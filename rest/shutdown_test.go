@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
 // A shutdown does not wait for connections that never sent a request, or
@@ -50,7 +52,7 @@ func TestShutdownClosesConnectionsWithoutRequest(t *testing.T) {
 	for range 4 {
 		select {
 		case <-ln.accepted:
-		case <-time.After(10 * time.Second):
+		case <-time.After(testtime.Scale(10 * time.Second)):
 			t.Fatal("server did not accept the connections")
 		}
 	}
@@ -62,7 +64,7 @@ func TestShutdownClosesConnectionsWithoutRequest(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Serve: %v", err)
 		}
-	case <-time.After(30 * time.Second):
+	case <-time.After(testtime.Scale(30 * time.Second)):
 		t.Fatal("Serve did not return")
 	}
 	// net/http alone waits until the connections are five seconds old;

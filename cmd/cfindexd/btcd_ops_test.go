@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
 // exitsWith waits for the daemon to exit by itself and checks that it
@@ -44,7 +45,7 @@ func btcdArgs(n *btcdtest.Node, chain, datadir string) []string {
 // when rpccert is missing, when btcd speaks plain HTTP, or when rpccert is
 // another btcd's certificate.
 func TestBtcdWithTLS(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(3*time.Minute))
 	defer cancel()
 	node := btcdtest.Start(t, btcdtest.Options{TxIndex: true, TLS: true, WalletSeed: 81})
 	if _, err := node.Generate(ctx, 105); err != nil {
@@ -95,7 +96,7 @@ func TestBtcdWithTLS(t *testing.T) {
 // a nodep2p that is not the node's P2P port each stop cfindexd at start,
 // non-zero, with one line that says what to change — never a retry loop.
 func TestStartRefusesWhatCannotHeal(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(3*time.Minute))
 	defer cancel()
 	node := btcdtest.Start(t, btcdtest.Options{TxIndex: true, WalletSeed: 83})
 	if _, err := node.Generate(ctx, 3); err != nil {

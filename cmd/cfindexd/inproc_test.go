@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
 // startInProcess runs the daemon in this test process on a network whose
@@ -99,7 +100,7 @@ func portOf(t *testing.T, addr string) string {
 // nothing at all there leave the blocks to JSON-RPC after one info line —
 // and the catch-up completes either way.
 func TestNodeP2PAutoChecksThePeer(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(3*time.Minute))
 	defer cancel()
 	node := btcdtest.Start(t, btcdtest.Options{TxIndex: true, WalletSeed: 33})
 	if _, err := node.Generate(ctx, 120); err != nil {
@@ -148,7 +149,7 @@ func containsStr(v any, sub string) bool {
 // which answered; with those ports injected, a btcd on "its" port is found
 // while nothing listens on Core's.
 func TestRPCPortZeroFindsBtcd(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(2*time.Minute))
 	defer cancel()
 	node := btcdtest.Start(t, btcdtest.Options{TxIndex: true, WalletSeed: 35})
 	if _, err := node.Generate(ctx, 20); err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/corefixture"
+	"github.com/cfindexd/cfindexd/internal/testtime"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -57,7 +58,7 @@ func openStoreAfterExit(t *testing.T, datadir, chain string, params *chaincfg.Pa
 // above the height the previous run reached, and the final store must equal
 // btcd's index with no gap.
 func TestCrashSafetyKill9(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(8*time.Minute))
 	defer cancel()
 	node := btcdtest.Start(t, btcdtest.Options{TxIndex: true, WalletSeed: 21})
 	if err := btcdtest.BuildTxRichChain(ctx, node, node.Wallet(), 1200); err != nil {
@@ -144,7 +145,7 @@ func checkNoGap(st *store.Store, tip uint32) error {
 // restarts the node (simnet keeps its chain) while cfindexd runs: cfindexd
 // waits, logs, and catches up each time without being restarted.
 func TestNodeUnreachableAtStartAndRestart(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(5*time.Minute))
 	defer cancel()
 	node := btcdtest.Start(t, btcdtest.Options{Net: "simnet", TxIndex: true, WalletSeed: 31})
 	if _, err := node.Generate(ctx, 120); err != nil {
@@ -256,7 +257,7 @@ func freeAddr(t *testing.T) string {
 // waitHTTP polls url until it answers status with a body containing want.
 func waitHTTP(t *testing.T, url string, status int, want string) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(testtime.Scale(15 * time.Second))
 	for {
 		resp, err := http.Get(url)
 		if err == nil {
@@ -279,7 +280,7 @@ func waitHTTP(t *testing.T, url string, status int, want string) {
 // 3-frame format: each block btcd mines is announced and must be indexed
 // within 2 s, including after a deliberately skipped sequence number.
 func TestZMQWakesDaemon(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(3*time.Minute))
 	defer cancel()
 	node := btcdtest.Start(t, btcdtest.Options{TxIndex: true, WalletSeed: 51})
 	if _, err := node.Generate(ctx, 110); err != nil {

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
 // daemonBinary is the cfindexd binary built once for the process tests.
@@ -155,6 +157,7 @@ func (d *daemonProc) waitLog(limit time.Duration, pred func(map[string]any) bool
 // waitLogN waits until n log lines satisfy pred and returns the n-th.
 func (d *daemonProc) waitLogN(limit time.Duration, n int, pred func(map[string]any) bool) map[string]any {
 	d.t.Helper()
+	limit = testtime.Scale(limit)
 	deadline := time.NewTimer(limit)
 	defer deadline.Stop()
 	seen := 0
@@ -199,6 +202,7 @@ func (d *daemonProc) kill9() {
 // took.
 func (d *daemonProc) terminate(limit time.Duration) (int, time.Duration) {
 	d.t.Helper()
+	limit = testtime.Scale(limit)
 	start := time.Now()
 	if d.cmd == nil {
 		d.cancel()
@@ -217,6 +221,7 @@ func (d *daemonProc) terminate(limit time.Duration) (int, time.Duration) {
 // the last line it wrote.
 func (d *daemonProc) wait(limit time.Duration) (int, string) {
 	d.t.Helper()
+	limit = testtime.Scale(limit)
 	select {
 	case <-d.done:
 	case <-time.After(limit):

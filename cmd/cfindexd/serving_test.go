@@ -13,6 +13,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/corefixture"
+	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
 // runCLI runs the cfindexd binary with args to completion and returns its
@@ -31,7 +32,7 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 	select {
 	case err := <-done:
 		return exitCode(err), stdout.String(), stderr.String()
-	case <-time.After(60 * time.Second):
+	case <-time.After(testtime.Scale(60 * time.Second)):
 		_ = cmd.Process.Kill()
 		t.Fatalf("cfindexd %v did not finish", args)
 	}
@@ -44,7 +45,7 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 // light clients over P2P, and `cfindexd status` saying the node is not
 // reachable — then follows the node once it is back.
 func TestServesTheStoreBeforeTheNodeAnswers(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(3*time.Minute))
 	defer cancel()
 	node := btcdtest.Start(t, btcdtest.Options{Net: "simnet", TxIndex: true, WalletSeed: 91})
 	if _, err := node.Generate(ctx, 110); err != nil {
@@ -133,7 +134,7 @@ func TestServesTheStoreBeforeTheNodeAnswers(t *testing.T) {
 // serves the store, logs at error level with a backoff that grows, and
 // follows the node again once it accepts cfindexd.
 func TestNodeRefusingLaterKeepsServing(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(4*time.Minute))
 	defer cancel()
 	node := btcdtest.Start(t, btcdtest.Options{Net: "simnet", TxIndex: true, WalletSeed: 93})
 	if _, err := node.Generate(ctx, 105); err != nil {

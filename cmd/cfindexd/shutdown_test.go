@@ -12,6 +12,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
 // shutdownGoal is how long SIGTERM may take at the tip by the daemon's own
@@ -33,7 +34,7 @@ const (
 // line, so a slow machine's process start-up does not count) must stay
 // within a second.
 func TestSIGTERMAtTipIsFast(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(2*time.Minute))
 	defer cancel()
 	node := btcdtest.Start(t, btcdtest.Options{TxIndex: true, WalletSeed: 71})
 	if _, err := node.Generate(ctx, 110); err != nil {

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
 // syncBuffer is a bytes.Buffer safe for the demo's goroutine and the test.
@@ -52,7 +54,7 @@ func TestDemoRunsAndCleansUp(t *testing.T) {
 }
 
 func testDemoRun(t *testing.T, kind string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(3*time.Minute))
 	defer cancel()
 	state := filepath.Join(t.TempDir(), "state")
 	var out syncBuffer
@@ -112,7 +114,7 @@ func TestStopEndsAKeptDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts btcd, cfindexd and neutrino")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(3*time.Minute))
 	defer cancel()
 	state := filepath.Join(t.TempDir(), "state")
 	var out syncBuffer
@@ -130,7 +132,7 @@ func TestStopEndsAKeptDemo(t *testing.T) {
 	case rep = <-ready:
 	case err := <-done:
 		t.Fatalf("demo ended before its report: %v\n%s", err, out.String())
-	case <-time.After(2 * time.Minute):
+	case <-time.After(testtime.Scale(2 * time.Minute)):
 		t.Fatalf("no report within 2 minutes:\n%s", out.String())
 	}
 	t.Log("demo output:\n" + out.String())
@@ -147,7 +149,7 @@ func TestStopEndsAKeptDemo(t *testing.T) {
 			t.Fatalf("%s: %v\n%s", rep.MineCommand, err, mined)
 		}
 		statusCmd := strings.Fields(rep.DaemonBin + " status --json --chain=regtest --httplisten=" + rep.HTTPAddr)
-		deadline := time.Now().Add(30 * time.Second)
+		deadline := time.Now().Add(testtime.Scale(30 * time.Second))
 		for {
 			st, err := exec.CommandContext(ctx, statusCmd[0], statusCmd[1:]...).Output()
 			if err == nil && strings.Contains(string(st), fmt.Sprintf(`"indexed_height": %d`, rep.NodeHeight+1)) {
@@ -191,7 +193,7 @@ func TestStopEndsAKeptDemo(t *testing.T) {
 	}
 	select {
 	case <-done: // it notices cfindexd is gone; any error is fine here
-	case <-time.After(30 * time.Second):
+	case <-time.After(testtime.Scale(30 * time.Second)):
 		t.Fatal("the kept demo did not return after stop")
 	}
 }
@@ -252,7 +254,7 @@ func TestInterruptStopsEverything(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts btcd")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(2*time.Minute))
 	defer cancel()
 	state := filepath.Join(t.TempDir(), "state")
 	out := &cancelOn{prefix: "- mine", state: state, cancel: cancel}
