@@ -171,8 +171,9 @@ func errorKinds() []string {
 
 // SetBuildInfo sets cfindexd_build_info{version,commit,goversion} to 1:
 // version is the daemon's, the commit is the VCS revision the binary was
-// built from (with "-dirty" for a modified tree; "unknown" when the build
-// recorded none, as with go run and go test), goversion the runtime's.
+// built from (with "+dirty" for a modified tree, as --version and /status
+// write it; "unknown" when the build recorded none, as with go run and go
+// test), goversion the runtime's.
 func (m *Metrics) SetBuildInfo(version string) {
 	m.buildInfo.Reset()
 	m.buildInfo.WithLabelValues(version, buildCommit(), runtime.Version()).Set(1)
@@ -202,7 +203,7 @@ func commitOf(settings []debug.BuildSetting) string {
 		return "unknown"
 	}
 	if dirty {
-		rev += "-dirty"
+		rev += "+dirty"
 	}
 	return rev
 }

@@ -251,7 +251,7 @@ func TestBuildCommit(t *testing.T) {
 	}{
 		{nil, "unknown"},
 		{[]debug.BuildSetting{{Key: "vcs.revision", Value: "8448120abc"}, {Key: "vcs.modified", Value: "false"}}, "8448120abc"},
-		{[]debug.BuildSetting{{Key: "vcs.modified", Value: "true"}, {Key: "vcs.revision", Value: "8448120abc"}}, "8448120abc-dirty"},
+		{[]debug.BuildSetting{{Key: "vcs.modified", Value: "true"}, {Key: "vcs.revision", Value: "8448120abc"}}, "8448120abc+dirty"},
 	}
 	for _, tc := range tests {
 		if got := commitOf(tc.settings); got != tc.want {
