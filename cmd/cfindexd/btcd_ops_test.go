@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"net"
 	"os"
@@ -8,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/testtime"
@@ -41,7 +45,8 @@ func btcdArgs(n *btcdtest.Node, chain, datadir string) []string {
 
 // TestBtcdWithTLS runs btcd as it runs by default, with TLS on its RPC
 // port: cfindexd follows it given rpccert (written with ~ and $HOME, which
-// must expand), and stops at start with the line that says what to set
+// must expand) and serves a light client's getdata through the peers' own
+// node client, which must speak TLS too; it stops at start with the line that says what to set
 // when rpccert is missing, when btcd speaks plain HTTP, or when rpccert is
 // another btcd's certificate.
 func TestBtcdWithTLS(t *testing.T) {
@@ -61,10 +66,18 @@ func TestBtcdWithTLS(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(home, "btcd-rpc.cert"), raw, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		args := withoutFlag(btcdArgs(node, "regtest", ""), "datadir")
+		args := withoutFlag(withoutFlag(btcdArgs(node, "regtest", ""), "datadir"), "listen")
+		p2pAddr := freeAddr(t)
 		d := startDaemonEnv(t, []string{"HOME=" + home},
-			append(args, "--datadir=$HOME/cfdata", "--rpccert=~/btcd-rpc.cert")...)
+			append(args, "--datadir=$HOME/cfdata", "--rpccert=~/btcd-rpc.cert", "--listen="+p2pAddr)...)
 		d.waitLog(60*time.Second, heightAtLeast(105))
+		hash, err := node.BlockHash(ctx, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := getdataBlock(t, p2pAddr, node.Params().Net, hash); got != hash {
+			t.Fatalf("getdata block %s: got block %s", hash, got)
+		}
 		if code, _ := d.terminate(10 * time.Second); code != 0 {
 			t.Fatalf("SIGTERM: exit %d", code)
 		}
@@ -145,5 +158,52 @@ func TestStartRefusesWhatCannotHeal(t *testing.T) {
 			d := startDaemon(t, tc.args...)
 			d.exitsWith(45*time.Second, tc.want...)
 		})
+	}
+}
+
+// getdataBlock connects to a P2P listener as a light client, asks for one
+// block (getdata MSG_WITNESS_BLOCK) and returns the hash of the block it
+// receives; notfound or nothing within the deadline fails t.
+func getdataBlock(t *testing.T, addr string, btcnet wire.BitcoinNet, hash chainhash.Hash) chainhash.Hash {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, testtime.Scale(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(testtime.Scale(30 * time.Second)))
+	me := wire.NewNetAddressIPPort(net.IPv4(127, 0, 0, 1), 0, wire.SFNodeWitness)
+	v := wire.NewMsgVersion(me, me, 11, 0)
+	v.Services = wire.SFNodeWitness
+	if err := wire.WriteMessage(conn, v, wire.ProtocolVersion, btcnet); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(conn)
+	asked := false
+	for {
+		msg, _, err := wire.ReadMessage(r, wire.ProtocolVersion, btcnet)
+		if err != nil {
+			t.Fatalf("p2p: %v", err)
+		}
+		switch m := msg.(type) {
+		case *wire.MsgVerAck:
+			if asked {
+				continue
+			}
+			asked = true
+			gd := wire.NewMsgGetData()
+			_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessBlock, &hash))
+			for _, out := range []wire.Message{wire.NewMsgVerAck(), gd} {
+				if err := wire.WriteMessage(conn, out, wire.ProtocolVersion, btcnet); err != nil {
+					t.Fatal(err)
+				}
+			}
+		case *wire.MsgPing:
+			_ = wire.WriteMessage(conn, wire.NewMsgPong(m.Nonce), wire.ProtocolVersion, btcnet)
+		case *wire.MsgNotFound:
+			t.Fatalf("getdata %s: notfound", hash)
+		case *wire.MsgBlock:
+			return m.BlockHash()
+		}
 	}
 }
