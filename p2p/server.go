@@ -63,6 +63,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.RelayTx {
 		env.relay = cfg.Relay
 	}
+	if cfg.Bloom.Enabled {
+		env.bloom = newBloomServer(cfg.Bloom, env.blocks, cfg.Metrics, cfg.Now)
+	}
 	keys := randomUint64s(5)
 	ttl := cfg.DiscourageDuration
 	if ttl < 0 {
