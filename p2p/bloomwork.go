@@ -24,9 +24,9 @@ const bloomWorkBurst = 250 * time.Millisecond
 //
 // Safe for concurrent use.
 type workMeter struct {
-	rate  float64       // nanoseconds of work per nanosecond
-	burst float64       // bucket size in nanoseconds
-	slots int           // pieces of work at once
+	rate  float64 // nanoseconds of work per nanosecond
+	burst float64 // bucket size in nanoseconds
+	slots int     // pieces of work at once
 	now   func() time.Time
 	sleep func(ctx context.Context, d time.Duration) error
 

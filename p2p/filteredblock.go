@@ -79,7 +79,7 @@ type decodedCache struct {
 	max   int64
 
 	mu       sync.Mutex
-	used     int64 // cost of every decoded block alive plus reservations
+	used     int64      // cost of every decoded block alive plus reservations
 	order    *list.List // unpinned cached blocks, front most recently used
 	byHash   map[chainhash.Hash]*decodedBlock
 	inflight map[chainhash.Hash]*decodeFetch
