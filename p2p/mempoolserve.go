@@ -220,22 +220,25 @@ func (p *peer) answerMempool(ctx context.Context, emit emitFunc) error {
 	return nil
 }
 
-// sendTxInv sends inv (if it holds anything) and records that the peer
-// may now ask for every mirror transaction up to seq.
+// sendTxInv records that the peer may now ask for every mirror
+// transaction up to seq (before the inv leaves, so that a getdata it
+// prompts finds them allowed) and sends inv if it holds anything.
 func (p *peer) sendTxInv(emit emitFunc, inv *wire.MsgInv, seq uint64) error {
 	bp := p.st.bloom
-	if len(inv.InvList) > 0 {
-		if err := emit(outbound{Msg: inv, Enc: wire.BaseEncoding}); err != nil {
-			return err
-		}
-		p.srv.env.bloom.metrics.MempoolTxsAnnounced(len(inv.InvList))
-	}
 	for {
 		cur := bp.lastInvSeq.Load()
 		if seq <= cur || bp.lastInvSeq.CompareAndSwap(cur, seq) {
-			return nil
+			break
 		}
 	}
+	if len(inv.InvList) == 0 {
+		return nil
+	}
+	if err := emit(outbound{Msg: inv, Enc: wire.BaseEncoding}); err != nil {
+		return err
+	}
+	p.srv.env.bloom.metrics.MempoolTxsAnnounced(len(inv.InvList))
+	return nil
 }
 
 // mempoolTx returns the transaction a getdata entry asks for, if the peer
