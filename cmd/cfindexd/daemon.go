@@ -133,6 +133,14 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger, reindex bool
 	if err != nil {
 		return fmt.Errorf("p2p: %w", err)
 	}
+	mirror, mirrorClient, err := newMempoolMirror(cfg, nodeCfg, log) // BIP-37 (bloomconfig.go)
+	if err != nil {
+		return fmt.Errorf("mempool mirror: %w", err)
+	}
+	if mirrorClient != nil {
+		defer mirrorClient.Close()
+	}
+	p2pCfg.Bloom = bloomP2PConfig(cfg, mirror, metrics)
 	p2pServer, err := p2p.New(p2pCfg)
 	if err != nil {
 		return fmt.Errorf("p2p: %w", err)
@@ -142,6 +150,9 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger, reindex bool
 	g.Go(guarded(log, "http", func() error { return httpServer.Run(gctx) }))
 	g.Go(guarded(log, "p2p", func() error { return p2pServer.Run(gctx) }))
 	g.Go(guarded(log, "store size reporter", func() error { reportStoreSize(gctx, st, metrics); return nil }))
+	if mirror != nil {
+		g.Go(guarded(log, "mempool mirror", func() error { return mirror.Run(gctx) }))
+	}
 	wake := make(chan struct{}, 1)
 	if cfg.ZMQPubHashBlock != "" {
 		sub, err := bitcoind.NewZMQSubscriber(bitcoind.ZMQConfig{Endpoint: cfg.ZMQPubHashBlock},
