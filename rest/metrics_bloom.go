@@ -60,7 +60,9 @@ func newBloomMetrics(reg *prometheus.Registry) *bloomMetrics {
 }
 
 // WatchMempool exports the mempool mirror's size, read at each scrape.
-func (m *Metrics) WatchMempool(stats func() (txs int, bytes int64)) { m.bloom.mempoolStats.Store(&stats) }
+func (m *Metrics) WatchMempool(stats func() (txs int, bytes int64)) {
+	m.bloom.mempoolStats.Store(&stats)
+}
 
 // BloomPeers sets the peers with a filter loaded (p2p.BloomMetrics).
 func (m *Metrics) BloomPeers(n int) { m.bloom.peers.Set(float64(n)) }
