@@ -88,3 +88,21 @@ func TestFPRPolicyOnTypicalWallets(t *testing.T) {
 	log += fmt.Sprintf("\n  %-66s estimated %.3g", "cfscan default (2 scripts, 5 % noise, sized for 50 elements)", comp.EstimatedFPR)
 	t.Log("estimated false-positive rates of typical filters:" + log)
 }
+
+// The documented bound with BIP-37 on: about 310 MiB with the defaults,
+// the decoded-block cache counted byte for byte.
+func TestMemoryBoundWithBloom(t *testing.T) {
+	cfg := Config{Params: testConfig(nil).Params, View: newFakeView(1, 1), Blocks: &fakeNode{}, Relay: &fakeNode{}, RelayTx: true, MaxFilterWork: 4}
+	off := MemoryBound(cfg)
+	cfg.Bloom.Enabled = true
+	on := MemoryBound(cfg)
+	if got := on >> 20; got < 290 || got > 330 {
+		t.Fatalf("bound with BIP-37 %d MiB, documented as about 310", got)
+	}
+	more := cfg
+	more.Bloom.FilteredBlockCacheBytes = DefaultFilteredBlockCacheBytes + 5<<20
+	if MemoryBound(more)-on != 5<<20 {
+		t.Error("the decoded-block cache does not move the bound byte for byte")
+	}
+	t.Logf("P2P memory bound: %d MiB, %d MiB with BIP-37", off>>20, on>>20)
+}

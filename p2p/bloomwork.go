@@ -154,6 +154,17 @@ func (w *workMeter) grantLocked() {
 	}
 }
 
+// charge adds d of work done outside a slot (what a piece of work costs
+// the rest of the server: its answer's frames written to the socket),
+// which later pieces wait for.
+func (w *workMeter) charge(d time.Duration) {
+	w.mu.Lock()
+	w.refillLocked(w.now())
+	w.tokens -= float64(d)
+	w.spent += d
+	w.mu.Unlock()
+}
+
 // Spent returns the work charged so far.
 func (w *workMeter) Spent() time.Duration {
 	w.mu.Lock()

@@ -75,11 +75,11 @@ const (
 //
 // BIP-37 serving (Bloom.Enabled) adds per peer its state (a 36,000-byte
 // filter, the announcer's queue, a mempool answer chunk, matched
-// transactions serialized ahead: bloomPeerBytes, 180 KiB) and raises the
+// transactions serialized ahead: bloomPeerBytes, 217 KiB) and raises the
 // largest unshared frame from 256 KiB to a 400,000-byte transaction (a
 // merkleblock over 256 KiB is refused), and server-wide the decoded blocks
-// (Bloom.FilteredBlockCacheBytes, pinned blocks included): about 290 MiB
-// with the defaults.
+// (Bloom.FilteredBlockCacheBytes, pinned blocks included, and one block
+// being decoded, 16 MB): about 310 MiB with the defaults.
 func MemoryBound(cfg Config) int64 {
 	c := cfg.withDefaults()
 	n := int64(c.MaxPeers)
@@ -89,7 +89,7 @@ func MemoryBound(cfg Config) int64 {
 		unshared = max(unshared, maxTxFrame)
 		bloomBytes = n * bloomPeerBytes
 		if c.Blocks != nil {
-			bloomBytes += c.Bloom.FilteredBlockCacheBytes
+			bloomBytes += c.Bloom.FilteredBlockCacheBytes + maxDecodedBlock
 		}
 	}
 	perPeer := int64(peerReadBuffer+peerWriteBuffer+decodedFactor*maxSmallFrame+

@@ -237,6 +237,7 @@ func (p *peer) sendTxInv(emit emitFunc, inv *wire.MsgInv, seq uint64) error {
 	if err := emit(outbound{Msg: inv, Enc: wire.BaseEncoding}); err != nil {
 		return err
 	}
+	p.srv.env.bloom.chargeFrames(1, len(inv.InvList)*invVectSize)
 	p.srv.env.bloom.metrics.MempoolTxsAnnounced(len(inv.InvList))
 	return nil
 }
