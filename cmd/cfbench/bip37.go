@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,6 +42,7 @@ type bip37Config struct {
 	BloomCPU    int
 	Duration    time.Duration
 	Warmup      time.Duration
+	Rounds      int
 	FilterShare float64
 	Seed        uint64
 	ReqTimeout  time.Duration
@@ -58,7 +61,8 @@ func parseBIP37Flags(args []string, stderr io.Writer) (bip37Config, error) {
 	fs.IntVar(&c.WalletN, "walletn", 200, "elements in each BIP-37 wallet's filter (n)")
 	fs.Float64Var(&c.FPR, "fpr", 0.0001, "false-positive rate each BIP-37 wallet's filter is sized for (p)")
 	fs.IntVar(&c.BloomCPU, "bloomcpu", 0, "cfindexd's --bloomcpu (0: its default)")
-	fs.DurationVar(&c.Duration, "duration", 20*time.Second, "measured window of each phase")
+	fs.DurationVar(&c.Duration, "duration", 10*time.Second, "measured window of each phase")
+	fs.IntVar(&c.Rounds, "rounds", 3, "rounds of the two phases, alternated (the median round is reported)")
 	fs.DurationVar(&c.Warmup, "warmup", 2*time.Second, "load before each window, not counted")
 	fs.Float64Var(&c.FilterShare, "filtershare", 0.5, "fraction of BIP-157 requests that are getcfilters (the rest getcfheaders)")
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of every peer's requests and every wallet's filter")
@@ -86,6 +90,8 @@ func (c bip37Config) validate() error {
 		return fmt.Errorf("%w: -fpr %g is outside (0, 1)", errUsage, c.FPR)
 	case c.BloomCPU < 0 || c.BloomCPU > 100:
 		return fmt.Errorf("%w: -bloomcpu %d is outside 0..100", errUsage, c.BloomCPU)
+	case c.Rounds < 1 || c.Rounds > 100:
+		return fmt.Errorf("%w: -rounds %d is outside 1..100", errUsage, c.Rounds)
 	case c.Duration < 100*time.Millisecond:
 		return fmt.Errorf("%w: -duration %s is under 100ms", errUsage, c.Duration)
 	case c.Warmup < 0:
@@ -100,13 +106,16 @@ func (c bip37Config) validate() error {
 
 // bip37Report is the result of the bip37 benchmark.
 type bip37Report struct {
-	Chain      chainInfo       `json:"chain"`
-	Out        string          `json:"out_dir"`
-	LoadBefore string          `json:"load_avg_before"`
-	LoadAfter  string          `json:"load_avg_after"`
-	Alone      loadResult      `json:"bip157_alone"`
-	Mixed      loadResult      `json:"bip157_with_bip37"`
-	BIP37      bloomLoadResult `json:"bip37"`
+	Chain      chainInfo `json:"chain"`
+	Out        string    `json:"out_dir"`
+	LoadBefore string    `json:"load_avg_before"`
+	LoadAfter  string    `json:"load_avg_after"`
+	// Alone, Mixed and BIP37 are the median round's (by its ratio);
+	// Ratios are every round's.
+	Alone  loadResult      `json:"bip157_alone"`
+	Mixed  loadResult      `json:"bip157_with_bip37"`
+	BIP37  bloomLoadResult `json:"bip37"`
+	Ratios []float64       `json:"round_ratios"`
 	// BloomWorkSeconds is cfindexd's own count of BIP-37 CPU time over the
 	// mixed phase (cfindexd_bip37_work_seconds_total).
 	BloomWorkSeconds float64 `json:"bip37_work_seconds"`
@@ -130,6 +139,17 @@ type bip37Report struct {
 		MeetsRSS        bool    `json:"meets_rss_goal"`
 		Clean           bool    `json:"no_errors"`
 	} `json:"summary"`
+}
+
+// bip37Round is one round: the BIP-157 load alone, then beside the
+// BIP-37 load.
+type bip37Round struct {
+	Alone, Mixed                         loadResult
+	BIP37                                bloomLoadResult
+	BloomWorkSeconds                     float64
+	GeneratorCPUAlone, GeneratorCPUMixed float64
+	MixedMaxRSS                          int64
+	Ratio                                float64
 }
 
 // runBIP37 is the bip37 subcommand.
@@ -225,42 +245,66 @@ func benchBIP37(ctx context.Context, cfg bip37Config, logw io.Writer) (*bip37Rep
 	load := loadConfig{Params: node.Params(), Hashes: hashes, Peers: cfg.Peers, Warmup: cfg.Warmup, Duration: cfg.Duration,
 		FilterShare: cfg.FilterShare, Seed: cfg.Seed, RequestTimeout: cfg.ReqTimeout}
 
-	say("phase 1: %d BIP-157 peers alone, %s warm-up, %s measured", cfg.Peers, cfg.Warmup, cfg.Duration)
 	self := os.Getpid()
-	gen0, t0 := processCPU(self), time.Now()
-	if rep.Alone, err = measureLoad(ctx, load, addr, pid); err != nil {
-		return nil, fmt.Errorf("BIP-157 alone: %w", err)
-	}
-	rep.GeneratorCPUAlone = (processCPU(self) - gen0).Seconds() / time.Since(t0).Seconds()
-
 	rep.Window = int(chain.Height + 1 - scanFrom)
-	say("phase 2: the same BIP-157 load beside %d BIP-37 wallets (n = %d, p = %g, %d filtered blocks per getdata, the last %d blocks of %d bytes on average)",
-		cfg.BloomPeers, cfg.WalletN, cfg.FPR, cfg.Batch, rep.Window, avgBlock)
-	bl, err := startBloomLoad(ctx, bloomLoadConfig{Addr: addr, Params: node.Params(), Hashes: hashes, From: scanFrom,
+	bcfg := bloomLoadConfig{Addr: addr, Params: node.Params(), Hashes: hashes, From: scanFrom,
 		Peers: cfg.BloomPeers, Batch: cfg.Batch, Elements: elements, WalletN: cfg.WalletN, FPR: cfg.FPR,
-		Seed: cfg.Seed, RequestTimeout: cfg.ReqTimeout})
-	if err != nil {
-		return nil, err
+		Seed: cfg.Seed, RequestTimeout: cfg.ReqTimeout}
+	// Rounds alternate the two phases, so that other work on the machine
+	// shifting over the run shifts both alike; each round's ratio compares
+	// neighbours, and the median round is reported.
+	var rounds []bip37Round
+	for r := range cfg.Rounds {
+		var rd bip37Round
+		say("round %d/%d, phase 1: %d BIP-157 peers alone, %s warm-up, %s measured", r+1, cfg.Rounds, cfg.Peers, cfg.Warmup, cfg.Duration)
+		gen0, t0 := processCPU(self), time.Now()
+		if rd.Alone, err = measureLoad(ctx, load, addr, pid); err != nil {
+			return nil, fmt.Errorf("BIP-157 alone: %w", err)
+		}
+		rd.GeneratorCPUAlone = (processCPU(self) - gen0).Seconds() / time.Since(t0).Seconds()
+
+		say("round %d/%d, phase 2: the same load beside %d BIP-37 wallets (n = %d, p = %g, %d filtered blocks per getdata, the last %d blocks of %d bytes on average)",
+			r+1, cfg.Rounds, cfg.BloomPeers, cfg.WalletN, cfg.FPR, cfg.Batch, rep.Window, avgBlock)
+		bl, err := startBloomLoad(ctx, bcfg)
+		if err != nil {
+			return nil, err
+		}
+		work0 := scrapeMetric(httpAddr, "cfindexd_bip37_work_seconds_total")
+		// The BIP-37 window is the BIP-157 load's: runLoad lines its
+		// peers up 50 ms after it starts, then warms up.
+		begin := time.Now()
+		bl.measure(begin.Add(50*time.Millisecond+cfg.Warmup), begin.Add(50*time.Millisecond+cfg.Warmup+cfg.Duration))
+		rssDone := make(chan struct{})
+		var rssWG sync.WaitGroup
+		rssWG.Go(func() { rd.MixedMaxRSS = sampleMaxRSS(pid, rssDone) })
+		gen0, t0 = processCPU(self), time.Now()
+		rd.Mixed, err = measureLoad(ctx, load, addr, pid)
+		rd.GeneratorCPUMixed = (processCPU(self) - gen0).Seconds() / time.Since(t0).Seconds()
+		close(rssDone)
+		rssWG.Wait()
+		rd.BIP37 = bl.stop()
+		if err != nil {
+			return nil, fmt.Errorf("BIP-157 with BIP-37: %w", err)
+		}
+		rd.BloomWorkSeconds = scrapeMetric(httpAddr, "cfindexd_bip37_work_seconds_total") - work0
+		rd.Ratio = ratio(rd.Mixed.FiltersPerS, rd.Alone.FiltersPerS)
+		say("round %d/%d: BIP-157 with BIP-37 at %.0f %% of alone", r+1, cfg.Rounds, 100*rd.Ratio)
+		rounds = append(rounds, rd)
 	}
-	work0 := scrapeMetric(httpAddr, "cfindexd_bip37_work_seconds_total")
-	// The BIP-37 window is the BIP-157 load's: runLoad lines its peers up
-	// 50 ms after it starts, then warms up.
-	begin := time.Now()
-	bl.measure(begin.Add(50*time.Millisecond+cfg.Warmup), begin.Add(50*time.Millisecond+cfg.Warmup+cfg.Duration))
-	rssDone := make(chan struct{})
-	var rssWG sync.WaitGroup
-	rssWG.Go(func() { rep.MixedMaxRSS = sampleMaxRSS(pid, rssDone) })
-	gen0, t0 = processCPU(self), time.Now()
-	rep.Mixed, err = measureLoad(ctx, load, addr, pid)
-	rep.GeneratorCPUMixed = (processCPU(self) - gen0).Seconds() / time.Since(t0).Seconds()
-	close(rssDone)
-	rssWG.Wait()
-	rep.BIP37 = bl.stop()
-	if err != nil {
-		return nil, fmt.Errorf("BIP-157 with BIP-37: %w", err)
+	rep.Ratios = make([]float64, len(rounds))
+	for i, rd := range rounds {
+		rep.Ratios[i] = rd.Ratio
+		rep.MixedMaxRSS = max(rep.MixedMaxRSS, rd.MixedMaxRSS)
 	}
-	work1 := scrapeMetric(httpAddr, "cfindexd_bip37_work_seconds_total")
-	rep.BloomWorkSeconds = work1 - work0
+	med := slices.Clone(rounds)
+	slices.SortFunc(med, func(a, b bip37Round) int { return cmp.Compare(a.Ratio, b.Ratio) })
+	m := med[len(med)/2]
+	rep.Alone, rep.Mixed, rep.BIP37, rep.BloomWorkSeconds = m.Alone, m.Mixed, m.BIP37, m.BloomWorkSeconds
+	rep.GeneratorCPUAlone, rep.GeneratorCPUMixed = m.GeneratorCPUAlone, m.GeneratorCPUMixed
+	errs := 0
+	for _, rd := range rounds {
+		errs += rd.Alone.Errors + rd.Mixed.Errors + rd.BIP37.Errors
+	}
 	rep.PeakRSS = processPeakRSS(pid)
 
 	state, err := proc.terminate(daemonStopLimit)
@@ -272,10 +316,10 @@ func benchBIP37(ctx context.Context, cfg bip37Config, logw io.Writer) (*bip37Rep
 	}
 	rep.LoadAfter = loadAverage()
 	s := &rep.Summary
-	s.ThroughputRatio = ratio(rep.Mixed.FiltersPerS, rep.Alone.FiltersPerS)
+	s.ThroughputRatio = m.Ratio
 	s.MeetsThroughput = s.ThroughputRatio >= goalBIP37Throughput
 	s.MeetsRSS = rep.MixedMaxRSS > 0 && rep.MixedMaxRSS <= goalBIP37RSS
-	s.Clean = rep.Alone.Errors == 0 && rep.Mixed.Errors == 0 && rep.BIP37.Errors == 0 && rep.BIP37.FilteredBlocks > 0
+	s.Clean = errs == 0 && rep.BIP37.FilteredBlocks > 0
 	return rep, nil
 }
 
@@ -340,7 +384,7 @@ func (r *bip37Report) writeTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	s, b := r.Summary, r.BIP37
 	fmt.Fprintf(tw, "chain\tsimnet, %d blocks (%d tx-rich)\n", r.Chain.Height+1, r.Chain.RichBlocks)
-	fmt.Fprintf(tw, "BIP-157 load\t%d peers, one request each in flight, %s measured after warm-up, alone then beside the BIP-37 load\n", r.Alone.Peers, r.Alone.Window)
+	fmt.Fprintf(tw, "BIP-157 load\t%d peers, one request each in flight, %s measured after warm-up, alone then beside the BIP-37 load, %d rounds (the median shown)\n", r.Alone.Peers, r.Alone.Window, len(r.Ratios))
 	fmt.Fprintf(tw, "BIP-37 load\t%d wallets, filters for n = %d at p = %g with 5 %% noise (%d bytes, %d hash functions), getdata of %d filtered blocks at a time from the last %d blocks (%d bytes each on average)\n",
 		b.Peers, r.WalletN, r.FPR, b.FilterBytes, b.FilterHashes, r.Batch, r.Window, r.AvgBlockBytes)
 	fmt.Fprintln(tw)
@@ -356,7 +400,11 @@ func (r *bip37Report) writeTable(w io.Writer) error {
 	fmt.Fprintf(tw, "BIP-37 served\t%.0f filtered blocks/s (%d matched txs), %.1f MB/s, batch p50 %s p99 %s, %d errors; BIP-37 work %.1f s of CPU over the mixed phase (bloomcpu %d %%)\n",
 		b.BlocksPerS, b.MatchedTxs, b.MBPerS, durOrDash(b.BatchLatency.P50), durOrDash(b.BatchLatency.P99), b.Errors, r.BloomWorkSeconds, r.BloomCPU)
 	fmt.Fprintf(tw, "load generator CPU\t%.0f %% alone, %.0f %% with BIP-37 (cfbench itself, on the same machine)\n", 100*r.GeneratorCPUAlone, 100*r.GeneratorCPUMixed)
-	fmt.Fprintf(tw, "goal: BIP-157 with BIP-37 ≥ 70 %% of alone\t%.0f %%: %s\n", 100*s.ThroughputRatio, verdict(s.MeetsThroughput))
+	ratios := make([]string, len(r.Ratios))
+	for i, x := range r.Ratios {
+		ratios[i] = fmt.Sprintf("%.0f %%", 100*x)
+	}
+	fmt.Fprintf(tw, "goal: BIP-157 with BIP-37 ≥ 70 %% of alone\t%.0f %% (median of rounds: %s): %s\n", 100*s.ThroughputRatio, strings.Join(ratios, ", "), verdict(s.MeetsThroughput))
 	fmt.Fprintf(tw, "goal: cfindexd RSS ≤ 250 MB\t%.1f MB at most during the mixed load: %s (peak over its life, catch-up included: %.1f MB)\n",
 		mb(r.MixedMaxRSS), verdict(s.MeetsRSS), mb(r.PeakRSS))
 	for _, e := range []struct {

@@ -16,7 +16,7 @@ import (
 // consistent, with cfindexd's own count of BIP-37 work and its RSS.
 func TestBIP37TinyChain(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	args := []string{"bip37", "-blocks=150", "-peers=4", "-bloompeers=4", "-batch=20", "-warmup=200ms", "-duration=1s",
+	args := []string{"bip37", "-blocks=150", "-peers=4", "-bloompeers=4", "-batch=20", "-warmup=200ms", "-duration=1s", "-rounds=2",
 		"-json", "-timeout=3m", "-out=" + t.TempDir()}
 	if code := run(args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d\nstderr:\n%s", code, stderr.String())
@@ -39,6 +39,9 @@ func TestBIP37TinyChain(t *testing.T) {
 	}
 	if rep.BloomWorkSeconds <= 0 || rep.MixedMaxRSS <= 0 || rep.PeakRSS < rep.MixedMaxRSS/2 || rep.Window != 150 || rep.AvgBlockBytes <= 0 {
 		t.Errorf("report: work %v s, RSS %d (peak %d), window %d, block bytes %d", rep.BloomWorkSeconds, rep.MixedMaxRSS, rep.PeakRSS, rep.Window, rep.AvgBlockBytes)
+	}
+	if len(rep.Ratios) != 2 || rep.Ratios[0] <= 0 || rep.Ratios[1] <= 0 {
+		t.Errorf("round ratios %v", rep.Ratios)
 	}
 	if !rep.Summary.Clean || rep.Summary.ThroughputRatio <= 0 {
 		t.Errorf("summary %+v", rep.Summary)
@@ -63,6 +66,7 @@ func TestBIP37FlagsRejected(t *testing.T) {
 		{[]string{"-fpr=1"}, "-fpr"},
 		{[]string{"-bloomcpu=101"}, "-bloomcpu"},
 		{[]string{"-duration=10ms"}, "-duration"},
+		{[]string{"-rounds=0"}, "-rounds"},
 		{[]string{"-blocks=0"}, "-blocks"},
 	} {
 		_, err := parseBIP37Flags(tc.args, io.Discard)
