@@ -118,6 +118,21 @@ func TestMempoolAnnouncements(t *testing.T) {
 	if h := invHashes(watcher.sync()); len(h) != 0 {
 		t.Fatalf("a peer without a filter was announced %d transactions", len(h))
 	}
+
+	// filterclear turns relay on (Core) but leaves no filter: nothing more
+	// is announced (cfindexd is not a relay node), while a wallet that
+	// still has the filter hears of the next payment.
+	second := connectRelay(t, srv.addr, false)
+	second.send(walletFilter(t, wire.BloomUpdateAll, key).MsgFilterLoad())
+	second.sync()
+	wallet.send(wire.NewMsgFilterClear())
+	wallet.sync()
+	next := payTo(key, 4)
+	pool.add(t, next)
+	awaitInv(t, second, next.TxHash(), testtime.Scale(2*time.Second))
+	if h := invHashes(wallet.sync()); len(h) != 0 {
+		t.Fatalf("announced %d transactions after filterclear", len(h))
+	}
 }
 
 // connectRelay completes a handshake announcing relay (version fRelay).
