@@ -19,7 +19,7 @@ import (
 const (
 	// maxDecodedBlock bounds what one decoded block and its txids take:
 	// the worst case is a block of 16,666 minimal 60-byte transactions
-	// (a megabyte without witness), about 11 MB decoded. Blocks are
+	// (a megabyte without witness), about 7 MB decoded. Blocks are
 	// decoded one at a time (decodedCache.decoding) and accounted once
 	// decoded, so at most one such block is outside the cache's bound.
 	maxDecodedBlock = 4 * maxBlockBytes
@@ -57,10 +57,10 @@ type decodedBlock struct {
 func decodedBlockCost(blk *wire.MsgBlock) int64 {
 	c := int64(512)
 	for _, tx := range blk.Transactions {
-		c += 400 + int64(tx.SerializeSize())
-		c += int64(len(tx.TxIn))*128 + int64(len(tx.TxOut))*64
+		c += 160 + int64(tx.SerializeSize())
+		c += int64(len(tx.TxIn))*96 + int64(len(tx.TxOut))*48
 		for _, in := range tx.TxIn {
-			c += int64(len(in.Witness)) * 48
+			c += int64(len(in.Witness)) * 32
 		}
 	}
 	return c
