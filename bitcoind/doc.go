@@ -255,6 +255,12 @@
 // eighth of the bound. Subscribers (Subscribe) get every added
 // transaction through a buffered channel; one that falls behind loses
 // transactions (Dropped counts them) and never slows the mirror.
+// Transactions are found by txid (Get) or wtxid (GetWtx), and numbered in
+// the order they were added (MempoolTx.Seq, LastSeq): the P2P server
+// answers a peer's getdata only for transactions added before its last
+// announcement to that peer (Core's mempool sequence rule), and reads the
+// mirror for a mempool request a chunk at a time (Range) rather than
+// copying it whole.
 //
 // # Why not btcd's rpcclient
 //

@@ -75,12 +75,20 @@ type MempoolConfig struct {
 // subscribers and must not be modified.
 type MempoolTx struct {
 	Txid chainhash.Hash
-	Tx   *wire.MsgTx
+	// Wtxid is the witness txid (BIP-141; the txid for a transaction
+	// without witness), what peers that negotiated wtxidrelay ask by.
+	Wtxid chainhash.Hash
+	Tx    *wire.MsgTx
 	// Raw is the serialization with witness.
 	Raw []byte
 	// Added is when the mirror learned of it.
 	Added time.Time
-	cost  int64
+	// Seq numbers the transactions in the order the mirror added them
+	// (from 1, never reused): a server answers getdata only for
+	// transactions added before its last announcement to the peer, as
+	// Core does with its mempool sequence.
+	Seq  uint64
+	cost int64
 }
 
 // MempoolStats are the mirror's counters.
@@ -115,10 +123,12 @@ type MempoolMirror struct {
 
 	mu        sync.Mutex
 	held      map[chainhash.Hash]*list.Element // value *MempoolTx
+	byWtxid   map[chainhash.Hash]*MempoolTx
 	order     *list.List                       // arrival order, front oldest
 	forgotten map[chainhash.Hash]*list.Element // evicted txids, value chainhash.Hash
 	forgotOrd *list.List
 	bytes     int64
+	seq       uint64 // Seq of the last transaction added
 	stats     MempoolStats
 	subs      map[*MempoolSubscription]struct{}
 }
@@ -156,6 +166,7 @@ func NewMempoolMirror(src MempoolSource, cfg MempoolConfig, log zerolog.Logger) 
 		cfg:       cfg,
 		log:       log.With().Str("component", "mempool").Logger(),
 		held:      make(map[chainhash.Hash]*list.Element),
+		byWtxid:   make(map[chainhash.Hash]*MempoolTx),
 		order:     list.New(),
 		forgotten: make(map[chainhash.Hash]*list.Element),
 		forgotOrd: list.New(),
@@ -165,10 +176,10 @@ func NewMempoolMirror(src MempoolSource, cfg MempoolConfig, log zerolog.Logger) 
 
 // txCost is the accounted memory of a held transaction: its serialization,
 // the decoded wire.MsgTx (structs per input, output and witness item, and
-// a copy of every script and witness item) and the index entries. A test
-// holds it to the real heap.
+// a copy of every script and witness item) and the index entries (by txid
+// and by wtxid). A test holds it to the real heap.
 func txCost(raw []byte, tx *wire.MsgTx) int64 {
-	c := int64(2*len(raw)) + 400 + int64(len(tx.TxIn))*(88+24) + int64(len(tx.TxOut))*(40+8)
+	c := int64(2*len(raw)) + 480 + int64(len(tx.TxIn))*(88+24) + int64(len(tx.TxOut))*(40+8)
 	for _, in := range tx.TxIn {
 		c += int64(len(in.Witness)) * 24
 	}
@@ -185,6 +196,21 @@ func (m *MempoolMirror) Get(txid chainhash.Hash) (*MempoolTx, bool) {
 	return nil, false
 }
 
+// GetWtx returns the held transaction with wtxid.
+func (m *MempoolMirror) GetWtx(wtxid chainhash.Hash) (*MempoolTx, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mt, ok := m.byWtxid[wtxid]
+	return mt, ok
+}
+
+// LastSeq is the Seq of the last transaction added (0 before the first).
+func (m *MempoolMirror) LastSeq() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.seq
+}
+
 // Snapshot returns the held transactions, oldest first (what a `mempool`
 // request is answered from).
 func (m *MempoolMirror) Snapshot() []*MempoolTx {
@@ -193,6 +219,22 @@ func (m *MempoolMirror) Snapshot() []*MempoolTx {
 	out := make([]*MempoolTx, 0, m.order.Len())
 	for e := m.order.Front(); e != nil; e = e.Next() {
 		out = append(out, e.Value.(*MempoolTx))
+	}
+	return out
+}
+
+// Range returns up to max held transactions with Seq above after, oldest
+// first: a mempool request is answered a chunk at a time, so that a server
+// never copies the whole mirror for one peer. It walks the held
+// transactions from the oldest, so a chunk costs the number of older ones.
+func (m *MempoolMirror) Range(after uint64, max int) []*MempoolTx {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*MempoolTx
+	for e := m.order.Front(); e != nil && len(out) < max; e = e.Next() {
+		if mt := e.Value.(*MempoolTx); mt.Seq > after {
+			out = append(out, mt)
+		}
 	}
 	return out
 }
@@ -224,7 +266,7 @@ func (m *MempoolMirror) add(txid chainhash.Hash, raw []byte) bool {
 		m.log.Warn().Stringer("txid", txid).Msg("node sent a transaction that does not decode to its txid; not mirrored")
 		return false
 	}
-	mt := &MempoolTx{Txid: txid, Tx: tx, Raw: raw, Added: m.cfg.Now()}
+	mt := &MempoolTx{Txid: txid, Wtxid: tx.WitnessHash(), Tx: tx, Raw: raw, Added: m.cfg.Now()}
 	mt.cost = txCost(raw, tx)
 	m.mu.Lock()
 	if m.knownLocked(txid) {
@@ -242,7 +284,10 @@ func (m *MempoolMirror) add(txid chainhash.Hash, raw []byte) bool {
 		m.rememberLocked(old.Txid)
 		m.stats.Evicted++
 	}
+	m.seq++
+	mt.Seq = m.seq
 	m.held[txid] = m.order.PushBack(mt)
+	m.byWtxid[mt.Wtxid] = mt
 	m.bytes += mt.cost
 	m.stats.Added++
 	subs := make([]*MempoolSubscription, 0, len(m.subs))
@@ -291,7 +336,9 @@ func (m *MempoolMirror) dropLocked(txid chainhash.Hash) bool {
 	}
 	m.order.Remove(e)
 	delete(m.held, txid)
-	m.bytes -= e.Value.(*MempoolTx).cost
+	mt := e.Value.(*MempoolTx)
+	delete(m.byWtxid, mt.Wtxid)
+	m.bytes -= mt.cost
 	return true
 }
 

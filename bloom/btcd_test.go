@@ -3,7 +3,6 @@ package bloom_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -13,10 +12,10 @@ import (
 	"github.com/btcsuite/btcd/btcutil/v2"
 	btcbloom "github.com/btcsuite/btcd/btcutil/v2/bloom"
 	"github.com/btcsuite/btcd/chainhash/v2"
-	"github.com/btcsuite/btcd/txscript/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/bloom"
+	"github.com/cfindexd/cfindexd/internal/bloomtest"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/p2pclient"
 )
@@ -29,109 +28,22 @@ func envInt(name string, def int) int {
 	return def
 }
 
-// diffChain is a btcd regtest chain for the differential: tx-rich blocks
-// (every standard script kind, spends of the previous block's outputs)
-// and one block of many wallet payments, so partial merkle trees are deep.
-type diffChain struct {
-	node   *btcdtest.Node
-	blocks []*wire.MsgBlock
-	txids  [][]chainhash.Hash
-	// pool holds real output pushes, txids and serialized outpoints.
-	pool [][]byte
-}
-
-func buildDiffChain(ctx context.Context, t *testing.T, richBlocks, payments int) *diffChain {
+// buildDiffChain starts btcd and builds the differential's chain
+// (internal/bloomtest).
+func buildDiffChain(ctx context.Context, t *testing.T, richBlocks, payments int) *bloomtest.Chain {
 	t.Helper()
 	node := btcdtest.Start(t, btcdtest.Options{})
-	w := node.Wallet()
-	if err := btcdtest.BuildTxRichChain(ctx, node, w, richBlocks); err != nil {
-		t.Fatal(err)
-	}
-	kinds := []btcdtest.Kind{btcdtest.KindP2PKH, btcdtest.KindP2WPKH, btcdtest.KindP2TR, btcdtest.KindP2PK,
-		btcdtest.KindBareMultisig, btcdtest.KindP2SHMultisig, btcdtest.KindP2WSH}
-	sent := 0
-	for i := range payments {
-		script, err := w.NewScript(kinds[i%len(kinds)])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Send(ctx, node, []*wire.TxOut{wire.NewTxOut(20_000, script)}); err != nil {
-			if errors.Is(err, btcdtest.ErrInsufficientFunds) {
-				break
-			}
-			t.Fatal(err)
-		}
-		sent++
-	}
-	if _, err := node.Generate(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	_, tip, err := node.BestBlock(ctx)
+	c, err := bloomtest.Build(ctx, node, richBlocks, payments)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &diffChain{node: node}
-	for h := int32(1); h <= tip; h++ {
-		hash, err := node.BlockHash(ctx, h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		blk, err := node.Block(ctx, hash)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.blocks = append(c.blocks, blk)
-		c.txids = append(c.txids, bloom.BlockTxids(blk))
-		for i, tx := range blk.Transactions {
-			id := c.txids[h-1][i]
-			c.pool = append(c.pool, id[:])
-			for _, out := range tx.TxOut {
-				pushes, _ := txscript.PushedData(out.PkScript)
-				for _, p := range pushes {
-					if len(p) > 0 {
-						c.pool = append(c.pool, p)
-					}
-				}
-			}
-			for _, in := range tx.TxIn {
-				op := in.PreviousOutPoint
-				c.pool = append(c.pool, append(op.Hash[:len(op.Hash):len(op.Hash)], byte(op.Index), byte(op.Index>>8), byte(op.Index>>16), byte(op.Index>>24)))
-			}
-		}
-	}
-	last := c.blocks[len(c.blocks)-1]
-	t.Logf("btcd chain: %d blocks, %d payments in the last block (%d transactions)", len(c.blocks), sent, len(last.Transactions))
+	last := c.Blocks[len(c.Blocks)-1]
+	t.Logf("btcd chain: %d blocks, %d payments in the last block (%d transactions)", len(c.Blocks), c.Payments, len(last.Transactions))
 	return c
 }
 
-// randomFilter draws a wallet-like filter: some real elements of the chain
-// and some random ones, at a random rate, in mode. It never holds the empty
-// element, whose matching btcd and Core disagree on (doc.go, difference 2).
-func (c *diffChain) randomFilter(rng *rand.Rand, mode wire.BloomUpdateType) *bloom.Filter {
-	fprs := []float64{0.2, 0.05, 0.01, 0.001, 0.0001}
-	for {
-		n := 1 + rng.IntN(60)
-		p, err := bloom.ParamsFor(n, fprs[rng.IntN(len(fprs))])
-		if err != nil {
-			panic(err)
-		}
-		f := bloom.New(p, rng.Uint32(), mode)
-		for range n {
-			if rng.IntN(3) == 0 {
-				var e [20]byte
-				for i := range e {
-					e[i] = byte(rng.Uint32())
-				}
-				f.Insert(e[:])
-				continue
-			}
-			f.Insert(c.pool[rng.IntN(len(c.pool))])
-		}
-		if !f.Contains(nil) {
-			return f
-		}
-	}
-}
+// diffFPRs are the rates the differential's random filters are sized for.
+var diffFPRs = []float64{0.2, 0.05, 0.01, 0.001, 0.0001}
 
 func serializeTx(t *testing.T, tx *wire.MsgTx, witness bool) []byte {
 	t.Helper()
@@ -173,8 +85,8 @@ func TestFilteredBlocksEqualBtcd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	c := buildDiffChain(ctx, t, envInt("CFINDEXD_TEST_BLOOM_DIFF_BLOCKS", 30), 150)
-	peer, err := p2pclient.Dial(ctx, c.node.P2PAddr(), p2pclient.Options{
-		Params: c.node.Params(), Require: wire.SFNodeBloom, Services: wire.SFNodeWitness,
+	peer, err := p2pclient.Dial(ctx, c.Node.P2PAddr(), p2pclient.Options{
+		Params: c.Node.Params(), Require: wire.SFNodeBloom, Services: wire.SFNodeWitness,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -188,16 +100,16 @@ func TestFilteredBlocksEqualBtcd(t *testing.T) {
 	var blocksCompared, txsCompared, adds, reloads, emptyElement int
 	for seq := range sequences {
 		mode := modes[seq%len(modes)]
-		model := c.randomFilter(rng, mode)
+		model := c.RandomFilter(rng, mode, diffFPRs)
 		oracle := btcbloom.LoadFilter(model.MsgFilterLoad())
 		if err := peer.LoadFilter(ctx, model); err != nil {
 			t.Fatal(err)
 		}
 	sequence:
-		for i := 0; i < len(c.blocks); {
+		for i := 0; i < len(c.Blocks); {
 			switch r := rng.IntN(10); {
 			case r <= 2: // filteradd of a chain element
-				e := c.pool[rng.IntN(len(c.pool))]
+				e := c.Element(rng)
 				if err := peer.Send(ctx, wire.NewMsgFilterAdd(e)); err != nil {
 					t.Fatal(err)
 				}
@@ -210,17 +122,17 @@ func TestFilteredBlocksEqualBtcd(t *testing.T) {
 				if err := peer.Send(ctx, wire.NewMsgFilterClear()); err != nil {
 					t.Fatal(err)
 				}
-				model = c.randomFilter(rng, mode)
+				model = c.RandomFilter(rng, mode, diffFPRs)
 				oracle = btcbloom.LoadFilter(model.MsgFilterLoad())
 				if err := peer.LoadFilter(ctx, model); err != nil {
 					t.Fatal(err)
 				}
 				reloads++
 			}
-			n := min(1+rng.IntN(32), len(c.blocks)-i)
+			n := min(1+rng.IntN(32), len(c.Blocks)-i)
 			hashes := make([]chainhash.Hash, n)
 			for j := range hashes {
-				hashes[j] = c.blocks[i+j].BlockHash()
+				hashes[j] = c.Blocks[i+j].BlockHash()
 			}
 			witness := rng.IntN(2) == 0
 			got, err := peer.GetFilteredBlocks(ctx, hashes, witness)
@@ -228,8 +140,8 @@ func TestFilteredBlocksEqualBtcd(t *testing.T) {
 				t.Fatalf("sequence %d blocks %d..%d: %v", seq, i+1, i+n, err)
 			}
 			for j, fb := range got {
-				blk := c.blocks[i+j]
-				want := bloom.FilterBlock(blk, c.txids[i+j], model)
+				blk := c.Blocks[i+j]
+				want := bloom.FilterBlock(blk, c.Txids[i+j], model)
 				same := bytes.Equal(fb.RawMerkleBlock, want.MerkleBlock.Bytes()) && len(fb.RawTxs) == len(want.Txs)
 				for k := 0; same && k < len(want.Txs); k++ {
 					same = bytes.Equal(fb.RawTxs[k], serializeTx(t, want.Txs[k], witness))
@@ -263,7 +175,7 @@ func TestFilteredBlocksEqualBtcd(t *testing.T) {
 			i += n
 		}
 	}
-	if blocksCompared < sequences*len(c.blocks)/2 {
+	if blocksCompared < sequences*len(c.Blocks)/2 {
 		t.Fatalf("only %d filtered blocks compared", blocksCompared)
 	}
 	if txsCompared == 0 {

@@ -48,12 +48,16 @@ func hugeCountPayloads() map[string][]byte {
 		"cfheaders of 1,000,000 hashes": cat([]byte{0}, make([]byte, 64), compact(1_000_000)),
 		"cfcheckpt of 1,000,000 hashes": cat([]byte{0}, make([]byte, 32), compact(1_000_000)),
 		"block of 1,000,000 txs":        cat(make([]byte, 80), compact(1_000_000)),
+		"filterload of 36,000 bytes":    compact(36_000),
+		"filteradd of 520 bytes":        compact(520),
+		"getblocks of 500 locators":     cat(le32(70016), compact(500), make([]byte, 32)),
 	}
 }
 
 // commandOf maps a payload name to its command.
 func commandOf(name string) string {
-	for _, cmd := range []string{"version", "getheaders", "inv", "getdata", "notfound", "tx", "headers", "addrv2", "addr", "cfheaders", "cfcheckpt", "block"} {
+	for _, cmd := range []string{"version", "getheaders", "inv", "getdata", "notfound", "tx", "headers", "addrv2", "addr", "cfheaders", "cfcheckpt", "block",
+		"filterload", "filteradd", "getblocks"} {
 		if len(name) > len(cmd) && name[:len(cmd)+1] == cmd+" " {
 			return cmd
 		}
@@ -90,7 +94,7 @@ func TestHugeDeclaredCountsCostTheirPayload(t *testing.T) {
 		for _, st := range []struct {
 			name string
 			st   readState
-		}{{"before verack", beforeVerack}, {"relay off", relayOff}, {"relay on", relayOn}} {
+		}{{"before verack", beforeVerack}, {"relay off", relayOff}, {"relay on", relayOn}, {"bloom on", bloomOn}} {
 			t.Run(name+"/"+st.name, func(t *testing.T) {
 				allocs, got := frameCost(t, frame, st.st)
 				if limit := uint64(decodedFactor*len(payload) + allocSlack); got > limit {

@@ -134,6 +134,10 @@ type Config struct {
 	TxRelayTimeout time.Duration
 	TxRelayRate    float64
 
+	// BIP-37 Bloom-filter serving (bloomconfig.go has the defaults and
+	// what each bound means).
+	Bloom BloomConfig
+
 	// Log receives the server's log lines; misbehaving peers log at debug.
 	Log zerolog.Logger
 	// Metrics receives counters; nil means NopMetrics.
@@ -184,6 +188,7 @@ func (c Config) withDefaults() Config {
 	if c.UserAgent == "" {
 		c.UserAgent = "/cfindexd:0.1.0/"
 	}
+	c.Bloom = c.Bloom.withDefaults()
 	if c.Metrics == nil {
 		c.Metrics = NopMetrics{}
 	}
@@ -225,6 +230,9 @@ func (c Config) Validate() error {
 		return bad("TxRelayRate %g is negative", c.TxRelayRate)
 	case len(c.UserAgent) > 256:
 		return bad("UserAgent longer than 256 bytes")
+	}
+	if err := c.Bloom.validate(); err != nil {
+		return bad("%v", err)
 	}
 	return nil
 }

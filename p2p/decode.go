@@ -51,6 +51,16 @@ func decodePayload(command string, payload []byte, pver uint32) (wire.Message, e
 		msg = &wire.MsgInv{}
 	case wire.CmdNotFound:
 		msg = &wire.MsgNotFound{}
+	case wire.CmdFilterLoad:
+		msg = &wire.MsgFilterLoad{}
+	case wire.CmdFilterAdd:
+		msg = &wire.MsgFilterAdd{}
+	case wire.CmdFilterClear:
+		msg = &wire.MsgFilterClear{}
+	case wire.CmdMemPool:
+		msg = &wire.MsgMemPool{}
+	case wire.CmdGetBlocks:
+		msg = &wire.MsgGetBlocks{}
 	default:
 		return nil, fmt.Errorf("decode %s: %w", command, errors.ErrUnsupported)
 	}

@@ -5,9 +5,10 @@
 // whitelist), the version/verack handshake, the per-peer read, dispatch and
 // write loops, the BIP-157 request handlers (getcfilters, getcfheaders,
 // getcfcheckpt), getheaders, getdata for blocks (a proxy to the node),
-// optional transaction relay to the node, tip announcements, and every
-// bound on what peers may cost. It must not: write to the store, talk to
-// the node except through BlockFetcher and TxRelayer, fetch blocks the
+// optional transaction relay to the node, tip announcements, opt-in BIP-37
+// serving (Config.Bloom), and every bound on what peers may cost. It must
+// not: write to the store, talk to the node except through BlockFetcher,
+// TxRelayer and the Mempool mirror, fetch blocks the
 // store does not know, relay addresses (getaddr gets no answer), keep
 // package-level mutable state, or log through a global logger. Misbehaving
 // peers are logged at debug level; a recovered panic at error.
@@ -82,7 +83,8 @@
 // or more slots are free and is evicted first; the list is bounded and
 // forgets its oldest entries. Invalid requests (errInvalidRequest: BIP-157
 // range rules, unknown filter types, more than 101 locator hashes, BIP-37
-// messages) and anything before the handshake only disconnect, as in Core.
+// messages with serving off, filters the BIP-37 policy refuses) and
+// anything before the handshake only disconnect, as in Core.
 // Whitelisted networks (Config.Whitelist) are exempt from the per-address
 // and per-subnet caps, eviction, discouragement and the upload target.
 //
@@ -110,9 +112,37 @@
 // server does not know is waited for (Config.StopHashWait, at most 5 s, on
 // ChainView.TipChanged) and then ignored, not punished, because this server
 // trails its node by the time it takes to build a filter and a client may
-// have heard of the block first. NODE_BLOOM is not offered: filterload,
-// filteradd, filterclear and mempool end the connection (commandRules,
-// where BIP-37 serving will plug in by decoding them instead).
+// have heard of the block first.
+//
+// # BIP-37 (bloomserve.go, filteredblock.go, mempoolserve.go, getblocks.go)
+//
+// Off unless Config.Bloom.Enabled, as Core's -peerbloomfilters: then
+// filterload, filteradd, filterclear and mempool end the connection without
+// penalty (commandRules' withoutBloom; a whitelisted peer's mempool is
+// ignored, as Core spares noban peers) and NODE_BLOOM is not offered. On,
+// each peer has a bloomPeer: its filter and Core's relay flag under a
+// mutex (the reader loads filters and matches blocks, the announcer
+// goroutine matches mempool transactions, and matching updates the
+// filter), its update budget, and Core's getblocks continuation block.
+// Core's limits are protocol violations (a filter over 36,000 bytes or 50
+// hash functions, a filteradd element over 520 bytes or without a filter);
+// the policy — an estimated false-positive rate (fill^k) outside
+// [MinFPR, MaxFPR], more updates than UpdateAllowance and then one per
+// UpdateBlocks blocks, a merkleblock over 256 KiB — refuses invalid
+// requests. MSG_FILTERED_BLOCK is answered with a merkleblock and the
+// matched transactions without witness, nothing without a filter;
+// MSG_FILTERED_WITNESS_BLOCK is ignored (Core does not serve it). Blocks
+// come through the block proxy's gate and cache, decoded once into a
+// byte-bounded cache of decoded blocks and txids (decodedCache, pinned
+// blocks counted) that peers share. Decoding, txid hashing and matching
+// run under a server-wide workMeter: at most CPUShare of GOMAXPROCS cores
+// on average, in slots granted in arrival order. The announcer subscribes
+// to the Mempool mirror while the peer has a filter, matches new
+// transactions in 250 ms batches and announces the matches; mempool
+// requests are answered by the announcer, a 1,000-transaction chunk at a
+// time, at most once per 5 s; getdata for a mempool transaction is
+// answered only if it was in the mirror before the peer's last inv (the
+// mirror's Seq, Core's m_last_inv_sequence).
 //
 // Tips are announced only when ChainView reports them, i.e. after their
 // filters are committed, never on a node notification: inv to most peers,

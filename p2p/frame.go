@@ -11,6 +11,8 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 	"golang.org/x/sync/semaphore"
+
+	"github.com/cfindexd/cfindexd/bloom"
 )
 
 // Message size limits, checked against the length in a frame header before
@@ -29,6 +31,13 @@ const (
 	// maxInvPayload is an inv or getdata with wire.MaxInvPerMsg entries
 	// (Core's MAX_INV_SZ).
 	maxInvPayload = 9 + wire.MaxInvPerMsg*invVectSize
+	// maxFilterLoadPayload is a filterload of Core's largest filter
+	// (36,000 bytes: a 3-byte CompactSize), k, tweak and flags; a larger
+	// frame carries a filter Core refuses as misbehaviour too.
+	maxFilterLoadPayload = 3 + bloom.MaxFilterSize + 4 + 4 + 1
+	// maxFilterAddPayload is a filteradd of Core's largest element (520
+	// bytes).
+	maxFilterAddPayload = 3 + bloom.MaxFilterAddSize
 	// invTypeWTx is BIP-339's MSG_WTX, which btcd's wire does not name.
 	invTypeWTx wire.InvType = 5
 
@@ -54,10 +63,9 @@ const (
 	actionDecode frameAction = iota
 	// actionIgnore: discard the payload unbuffered.
 	actionIgnore
-	// actionForbidden: a message this server never accepts (BIP-37 bloom
-	// filtering, mempool). Core disconnects a peer that sends one when
-	// NODE_BLOOM is not offered; so does this server, without penalty.
-	// BIP-37 serving will replace these entries with actionDecode.
+	// actionForbidden: a BIP-37 message while BIP-37 serving is off. Core
+	// disconnects a peer that sends one when NODE_BLOOM is not offered;
+	// so does this server, without penalty.
 	actionForbidden
 )
 
@@ -71,6 +79,15 @@ type commandRule struct {
 	// relayOnly: decoded only when transaction relay is on; discarded
 	// unbuffered otherwise.
 	relayOnly bool
+	// bloomOnly: a BIP-37 message, decoded only when BIP-37 serving is on,
+	// under the tighter cap bloomMaxPayload (checked before the payload
+	// is read); with serving off it gets withoutBloom instead, or, when
+	// whitelistIgnored and the peer is whitelisted, is ignored (Core's
+	// noban permission spares a mempool request).
+	bloomOnly        bool
+	bloomMaxPayload  uint32
+	withoutBloom     frameAction
+	whitelistIgnored bool
 }
 
 // commandRules holds the commands the server reads. Commands not listed are
@@ -96,10 +113,13 @@ var commandRules = map[string]commandRule{
 	wire.CmdInv:          {maxPayload: maxInvPayload, action: actionDecode, relayOnly: true},
 	wire.CmdNotFound:     {maxPayload: maxInvPayload, action: actionDecode, relayOnly: true},
 	wire.CmdTx:           {maxPayload: maxFramePayload, action: actionDecode, relayOnly: true},
-	wire.CmdFilterLoad:   {maxPayload: maxFramePayload, action: actionForbidden},
-	wire.CmdFilterAdd:    {maxPayload: maxFramePayload, action: actionForbidden},
-	wire.CmdFilterClear:  {maxPayload: maxFramePayload, action: actionForbidden},
-	wire.CmdMemPool:      {maxPayload: maxFramePayload, action: actionForbidden},
+	// BIP-37 (bloomserve.go): without serving, Core's reaction to a node
+	// without NODE_BLOOM (getblocks is ignored, as before serving).
+	wire.CmdFilterLoad:  {maxPayload: maxFramePayload, action: actionDecode, bloomOnly: true, bloomMaxPayload: maxFilterLoadPayload, withoutBloom: actionForbidden},
+	wire.CmdFilterAdd:   {maxPayload: maxFramePayload, action: actionDecode, bloomOnly: true, bloomMaxPayload: maxFilterAddPayload, withoutBloom: actionForbidden},
+	wire.CmdFilterClear: {maxPayload: maxFramePayload, action: actionDecode, bloomOnly: true, bloomMaxPayload: 0, withoutBloom: actionForbidden},
+	wire.CmdMemPool:     {maxPayload: maxFramePayload, action: actionDecode, bloomOnly: true, bloomMaxPayload: 0, withoutBloom: actionForbidden, whitelistIgnored: true},
+	wire.CmdGetBlocks:   {maxPayload: maxFramePayload, action: actionDecode, bloomOnly: true, bloomMaxPayload: maxGetHeadersPayload, withoutBloom: actionIgnore},
 }
 
 // frameHeader is the 24-byte P2P v1 message header.
@@ -161,6 +181,8 @@ type readState struct {
 	handshaking bool
 	// relay: transaction relay is on (tx, inv and notfound are decoded).
 	relay bool
+	// bloom: BIP-37 serving is on; whitelisted: the peer is whitelisted.
+	bloom, whitelisted bool
 	// deadline bounds the whole frame (the idle or handshake deadline);
 	// zero: none. A large frame's rate deadline never extends it.
 	deadline time.Time
@@ -218,11 +240,21 @@ func (fr *frameReader) next(st readState) (inFrame, error) {
 		return inFrame{command: h.command, release: noRelease}, err
 	}
 	f := inFrame{command: h.command, size: frameHeaderSize + int(h.length), release: noRelease}
-	decode := rule.action == actionDecode &&
+	action := rule.action
+	if rule.bloomOnly && !st.bloom {
+		action = rule.withoutBloom
+		if rule.whitelistIgnored && st.whitelisted {
+			action = actionIgnore
+		}
+	}
+	decode := action == actionDecode &&
 		(!st.handshaking || rule.handshake) &&
 		(!rule.relayOnly || st.relay)
-	if rule.action == actionForbidden && !st.handshaking {
-		return f, invalidRequest("%s is not served (no NODE_BLOOM)", h.command)
+	if action == actionForbidden && !st.handshaking {
+		return f, bloomNotServed(h.command)
+	}
+	if decode && rule.bloomOnly && h.length > rule.bloomMaxPayload {
+		return f, misbehaving("%s payload of %d bytes over the cap of %d", h.command, h.length, rule.bloomMaxPayload)
 	}
 	large := h.length > maxSmallFrame
 	if decode && large && fr.recv != nil {

@@ -37,6 +37,7 @@ var (
 	beforeVerack = readState{pver: wire.ProtocolVersion, handshaking: true, relay: true}
 	relayOff     = readState{pver: wire.ProtocolVersion}
 	relayOn      = readState{pver: wire.ProtocolVersion, relay: true}
+	bloomOn      = readState{pver: wire.ProtocolVersion, relay: true, bloom: true}
 )
 
 func TestDecodePayload(t *testing.T) {

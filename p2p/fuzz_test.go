@@ -23,7 +23,8 @@ var decodableCommands = func() []string {
 		wire.CmdVersion, wire.CmdVerAck, wire.CmdSendAddrV2, wire.CmdWTxIdRelay, wire.CmdSendHeaders,
 		wire.CmdFeeFilter, wire.CmdPing, wire.CmdPong, wire.CmdGetAddr, wire.CmdGetHeaders,
 		wire.CmdGetCFilters, wire.CmdGetCFHeaders, wire.CmdGetCFCheckpt, wire.CmdGetData, wire.CmdInv, wire.CmdTx,
-		wire.CmdNotFound,
+		wire.CmdNotFound, wire.CmdFilterLoad, wire.CmdFilterAdd, wire.CmdFilterClear, wire.CmdMemPool,
+		wire.CmdGetBlocks,
 	} {
 		if commandRules[cmd].action == actionDecode {
 			out = append(out, cmd)
@@ -49,12 +50,18 @@ func commandIndex(cmd string) byte {
 }
 
 // fuzzEnv is a handler environment over a small fake chain with a stale
-// branch, a node with some blocks, and transaction relay on.
+// branch, a node with some blocks, transaction relay and BIP-37 serving on.
 func fuzzEnv(view *fakeView) *handlerEnv {
 	node := &fakeNode{blocks: map[chainhash.Hash]*wire.MsgBlock{}}
 	for h := uint32(0); h < 3; h++ {
 		node.blocks[view.at(h).hash] = blockFor(view.at(h))
 	}
+	env := fuzzEnvOf(view, node)
+	env.bloom = newBloomServer(BloomConfig{Enabled: true}.withDefaults(), env.blocks, env.metrics, env.now)
+	return env
+}
+
+func fuzzEnvOf(view *fakeView, node *fakeNode) *handlerEnv {
 	return &handlerEnv{
 		view:       view,
 		net:        chaincfg.RegressionNetParams.Net,
@@ -79,6 +86,11 @@ func addFuzzSeeds(f *testing.F, view *fakeView) {
 	inv := wire.NewMsgInv()
 	_ = inv.AddInvVect(wire.NewInvVect(invTypeWTx, h(2)))
 	me := wire.NewNetAddressIPPort(nil, 0, 0)
+	fgd := wire.NewMsgGetData()
+	_ = fgd.AddInvVect(wire.NewInvVect(wire.InvTypeFilteredBlock, h(1)))
+	_ = fgd.AddInvVect(wire.NewInvVect(wire.InvTypeFilteredWitnessBlock, h(2)))
+	gb := wire.NewMsgGetBlocks(h(40))
+	_ = gb.AddBlockLocatorHash(h(3))
 	for _, m := range []wire.Message{
 		wire.NewMsgGetCFilters(wire.GCSFilterRegular, 1, h(1200)),
 		wire.NewMsgGetCFilters(wire.GCSFilterRegular, 0, h(1000)),
@@ -86,6 +98,8 @@ func addFuzzSeeds(f *testing.F, view *fakeView) {
 		wire.NewMsgGetCFCheckpt(wire.GCSFilterRegular, h(2100)),
 		gh, gd, inv, witnessTx(7), legacyTx(8), wire.NewMsgPing(3), wire.NewMsgFeeFilter(10),
 		wire.NewMsgVersion(me, me, 1, 2), wire.NewMsgSendHeaders(),
+		wire.NewMsgFilterLoad([]byte{0xff, 0x10}, 3, 9, wire.BloomUpdateAll), wire.NewMsgFilterAdd([]byte{1, 2}),
+		wire.NewMsgFilterClear(), wire.NewMsgMemPool(), fgd, gb,
 	} {
 		f.Add(commandIndex(m.Command()), payloadOf(m))
 	}
@@ -109,6 +123,7 @@ func FuzzDispatch(f *testing.F) {
 		}
 		env := fuzzEnv(view)
 		st := newPeerState(1, 2)
+		st.bloom = newBloomPeer(DefaultBloomUpdateAllowance)
 		emit := func(o outbound) error { checkOutbound(t, o); return nil }
 		_ = dispatch(context.Background(), env, st, msg, emit)
 	})

@@ -13,6 +13,13 @@ import (
 // notfound at the end, as Core does. A historical block asked for once the
 // upload target is reached ends the connection (errUploadTarget) unless the
 // peer is whitelisted.
+//
+// With BIP-37 serving on, MSG_FILTERED_BLOCK gets a merkleblock and the
+// matched transactions (serveFilteredBlock), and transactions the peer was
+// told of are served from the mempool mirror (mempoolTx). Filtered blocks
+// never go in the notfound when there is nothing to send (no filter, or
+// serving off): Core sends no answer then. MSG_FILTERED_WITNESS_BLOCK is
+// ignored, as Core ignores it (it is not a type Core serves).
 func handleGetData(ctx context.Context, env *handlerEnv, st *peerState, m *wire.MsgGetData, emit emitFunc) error {
 	notFound := wire.NewMsgNotFound()
 	for _, iv := range m.InvList {
@@ -21,6 +28,33 @@ func handleGetData(ctx context.Context, env *handlerEnv, st *peerState, m *wire.
 		case wire.InvTypeBlock:
 			witness = false
 		case wire.InvTypeWitnessBlock:
+		case wire.InvTypeFilteredBlock:
+			if env.bloom == nil {
+				continue
+			}
+			found, err := serveFilteredBlock(ctx, env, st, iv, emit)
+			if err != nil {
+				return err
+			}
+			if !found {
+				_ = notFound.AddInvVect(iv)
+				continue
+			}
+			if err := continueGetBlocks(env, st, iv.Hash, emit); err != nil {
+				return err
+			}
+			continue
+		case wire.InvTypeFilteredWitnessBlock:
+			continue
+		case wire.InvTypeTx, wire.InvTypeWitnessTx, invTypeWTx:
+			if mt := env.mempoolTx(st, iv); mt != nil {
+				if err := serveMempoolTx(env, mt, iv.Type, emit); err != nil {
+					return err
+				}
+				continue
+			}
+			_ = notFound.AddInvVect(iv)
+			continue
 		default:
 			_ = notFound.AddInvVect(iv)
 			continue
@@ -39,6 +73,9 @@ func handleGetData(ctx context.Context, env *handlerEnv, st *peerState, m *wire.
 			return err
 		}
 		env.blocks.upload.Add(frameHeaderSize+len(block.payload), env.now())
+		if err := continueGetBlocks(env, st, iv.Hash, emit); err != nil {
+			return err
+		}
 	}
 	if len(notFound.InvList) == 0 {
 		return nil

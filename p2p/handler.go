@@ -46,6 +46,7 @@ type handlerEnv struct {
 	relay         TxRelayer   // nil: transaction relay disabled
 	relayWait     time.Duration
 	relayRate     *sharedBucket // server-wide transaction relay rate
+	bloom         *bloomServer  // nil: BIP-37 serving off
 	metrics       Metrics
 	log           zerolog.Logger
 	now           func() time.Time
@@ -70,6 +71,8 @@ type peerState struct {
 	txRequests *txRequests
 	// txBudget limits the transactions a peer gets relayed to the node.
 	txBudget tokenBucket
+	// bloom is the peer's BIP-37 state; nil when BIP-37 serving is off.
+	bloom *bloomPeer
 
 	// pingNonce and pingSent describe the ping in flight (written by the
 	// ticker, read by the reader); minPing is the lowest round trip seen
@@ -145,6 +148,16 @@ func dispatch(ctx context.Context, env *handlerEnv, st *peerState, msg wire.Mess
 		return handleTx(ctx, env, st, m)
 	case *wire.MsgNotFound:
 		handleNotFound(st, m)
+	case *wire.MsgFilterLoad:
+		return handleFilterLoad(env, st, m)
+	case *wire.MsgFilterAdd:
+		return handleFilterAdd(env, st, m)
+	case *wire.MsgFilterClear:
+		return handleFilterClear(env, st)
+	case *wire.MsgMemPool:
+		return handleMemPool(env, st)
+	case *wire.MsgGetBlocks:
+		return handleGetBlocks(ctx, env, st, m, emit)
 	case *wire.MsgPing:
 		return emit(outbound{Msg: wire.NewMsgPong(m.Nonce), Enc: wire.BaseEncoding})
 	case *wire.MsgPong:

@@ -12,8 +12,9 @@ import (
 
 // Handshake constants.
 const (
-	// Services are the service bits this server advertises. neutrino
-	// refuses (and bans) peers without WITNESS and COMPACT_FILTERS.
+	// Services are the service bits this server advertises (and
+	// NODE_BLOOM when BIP-37 serving is on). neutrino refuses (and bans)
+	// peers without WITNESS and COMPACT_FILTERS.
 	Services = wire.SFNodeNetwork | wire.SFNodeWitness | wire.SFNodeCF
 	// ProtocolVersion is the protocol version this server speaks.
 	ProtocolVersion = wire.AddrV2Version // 70016
@@ -53,6 +54,9 @@ func (p *peer) versionExchange(ctx context.Context) error {
 		return fmt.Errorf("%w: protocol version %d below %d", errDisconnect, v.ProtocolVersion, MinPeerProtocolVersion)
 	}
 	p.st.pver = min(uint32(v.ProtocolVersion), ProtocolVersion)
+	if p.st.bloom != nil {
+		p.st.bloom.relay = !v.DisableRelayTx // Core's m_relay_txs = fRelay
+	}
 	p.log = p.log.With().Str("agent", v.UserAgent).Uint32("pver", p.st.pver).Logger()
 
 	if err := p.emit(ctx)(outbound{Msg: p.versionMsg(), Enc: wire.BaseEncoding}); err != nil {
@@ -87,10 +91,14 @@ func (p *peer) versionMsg() *wire.MsgVersion {
 		height = int32(tip.Height)
 	}
 	you := tcpNetAddress(p.conn.RemoteAddr(), 0)
-	me := tcpNetAddress(p.conn.LocalAddr(), Services)
+	services := Services
+	if p.st.bloom != nil {
+		services |= wire.SFNodeBloom
+	}
+	me := tcpNetAddress(p.conn.LocalAddr(), services)
 	msg := wire.NewMsgVersion(me, you, p.srv.nonce, height)
 	msg.ProtocolVersion = int32(ProtocolVersion)
-	msg.Services = Services
+	msg.Services = services
 	msg.UserAgent = p.srv.cfg.UserAgent
 	msg.DisableRelayTx = p.srv.env.relay == nil
 	return msg

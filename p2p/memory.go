@@ -3,6 +3,8 @@ package p2p
 import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/bloom"
 )
 
 // Per-peer buffers and the sizes the memory bound is made of.
@@ -35,6 +37,21 @@ const (
 	blockFetchFactor = 5
 	// discouragedEntryBytes is the cost of one discouragement entry.
 	discouragedEntryBytes = 64
+
+	// BIP-37 serving (Config.Bloom.Enabled). bloomPeerBytes is a peer's
+	// state: its filter (36,000 bytes at most), the announcer's queue
+	// (the mirror subscription's buffer and as many pending) and one
+	// mempool answer chunk (transactions and their inv), the matched
+	// transactions of a filtered block serialized ahead, and the
+	// announcer goroutine's stack.
+	bloomPeerBytes = bloom.MaxFilterSize + 2*announceBuffer*8 + mempoolChunk*(2*8+2*invVectSize) +
+		preserializeMatched + 16<<10
+	// maxTxFrame is the largest transaction frame a BIP-37 peer is sent
+	// (a matched or mempool transaction): a standard transaction's
+	// 400,000 bytes (MAX_STANDARD_TX_WEIGHT). A block may carry a larger,
+	// non-standard one (up to 1 MB without witness); serving it exceeds
+	// the bound by the difference, for as long as it is queued.
+	maxTxFrame = frameHeaderSize + 400_000
 )
 
 // MemoryBound returns the most heap the P2P server can hold for its peers
@@ -55,12 +72,29 @@ const (
 // exceed the send budgets so that a reading peer always progresses.) With
 // the defaults and 125 peers this is about 200 MiB; it is a worst case that
 // needs every peer to hit every limit at once.
+//
+// BIP-37 serving (Bloom.Enabled) adds per peer its state (a 36,000-byte
+// filter, the announcer's queue, a mempool answer chunk, matched
+// transactions serialized ahead: bloomPeerBytes, 217 KiB) and raises the
+// largest unshared frame from 256 KiB to a 400,000-byte transaction (a
+// merkleblock over 256 KiB is refused), and server-wide the decoded blocks
+// (Bloom.FilteredBlockCacheBytes, pinned blocks included, and one block
+// being decoded, 16 MB): about 310 MiB with the defaults.
 func MemoryBound(cfg Config) int64 {
 	c := cfg.withDefaults()
 	n := int64(c.MaxPeers)
-	perPeer := int64(peerReadBuffer + peerWriteBuffer + decodedFactor*maxSmallFrame +
-		filterChunkBytes + maxUnsharedFrame + peerFixed)
-	queued := min(n*max(int64(c.PeerSendBudget), maxUnsharedFrame), c.SendBudget+n*maxUnsharedFrame)
+	unshared := int64(maxUnsharedFrame)
+	var bloomBytes int64
+	if c.Bloom.Enabled {
+		unshared = max(unshared, maxTxFrame)
+		bloomBytes = n * bloomPeerBytes
+		if c.Blocks != nil {
+			bloomBytes += c.Bloom.FilteredBlockCacheBytes + maxDecodedBlock
+		}
+	}
+	perPeer := int64(peerReadBuffer+peerWriteBuffer+decodedFactor*maxSmallFrame+
+		filterChunkBytes+peerFixed) + unshared
+	queued := min(n*max(int64(c.PeerSendBudget), unshared), c.SendBudget+n*unshared)
 	recv := decodedFactor * c.RecvBudget
 	if c.RelayTx {
 		recv = relayFactor * c.RecvBudget
@@ -69,7 +103,7 @@ func MemoryBound(cfg Config) int64 {
 	if c.Blocks != nil {
 		blocks = c.BlockCacheBytes + int64(c.MaxBlockFetches)*blockFetchFactor*maxBlockBytes
 	}
-	return n*perPeer + queued + recv + blocks +
+	return n*perPeer + queued + recv + blocks + bloomBytes +
 		int64(c.MaxFilterWork)*answerBuild +
 		int64(c.MaxDiscouraged)*discouragedEntryBytes
 }

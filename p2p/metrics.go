@@ -60,7 +60,7 @@ func RefusalReasons() []string {
 // SentCommands lists the commands MessageSent reports: every message the
 // server sends.
 func SentCommands() []string {
-	return []string{"version", "verack", "ping", "pong", "headers", "inv", "getdata", "notfound", "block", "cfilter", "cfheaders", "cfcheckpt"}
+	return []string{"version", "verack", "ping", "pong", "headers", "inv", "getdata", "notfound", "block", "cfilter", "cfheaders", "cfcheckpt", "merkleblock", "tx"}
 }
 
 // NopMetrics discards everything.

@@ -152,7 +152,15 @@ func checkDeclaredCounts(command string, payload []byte) error {
 		}
 		_, err := s.count("user agent bytes", 1, wire.MaxUserAgentLen)
 		return err
-	case wire.CmdGetHeaders:
+	case wire.CmdFilterLoad, wire.CmdFilterAdd:
+		// wire allocates the declared filter or element length (up to
+		// its own maximum) before reading it.
+		n, err := s.count("bytes", 1, uint64(len(payload)))
+		if err != nil {
+			return err
+		}
+		return s.skip(n, "filter data")
+	case wire.CmdGetHeaders, wire.CmdGetBlocks:
 		if err := s.skip(4, "version"); err != nil {
 			return err
 		}

@@ -54,6 +54,9 @@ func newPeer(s *Server, conn net.Conn, slot *peerSlot) *peer {
 		sendq:  make(chan outFrame, sendQueueFrames),
 		budget: newPeerBudget(s.sendPool, int64(s.cfg.PeerSendBudget), s.cfg.SendStallTimeout),
 	}
+	if s.env.bloom != nil {
+		p.st.bloom = newBloomPeer(s.cfg.Bloom.UpdateAllowance)
+	}
 	p.fr = &frameReader{
 		rd:          bufio.NewReaderSize(conn, peerReadBuffer),
 		setDeadline: conn.SetReadDeadline,
@@ -67,7 +70,8 @@ func newPeer(s *Server, conn net.Conn, slot *peerSlot) *peer {
 
 // read reads one frame by deadline and counts it.
 func (p *peer) read(handshaking bool, deadline time.Time) (inFrame, error) {
-	f, err := p.fr.next(readState{pver: p.st.pver, handshaking: handshaking, relay: p.srv.env.relay != nil, deadline: deadline})
+	f, err := p.fr.next(readState{pver: p.st.pver, handshaking: handshaking, relay: p.srv.env.relay != nil,
+		bloom: p.st.bloom != nil, whitelisted: p.slot.whitelisted, deadline: deadline})
 	if f.size > 0 {
 		cmd := f.command
 		if _, known := commandRules[cmd]; !known {
@@ -266,10 +270,21 @@ func (p *peer) run(ctx context.Context) (err error) {
 		tickErr = p.tickLoop(ctx)
 		cancel()
 	}()
+	var bloomErr error
+	if p.st.bloom != nil {
+		p.startBloom()
+		defer p.srv.env.dropBloomPeer(p.st.bloom)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			bloomErr = p.bloomLoop(ctx)
+			cancel()
+		}()
+	}
 	err = p.readLoop(ctx)
 	cancel()
 	wg.Wait()
-	for _, other := range []error{tickErr, writeErr} {
+	for _, other := range []error{tickErr, bloomErr, writeErr} {
 		// A panic or stall elsewhere is why the reader stopped.
 		if errors.Is(other, errPanic) || errors.Is(other, errSendStalled) {
 			return other

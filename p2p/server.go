@@ -63,6 +63,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.RelayTx {
 		env.relay = cfg.Relay
 	}
+	if cfg.Bloom.Enabled {
+		env.bloom = newBloomServer(cfg.Bloom, env.blocks, cfg.Metrics, cfg.Now)
+	}
 	keys := randomUint64s(5)
 	ttl := cfg.DiscourageDuration
 	if ttl < 0 {
@@ -115,7 +118,7 @@ func (s *Server) Run(ctx context.Context) error {
 // every peer, waits for their goroutines and returns nil. Errors other than
 // the end of ctx are returned.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	s.log.Info().Stringer("addr", ln.Addr()).Int("max_peers", s.cfg.MaxPeers).
+	s.log.Info().Stringer("addr", ln.Addr()).Int("max_peers", s.cfg.MaxPeers).Bool("bip37", s.cfg.Bloom.Enabled).
 		Int64("memory_bound_mib", MemoryBound(s.cfg)>>20).Msg("serving light clients over P2P")
 	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
 	defer stop()

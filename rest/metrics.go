@@ -62,6 +62,8 @@ type Metrics struct {
 	// limits: the HTTP server's connection and bulk limits and handler
 	// panics (metrics_limits.go).
 	limits *limitMetrics
+	// bloom: BIP-37 serving and the mempool mirror (metrics_bloom.go).
+	bloom *bloomMetrics
 
 	nodeTip     atomic.Int64 // -1 until the first NodeTip
 	nodeTipTime atomic.Int64 // Unix seconds of the node's tip block; valid once nodeTip >= 0
@@ -158,6 +160,7 @@ func NewMetrics() *Metrics {
 	m.p2pDefences = newP2PDefenceMetrics(c, cv)
 
 	m.limits = newLimitMetrics(m.reg)
+	m.bloom = newBloomMetrics(m.reg)
 
 	m.serve = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 	return m

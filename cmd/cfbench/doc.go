@@ -3,6 +3,7 @@
 //
 //	go run ./cmd/cfbench sync [flags]   catch-up: cfindexd vs btcd's own cfindex
 //	go run ./cmd/cfbench serve [flags]  serving getcfilters/getcfheaders to many peers
+//	go run ./cmd/cfbench bip37 [flags]  the serve load beside BIP-37 wallets, against itself alone
 //
 // sync builds the chain, runs the real cfindexd binary against btcd into an
 // empty datadir and times it to the node's tip (wall time from its JSON log,
@@ -12,7 +13,12 @@
 // --dropcfindex and times btcd rebuilding its own filter index from its log.
 // serve has N peers (raw wire clients, one request in flight each) ask for
 // 1,000-block getcfilters and 2,000-block getcfheaders ranges from a fixed
-// seed, first from cfindexd, then from btcd, over the same chain.
+// seed, first from cfindexd, then from btcd, over the same chain. bip37
+// runs serve's load against one cfindexd (--peerbloomfilters) twice: alone,
+// then beside BIP-37 wallets (realistic filters, n = 200 at p = 0.0001 with
+// 5 % noise) that ask for filtered blocks of random stretches of the chain
+// in batches, and reports the BIP-157 throughput ratio (goal ≥ 70 %) and
+// cfindexd's RSS under the mixed load (goal ≤ 250 MB).
 //
 // Measurement choices: sync runs cfindexd with its P2P and HTTP listeners
 // off (--listen= --httplisten=), so only the catch-up is measured, and by

@@ -26,6 +26,7 @@ func subcommands() map[string]subcommand {
 	return map[string]subcommand{
 		"sync":  {summary: "catch-up speed, CPU and RSS of cfindexd vs btcd building its own cfindex", run: runSync},
 		"serve": {summary: "getcfilters/getcfheaders throughput and latency under 100 peers, cfindexd vs btcd", run: runServe},
+		"bip37": {summary: "BIP-157 throughput beside 100 BIP-37 wallets vs alone, and cfindexd's RSS", run: runBIP37},
 	}
 }
 
@@ -70,7 +71,7 @@ var errUsage = errors.New("usage")
 func usage(w io.Writer, cmds map[string]subcommand) {
 	fmt.Fprintln(w, "Usage: cfbench <subcommand> [flags]")
 	fmt.Fprintln(w)
-	for _, name := range []string{"sync", "serve"} {
+	for _, name := range []string{"sync", "serve", "bip37"} {
 		fmt.Fprintf(w, "  %-6s %s\n", name, cmds[name].summary)
 	}
 }

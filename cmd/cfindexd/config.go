@@ -15,6 +15,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/p2p"
 	"github.com/cfindexd/cfindexd/rest"
 )
 
@@ -87,6 +89,15 @@ type Config struct {
 
 	// btcd as a first-class node (issue 11).
 	RPCCert string `toml:"rpccert" path:"true" usage:"path of btcd's rpc.cert: the node's RPC is then HTTPS, trusting this certificate; empty = plain HTTP"`
+
+	// BIP-37 Bloom-filter serving (bloomconfig.go).
+	PeerBloomFilters bool    `toml:"peerbloomfilters" usage:"serve BIP-37 Bloom-filter wallets over P2P (NODE_BLOOM: filterload, filtered blocks, mempool); off as in Bitcoin Core"`
+	BloomMaxFPR      float64 `toml:"bloommaxfpr" usage:"refuse a Bloom filter whose estimated false-positive rate is above this (it matches nearly everything); 1 accepts every filter"`
+	BloomMinFPR      float64 `toml:"bloomminfpr" usage:"refuse a Bloom filter whose estimated false-positive rate is below this (a privacy floor; 0.01 locks out bitcoinj-based wallets); 0 = off"`
+	BloomCPU         int     `toml:"bloomcpu" usage:"percent of the machine's CPU time BIP-37 work (matching filters, decoding blocks) may take on average"`
+	MempoolMirror    int     `toml:"mempoolmirror" usage:"MiB of the node's mempool mirrored to answer BIP-37 mempool requests and announce matching transactions (peerbloomfilters); 0 = none"`
+	ZMQPubRawTx      string  `toml:"zmqpubrawtx" usage:"node's zmqpubrawtx endpoint, e.g. tcp://127.0.0.1:28333: mempool transactions arrive with their bytes (needs zmqpubsequence)"`
+	ZMQPubSequence   string  `toml:"zmqpubsequence" usage:"node's zmqpubsequence endpoint: the mempool mirror follows the node's mempool by notification instead of polling getrawmempool every second"`
 }
 
 // defaultConfig returns the configuration used for every key that no file,
@@ -127,6 +138,10 @@ func defaultConfig() Config {
 		HTTPBulkMinRate:   rest.DefaultBulkMinRate >> 10,
 		LogLevel:          "info",
 		LogFormat:         "auto",
+
+		BloomMaxFPR:   p2p.DefaultBloomMaxFPR,
+		BloomCPU:      int(p2p.DefaultBloomCPUShare * 100),
+		MempoolMirror: bitcoind.DefaultMempoolBytes >> 20,
 	}
 }
 
@@ -174,6 +189,12 @@ func (c *Config) setKey(key configKey, raw string) error {
 			return fmt.Errorf("%s: %q is not a duration like 2s or 500ms", key.Name, raw)
 		}
 		v.SetInt(int64(d))
+	case float64:
+		f, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
+		if err != nil {
+			return fmt.Errorf("%s: %q is not a number like 0.1", key.Name, raw)
+		}
+		v.SetFloat(f)
 	default:
 		return fmt.Errorf("%s: unsupported type %s", key.Name, v.Type())
 	}
@@ -464,6 +485,9 @@ func (c *Config) validate() error {
 		return err
 	}
 	if err := c.validateHTTPLimits(); err != nil {
+		return err
+	}
+	if err := c.validateBloom(); err != nil {
 		return err
 	}
 	switch c.LogLevel {

@@ -107,6 +107,11 @@ func runDaemonOn(ctx context.Context, cfg Config, nw network, confFile string, l
 	if err != nil {
 		return fmt.Errorf("p2p: %w", err)
 	}
+	mirror, err := newMempoolMirror(cfg, link, log) // BIP-37 (bloomconfig.go)
+	if err != nil {
+		return fmt.Errorf("mempool mirror: %w", err)
+	}
+	p2pCfg.Bloom = bloomP2PConfig(cfg, mirror, metrics)
 	p2pServer, err := p2p.New(p2pCfg)
 	if err != nil {
 		return fmt.Errorf("p2p: %w", err)
@@ -141,6 +146,9 @@ func runDaemonOn(ctx context.Context, cfg Config, nw network, confFile string, l
 		log.Info().Msg("P2P server disabled (listen is empty)")
 	}
 	g.Go(guarded(log, "store size reporter", func() error { reportStoreSize(gctx, st, metrics); return nil }))
+	if mirror != nil {
+		g.Go(guarded(log, "mempool mirror", func() error { return mirror.Run(gctx) }))
+	}
 	wake := make(chan struct{}, 1)
 	if cfg.ZMQPubHashBlock != "" {
 		sub, err := bitcoind.NewZMQSubscriber(bitcoind.ZMQConfig{Endpoint: cfg.ZMQPubHashBlock},

@@ -60,7 +60,11 @@ type nodeLink struct {
 	// maxblockfetches+1 connections, so peers never occupy the node's
 	// RPC work queue ahead of the indexer.
 	peerClients []*bitcoind.Client
-	metrics     *rest.Metrics
+	// mempoolClients[i] feeds the BIP-37 mempool mirror for candidates[i]
+	// over one connection of its own; nil unless the mirror runs
+	// (peerbloomfilters with a mempoolmirror budget).
+	mempoolClients []*bitcoind.Client
+	metrics        *rest.Metrics
 
 	mu      sync.Mutex
 	current int // index of the candidate in use; -1 until one answered
@@ -93,6 +97,16 @@ func newNodeLink(cfg Config, nw network, metrics *rest.Metrics, log zerolog.Logg
 			return nil, fmt.Errorf("node client for peers: %w", err)
 		}
 		l.peerClients = append(l.peerClients, pc)
+		if mirrorsMempool(cfg) {
+			mcfg := nodeCfg
+			mcfg.MaxConns = 1
+			mc, err := bitcoind.NewClient(mcfg, log.With().Str("component", "bitcoind-mempool").Logger())
+			if err != nil {
+				l.close()
+				return nil, fmt.Errorf("node client for the mempool mirror: %w", err)
+			}
+			l.mempoolClients = append(l.mempoolClients, mc)
+		}
 	}
 	l.status.Address = l.candidates[0].Addr
 	return l, nil
@@ -179,6 +193,45 @@ func (l *nodeLink) peerClient() *bitcoind.Client {
 	return l.peerClients[l.current]
 }
 
+// mempoolClient returns the mempool mirror's client of the candidate in
+// use, or errNodeNotConnected.
+func (l *nodeLink) mempoolClient() (*bitcoind.Client, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.current < 0 || l.current >= len(l.mempoolClients) {
+		return nil, errNodeNotConnected
+	}
+	return l.mempoolClients[l.current], nil
+}
+
+// GetRawMempool implements bitcoind.MempoolSource through the mirror's
+// client of the candidate in use.
+func (l *nodeLink) GetRawMempool(ctx context.Context, withSequence bool) (bitcoind.MempoolSnapshot, error) {
+	c, err := l.mempoolClient()
+	if err != nil {
+		return bitcoind.MempoolSnapshot{}, err
+	}
+	return c.GetRawMempool(ctx, withSequence)
+}
+
+// GetMempoolTransactions implements bitcoind.MempoolSource.
+func (l *nodeLink) GetMempoolTransactions(ctx context.Context, txids []chainhash.Hash) ([][]byte, error) {
+	c, err := l.mempoolClient()
+	if err != nil {
+		return nil, err
+	}
+	return c.GetMempoolTransactions(ctx, txids)
+}
+
+// GetRawBlock implements bitcoind.MempoolSource.
+func (l *nodeLink) GetRawBlock(ctx context.Context, hash chainhash.Hash) (*wire.MsgBlock, error) {
+	c, err := l.mempoolClient()
+	if err != nil {
+		return nil, err
+	}
+	return c.GetRawBlock(ctx, hash)
+}
+
 // up records a successful contact: the node's identity and prevout mode
 // (empty strings keep what is known).
 func (l *nodeLink) up(info bitcoind.NodeInfo, mode string) {
@@ -249,9 +302,14 @@ func (l *nodeLink) close() {
 	for _, c := range l.peerClients {
 		c.Close()
 	}
+	for _, c := range l.mempoolClients {
+		c.Close()
+	}
 }
 
 var (
 	_ p2p.BlockFetcher = (*nodeLink)(nil)
 	_ p2p.TxRelayer    = (*nodeLink)(nil)
+
+	_ bitcoind.MempoolSource = (*nodeLink)(nil)
 )

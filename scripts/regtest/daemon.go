@@ -64,7 +64,7 @@ func startDaemon(stateDir, bin string, node regtestNode) (*daemon, error) {
 	args := append([]string{
 		"--chain=regtest", "--datadir=" + filepath.Join(stateDir, "cfindexd-data"),
 		"--listen=" + d.p2pAddr, "--httplisten=" + d.httpAddr,
-		"--relaytx=true", "--readyblocks=1", "--pollinterval=200ms",
+		"--relaytx=true", "--peerbloomfilters=true", "--readyblocks=1", "--pollinterval=200ms",
 		"--logformat=json", "--loglevel=info",
 	}, node.DaemonArgs()...)
 	d.proc, err = startChild(stateDir, "cfindexd", bin, daemonEnv(), args...)

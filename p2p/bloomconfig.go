@@ -1,0 +1,122 @@
+package p2p
+
+import (
+	"fmt"
+	"math"
+)
+
+// Defaults of BloomConfig fields left zero.
+const (
+	// DefaultBloomMaxFPR is the light-client spec's ceiling: a filter
+	// whose estimated false-positive rate is above 10 % matches nearly
+	// everything and costs the server a full node's relay for nothing.
+	DefaultBloomMaxFPR = 0.1
+	// DefaultBloomUpdateAllowance is the filter updates (filterload or
+	// filteradd) a peer may send before the spec's rate applies. bitcoinj
+	// sends one filterload (and a mempool) when it connects and reloads
+	// its filter when its key lookahead is refilled (every few dozen new
+	// addresses) or a filtered block exhausts it during a sync; it never
+	// sends filteradd. A wallet that adds its addresses one filteradd at
+	// a time needs one per address. 100 covers either at start-up, and a
+	// wallet that reloads ten times an hour for a day still keeps most of
+	// it (see DefaultBloomUpdateBlocks).
+	DefaultBloomUpdateAllowance = 100
+	// DefaultBloomUpdateBlocks is the spec's rate: after the allowance, a
+	// peer earns one more filter update per 10 blocks. Blocks are counted
+	// as the larger of the blocks the chain grew while the peer was
+	// connected and the filtered blocks the peer was served, so a wallet
+	// at the tip earns one per 10 new blocks and a wallet rescanning
+	// history one per 10 blocks it scans (a rescan reloads its filter as
+	// it finds transactions).
+	DefaultBloomUpdateBlocks = 10
+	// DefaultBloomCPUShare is the fraction of the machine's CPU time
+	// (GOMAXPROCS cores) that BIP-37 work may take on average: decoding
+	// blocks, hashing their txids, matching filters against blocks and
+	// the mempool, and a charge per frame sent for the writing. The rest
+	// stays with BIP-157 peers and the indexer: on a 2-core machine
+	// serving 100 BIP-157 peers at full speed with the load generator
+	// beside it, cfindexd gets about 1.5 cores, so 15 % of 2 cores keeps
+	// the BIP-157 throughput at 80 % while a hundred BIP-37 wallets are
+	// served some 15,000 filtered blocks a second (cfbench bip37).
+	DefaultBloomCPUShare = 0.15
+	// DefaultFilteredBlockCacheBytes bounds the decoded blocks (with
+	// their txids) kept for filtered-block requests: many wallets asking
+	// for the same new block decode and hash it once.
+	DefaultFilteredBlockCacheBytes = 32 << 20
+)
+
+// BloomConfig configures BIP-37 serving. Zero values take the defaults
+// above; nothing is served unless Enabled.
+type BloomConfig struct {
+	// Enabled offers NODE_BLOOM and serves filterload, filteradd,
+	// filterclear, filtered blocks, mempool and getblocks (Core's
+	// -peerbloomfilters). Off, those messages get Core's reaction to a
+	// node without NODE_BLOOM: the connection is closed without penalty.
+	Enabled bool
+	// MaxFPR refuses a filter whose estimated false-positive rate (fill^k,
+	// bloom.Filter.EstimatedFPR: a server cannot see how many elements it
+	// holds) is above it, after a filterload or filteradd; the peer is
+	// disconnected without penalty. 1 accepts every filter, including
+	// the zero-byte and k = 0 filters that match everything.
+	MaxFPR float64
+	// MinFPR refuses a filter whose estimated rate is below it (the spec's
+	// privacy floor is 0.01); 0 accepts every filter.
+	MinFPR float64
+	// UpdateAllowance and UpdateBlocks limit filter updates: a peer may
+	// send UpdateAllowance filterload and filteradd messages at once, and
+	// earns one more per UpdateBlocks blocks (see
+	// DefaultBloomUpdateBlocks), up to UpdateAllowance again. One more is
+	// an invalid request (disconnect without penalty).
+	UpdateAllowance int
+	UpdateBlocks    int
+	// CPUShare bounds BIP-37 work across all peers: at most this fraction
+	// of GOMAXPROCS cores on average (a token bucket of CPU time), in
+	// max(1, ⌈CPUShare·GOMAXPROCS⌉) slots served in arrival order.
+	CPUShare float64
+	// FilteredBlockCacheBytes bounds the decoded blocks kept to answer
+	// filtered-block requests.
+	FilteredBlockCacheBytes int64
+	// Mempool is the node's mempool (bitcoind.MempoolMirror): mempool
+	// requests are answered from it and new transactions announced from
+	// it. Nil: mempool answers nothing and nothing is announced.
+	Mempool Mempool
+}
+
+func (b BloomConfig) withDefaults() BloomConfig {
+	if b.MaxFPR == 0 {
+		b.MaxFPR = DefaultBloomMaxFPR
+	}
+	if b.UpdateAllowance == 0 {
+		b.UpdateAllowance = DefaultBloomUpdateAllowance
+	}
+	if b.UpdateBlocks == 0 {
+		b.UpdateBlocks = DefaultBloomUpdateBlocks
+	}
+	if b.CPUShare == 0 {
+		b.CPUShare = DefaultBloomCPUShare
+	}
+	if b.FilteredBlockCacheBytes == 0 {
+		b.FilteredBlockCacheBytes = DefaultFilteredBlockCacheBytes
+	}
+	return b
+}
+
+// validate reports the first invalid setting of a BloomConfig with
+// defaults applied.
+func (b BloomConfig) validate() error {
+	switch {
+	case !(b.MaxFPR > 0 && b.MaxFPR <= 1):
+		return fmt.Errorf("Bloom.MaxFPR %v outside (0, 1]", b.MaxFPR)
+	case !(b.MinFPR >= 0 && b.MinFPR < 1) || math.IsNaN(b.MinFPR):
+		return fmt.Errorf("Bloom.MinFPR %v outside [0, 1)", b.MinFPR)
+	case b.MinFPR > b.MaxFPR:
+		return fmt.Errorf("Bloom.MinFPR %v above Bloom.MaxFPR %v", b.MinFPR, b.MaxFPR)
+	case b.UpdateAllowance < 1 || b.UpdateBlocks < 1:
+		return fmt.Errorf("Bloom.UpdateAllowance %d and Bloom.UpdateBlocks %d must be positive", b.UpdateAllowance, b.UpdateBlocks)
+	case !(b.CPUShare > 0 && b.CPUShare <= 1):
+		return fmt.Errorf("Bloom.CPUShare %v outside (0, 1]", b.CPUShare)
+	case b.FilteredBlockCacheBytes < 1:
+		return fmt.Errorf("Bloom.FilteredBlockCacheBytes %d must be positive", b.FilteredBlockCacheBytes)
+	}
+	return nil
+}
