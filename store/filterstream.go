@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
@@ -64,59 +65,84 @@ func (s *Store) BlockHashesForStop(stop chainhash.Hash, start uint32) ([]chainha
 // EachFilter reads, in one read transaction, the filters of the blocks
 // hashes[0], hashes[1], ... which the caller knows to be at heights start,
 // start+1, ... (a BlockHashesForStop answer, or part of one), calling fn
-// with each in order until fn returns more=false or an error, or all are
+// with each in order, with the checksum of the cfilter message carrying it
+// (CFilterChecksum), until fn returns more=false or an error, or all are
 // read. It returns how many fn was called for. Each block is read from the
 // active chain when it is still there at its height and from the stale set
 // otherwise, so a reorg since the hashes were read does not change what
 // is returned. A block that is in neither (never the case for hashes the
 // store returned: nothing leaves the store) is ErrNotFound.
 //
+// The checksums are read from the store, beside the filters, and not
+// computed, except for the heights of a store upgraded from schema 1 that
+// the checksum backfill has not reached yet (see doc.go).
+//
 // filter aliases the store's memory: it is valid only during fn, which
 // must neither modify nor keep it, and should be quick (the transaction is
 // open while it runs).
-func (s *Store) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int, filter []byte) (more bool, err error)) (int, error) {
+func (s *Store) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int, filter []byte, sum Checksum) (more bool, err error)) (int, error) {
 	done := 0
 	err := s.view(func(b *buckets) error {
 		if len(hashes) == 0 {
 			return nil
 		}
-		hc, fc := b.headers.Cursor(), b.filters.Cursor()
+		var ck checksummer
+		hc, fc, cc := b.headers.Cursor(), b.filters.Cursor(), b.checksums.Cursor()
 		first := heightKey(start)
 		hk, hv := hc.Seek(first)
 		fk, fv := fc.Seek(first)
+		ckey, cv := cc.Seek(first)
 		for i := range hashes {
 			h := start + uint32(i)
 			if i > 0 {
-				// Both cursors advance one height at a time while they
-				// are on it; past the tip they stay exhausted.
+				// The cursors advance one height at a time while they are
+				// on it; past the tip they stay exhausted. The checksums
+				// cursor may lag behind (heights not backfilled yet).
 				if isHeight(hk, h-1) {
 					hk, hv = hc.Next()
 				}
 				if isHeight(fk, h-1) {
 					fk, fv = fc.Next()
 				}
+				for ckey != nil && len(ckey) == heightLen && binary.BigEndian.Uint32(ckey) < h {
+					ckey, cv = cc.Next()
+				}
 			}
-			var filter []byte
+			var (
+				filter []byte
+				sum    Checksum
+			)
 			if isHeight(hk, h) && len(hv) >= hashLen && bytes.Equal(hv[:hashLen], hashes[i][:]) {
 				if !isHeight(fk, h) || len(fv) == 0 {
 					return fmt.Errorf("%w: height %d has a header but no filter", ErrCorrupt, h)
 				}
 				filter = fv
+				if isHeight(ckey, h) {
+					var err error
+					if sum, err = decodeChecksum(cv); err != nil {
+						return fmt.Errorf("height %d: %w", h, err)
+					}
+				} else {
+					if err := b.checksumFallback(h); err != nil {
+						return err
+					}
+					sum = ck.sum(&hashes[i], filter)
+				}
 			} else {
 				v := b.stale.Get(hashes[i][:])
 				if v == nil {
 					return fmt.Errorf("filter of block %s at height %d: %w", hashes[i], h, ErrNotFound)
 				}
-				r, err := decodeStale(hashes[i], v)
+				r, rsum, err := decodeStale(hashes[i], v)
 				if err != nil {
 					return err
 				}
 				if r.Height != h {
 					return fmt.Errorf("%w: stale block %s is at height %d, expected %d", ErrCorrupt, hashes[i], r.Height, h)
 				}
-				filter = r.Filter
+				filter, sum = r.Filter, rsum
 			}
-			more, err := fn(i, filter)
+			more, err := fn(i, filter, sum)
 			done++
 			if err != nil || !more {
 				return err

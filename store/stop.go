@@ -28,7 +28,7 @@ func (s *Store) FiltersForStop(stop chainhash.Hash, start uint32) ([]BlockRecord
 		}
 		for i, st := range p.stale {
 			// p.stale is highest first; recs is ascending.
-			r, err := decodeStale(st.hash, st.value)
+			r, _, err := decodeStale(st.hash, st.value)
 			if err != nil {
 				return err
 			}
@@ -59,7 +59,7 @@ func (s *Store) FilterHeadersForStop(stop chainhash.Hash, start uint32) ([]chain
 			return err
 		}
 		for i, st := range p.stale {
-			r, err := decodeStale(st.hash, st.value)
+			r, _, err := decodeStale(st.hash, st.value)
 			if err != nil {
 				return err
 			}
@@ -89,7 +89,7 @@ func (s *Store) FilterHashesForStop(stop chainhash.Hash, start uint32) (prevHead
 		hashes = make([]chainhash.Hash, p.stopHeight-start+1)
 		nActive := len(hashes) - len(p.stale)
 		for i, st := range p.stale {
-			r, err := decodeStale(st.hash, st.value)
+			r, _, err := decodeStale(st.hash, st.value)
 			if err != nil {
 				return err
 			}
@@ -148,7 +148,7 @@ func (b *buckets) filterHeaderOf(hash chainhash.Hash, height uint32) (chainhash.
 	if v == nil {
 		return chainhash.Hash{}, fmt.Errorf("%w: block %s expected at height %d is neither active nor stale", ErrCorrupt, hash, height)
 	}
-	r, err := decodeStale(hash, v)
+	r, _, err := decodeStale(hash, v)
 	if err != nil {
 		return chainhash.Hash{}, err
 	}
