@@ -7,6 +7,8 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/store"
 )
 
 // BIP-157 request limits, as Bitcoin Core enforces them.
@@ -51,9 +53,11 @@ func filterRange(ctx context.Context, env *handlerEnv, ft wire.FilterType, start
 // handleGetCFilters answers with one cfilter per block start..stop,
 // streamed: the blocks are fixed in one snapshot, then their filters are
 // read from the store a chunk (filterChunkBytes) at a time, each chunk
-// encoded into frames under a filter-work slot and queued before the next
-// is read. A peer that does not read therefore holds at most its send
-// budget and one chunk, never the whole answer.
+// framed under a filter-work slot into one buffer of back-to-back cfilter
+// frames and queued as one entry before the next is read. A peer that does
+// not read therefore holds at most its send budget and one chunk, never
+// the whole answer. No filter is hashed and no wire.Message is built: the
+// store keeps each cfilter's checksum beside its filter.
 func handleGetCFilters(ctx context.Context, env *handlerEnv, st *peerState, m *wire.MsgGetCFilters, emit emitFunc) error {
 	_, ok, err := filterRange(ctx, env, m.FilterType, m.StartHeight, m.StopHash, MaxGetCFilters, m.Command())
 	if err != nil || !ok {
@@ -71,22 +75,17 @@ func handleGetCFilters(ctx context.Context, env *handlerEnv, st *peerState, m *w
 	if len(hashes) == 0 || hashes[len(hashes)-1] != m.StopHash {
 		return fmt.Errorf("getcfilters %d..%s: view returned %d blocks not ending at stop", m.StartHeight, m.StopHash, len(hashes))
 	}
-	var frames [][]byte
 	for next := 0; next < len(hashes); {
 		release, err := env.acquireFilterWork(ctx)
 		if err != nil {
 			return err
 		}
-		frames = frames[:0]
-		chunk := 0
-		n, err := env.view.EachFilter(m.StartHeight+uint32(next), hashes[next:], func(i int, filter []byte) (bool, error) {
-			frame, err := cfilterFrame(env.net, &hashes[next+i], filter)
-			if err != nil {
+		var chunk cfilterChunk
+		n, err := env.view.EachFilter(m.StartHeight+uint32(next), hashes[next:], func(i int, filter []byte, sum [4]byte) (bool, error) {
+			if err := chunk.add(env.net, &hashes[next+i], filter, sum); err != nil {
 				return false, err
 			}
-			frames = append(frames, frame)
-			chunk += len(frame)
-			return chunk < filterChunkBytes, nil
+			return len(chunk.frames) < filterChunkBytes, nil
 		})
 		release()
 		if err == nil && n == 0 {
@@ -95,11 +94,8 @@ func handleGetCFilters(ctx context.Context, env *handlerEnv, st *peerState, m *w
 		if err != nil {
 			return ignoreNotFound(fmt.Errorf("getcfilters %d..%s at height %d: %w", m.StartHeight, m.StopHash, m.StartHeight+uint32(next), err))
 		}
-		for i, frame := range frames {
-			if err := emit(outbound{Command: wire.CmdCFilter, Frame: frame}); err != nil {
-				return err
-			}
-			frames[i] = nil // the queue owns it now
+		if err := emit(outbound{Command: wire.CmdCFilter, Frame: chunk.frames, Count: chunk.count}); err != nil {
+			return err
 		}
 		next += n
 	}
@@ -107,35 +103,43 @@ func handleGetCFilters(ctx context.Context, env *handlerEnv, st *peerState, m *w
 	return nil
 }
 
-// cfilterFrame encodes a cfilter message for blockHash carrying filter as a
-// complete frame. The payload is built in place and hashed once; a
-// checksum stored beside each filter would replace the payloadChecksum
-// call here, which is the only hashing on this path.
-func cfilterFrame(net wire.BitcoinNet, blockHash *chainhash.Hash, filter []byte) ([]byte, error) {
-	if len(filter) > wire.MaxCFilterDataSize {
-		return nil, fmt.Errorf("filter of block %s is %d bytes, over the %d a cfilter carries", blockHash, len(filter), wire.MaxCFilterDataSize)
-	}
-	payloadLen := 1 + chainhash.HashSize + wire.VarIntSerializeSize(uint64(len(filter))) + len(filter)
-	frame := make([]byte, frameHeaderSize, frameHeaderSize+payloadLen)
-	frame = append(frame, byte(wire.GCSFilterRegular))
-	frame = append(frame, blockHash[:]...)
-	frame = appendVarInt(frame, uint64(len(filter)))
-	frame = append(frame, filter...)
-	putFrameHeader(frame, net, wire.CmdCFilter, payloadLen, payloadChecksum(frame[frameHeaderSize:]))
-	return frame, nil
+// chunkSlack is the room a chunk's buffer has beyond filterChunkBytes when
+// it is allocated, so that the frame that crosses filterChunkBytes usually
+// fits without growing the buffer.
+const chunkSlack = 4 << 10
+
+// cfilterChunk is a buffer of complete cfilter frames, back to back: one
+// allocation per chunk, none per filter.
+type cfilterChunk struct {
+	frames []byte
+	count  int
 }
 
-// appendVarInt appends n as a CompactSize.
-func appendVarInt(dst []byte, n uint64) []byte {
-	switch {
-	case n < 0xfd:
-		return append(dst, byte(n))
-	case n <= 0xffff:
-		return append(dst, 0xfd, byte(n), byte(n>>8))
-	case n <= 0xffffffff:
-		return append(dst, 0xfe, byte(n), byte(n>>8), byte(n>>16), byte(n>>24))
+// add appends the cfilter frame for blockHash carrying filter, whose
+// message checksum is sum: the 24-byte header, then the payload (filter
+// type, block hash, CompactSize length, filter), written in place.
+func (c *cfilterChunk) add(net wire.BitcoinNet, blockHash *chainhash.Hash, filter []byte, sum [4]byte) error {
+	if len(filter) > wire.MaxCFilterDataSize {
+		return fmt.Errorf("filter of block %s is %d bytes, over the %d a cfilter carries", blockHash, len(filter), wire.MaxCFilterDataSize)
 	}
-	return append(dst, 0xff, byte(n), byte(n>>8), byte(n>>16), byte(n>>24), byte(n>>32), byte(n>>40), byte(n>>48), byte(n>>56))
+	prefixLen := store.CFilterPrefixLen(len(filter))
+	payloadLen := prefixLen + len(filter)
+	size := frameHeaderSize + payloadLen
+	at := len(c.frames)
+	if cap(c.frames)-at < size {
+		// Past filterChunkBytes no frame follows, so the exact size
+		// needed is enough.
+		grown := make([]byte, at, max(filterChunkBytes+chunkSlack, at+size))
+		copy(grown, c.frames)
+		c.frames = grown
+	}
+	c.frames = c.frames[:at+size]
+	frame := c.frames[at:]
+	putFrameHeader(frame, net, wire.CmdCFilter, payloadLen, sum)
+	store.PutCFilterPrefix(frame[frameHeaderSize:], blockHash, len(filter))
+	copy(frame[frameHeaderSize+prefixLen:], filter)
+	c.count++
+	return nil
 }
 
 // handleGetCFHeaders answers with one cfheaders: the filter header before
@@ -159,16 +163,7 @@ func handleGetCFHeaders(ctx context.Context, env *handlerEnv, st *peerState, m *
 		if want := uint64(stopHeight) - uint64(m.StartHeight) + 1; uint64(len(hashes)) != want {
 			return outbound{}, fmt.Errorf("getcfheaders %d..%s: view returned %d filter hashes, want %d", m.StartHeight, m.StopHash, len(hashes), want)
 		}
-		resp := &wire.MsgCFHeaders{
-			FilterType:       wire.GCSFilterRegular,
-			StopHash:         m.StopHash,
-			PrevFilterHeader: prev,
-			FilterHashes:     make([]*chainhash.Hash, len(hashes)),
-		}
-		for i := range hashes {
-			resp.FilterHashes[i] = &hashes[i]
-		}
-		return env.encode(st, resp)
+		return outbound{Command: wire.CmdCFHeaders, Frame: cfheadersFrame(env.net, &m.StopHash, &prev, hashes)}, nil
 	}()
 	if err != nil || out.Frame == nil {
 		return err
@@ -178,6 +173,24 @@ func handleGetCFHeaders(ctx context.Context, env *handlerEnv, st *peerState, m *
 	}
 	st.markUseful(env.now())
 	return nil
+}
+
+// cfheadersFrame builds the cfheaders frame carrying stop, prev and
+// hashes in one allocation of its exact size, without a wire.Message: the
+// header, then filter type, stop hash, previous filter header, CompactSize
+// count and the hashes. hashes holds at most MaxGetCFHeaders entries.
+func cfheadersFrame(net wire.BitcoinNet, stop, prev *chainhash.Hash, hashes []chainhash.Hash) []byte {
+	payloadLen := 1 + 2*chainhash.HashSize + wire.VarIntSerializeSize(uint64(len(hashes))) + len(hashes)*chainhash.HashSize
+	frame := make([]byte, frameHeaderSize, frameHeaderSize+payloadLen)
+	frame = append(frame, byte(wire.GCSFilterRegular))
+	frame = append(frame, stop[:]...)
+	frame = append(frame, prev[:]...)
+	frame = appendVarInt(frame, uint64(len(hashes)))
+	for i := range hashes {
+		frame = append(frame, hashes[i][:]...)
+	}
+	putFrameHeader(frame, net, wire.CmdCFHeaders, payloadLen, payloadChecksum(frame[frameHeaderSize:]))
+	return frame
 }
 
 // handleGetCFCheckpt answers with the filter headers at every

@@ -15,7 +15,9 @@ import (
 // outbound is one response: a message for emit to encode (with Enc:
 // BaseEncoding strips witnesses), or a frame encoded already (Command and
 // Frame, the header alone when Payload, shared read-only with other peers,
-// follows it).
+// follows it). Frame may also hold Count complete frames of Command back
+// to back (a chunk of cfilter frames), queued, budgeted and written as one
+// entry; Count 0 means 1.
 type outbound struct {
 	Msg wire.Message
 	Enc wire.MessageEncoding
@@ -23,6 +25,7 @@ type outbound struct {
 	Command string
 	Frame   []byte
 	Payload []byte
+	Count   int
 }
 
 // size is the bytes the frame takes on the wire (0 until encoded).

@@ -23,7 +23,8 @@ type Server struct {
 	env         *handlerEnv
 	log         zerolog.Logger
 	metrics     Metrics
-	nonce       uint64 // our version nonce
+	batch       BatchMetrics // metrics, if it counts messages in batches; else nil
+	nonce       uint64       // our version nonce
 	groupKey    [2]uint64
 	whitelist   whitelist
 	discouraged *discouragement
@@ -68,11 +69,13 @@ func New(cfg Config) (*Server, error) {
 	if ttl < 0 {
 		ttl = 0
 	}
+	batch, _ := cfg.Metrics.(BatchMetrics)
 	return &Server{
 		cfg:         cfg,
 		env:         env,
 		log:         log,
 		metrics:     cfg.Metrics,
+		batch:       batch,
 		nonce:       keys[0],
 		groupKey:    [2]uint64{keys[1], keys[2]},
 		whitelist:   whitelist(cfg.Whitelist),

@@ -55,8 +55,10 @@ func (v storeView) BlockHashesForStop(stop chainhash.Hash, start uint32) ([]chai
 	return hs, notFound(err)
 }
 
-func (v storeView) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int, filter []byte) (bool, error)) (int, error) {
-	n, err := v.s.EachFilter(start, hashes, fn)
+func (v storeView) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int, filter []byte, checksum [4]byte) (bool, error)) (int, error) {
+	n, err := v.s.EachFilter(start, hashes, func(i int, filter []byte, sum store.Checksum) (bool, error) {
+		return fn(i, filter, sum)
+	})
 	return n, notFound(err)
 }
 
