@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
@@ -80,7 +81,7 @@ func handleGetCFilters(ctx context.Context, env *handlerEnv, st *peerState, m *w
 		if err != nil {
 			return err
 		}
-		var chunk cfilterChunk
+		chunk := cfilterChunk{pool: &env.chunks}
 		n, err := env.view.EachFilter(m.StartHeight+uint32(next), hashes[next:], func(i int, filter []byte, sum [4]byte) (bool, error) {
 			if err := chunk.add(env.net, &hashes[next+i], filter, sum); err != nil {
 				return false, err
@@ -92,9 +93,10 @@ func handleGetCFilters(ctx context.Context, env *handlerEnv, st *peerState, m *w
 			err = errors.New("view read no filter")
 		}
 		if err != nil {
+			env.chunks.put(chunk.frames)
 			return ignoreNotFound(fmt.Errorf("getcfilters %d..%s at height %d: %w", m.StartHeight, m.StopHash, m.StartHeight+uint32(next), err))
 		}
-		if err := emit(outbound{Command: wire.CmdCFilter, Frame: chunk.frames, Count: chunk.count}); err != nil {
+		if err := emit(outbound{Command: wire.CmdCFilter, Frame: chunk.frames, Count: chunk.count, Recycle: env.chunks.put}); err != nil {
 			return err
 		}
 		next += n
@@ -103,14 +105,46 @@ func handleGetCFilters(ctx context.Context, env *handlerEnv, st *peerState, m *w
 	return nil
 }
 
-// chunkSlack is the room a chunk's buffer has beyond filterChunkBytes when
-// it is allocated, so that the frame that crosses filterChunkBytes usually
-// fits without growing the buffer.
-const chunkSlack = 4 << 10
+// chunkCap is the capacity of a chunk buffer: filterChunkBytes and room
+// for the frame that crosses it, so that small and mid-sized filters never
+// make it grow.
+const chunkCap = filterChunkBytes + 4<<10
 
-// cfilterChunk is a buffer of complete cfilter frames, back to back: one
-// allocation per chunk, none per filter.
+// framePool keeps frame buffers of one capacity between answers: the
+// writer hands each back once written (outbound.Recycle), so a busy server
+// builds filter answers without allocating or zeroing memory. Safe for
+// concurrent use; the zero value is not ready (size).
+type framePool struct {
+	size int
+	pool sync.Pool
+}
+
+// get returns an empty buffer with room for need bytes: one of the pool's
+// capacity if need fits in it, else one of its own.
+func (fp *framePool) get(need int) []byte {
+	if need > fp.size {
+		return make([]byte, 0, need)
+	}
+	if b, ok := fp.pool.Get().(*[]byte); ok {
+		return (*b)[:0]
+	}
+	return make([]byte, 0, fp.size)
+}
+
+// put takes back a buffer nobody uses any more; buffers of another
+// capacity (grown for a large filter) are left to the collector.
+func (fp *framePool) put(b []byte) {
+	if cap(b) == fp.size {
+		b = b[:0]
+		fp.pool.Put(&b)
+	}
+}
+
+// cfilterChunk is a buffer of complete cfilter frames, back to back, from
+// pool: no allocation per filter, and none per chunk once the pool holds
+// buffers.
 type cfilterChunk struct {
+	pool   *framePool
 	frames []byte
 	count  int
 }
@@ -125,12 +159,18 @@ func (c *cfilterChunk) add(net wire.BitcoinNet, blockHash *chainhash.Hash, filte
 	prefixLen := store.CFilterPrefixLen(len(filter))
 	payloadLen := prefixLen + len(filter)
 	size := frameHeaderSize + payloadLen
+	if c.frames == nil && c.pool != nil {
+		c.frames = c.pool.get(size)
+	}
 	at := len(c.frames)
 	if cap(c.frames)-at < size {
 		// Past filterChunkBytes no frame follows, so the exact size
 		// needed is enough.
-		grown := make([]byte, at, max(filterChunkBytes+chunkSlack, at+size))
+		grown := make([]byte, at, max(chunkCap, at+size))
 		copy(grown, c.frames)
+		if c.pool != nil {
+			c.pool.put(c.frames)
+		}
 		c.frames = grown
 	}
 	c.frames = c.frames[:at+size]
@@ -156,14 +196,20 @@ func handleGetCFHeaders(ctx context.Context, env *handlerEnv, st *peerState, m *
 	}
 	out, err := func() (outbound, error) {
 		defer release()
-		prev, hashes, err := env.view.FilterHashesForStop(m.StopHash, m.StartHeight)
+		count := int(stopHeight-m.StartHeight) + 1
+		hashesAt := cfheadersPrefixLen(count)
+		frame := env.headerFrames.get(hashesAt + count*chainhash.HashSize)
+		prev, frame, err := env.view.AppendFilterHashes(frame[:hashesAt], m.StopHash, m.StartHeight)
 		if err != nil {
+			env.headerFrames.put(frame)
 			return outbound{}, ignoreNotFound(fmt.Errorf("getcfheaders %d..%s: %w", m.StartHeight, m.StopHash, err))
 		}
-		if want := uint64(stopHeight) - uint64(m.StartHeight) + 1; uint64(len(hashes)) != want {
-			return outbound{}, fmt.Errorf("getcfheaders %d..%s: view returned %d filter hashes, want %d", m.StartHeight, m.StopHash, len(hashes), want)
+		if got := len(frame) - hashesAt; got != count*chainhash.HashSize {
+			env.headerFrames.put(frame)
+			return outbound{}, fmt.Errorf("getcfheaders %d..%s: view returned %d bytes of filter hashes, want %d", m.StartHeight, m.StopHash, got, count*chainhash.HashSize)
 		}
-		return outbound{Command: wire.CmdCFHeaders, Frame: cfheadersFrame(env.net, &m.StopHash, &prev, hashes)}, nil
+		finishCFHeadersFrame(frame, env.net, &m.StopHash, &prev, count)
+		return outbound{Command: wire.CmdCFHeaders, Frame: frame, Recycle: env.headerFrames.put}, nil
 	}()
 	if err != nil || out.Frame == nil {
 		return err
@@ -175,22 +221,29 @@ func handleGetCFHeaders(ctx context.Context, env *handlerEnv, st *peerState, m *
 	return nil
 }
 
-// cfheadersFrame builds the cfheaders frame carrying stop, prev and
-// hashes in one allocation of its exact size, without a wire.Message: the
-// header, then filter type, stop hash, previous filter header, CompactSize
-// count and the hashes. hashes holds at most MaxGetCFHeaders entries.
-func cfheadersFrame(net wire.BitcoinNet, stop, prev *chainhash.Hash, hashes []chainhash.Hash) []byte {
-	payloadLen := 1 + 2*chainhash.HashSize + wire.VarIntSerializeSize(uint64(len(hashes))) + len(hashes)*chainhash.HashSize
-	frame := make([]byte, frameHeaderSize, frameHeaderSize+payloadLen)
-	frame = append(frame, byte(wire.GCSFilterRegular))
-	frame = append(frame, stop[:]...)
-	frame = append(frame, prev[:]...)
-	frame = appendVarInt(frame, uint64(len(hashes)))
-	for i := range hashes {
-		frame = append(frame, hashes[i][:]...)
-	}
-	putFrameHeader(frame, net, wire.CmdCFHeaders, payloadLen, payloadChecksum(frame[frameHeaderSize:]))
-	return frame
+// maxCFHeadersFrame is the size of a cfheaders frame with MaxGetCFHeaders
+// hashes (whose count is a 3-byte CompactSize), the capacity of the
+// buffers cfheaders frames are built in.
+const maxCFHeadersFrame = frameHeaderSize + 1 + 2*chainhash.HashSize + 3 + MaxGetCFHeaders*chainhash.HashSize
+
+// cfheadersPrefixLen is the length of a cfheaders frame before its count
+// filter hashes: the header, filter type, stop hash, previous filter
+// header and CompactSize count.
+func cfheadersPrefixLen(count int) int {
+	return frameHeaderSize + 1 + 2*chainhash.HashSize + wire.VarIntSerializeSize(uint64(count))
+}
+
+// finishCFHeadersFrame fills in the cfheaders frame whose count filter
+// hashes follow cfheadersPrefixLen(count) bytes of room: the header (the
+// payload hashed once for its checksum), filter type, stop hash, previous
+// filter header and count. No wire.Message is built.
+func finishCFHeadersFrame(frame []byte, net wire.BitcoinNet, stop, prev *chainhash.Hash, count int) {
+	p := frame[frameHeaderSize:frameHeaderSize]
+	p = append(p, byte(wire.GCSFilterRegular))
+	p = append(p, stop[:]...)
+	p = append(p, prev[:]...)
+	appendVarInt(p, uint64(count))
+	putFrameHeader(frame, net, wire.CmdCFHeaders, len(frame)-frameHeaderSize, payloadChecksum(frame[frameHeaderSize:]))
 }
 
 // handleGetCFCheckpt answers with the filter headers at every

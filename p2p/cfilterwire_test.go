@@ -328,3 +328,23 @@ func compareCFilterFramesWithBtcd(t *testing.T, btcdAddr string, cfg Config, vie
 		}
 	}
 }
+
+// maxCFHeadersFrame is what wire encodes for a full cfheaders answer.
+func TestMaxCFHeadersFrame(t *testing.T) {
+	if got := cfheadersPrefixLen(MaxGetCFHeaders) + MaxGetCFHeaders*chainhash.HashSize; got != maxCFHeadersFrame {
+		t.Fatalf("cfheadersPrefixLen gives %d, maxCFHeadersFrame is %d", got, maxCFHeadersFrame)
+	}
+	msg := wire.NewMsgCFHeaders()
+	for range MaxGetCFHeaders {
+		if err := msg.AddCFHash(&chainhash.Hash{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if err := wire.WriteMessage(&buf, msg, wire.ProtocolVersion, wire.MainNet); err != nil {
+		t.Fatal(err)
+	}
+	if buf.Len() != maxCFHeadersFrame {
+		t.Fatalf("wire encodes %d bytes, maxCFHeadersFrame is %d", buf.Len(), maxCFHeadersFrame)
+	}
+}

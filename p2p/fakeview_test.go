@@ -306,10 +306,10 @@ func (v *fakeView) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i i
 	return len(hashes), nil
 }
 
-func (v *fakeView) FilterHashesForStop(stop chainhash.Hash, start uint32) (chainhash.Hash, []chainhash.Hash, error) {
+func (v *fakeView) AppendFilterHashes(dst []byte, stop chainhash.Hash, start uint32) (chainhash.Hash, []byte, error) {
 	bs, err := v.chainTo(stop, start)
 	if err != nil {
-		return chainhash.Hash{}, nil, err
+		return chainhash.Hash{}, dst, err
 	}
 	var prev chainhash.Hash
 	if start > 0 {
@@ -317,12 +317,12 @@ func (v *fakeView) FilterHashesForStop(stop chainhash.Hash, start uint32) (chain
 		prev = v.byHash[bs[0].header.PrevBlock].filterHeader
 		v.mu.Unlock()
 	}
-	out := make([]chainhash.Hash, len(bs))
-	for i, b := range bs {
+	for _, b := range bs {
 		// Hashed here, not kept: tests build fakeBlocks from btcd's data.
-		out[i] = chainhash.DoubleHashH(b.filter)
+		h := chainhash.DoubleHashH(b.filter)
+		dst = append(dst, h[:]...)
 	}
-	return prev, out, nil
+	return prev, dst, nil
 }
 
 // FilterHeaderCheckpoints walks from stop back to genesis by PrevBlock.

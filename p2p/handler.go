@@ -26,6 +26,8 @@ type outbound struct {
 	Frame   []byte
 	Payload []byte
 	Count   int
+	// Recycle, if set, takes Frame back once it is written (or dropped).
+	Recycle func([]byte)
 }
 
 // size is the bytes the frame takes on the wire (0 until encoded).
@@ -45,13 +47,18 @@ type handlerEnv struct {
 	filterWork chan struct{}
 	// filterWaiting counts requests waiting for a filterWork slot.
 	filterWaiting atomic.Int64
-	blocks        *blockProxy // nil: no block fetcher
-	relay         TxRelayer   // nil: transaction relay disabled
-	relayWait     time.Duration
-	relayRate     *sharedBucket // server-wide transaction relay rate
-	metrics       Metrics
-	log           zerolog.Logger
-	now           func() time.Time
+	// releaseWork returns a filterWork slot (one func for all).
+	releaseWork func()
+	// chunks and headerFrames hold the buffers of cfilter chunks and of
+	// cfheaders frames that the writers are done with.
+	chunks, headerFrames framePool
+	blocks               *blockProxy // nil: no block fetcher
+	relay                TxRelayer   // nil: transaction relay disabled
+	relayWait            time.Duration
+	relayRate            *sharedBucket // server-wide transaction relay rate
+	metrics              Metrics
+	log                  zerolog.Logger
+	now                  func() time.Time
 }
 
 // peerState is what handlers know about one peer. The reader goroutine owns
@@ -213,16 +220,20 @@ func (env *handlerEnv) acquireFilterWork(ctx context.Context) (release func(), e
 	if env.filterWork == nil {
 		return func() {}, nil
 	}
+	release = env.releaseWork
+	if release == nil { // an env not built by New
+		release = func() { <-env.filterWork }
+	}
 	select {
 	case env.filterWork <- struct{}{}:
-		return func() { <-env.filterWork }, nil
+		return release, nil
 	default:
 	}
 	env.filterWaiting.Add(1)
 	defer env.filterWaiting.Add(-1)
 	select {
 	case env.filterWork <- struct{}{}:
-		return func() { <-env.filterWork }, nil
+		return release, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}

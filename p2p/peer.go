@@ -29,6 +29,7 @@ type outFrame struct {
 	payload []byte
 	count   int
 	grant   sendGrant
+	recycle func([]byte) // takes frame back once written or dropped
 }
 
 // peer is one inbound connection.
@@ -103,10 +104,13 @@ func (p *peer) emit(ctx context.Context) emitFunc {
 			return err
 		}
 		select {
-		case p.sendq <- outFrame{command: o.Command, frame: o.Frame, payload: o.Payload, count: max(o.Count, 1), grant: g}:
+		case p.sendq <- outFrame{command: o.Command, frame: o.Frame, payload: o.Payload, count: max(o.Count, 1), grant: g, recycle: o.Recycle}:
 			return nil
 		case <-ctx.Done():
 			p.budget.give(g)
+			if o.Recycle != nil {
+				o.Recycle(o.Frame)
+			}
 			return ctx.Err()
 		}
 	}
@@ -134,6 +138,9 @@ func (p *peer) writeLoop(ctx context.Context) (err error) {
 			return fmt.Errorf("write %s: %w", f.command, err)
 		}
 		p.srv.countSent(f)
+		if f.recycle != nil {
+			f.recycle(f.frame) // bw copied it or wrote it out
+		}
 		if len(p.sendq) == 0 {
 			if err := bw.Flush(); err != nil {
 				return fmt.Errorf("flush: %w", err)
@@ -164,6 +171,9 @@ func (p *peer) drainQueue() {
 		select {
 		case f := <-p.sendq:
 			p.budget.give(f.grant)
+			if f.recycle != nil {
+				f.recycle(f.frame)
+			}
 		default:
 			return
 		}

@@ -57,6 +57,8 @@ func New(cfg Config) (*Server, error) {
 		log:        log,
 		now:        cfg.Now,
 	}
+	env.releaseWork = func() { <-env.filterWork }
+	env.chunks.size, env.headerFrames.size = chunkCap, maxCFHeadersFrame
 	if cfg.Blocks != nil {
 		env.blocks = newBlockProxy(cfg.Blocks, newFetchGate(cfg.MaxBlockFetches, cfg.IndexerBusy),
 			newUploadTarget(cfg.MaxUploadTarget), cfg.BlockCacheBytes)

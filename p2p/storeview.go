@@ -62,9 +62,9 @@ func (v storeView) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i i
 	return n, notFound(err)
 }
 
-func (v storeView) FilterHashesForStop(stop chainhash.Hash, start uint32) (chainhash.Hash, []chainhash.Hash, error) {
-	prev, hashes, err := v.s.FilterHashesForStop(stop, start)
-	return prev, hashes, notFound(err)
+func (v storeView) AppendFilterHashes(dst []byte, stop chainhash.Hash, start uint32) (chainhash.Hash, []byte, error) {
+	prev, out, err := v.s.AppendFilterHashesForStop(dst, stop, start)
+	return prev, out, notFound(err)
 }
 
 func (v storeView) FilterHeaderCheckpoints(stop chainhash.Hash, interval uint32) ([]chainhash.Hash, error) {

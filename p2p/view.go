@@ -51,12 +51,13 @@ type ChainView interface {
 	// during fn, which must not modify or keep it; fn should be quick (a
 	// read of the store may be open), so it must not wait for a peer.
 	EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int, filter []byte, checksum [4]byte) (more bool, err error)) (int, error)
-	// FilterHashesForStop returns a cfheaders answer without reading
+	// AppendFilterHashes returns a cfheaders answer without reading
 	// filters: the filter header of the block at start-1 on the chain that
-	// ends at stop (the zero hash for start 0) and the filter hashes
-	// (dSHA256 of each filter) of heights start..height(stop) on that
-	// chain, in height order, read from one snapshot.
-	FilterHashesForStop(stop chainhash.Hash, start uint32) (prevHeader chainhash.Hash, hashes []chainhash.Hash, err error)
+	// ends at stop (the zero hash for start 0), and dst with the filter
+	// hashes (dSHA256 of each filter, 32 bytes each in internal byte order)
+	// of heights start..height(stop) on that chain appended, in height
+	// order, read from one snapshot. On error dst is returned unchanged.
+	AppendFilterHashes(dst []byte, stop chainhash.Hash, start uint32) (prevHeader chainhash.Hash, out []byte, err error)
 	// FilterHeaderCheckpoints returns the filter headers at heights
 	// interval, 2·interval, ... ≤ height(stop) on the chain that ends at
 	// stop (active or stale), in height order, read from one snapshot so

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
+	bolt "go.etcd.io/bbolt"
 )
 
 // Streaming reads of a getcfilters answer. A server that answers 1,000
@@ -82,14 +83,42 @@ func (s *Store) BlockHashesForStop(stop chainhash.Hash, start uint32) ([]chainha
 // open while it runs).
 func (s *Store) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int, filter []byte, sum Checksum) (more bool, err error)) (int, error) {
 	done := 0
-	err := s.view(func(b *buckets) error {
+	err := s.txn(false, func(tx *bolt.Tx) error {
 		if len(hashes) == 0 {
 			return nil
 		}
+		// The buckets of the common case only (opening a bucket costs
+		// about as much as reading a few filters); all of them for a
+		// stale block or a checksum not backfilled yet.
+		b := &buckets{headers: tx.Bucket(bucketHeaders), filters: tx.Bucket(bucketFilters), checksums: tx.Bucket(bucketChecksums)}
+		if b.headers == nil || b.filters == nil || b.checksums == nil {
+			return fmt.Errorf("%w: bucket %q, %q or %q missing", ErrCorrupt, bucketHeaders, bucketFilters, bucketChecksums)
+		}
+		var all *buckets
+		allBuckets := func() (*buckets, error) {
+			if all == nil {
+				var err error
+				if all, err = openBuckets(tx); err != nil {
+					return nil, err
+				}
+			}
+			return all, nil
+		}
 		var ck checksummer
-		hc, fc, cc := b.headers.Cursor(), b.filters.Cursor(), b.checksums.Cursor()
+		// hashes is a chain: if its last block is active at its height,
+		// so are all the others at theirs, and the headers need not be
+		// walked (the common case: no reorg since the hashes were read).
+		last := len(hashes) - 1
+		lastHV := b.headers.Get(heightKey(start + uint32(last)))
+		allActive := len(lastHV) >= hashLen && bytes.Equal(lastHV[:hashLen], hashes[last][:])
+		var hc *bolt.Cursor
+		var hk, hv []byte
 		first := heightKey(start)
-		hk, hv := hc.Seek(first)
+		if !allActive {
+			hc = b.headers.Cursor()
+			hk, hv = hc.Seek(first)
+		}
+		fc, cc := b.filters.Cursor(), b.checksums.Cursor()
 		fk, fv := fc.Seek(first)
 		ckey, cv := cc.Seek(first)
 		for i := range hashes {
@@ -98,7 +127,7 @@ func (s *Store) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int,
 				// The cursors advance one height at a time while they are
 				// on it; past the tip they stay exhausted. The checksums
 				// cursor may lag behind (heights not backfilled yet).
-				if isHeight(hk, h-1) {
+				if hc != nil && isHeight(hk, h-1) {
 					hk, hv = hc.Next()
 				}
 				if isHeight(fk, h-1) {
@@ -112,7 +141,7 @@ func (s *Store) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int,
 				filter []byte
 				sum    Checksum
 			)
-			if isHeight(hk, h) && len(hv) >= hashLen && bytes.Equal(hv[:hashLen], hashes[i][:]) {
+			if allActive || isHeight(hk, h) && len(hv) >= hashLen && bytes.Equal(hv[:hashLen], hashes[i][:]) {
 				if !isHeight(fk, h) || len(fv) == 0 {
 					return fmt.Errorf("%w: height %d has a header but no filter", ErrCorrupt, h)
 				}
@@ -123,13 +152,21 @@ func (s *Store) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int,
 						return fmt.Errorf("height %d: %w", h, err)
 					}
 				} else {
-					if err := b.checksumFallback(h); err != nil {
+					all, err := allBuckets()
+					if err != nil {
+						return err
+					}
+					if err := all.checksumFallback(h); err != nil {
 						return err
 					}
 					sum = ck.sum(&hashes[i], filter)
 				}
 			} else {
-				v := b.stale.Get(hashes[i][:])
+				all, err := allBuckets()
+				if err != nil {
+					return err
+				}
+				v := all.stale.Get(hashes[i][:])
 				if v == nil {
 					return fmt.Errorf("filter of block %s at height %d: %w", hashes[i], h, ErrNotFound)
 				}
