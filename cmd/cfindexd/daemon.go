@@ -62,6 +62,10 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger, reindex bool
 		return fmt.Errorf("open store %s: %w", storePath, err)
 	}
 	defer st.Close()
+	if bf, err := st.ChecksumBackfill(); err == nil && bf.Pending {
+		log.Info().Uint32("from_height", bf.Next).Uint32("to_height", bf.End-1).
+			Msg("store upgraded in place: storing each filter's P2P checksum in the background; everything is served meanwhile")
+	}
 
 	rpcHost := net.JoinHostPort(cfg.RPCConnect, strconv.Itoa(cfg.RPCPort))
 	nodeCfg := bitcoind.Config{
