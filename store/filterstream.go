@@ -65,7 +65,9 @@ func (s *Store) BlockHashesForStop(stop chainhash.Hash, start uint32) ([]chainha
 
 // EachFilter reads, in one read transaction, the filters of the blocks
 // hashes[0], hashes[1], ... which the caller knows to be at heights start,
-// start+1, ... (a BlockHashesForStop answer, or part of one), calling fn
+// start+1, ..., each the parent of the next (a BlockHashesForStop answer,
+// or part of one: EachFilter relies on it, reading the whole range from the
+// active chain when its last block is there), calling fn
 // with each in order, with the checksum of the cfilter message carrying it
 // (CFilterChecksum), until fn returns more=false or an error, or all are
 // read. It returns how many fn was called for. Each block is read from the
