@@ -811,6 +811,8 @@ func TestAttackInvalidRequestThenReconnect(t *testing.T) {
 			t.Fatalf("same address %s after an invalid request: %v", ip, err)
 		}
 	}
+	// The server counts a disconnect just after the connection closes.
+	waitFor(t, "30 invalid-request disconnects counted", ioTimeout, func() bool { return m.disconnects("invalid_request") >= 30 })
 	if m.count("discouraged") != 0 || m.disconnects("invalid_request") != 30 {
 		t.Fatalf("%d discouraged, %d invalid-request disconnects", m.count("discouraged"), m.disconnects("invalid_request"))
 	}

@@ -72,14 +72,14 @@ type sendGrant struct {
 // peerBudget is one peer's budget of queued, unwritten response bytes
 // (Config.PeerSendBudget), drawn also from the server-wide sendPool.
 //
-// A frame may be queued when the peer's queue has room for it and the pool
-// has its bytes, or, whatever the pool holds, when the peer's queue is
-// empty (one frame's overdraft per peer). So a peer that reads its answers
-// always makes progress, one frame at a time, even while slow readers hold
-// the whole pool; and what peers hold beyond the pool is at most one frame
-// each. A handler that cannot queue waits; if the peer's queue stays full
-// for the stall timeout without one frame written, take fails with
-// errSendStalled.
+// An entry (a frame, or a chunk of cfilter frames) may be queued when the
+// peer's queue has room for it and the pool has its bytes, or, whatever
+// the pool holds, when the peer's queue is empty (one entry's overdraft per
+// peer). So a peer that reads its answers always makes progress, one entry
+// at a time, even while slow readers hold the whole pool; and what peers
+// hold beyond the pool is at most one entry each (maxQueueEntry). A handler
+// that cannot queue waits; if the peer's queue stays full for the stall
+// timeout without one entry written, take fails with errSendStalled.
 //
 // Safe for concurrent use: handlers and the ticker take, the writer gives.
 type peerBudget struct {

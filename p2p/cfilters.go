@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/store"
 )
 
 // BIP-157 request limits, as Bitcoin Core enforces them.
@@ -51,9 +54,11 @@ func filterRange(ctx context.Context, env *handlerEnv, ft wire.FilterType, start
 // handleGetCFilters answers with one cfilter per block start..stop,
 // streamed: the blocks are fixed in one snapshot, then their filters are
 // read from the store a chunk (filterChunkBytes) at a time, each chunk
-// encoded into frames under a filter-work slot and queued before the next
-// is read. A peer that does not read therefore holds at most its send
-// budget and one chunk, never the whole answer.
+// framed under a filter-work slot into one buffer of back-to-back cfilter
+// frames and queued as one entry before the next is read. A peer that does
+// not read therefore holds at most its send budget and one chunk, never
+// the whole answer. No filter is hashed and no wire.Message is built: the
+// store keeps each cfilter's checksum beside its filter.
 func handleGetCFilters(ctx context.Context, env *handlerEnv, st *peerState, m *wire.MsgGetCFilters, emit emitFunc) error {
 	_, ok, err := filterRange(ctx, env, m.FilterType, m.StartHeight, m.StopHash, MaxGetCFilters, m.Command())
 	if err != nil || !ok {
@@ -71,35 +76,28 @@ func handleGetCFilters(ctx context.Context, env *handlerEnv, st *peerState, m *w
 	if len(hashes) == 0 || hashes[len(hashes)-1] != m.StopHash {
 		return fmt.Errorf("getcfilters %d..%s: view returned %d blocks not ending at stop", m.StartHeight, m.StopHash, len(hashes))
 	}
-	var frames [][]byte
 	for next := 0; next < len(hashes); {
 		release, err := env.acquireFilterWork(ctx)
 		if err != nil {
 			return err
 		}
-		frames = frames[:0]
-		chunk := 0
-		n, err := env.view.EachFilter(m.StartHeight+uint32(next), hashes[next:], func(i int, filter []byte) (bool, error) {
-			frame, err := cfilterFrame(env.net, &hashes[next+i], filter)
-			if err != nil {
+		chunk := cfilterChunk{pool: &env.chunks}
+		n, err := env.view.EachFilter(m.StartHeight+uint32(next), hashes[next:], func(i int, filter []byte, sum [4]byte) (bool, error) {
+			if err := chunk.add(env.net, &hashes[next+i], filter, sum); err != nil {
 				return false, err
 			}
-			frames = append(frames, frame)
-			chunk += len(frame)
-			return chunk < filterChunkBytes, nil
+			return len(chunk.frames) < filterChunkBytes, nil
 		})
 		release()
 		if err == nil && n == 0 {
 			err = errors.New("view read no filter")
 		}
 		if err != nil {
+			env.chunks.put(chunk.frames)
 			return ignoreNotFound(fmt.Errorf("getcfilters %d..%s at height %d: %w", m.StartHeight, m.StopHash, m.StartHeight+uint32(next), err))
 		}
-		for i, frame := range frames {
-			if err := emit(outbound{Command: wire.CmdCFilter, Frame: frame}); err != nil {
-				return err
-			}
-			frames[i] = nil // the queue owns it now
+		if err := emit(outbound{Command: wire.CmdCFilter, Frame: chunk.frames, Count: chunk.count, Recycle: env.chunks.put}); err != nil {
+			return err
 		}
 		next += n
 	}
@@ -107,35 +105,81 @@ func handleGetCFilters(ctx context.Context, env *handlerEnv, st *peerState, m *w
 	return nil
 }
 
-// cfilterFrame encodes a cfilter message for blockHash carrying filter as a
-// complete frame. The payload is built in place and hashed once; a
-// checksum stored beside each filter would replace the payloadChecksum
-// call here, which is the only hashing on this path.
-func cfilterFrame(net wire.BitcoinNet, blockHash *chainhash.Hash, filter []byte) ([]byte, error) {
-	if len(filter) > wire.MaxCFilterDataSize {
-		return nil, fmt.Errorf("filter of block %s is %d bytes, over the %d a cfilter carries", blockHash, len(filter), wire.MaxCFilterDataSize)
-	}
-	payloadLen := 1 + chainhash.HashSize + wire.VarIntSerializeSize(uint64(len(filter))) + len(filter)
-	frame := make([]byte, frameHeaderSize, frameHeaderSize+payloadLen)
-	frame = append(frame, byte(wire.GCSFilterRegular))
-	frame = append(frame, blockHash[:]...)
-	frame = appendVarInt(frame, uint64(len(filter)))
-	frame = append(frame, filter...)
-	putFrameHeader(frame, net, wire.CmdCFilter, payloadLen, payloadChecksum(frame[frameHeaderSize:]))
-	return frame, nil
+// chunkCap is the capacity of a chunk buffer: filterChunkBytes and room
+// for the frame that crosses it, so that small and mid-sized filters never
+// make it grow.
+const chunkCap = filterChunkBytes + 4<<10
+
+// framePool keeps frame buffers of one capacity between answers: the
+// writer hands each back once written (outbound.Recycle), so a busy server
+// builds filter answers without allocating or zeroing memory. Safe for
+// concurrent use; the zero value is not ready (size).
+type framePool struct {
+	size int
+	pool sync.Pool
 }
 
-// appendVarInt appends n as a CompactSize.
-func appendVarInt(dst []byte, n uint64) []byte {
-	switch {
-	case n < 0xfd:
-		return append(dst, byte(n))
-	case n <= 0xffff:
-		return append(dst, 0xfd, byte(n), byte(n>>8))
-	case n <= 0xffffffff:
-		return append(dst, 0xfe, byte(n), byte(n>>8), byte(n>>16), byte(n>>24))
+// get returns an empty buffer with room for need bytes: one of the pool's
+// capacity if need fits in it, else one of its own.
+func (fp *framePool) get(need int) []byte {
+	if need > fp.size {
+		return make([]byte, 0, need)
 	}
-	return append(dst, 0xff, byte(n), byte(n>>8), byte(n>>16), byte(n>>24), byte(n>>32), byte(n>>40), byte(n>>48), byte(n>>56))
+	if b, ok := fp.pool.Get().(*[]byte); ok {
+		return (*b)[:0]
+	}
+	return make([]byte, 0, fp.size)
+}
+
+// put takes back a buffer nobody uses any more; buffers of another
+// capacity (grown for a large filter) are left to the collector.
+func (fp *framePool) put(b []byte) {
+	if cap(b) == fp.size {
+		b = b[:0]
+		fp.pool.Put(&b)
+	}
+}
+
+// cfilterChunk is a buffer of complete cfilter frames, back to back, from
+// pool: no allocation per filter, and none per chunk once the pool holds
+// buffers.
+type cfilterChunk struct {
+	pool   *framePool
+	frames []byte
+	count  int
+}
+
+// add appends the cfilter frame for blockHash carrying filter, whose
+// message checksum is sum: the 24-byte header, then the payload (filter
+// type, block hash, CompactSize length, filter), written in place.
+func (c *cfilterChunk) add(net wire.BitcoinNet, blockHash *chainhash.Hash, filter []byte, sum [4]byte) error {
+	if len(filter) > wire.MaxCFilterDataSize {
+		return fmt.Errorf("filter of block %s is %d bytes, over the %d a cfilter carries", blockHash, len(filter), wire.MaxCFilterDataSize)
+	}
+	prefixLen := store.CFilterPrefixLen(len(filter))
+	payloadLen := prefixLen + len(filter)
+	size := frameHeaderSize + payloadLen
+	if c.frames == nil && c.pool != nil {
+		c.frames = c.pool.get(size)
+	}
+	at := len(c.frames)
+	if cap(c.frames)-at < size {
+		// Past filterChunkBytes no frame follows, so the exact size
+		// needed is enough.
+		grown := make([]byte, at, max(chunkCap, at+size))
+		copy(grown, c.frames)
+		if c.pool != nil {
+			c.pool.put(c.frames)
+		}
+		c.frames = grown
+	}
+	c.frames = c.frames[:at+size]
+	frame := c.frames[at:]
+	putFrameHeader(frame, net, wire.CmdCFilter, payloadLen, sum)
+	store.PutCFilterPrefix(frame[frameHeaderSize:], blockHash, len(filter))
+	copy(frame[frameHeaderSize+prefixLen:], filter)
+	c.count++
+	return nil
 }
 
 // handleGetCFHeaders answers with one cfheaders: the filter header before
@@ -152,23 +196,20 @@ func handleGetCFHeaders(ctx context.Context, env *handlerEnv, st *peerState, m *
 	}
 	out, err := func() (outbound, error) {
 		defer release()
-		prev, hashes, err := env.view.FilterHashesForStop(m.StopHash, m.StartHeight)
+		count := int(stopHeight-m.StartHeight) + 1
+		hashesAt := cfheadersPrefixLen(count)
+		frame := env.headerFrames.get(hashesAt + count*chainhash.HashSize)
+		prev, frame, err := env.view.AppendFilterHashes(frame[:hashesAt], m.StopHash, m.StartHeight)
 		if err != nil {
+			env.headerFrames.put(frame)
 			return outbound{}, ignoreNotFound(fmt.Errorf("getcfheaders %d..%s: %w", m.StartHeight, m.StopHash, err))
 		}
-		if want := uint64(stopHeight) - uint64(m.StartHeight) + 1; uint64(len(hashes)) != want {
-			return outbound{}, fmt.Errorf("getcfheaders %d..%s: view returned %d filter hashes, want %d", m.StartHeight, m.StopHash, len(hashes), want)
+		if got := len(frame) - hashesAt; got != count*chainhash.HashSize {
+			env.headerFrames.put(frame)
+			return outbound{}, fmt.Errorf("getcfheaders %d..%s: view returned %d bytes of filter hashes, want %d", m.StartHeight, m.StopHash, got, count*chainhash.HashSize)
 		}
-		resp := &wire.MsgCFHeaders{
-			FilterType:       wire.GCSFilterRegular,
-			StopHash:         m.StopHash,
-			PrevFilterHeader: prev,
-			FilterHashes:     make([]*chainhash.Hash, len(hashes)),
-		}
-		for i := range hashes {
-			resp.FilterHashes[i] = &hashes[i]
-		}
-		return env.encode(st, resp)
+		finishCFHeadersFrame(frame, env.net, &m.StopHash, &prev, count)
+		return outbound{Command: wire.CmdCFHeaders, Frame: frame, Recycle: env.headerFrames.put}, nil
 	}()
 	if err != nil || out.Frame == nil {
 		return err
@@ -178,6 +219,31 @@ func handleGetCFHeaders(ctx context.Context, env *handlerEnv, st *peerState, m *
 	}
 	st.markUseful(env.now())
 	return nil
+}
+
+// maxCFHeadersFrame is the size of a cfheaders frame with MaxGetCFHeaders
+// hashes (whose count is a 3-byte CompactSize), the capacity of the
+// buffers cfheaders frames are built in.
+const maxCFHeadersFrame = frameHeaderSize + 1 + 2*chainhash.HashSize + 3 + MaxGetCFHeaders*chainhash.HashSize
+
+// cfheadersPrefixLen is the length of a cfheaders frame before its count
+// filter hashes: the header, filter type, stop hash, previous filter
+// header and CompactSize count.
+func cfheadersPrefixLen(count int) int {
+	return frameHeaderSize + 1 + 2*chainhash.HashSize + wire.VarIntSerializeSize(uint64(count))
+}
+
+// finishCFHeadersFrame fills in the cfheaders frame whose count filter
+// hashes follow cfheadersPrefixLen(count) bytes of room: the header (the
+// payload hashed once for its checksum), filter type, stop hash, previous
+// filter header and count. No wire.Message is built.
+func finishCFHeadersFrame(frame []byte, net wire.BitcoinNet, stop, prev *chainhash.Hash, count int) {
+	p := frame[frameHeaderSize:frameHeaderSize]
+	p = append(p, byte(wire.GCSFilterRegular))
+	p = append(p, stop[:]...)
+	p = append(p, prev[:]...)
+	appendVarInt(p, uint64(count))
+	putFrameHeader(frame, net, wire.CmdCFHeaders, len(frame)-frameHeaderSize, payloadChecksum(frame[frameHeaderSize:]))
 }
 
 // handleGetCFCheckpt answers with the filter headers at every

@@ -100,7 +100,8 @@ type Config struct {
 	// PeerSendBudget bounds the bytes queued for one peer and not yet
 	// written; SendBudget bounds them across all peers. A handler that
 	// cannot queue waits, and the peer's next request is not read
-	// meanwhile; a peer whose queue is empty may always queue one frame.
+	// meanwhile; a peer whose queue is empty may always queue one frame
+	// (or one chunk of cfilter frames, under 16 KiB plus one filter).
 	// A peer whose queue stays full without a frame written for
 	// SendStallTimeout is disconnected.
 	PeerSendBudget   int

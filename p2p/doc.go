@@ -47,19 +47,29 @@
 // against what remains, computes txid and wtxid, and the raw bytes go to
 // the node (rawTx). FuzzScanTx holds scanTx to wire's acceptance and ids.
 //
-// Answers (budget.go). Emitting takes the frame's bytes from the peer's
+// Answers (budget.go). Emitting takes the entry's bytes from the peer's
 // budget (Config.PeerSendBudget) and the server-wide pool
 // (Config.SendBudget); a handler that cannot queue waits, and the peer's
-// next request is not read meanwhile. A peer whose queue is empty may
-// always queue one frame, pool or not, so a peer that reads always makes
+// next request is not read meanwhile. A send-queue entry is one frame, or
+// a chunk of cfilter frames back to back. A peer whose queue is empty may
+// always queue one entry, pool or not, so a peer that reads always makes
 // progress however many slow readers hold the pool; a peer whose queue does
 // not drain for Config.SendStallTimeout is disconnected. getcfilters
 // fixes its blocks in one snapshot (ChainView.BlockHashesForStop) and then
 // reads their filters 16 KiB at a time as the budget admits them
-// (ChainView.EachFilter), each chunk encoded straight into cfilter frames
-// (the checksum computed once per filter: the place where a stored checksum
-// would plug in); the store's filters of stale blocks make that one
-// snapshot's answer whatever reorgs happen meanwhile. Store reads and the
+// (ChainView.EachFilter), each chunk framed into one buffer (cfilterChunk:
+// one allocation per chunk, none per filter) and queued as one entry.
+// Serving a filter hashes nothing and builds no wire.Message: the store
+// keeps each cfilter's message checksum beside its filter
+// (store.CFilterChecksum), so a frame is the 24-byte header with that
+// checksum, the 35-or-so-byte payload prefix and a copy of the filter; the
+// store's filters of stale blocks, with their checksums, make that one
+// snapshot's answer whatever reorgs happen meanwhile. The writer writes
+// each entry into the peer's 64 KiB buffered writer, flushes when the
+// queue is empty, and gives each socket write Config.WriteTimeout
+// (deadlineWriter); a BatchMetrics counts a chunk's messages in one call.
+// cfheaders frames are built in one allocation of their exact size, their
+// 2,000 hashes copied in and hashed once for the checksum. Store reads and the
 // building of large answers (2,000 headers) take one of
 // Config.MaxFilterWork server-wide slots, never held while waiting for a
 // peer. getcfheaders is answered from the filter hashes the store keeps
@@ -67,7 +77,7 @@
 // every 1,000th filter header, as Bitcoin Core's filter index does.
 //
 // MemoryBound computes what all this adds up to for a configuration;
-// README.md spells the formula out (about 200 MiB with the defaults).
+// README.md spells the formula out (about 205 MiB with the defaults).
 //
 // # Slots, eviction, discouragement (admission.go, eviction.go, discourage.go)
 //

@@ -1,6 +1,7 @@
 package p2p
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -26,6 +27,20 @@ type fakeBlock struct {
 	filter       []byte
 	filterHeader chainhash.Hash
 	active       bool
+	// checksum caches wireChecksum of the block's cfilter (set: true).
+	checksum    [4]byte
+	checksumSet bool
+}
+
+// wireChecksum is the checksum wire puts in the header of the cfilter
+// message carrying filter for hash: the oracle for the store's.
+func wireChecksum(hash *chainhash.Hash, filter []byte) [4]byte {
+	var buf bytes.Buffer
+	msg := wire.NewMsgCFilter(wire.GCSFilterRegular, hash, filter)
+	if err := wire.WriteMessage(&buf, msg, wire.ProtocolVersion, wire.MainNet); err != nil {
+		panic(err)
+	}
+	return [4]byte(buf.Bytes()[20:24])
 }
 
 // fakeView is an in-memory ChainView: an active chain and stale branches,
@@ -268,19 +283,22 @@ func (v *fakeView) BlockHashesForStop(stop chainhash.Hash, start uint32) ([]chai
 
 // EachFilter looks each block up by hash, as the store does (active or
 // stale, whatever happened since the hashes were read).
-func (v *fakeView) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int, filter []byte) (bool, error)) (int, error) {
+func (v *fakeView) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int, filter []byte, checksum [4]byte) (bool, error)) (int, error) {
 	if v.eachHook != nil {
 		v.eachHook()
 	}
 	for i, h := range hashes {
 		v.mu.Lock()
 		b, ok := v.byHash[h]
+		if ok && !b.checksumSet {
+			b.checksum, b.checksumSet = wireChecksum(&b.hash, b.filter), true
+		}
 		v.mu.Unlock()
 		if !ok || b.height != start+uint32(i) {
 			return i, fmt.Errorf("filter of %s at %d: %w", h, start+uint32(i), ErrNotFound)
 		}
 		v.filtersRead.Add(1)
-		more, err := fn(i, b.filter)
+		more, err := fn(i, b.filter, b.checksum)
 		if err != nil || !more {
 			return i + 1, err
 		}
@@ -288,10 +306,10 @@ func (v *fakeView) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i i
 	return len(hashes), nil
 }
 
-func (v *fakeView) FilterHashesForStop(stop chainhash.Hash, start uint32) (chainhash.Hash, []chainhash.Hash, error) {
+func (v *fakeView) AppendFilterHashes(dst []byte, stop chainhash.Hash, start uint32) (chainhash.Hash, []byte, error) {
 	bs, err := v.chainTo(stop, start)
 	if err != nil {
-		return chainhash.Hash{}, nil, err
+		return chainhash.Hash{}, dst, err
 	}
 	var prev chainhash.Hash
 	if start > 0 {
@@ -299,12 +317,12 @@ func (v *fakeView) FilterHashesForStop(stop chainhash.Hash, start uint32) (chain
 		prev = v.byHash[bs[0].header.PrevBlock].filterHeader
 		v.mu.Unlock()
 	}
-	out := make([]chainhash.Hash, len(bs))
-	for i, b := range bs {
+	for _, b := range bs {
 		// Hashed here, not kept: tests build fakeBlocks from btcd's data.
-		out[i] = chainhash.DoubleHashH(b.filter)
+		h := chainhash.DoubleHashH(b.filter)
+		dst = append(dst, h[:]...)
 	}
-	return prev, out, nil
+	return prev, dst, nil
 }
 
 // FilterHeaderCheckpoints walks from stop back to genesis by PrevBlock.

@@ -15,7 +15,9 @@ import (
 // outbound is one response: a message for emit to encode (with Enc:
 // BaseEncoding strips witnesses), or a frame encoded already (Command and
 // Frame, the header alone when Payload, shared read-only with other peers,
-// follows it).
+// follows it). Frame may also hold Count complete frames of Command back
+// to back (a chunk of cfilter frames), queued, budgeted and written as one
+// entry; Count 0 means 1.
 type outbound struct {
 	Msg wire.Message
 	Enc wire.MessageEncoding
@@ -23,6 +25,9 @@ type outbound struct {
 	Command string
 	Frame   []byte
 	Payload []byte
+	Count   int
+	// Recycle, if set, takes Frame back once it is written (or dropped).
+	Recycle func([]byte)
 }
 
 // size is the bytes the frame takes on the wire (0 until encoded).
@@ -42,14 +47,19 @@ type handlerEnv struct {
 	filterWork chan struct{}
 	// filterWaiting counts requests waiting for a filterWork slot.
 	filterWaiting atomic.Int64
-	blocks        *blockProxy // nil: no block fetcher
-	relay         TxRelayer   // nil: transaction relay disabled
-	relayWait     time.Duration
-	relayRate     *sharedBucket // server-wide transaction relay rate
-	bloom         *bloomServer  // nil: BIP-37 serving off
-	metrics       Metrics
-	log           zerolog.Logger
-	now           func() time.Time
+	// releaseWork returns a filterWork slot (one func for all).
+	releaseWork func()
+	// chunks and headerFrames hold the buffers of cfilter chunks and of
+	// cfheaders frames that the writers are done with.
+	chunks, headerFrames framePool
+	blocks               *blockProxy // nil: no block fetcher
+	relay                TxRelayer   // nil: transaction relay disabled
+	relayWait            time.Duration
+	relayRate            *sharedBucket // server-wide transaction relay rate
+	bloom                *bloomServer  // nil: BIP-37 serving off
+	metrics              Metrics
+	log                  zerolog.Logger
+	now                  func() time.Time
 }
 
 // peerState is what handlers know about one peer. The reader goroutine owns
@@ -223,16 +233,20 @@ func (env *handlerEnv) acquireFilterWork(ctx context.Context) (release func(), e
 	if env.filterWork == nil {
 		return func() {}, nil
 	}
+	release = env.releaseWork
+	if release == nil { // an env not built by New
+		release = func() { <-env.filterWork }
+	}
 	select {
 	case env.filterWork <- struct{}{}:
-		return func() { <-env.filterWork }, nil
+		return release, nil
 	default:
 	}
 	env.filterWaiting.Add(1)
 	defer env.filterWaiting.Add(-1)
 	select {
 	case env.filterWork <- struct{}{}:
-		return func() { <-env.filterWork }, nil
+		return release, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}

@@ -25,6 +25,10 @@ const (
 	// relayFactor bounds a relayed transaction: the payload, its hex and
 	// the JSON-RPC request carrying it.
 	relayFactor = 5
+	// maxQueueEntry is the largest entry of a send queue: a chunk of
+	// cfilter frames is read until it holds filterChunkBytes, so it is
+	// shorter than that plus the largest frame.
+	maxQueueEntry = filterChunkBytes + maxUnsharedFrame
 	// peerFixed is the rest a peer holds: a getcfilters answer's block
 	// hashes (1,000 × 32 bytes), its send queue's slots, goroutine stacks.
 	peerFixed = MaxGetCFilters*chainhash.HashSize + sendQueueFrames*80 + 32<<10
@@ -61,17 +65,19 @@ const (
 //	         + 4 × largest small frame 16 KiB        a decoded request
 //	         + one filter chunk (16 KiB + 256 KiB)   read ahead of the budget
 //	         + 84 KiB                                block hashes, queue, stacks)
-//	+ min(peers × max(PeerSendBudget, 256 KiB),      queued responses
-//	      SendBudget + peers × 256 KiB)
+//	+ min(peers × max(PeerSendBudget, 272 KiB),      queued responses
+//	      SendBudget + peers × 272 KiB)
 //	+ 5 × RecvBudget (4 × without relay)             large frames being decoded
 //	+ MaxFilterWork × 512 KiB                        answers being built
 //	+ BlockCacheBytes + MaxBlockFetches × 5 × 4 MB   blocks (with a fetcher)
 //	+ MaxDiscouraged × 64 B
 //
-// (256 KiB is the largest filter a cfilter carries: one frame per peer may
-// exceed the send budgets so that a reading peer always progresses.) With
-// the defaults and 125 peers this is about 200 MiB; it is a worst case that
-// needs every peer to hit every limit at once.
+// (256 KiB is the largest filter a cfilter carries. One queue entry per
+// peer may exceed the send budgets so that a reading peer always
+// progresses: a frame, or a chunk of cfilter frames, under 16 KiB plus
+// the largest frame, 272 KiB.) With the defaults and 125 peers this is
+// about 205 MiB; it is a worst case that needs every peer to hit every
+// limit at once.
 //
 // BIP-37 serving (Bloom.Enabled) adds per peer its state (a 36,000-byte
 // filter, the announcer's queue, a mempool answer chunk, matched
@@ -84,9 +90,11 @@ func MemoryBound(cfg Config) int64 {
 	c := cfg.withDefaults()
 	n := int64(c.MaxPeers)
 	unshared := int64(maxUnsharedFrame)
+	queueEntry := int64(maxQueueEntry)
 	var bloomBytes int64
 	if c.Bloom.Enabled {
 		unshared = max(unshared, maxTxFrame)
+		queueEntry = max(queueEntry, maxTxFrame)
 		bloomBytes = n * bloomPeerBytes
 		if c.Blocks != nil {
 			bloomBytes += c.Bloom.FilteredBlockCacheBytes + maxDecodedBlock
@@ -94,7 +102,7 @@ func MemoryBound(cfg Config) int64 {
 	}
 	perPeer := int64(peerReadBuffer+peerWriteBuffer+decodedFactor*maxSmallFrame+
 		filterChunkBytes+peerFixed) + unshared
-	queued := min(n*max(int64(c.PeerSendBudget), unshared), c.SendBudget+n*unshared)
+	queued := min(n*max(int64(c.PeerSendBudget), queueEntry), c.SendBudget+n*queueEntry)
 	recv := decodedFactor * c.RecvBudget
 	if c.RelayTx {
 		recv = relayFactor * c.RecvBudget

@@ -1,5 +1,7 @@
 package p2p
 
+import "encoding/binary"
+
 // Metrics receives the server's counters. Implementations must be safe for
 // concurrent use and fast (they are called on every message); the rest or
 // metrics package plugs Prometheus in behind it.
@@ -36,6 +38,34 @@ type Metrics interface {
 	// LargeFrameDropped counts a large frame discarded unread because the
 	// server-wide receive budget was spent.
 	LargeFrameDropped()
+}
+
+// BatchMetrics is an optional interface of a Metrics: MessagesSent counts
+// count outbound messages of command, bytes in all (headers included), at
+// once, as count calls of MessageSent would. The server writes filters in
+// chunks of many cfilter messages and reports each chunk with one call
+// when its Metrics implements this; otherwise with one MessageSent per
+// message.
+type BatchMetrics interface {
+	MessagesSent(command string, count, bytes int)
+}
+
+// countSent reports a written send-queue entry to the metrics.
+func (s *Server) countSent(f outFrame) {
+	if f.count <= 1 {
+		s.metrics.MessageSent(f.command, len(f.frame)+len(f.payload))
+		return
+	}
+	if s.batch != nil {
+		s.batch.MessagesSent(f.command, f.count, len(f.frame)+len(f.payload))
+		return
+	}
+	// count complete frames back to back: each header says its length.
+	for rest := f.frame; len(rest) >= frameHeaderSize; {
+		n := frameHeaderSize + int(binary.LittleEndian.Uint32(rest[16:20]))
+		s.metrics.MessageSent(f.command, n)
+		rest = rest[min(n, len(rest)):]
+	}
 }
 
 // DisconnectCauses lists the causes PeerDisconnected reports: a protocol

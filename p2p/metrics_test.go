@@ -5,6 +5,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"testing"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
 )
 
 // countingMetrics records what the server reports.
@@ -105,4 +109,50 @@ func (m *countingMetrics) summary() string {
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, ", ")
+}
+
+// batchCountingMetrics is countingMetrics that also counts in batches
+// (BatchMetrics), recording each batch call.
+type batchCountingMetrics struct {
+	*countingMetrics
+	batches int
+}
+
+func (m *batchCountingMetrics) MessagesSent(cmd string, count, bytes int) {
+	m.mu.Lock()
+	m.sent[cmd] += count
+	m.sentBytes[cmd] += bytes
+	m.batches++
+	m.mu.Unlock()
+}
+
+// A chunk of cfilter frames is reported as its messages: in one call to a
+// BatchMetrics, else one MessageSent per frame with the frame's size.
+func TestChunkCountedPerMessage(t *testing.T) {
+	var chunk cfilterChunk
+	var total int
+	for i, n := range []int{10, 300, 70_000} {
+		h := chainhash.Hash{byte(i)}
+		if err := chunk.add(wire.MainNet, &h, make([]byte, n), [4]byte{}); err != nil {
+			t.Fatal(err)
+		}
+		total += frameHeaderSize + 1 + 32 + wire.VarIntSerializeSize(uint64(n)) + n
+	}
+	entry := outFrame{command: wire.CmdCFilter, frame: chunk.frames, count: chunk.count}
+	if len(chunk.frames) != total {
+		t.Fatalf("chunk of %d bytes, want %d", len(chunk.frames), total)
+	}
+
+	plain := newCountingMetrics()
+	s := &Server{metrics: plain}
+	s.countSent(entry)
+	if plain.sent[wire.CmdCFilter] != 3 || plain.sentBytes[wire.CmdCFilter] != total {
+		t.Fatalf("per message: %d messages, %d bytes; want 3, %d", plain.sent[wire.CmdCFilter], plain.sentBytes[wire.CmdCFilter], total)
+	}
+	batch := &batchCountingMetrics{countingMetrics: newCountingMetrics()}
+	s = &Server{metrics: batch, batch: batch}
+	s.countSent(entry)
+	if batch.batches != 1 || batch.sent[wire.CmdCFilter] != 3 || batch.sentBytes[wire.CmdCFilter] != total {
+		t.Fatalf("batched: %d calls, %d messages, %d bytes; want 1, 3, %d", batch.batches, batch.sent[wire.CmdCFilter], batch.sentBytes[wire.CmdCFilter], total)
+	}
 }

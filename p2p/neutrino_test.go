@@ -130,6 +130,9 @@ func TestNeutrinoSyncsFromServer(t *testing.T) {
 
 	cfg := testConfig(chain.view)
 	cfg.Params = node.Params()
+	// Every cfilter frame, from the view and from a store, is btcd's, byte
+	// for byte.
+	compareCFilterFramesWithBtcd(t, node.P2PAddr(), cfg, chain.view)
 	// Blocks and transactions go through the production node client.
 	client, err := bitcoind.NewClient(bitcoind.Config{Host: node.RPCHost(), User: node.User(), Password: node.Password()}, testLogger())
 	if err != nil {

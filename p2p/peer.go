@@ -19,13 +19,17 @@ import (
 // sizes the channel.
 const sendQueueFrames = 256
 
-// outFrame is one encoded message waiting for the writer: frame (or its
-// header alone), then payload if set (shared read-only, a cached block).
+// outFrame is one entry of the send queue: an encoded message waiting for
+// the writer, frame (or its header alone), then payload if set (shared
+// read-only, a cached block); or count complete frames of command back to
+// back in frame (a chunk of cfilters). Its grant covers all of its bytes.
 type outFrame struct {
 	command string
 	frame   []byte
 	payload []byte
+	count   int
 	grant   sendGrant
+	recycle func([]byte) // takes frame back once written or dropped
 }
 
 // peer is one inbound connection.
@@ -104,30 +108,30 @@ func (p *peer) emit(ctx context.Context) emitFunc {
 			return err
 		}
 		select {
-		case p.sendq <- outFrame{command: o.Command, frame: o.Frame, payload: o.Payload, grant: g}:
+		case p.sendq <- outFrame{command: o.Command, frame: o.Frame, payload: o.Payload, count: max(o.Count, 1), grant: g, recycle: o.Recycle}:
 			return nil
 		case <-ctx.Done():
 			p.budget.give(g)
+			if o.Recycle != nil {
+				o.Recycle(o.Frame)
+			}
 			return ctx.Err()
 		}
 	}
 }
 
 // writeLoop drains the send queue onto the socket, flushing when the queue
-// is empty. A failed or timed-out write ends the connection.
+// is empty. A failed or timed-out write ends the connection; each write to
+// the socket gets Config.WriteTimeout (deadlineWriter).
 func (p *peer) writeLoop(ctx context.Context) (err error) {
 	defer p.recoverPeer("writer", &err)
-	bw := bufio.NewWriterSize(p.conn, peerWriteBuffer)
+	bw := bufio.NewWriterSize(deadlineWriter{conn: p.conn, timeout: p.srv.cfg.WriteTimeout}, peerWriteBuffer)
 	for {
 		var f outFrame
 		select {
 		case f = <-p.sendq:
 		case <-ctx.Done():
 			return ctx.Err()
-		}
-		if err := p.conn.SetWriteDeadline(time.Now().Add(p.srv.cfg.WriteTimeout)); err != nil {
-			p.budget.give(f.grant)
-			return err
 		}
 		_, err := bw.Write(f.frame)
 		if err == nil && f.payload != nil {
@@ -137,7 +141,10 @@ func (p *peer) writeLoop(ctx context.Context) (err error) {
 		if err != nil {
 			return fmt.Errorf("write %s: %w", f.command, err)
 		}
-		p.srv.metrics.MessageSent(f.command, len(f.frame)+len(f.payload))
+		p.srv.countSent(f)
+		if f.recycle != nil {
+			f.recycle(f.frame) // bw copied it or wrote it out
+		}
 		if len(p.sendq) == 0 {
 			if err := bw.Flush(); err != nil {
 				return fmt.Errorf("flush: %w", err)
@@ -146,12 +153,31 @@ func (p *peer) writeLoop(ctx context.Context) (err error) {
 	}
 }
 
+// deadlineWriter is the connection as the peer's buffered writer sees it:
+// every write to the socket (a full buffer, a flush, or a frame larger
+// than the buffer) gets its own deadline, timeout from when it starts,
+// however many frames it carries.
+type deadlineWriter struct {
+	conn    net.Conn
+	timeout time.Duration
+}
+
+func (w deadlineWriter) Write(b []byte) (int, error) {
+	if err := w.conn.SetWriteDeadline(time.Now().Add(w.timeout)); err != nil {
+		return 0, err
+	}
+	return w.conn.Write(b)
+}
+
 // drainQueue returns the budget of frames never written (the peer is gone).
 func (p *peer) drainQueue() {
 	for {
 		select {
 		case f := <-p.sendq:
 			p.budget.give(f.grant)
+			if f.recycle != nil {
+				f.recycle(f.frame)
+			}
 		default:
 			return
 		}

@@ -23,7 +23,8 @@ type Server struct {
 	env         *handlerEnv
 	log         zerolog.Logger
 	metrics     Metrics
-	nonce       uint64 // our version nonce
+	batch       BatchMetrics // metrics, if it counts messages in batches; else nil
+	nonce       uint64       // our version nonce
 	groupKey    [2]uint64
 	whitelist   whitelist
 	discouraged *discouragement
@@ -56,6 +57,8 @@ func New(cfg Config) (*Server, error) {
 		log:        log,
 		now:        cfg.Now,
 	}
+	env.releaseWork = func() { <-env.filterWork }
+	env.chunks.size, env.headerFrames.size = chunkCap, maxCFHeadersFrame
 	if cfg.Blocks != nil {
 		env.blocks = newBlockProxy(cfg.Blocks, newFetchGate(cfg.MaxBlockFetches, cfg.IndexerBusy),
 			newUploadTarget(cfg.MaxUploadTarget), cfg.BlockCacheBytes)
@@ -71,11 +74,13 @@ func New(cfg Config) (*Server, error) {
 	if ttl < 0 {
 		ttl = 0
 	}
+	batch, _ := cfg.Metrics.(BatchMetrics)
 	return &Server{
 		cfg:         cfg,
 		env:         env,
 		log:         log,
 		metrics:     cfg.Metrics,
+		batch:       batch,
 		nonce:       keys[0],
 		groupKey:    [2]uint64{keys[1], keys[2]},
 		whitelist:   whitelist(cfg.Whitelist),

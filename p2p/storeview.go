@@ -55,14 +55,16 @@ func (v storeView) BlockHashesForStop(stop chainhash.Hash, start uint32) ([]chai
 	return hs, notFound(err)
 }
 
-func (v storeView) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int, filter []byte) (bool, error)) (int, error) {
-	n, err := v.s.EachFilter(start, hashes, fn)
+func (v storeView) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int, filter []byte, checksum [4]byte) (bool, error)) (int, error) {
+	n, err := v.s.EachFilter(start, hashes, func(i int, filter []byte, sum store.Checksum) (bool, error) {
+		return fn(i, filter, sum)
+	})
 	return n, notFound(err)
 }
 
-func (v storeView) FilterHashesForStop(stop chainhash.Hash, start uint32) (chainhash.Hash, []chainhash.Hash, error) {
-	prev, hashes, err := v.s.FilterHashesForStop(stop, start)
-	return prev, hashes, notFound(err)
+func (v storeView) AppendFilterHashes(dst []byte, stop chainhash.Hash, start uint32) (chainhash.Hash, []byte, error) {
+	prev, out, err := v.s.AppendFilterHashesForStop(dst, stop, start)
+	return prev, out, notFound(err)
 }
 
 func (v storeView) FilterHeaderCheckpoints(stop chainhash.Hash, interval uint32) ([]chainhash.Hash, error) {

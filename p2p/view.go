@@ -40,19 +40,24 @@ type ChainView interface {
 	// EachFilter calls fn with the BIP-158 filters (wire form: CompactSize
 	// N, then the GCS stream, exactly what a cfilter carries) of the blocks
 	// hashes[0], hashes[1], ... at heights start, start+1, ..., in order,
-	// until fn returns more=false or an error; it returns how many fn got.
+	// each with the P2P message checksum of the cfilter carrying it (the
+	// first 4 bytes of dSHA256 of the payload: filter type 0, block hash,
+	// CompactSize length, filter; see store.CFilterChecksum), until fn
+	// returns more=false or an error; it returns how many fn got. The
+	// checksum is kept beside the filter, not computed per call.
 	// The blocks are a BlockHashesForStop answer (or part of one), and the
 	// filters are theirs whatever reorgs happened since, so an answer
 	// streamed in several calls is the one snapshot's. filter is valid only
 	// during fn, which must not modify or keep it; fn should be quick (a
 	// read of the store may be open), so it must not wait for a peer.
-	EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int, filter []byte) (more bool, err error)) (int, error)
-	// FilterHashesForStop returns a cfheaders answer without reading
+	EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int, filter []byte, checksum [4]byte) (more bool, err error)) (int, error)
+	// AppendFilterHashes returns a cfheaders answer without reading
 	// filters: the filter header of the block at start-1 on the chain that
-	// ends at stop (the zero hash for start 0) and the filter hashes
-	// (dSHA256 of each filter) of heights start..height(stop) on that
-	// chain, in height order, read from one snapshot.
-	FilterHashesForStop(stop chainhash.Hash, start uint32) (prevHeader chainhash.Hash, hashes []chainhash.Hash, err error)
+	// ends at stop (the zero hash for start 0), and dst with the filter
+	// hashes (dSHA256 of each filter, 32 bytes each in internal byte order)
+	// of heights start..height(stop) on that chain appended, in height
+	// order, read from one snapshot. On error dst is returned unchanged.
+	AppendFilterHashes(dst []byte, stop chainhash.Hash, start uint32) (prevHeader chainhash.Hash, out []byte, err error)
 	// FilterHeaderCheckpoints returns the filter headers at heights
 	// interval, 2·interval, ... ≤ height(stop) on the chain that ends at
 	// stop (active or stale), in height order, read from one snapshot so

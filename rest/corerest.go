@@ -78,17 +78,22 @@ func (s *Server) serveCoreFilter(w http.ResponseWriter, req coreRequest) {
 		writeCoreError(w, formatError)
 		return
 	}
-	writeCoreBody(w, req.format, serializeBlockFilter(req.hash, rec.Filter), `{"filter":"`+hex.EncodeToString(rec.Filter)+`"}`)
+	// Only the form asked for is built; nothing is hashed (the store keeps
+	// the filter as it is served).
+	if req.format == formatJSON {
+		writeCoreBody(w, req.format, nil, `{"filter":"`+hex.EncodeToString(rec.Filter)+`"}`)
+		return
+	}
+	writeCoreBody(w, req.format, serializeBlockFilter(req.hash, rec.Filter), "")
 }
 
 // serializeBlockFilter is Core's BlockFilter serialization: filter type
 // byte, block hash in internal order, CompactSize length, encoded filter
-// (which starts with its own CompactSize N).
+// (which starts with its own CompactSize N). It is also the payload of the
+// P2P cfilter message, whose prefix store.PutCFilterPrefix writes.
 func serializeBlockFilter(hash chainhash.Hash, filter []byte) []byte {
-	out := make([]byte, 0, 1+chainhash.HashSize+9+len(filter))
-	out = append(out, basicFilterType)
-	out = append(out, hash[:]...)
-	out = appendCompactSize(out, uint64(len(filter)))
+	out := make([]byte, store.CFilterPrefixLen(len(filter)), store.CFilterPrefixLen(len(filter))+len(filter))
+	store.PutCFilterPrefix(out, &hash, len(filter))
 	return append(out, filter...)
 }
 

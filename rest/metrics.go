@@ -369,6 +369,16 @@ func (m *Metrics) MessageSent(command string, bytes int) {
 	m.p2pSentBytes.WithLabelValues(command).Add(float64(bytes))
 }
 
+// MessagesSent counts count P2P messages of one type served at once, bytes
+// in all (p2p.BatchMetrics: a chunk of cfilters is one call, not one per
+// filter).
+func (m *Metrics) MessagesSent(command string, count, bytes int) {
+	m.p2pSentMsgs.WithLabelValues(command).Add(float64(count))
+	m.p2pSentBytes.WithLabelValues(command).Add(float64(bytes))
+}
+
+var _ p2p.BatchMetrics = (*Metrics)(nil)
+
 // PeersConnected sets the number of peers past the handshake (p2p.Metrics).
 func (m *Metrics) PeersConnected(n int) { m.peers.Set(float64(n)) }
 

@@ -109,6 +109,7 @@ func TestMetricsMove(t *testing.T) {
 	m.MessageReceived("getcfilters", 61)
 	m.MessageSent("cfilter", 300)
 	m.MessageSent("cfilter", 200)
+	m.MessagesSent("cfilter", 3, 700)
 	m.PeersConnected(3)
 	m.PeerDisconnected("closed")
 	do(t, h, "GET", "/rest/blockfilter/basic/4474bc8d5b2033a2e5db6fcc8c018dea5faca38d99b0535a41560c3ec29e6452.bin", nil)
@@ -136,8 +137,8 @@ func TestMetricsMove(t *testing.T) {
 		{"cfindexd_prevouts_resolved_total", []string{"from", "node"}, 3},
 		{"cfindexd_p2p_messages_received_total", []string{"command", "getcfilters"}, 1},
 		{"cfindexd_p2p_received_bytes_total", []string{"command", "getcfilters"}, 61},
-		{"cfindexd_p2p_messages_sent_total", []string{"command", "cfilter"}, 2},
-		{"cfindexd_p2p_sent_bytes_total", []string{"command", "cfilter"}, 500},
+		{"cfindexd_p2p_messages_sent_total", []string{"command", "cfilter"}, 5},
+		{"cfindexd_p2p_sent_bytes_total", []string{"command", "cfilter"}, 1200},
 		{"cfindexd_p2p_peers_connected", nil, 3},
 		{"cfindexd_p2p_disconnects_total", []string{"cause", "closed"}, 1},
 		{"cfindexd_p2p_disconnects_total", []string{"cause", "misbehaving"}, 0},

@@ -7,15 +7,16 @@ import (
 )
 
 // Layout of one record's slot in an encodedBatch arena: the height key,
-// the headers value (hash || header) and the filterheaders value (filter
-// header || filter hash), back to back.
+// the headers value (hash || header), the filterheaders value (filter
+// header || filter hash) and the checksums value, back to back.
 const (
 	slotKeyAt         = 0
 	slotHeaderValueAt = slotKeyAt + heightLen
 	slotHeaderAt      = slotHeaderValueAt + hashLen
 	slotFilterValueAt = slotHeaderValueAt + headerValueLen
 	slotFilterHashAt  = slotFilterValueAt + hashLen
-	slotLen           = slotFilterValueAt + filterHeaderValueLen
+	slotChecksumAt    = slotFilterValueAt + filterHeaderValueLen
+	slotLen           = slotChecksumAt + ChecksumLen
 )
 
 // encodedBatch holds the keys and values CommitBatch writes for a batch,
@@ -52,9 +53,20 @@ func (e encodedBatch) setFilterHash(i int, h chainhash.Hash) {
 	copy(e.slot(i)[slotFilterHashAt:], h[:])
 }
 
+func (e encodedBatch) setChecksum(i int, sum Checksum) {
+	copy(e.slot(i)[slotChecksumAt:], sum[:])
+}
+
 // filterHash returns the filter hash of record i.
 func (e encodedBatch) filterHash(i int) chainhash.Hash {
-	return chainhash.Hash(e.slot(i)[slotFilterHashAt:slotLen])
+	return chainhash.Hash(e.slot(i)[slotFilterHashAt:slotChecksumAt])
+}
+
+// checksumValue returns the checksums value of record i: its cfilter
+// checksum.
+func (e encodedBatch) checksumValue(i int) []byte {
+	s := e.slot(i)
+	return s[slotChecksumAt:slotLen:slotLen]
 }
 
 // heightKey returns the headers, filters and filterheaders key of record i
@@ -74,5 +86,5 @@ func (e encodedBatch) headerValue(i int) []byte {
 // filter header || filter hash.
 func (e encodedBatch) filterHeaderValue(i int) []byte {
 	s := e.slot(i)
-	return s[slotFilterValueAt:slotLen:slotLen]
+	return s[slotFilterValueAt:slotChecksumAt:slotChecksumAt]
 }

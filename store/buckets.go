@@ -16,6 +16,7 @@ type buckets struct {
 	filters       *bolt.Bucket
 	filterHeaders *bolt.Bucket
 	stale         *bolt.Bucket
+	checksums     *bolt.Bucket
 }
 
 func openBuckets(tx *bolt.Tx) (*buckets, error) {
@@ -26,8 +27,9 @@ func openBuckets(tx *bolt.Tx) (*buckets, error) {
 		filters:       tx.Bucket(bucketFilters),
 		filterHeaders: tx.Bucket(bucketFilterHeaders),
 		stale:         tx.Bucket(bucketStale),
+		checksums:     tx.Bucket(bucketChecksums),
 	}
-	for i, bk := range []*bolt.Bucket{b.meta, b.headers, b.heights, b.filters, b.filterHeaders, b.stale} {
+	for i, bk := range []*bolt.Bucket{b.meta, b.headers, b.heights, b.filters, b.filterHeaders, b.stale, b.checksums} {
 		if bk == nil {
 			return nil, fmt.Errorf("%w: bucket %q missing", ErrCorrupt, allBuckets[i])
 		}
@@ -41,6 +43,7 @@ func (b *buckets) setAppendFill() {
 	b.headers.FillPercent = appendFillPercent
 	b.filters.FillPercent = appendFillPercent
 	b.filterHeaders.FillPercent = appendFillPercent
+	b.checksums.FillPercent = appendFillPercent
 }
 
 func (b *buckets) readTip() (Tip, bool, error) {
@@ -68,6 +71,51 @@ func (b *buckets) missing(what string, h uint32) error {
 		return fmt.Errorf("%w: %s at %d missing below the tip %d", ErrCorrupt, what, h, tip.Height)
 	}
 	return fmt.Errorf("%s at %d: %w", what, h, ErrNotFound)
+}
+
+// readBackfill returns the heights whose checksums the backfill has not
+// written yet, next..end-1, and false when there are none.
+func (b *buckets) readBackfill() (next, end uint32, pending bool, err error) {
+	v := b.meta.Get(metaChecksumBackfill)
+	if v == nil {
+		return 0, 0, false, nil
+	}
+	next, end, err = decodeBackfill(v)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	return next, end, true, nil
+}
+
+// checksumFallback is what a read does about an active height h whose
+// checksum is not stored: compute it, when h is one the backfill has not
+// reached yet (ok), or report the file corrupt.
+func (b *buckets) checksumFallback(h uint32) error {
+	next, end, pending, err := b.readBackfill()
+	if err != nil {
+		return err
+	}
+	if pending && h >= next && h < end {
+		return nil
+	}
+	return fmt.Errorf("%w: checksum at height %d missing (backfill pending %v, %d..%d)", ErrCorrupt, h, pending, next, end)
+}
+
+// activeChecksum returns the cfilter checksum of the active block hash at
+// height h, whose filter is filter: the stored one, or, for a height the
+// backfill has not reached, computed with ck.
+func (b *buckets) activeChecksum(h uint32, hash *chainhash.Hash, filter []byte, ck *checksummer) (Checksum, error) {
+	if v := b.checksums.Get(heightKey(h)); v != nil {
+		sum, err := decodeChecksum(v)
+		if err != nil {
+			return Checksum{}, fmt.Errorf("height %d: %w", h, err)
+		}
+		return sum, nil
+	}
+	if err := b.checksumFallback(h); err != nil {
+		return Checksum{}, err
+	}
+	return ck.sum(hash, filter), nil
 }
 
 // activeHeight returns the height of hash if it is on the active chain.

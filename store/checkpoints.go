@@ -85,7 +85,7 @@ func (b *buckets) walkToActive(stop chainhash.Hash, interval uint32) (forkHeight
 		return 0, 0, nil, fmt.Errorf("stop %s: %w", stop, ErrNotFound)
 	}
 	for first := true; ; first = false {
-		r, err := decodeStale(cur, v)
+		r, _, err := decodeStale(cur, v)
 		if err != nil {
 			return 0, 0, nil, err
 		}

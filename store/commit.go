@@ -24,8 +24,12 @@ import (
 // The store verifies filter headers but does not compute them for the
 // caller. On any error nothing is written.
 //
-// The filter hashes are computed before the write transaction starts, so
-// hashing the batch's filters does not hold the writer lock.
+// CommitBatch also computes each block's cfilter checksum
+// (CFilterChecksum: the P2P message checksum of the cfilter carrying its
+// filter) and stores it, so that servers send filters without hashing.
+// The filter hashes and checksums are computed before the write
+// transaction starts, so hashing the batch's filters does not hold the
+// writer lock.
 //
 // A record whose hash is in the stale set (a reorg back onto a branch that
 // was disconnected) is removed from the stale set. An empty recs is a no-op.
@@ -74,11 +78,13 @@ func (s *Store) connect(b *buckets, tip Tip, haveTip bool, recs []BlockRecord, e
 
 // checkBatch checks what can be checked without the store: each record on
 // its own, and the links and filter-header chain between consecutive
-// records. It returns the batch's keys and values, filter hashes included.
+// records. It returns the batch's keys and values, filter hashes and
+// cfilter checksums included.
 // Each header is hashed from its encoding in the batch (the stored bytes),
 // without wire's io.Writer path.
 func checkBatch(recs []BlockRecord) (encodedBatch, error) {
 	enc := newEncodedBatch(len(recs))
+	var ck checksummer
 	for i := range recs {
 		r := &recs[i]
 		if len(r.Filter) == 0 || len(r.Filter) > MaxFilterSize {
@@ -92,6 +98,7 @@ func checkBatch(recs []BlockRecord) (encodedBatch, error) {
 			return encodedBatch{}, fmt.Errorf("%w: block %s at height %d: FilterHash %s but the filter hashes to %s", ErrInvalidRecord, r.Hash, r.Height, r.FilterHash, filterHash)
 		}
 		enc.setFilterHash(i, filterHash)
+		enc.setChecksum(i, ck.sum(&r.Hash, r.Filter))
 		if i == 0 {
 			continue
 		}
@@ -159,6 +166,11 @@ func (b *buckets) putActive(recs []BlockRecord, enc encodedBatch) error {
 	for i := range recs {
 		if err := b.filterHeaders.Put(enc.heightKey(i), enc.filterHeaderValue(i)); err != nil {
 			return fmt.Errorf("put filter header %d: %w", recs[i].Height, err)
+		}
+	}
+	for i := range recs {
+		if err := b.checksums.Put(enc.heightKey(i), enc.checksumValue(i)); err != nil {
+			return fmt.Errorf("put checksum %d: %w", recs[i].Height, err)
 		}
 	}
 	// The stale set is empty until a reorg; one look saves a lookup per

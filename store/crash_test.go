@@ -51,8 +51,8 @@ func crashBatchEnds() []uint32 {
 }
 
 // TestHelperProcess is not a test: it is the child process of
-// TestCrashSafety ("crash"), TestLockedAcrossProcesses ("lock") and
-// TestCreateKilled ("create").
+// TestCrashSafety ("crash"), TestLockedAcrossProcesses ("lock"),
+// TestCreateKilled ("create") and TestBackfillCrashSafety ("backfill").
 func TestHelperProcess(t *testing.T) {
 	mode := os.Getenv(helperEnv)
 	if mode == "" {
@@ -79,6 +79,11 @@ func TestHelperProcess(t *testing.T) {
 		}
 	case "create":
 		createHelper(path, genesis, os.Getenv(helperStepEnv))
+	case "backfill":
+		if err := backfillHelper(path, genesis); err != nil {
+			fmt.Fprintln(os.Stderr, "backfill helper:", err)
+			os.Exit(3)
+		}
 	}
 }
 
@@ -232,8 +237,15 @@ func TestCrashSafety(t *testing.T) {
 // report line, kills it with SIGKILL and returns every line it wrote.
 func runAndKill(t *testing.T, path string, genesis chainhash.Hash, waitLines int) ([]string, string) {
 	t.Helper()
+	return runAndKillMode(t, "crash", path, genesis, waitLines, "")
+}
+
+// runAndKillMode is runAndKill for the helper of mode; it stops waiting
+// for more lines after one equal to last (if not empty).
+func runAndKillMode(t *testing.T, mode, path string, genesis chainhash.Hash, waitLines int, last string) ([]string, string) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), helperEnv+"=crash", helperPathEnv+"="+path, helperGenesisEnv+"="+genesis.String())
+	cmd.Env = append(os.Environ(), helperEnv+"="+mode, helperPathEnv+"="+path, helperGenesisEnv+"="+genesis.String())
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
@@ -263,6 +275,9 @@ func runAndKill(t *testing.T, path string, genesis chainhash.Hash, waitLines int
 				t.Fatalf("helper exited early after %q\nstderr:\n%s", lines, stderr.String())
 			}
 			lines = append(lines, l)
+			if last != "" && l == last {
+				waitLines = len(lines)
+			}
 		case <-deadline.C:
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
@@ -284,9 +299,9 @@ func runAndKill(t *testing.T, path string, genesis chainhash.Hash, waitLines int
 }
 
 // checkConsistent checks the store against the expected chain up to tip
-// (-1: empty): every active block present, equal and linked, nothing above
-// the tip, the hash index and the stale set in step, and bbolt's own page
-// check clean.
+// (-1: empty): every active block present, equal and linked, with its
+// cfilter checksum, nothing above the tip, the hash index and the stale set
+// in step, and bbolt's own page check clean.
 func checkConsistent(t *testing.T, s *Store, expectedAt func(uint32) BlockRecord, tip int64) {
 	t.Helper()
 	var prev BlockRecord
@@ -309,15 +324,16 @@ func checkConsistent(t *testing.T, s *Store, expectedAt func(uint32) BlockRecord
 	if _, err := s.HashAt(uint32(tip + 1)); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("height %d above the tip: %v", tip+1, err)
 	}
+	checkChecksums(t, s)
 	err := s.db.View(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketHeaders, bucketHeights, bucketFilters, bucketFilterHeaders} {
+		for _, name := range [][]byte{bucketHeaders, bucketHeights, bucketFilters, bucketFilterHeaders, bucketChecksums} {
 			if n := tx.Bucket(name).Stats().KeyN; int64(n) != tip+1 {
 				return fmt.Errorf("bucket %s holds %d keys, want %d", name, n, tip+1)
 			}
 		}
 		err := tx.Bucket(bucketStale).ForEach(func(k, v []byte) error {
 			hash := chainhash.Hash(k)
-			r, err := decodeStale(hash, v)
+			r, _, err := decodeStale(hash, v)
 			if err != nil {
 				return err
 			}
@@ -364,5 +380,158 @@ func runWithDeadline(cmd *exec.Cmd, d time.Duration) ([]byte, error) {
 		_ = cmd.Process.Kill()
 		<-done
 		return out.Bytes(), fmt.Errorf("helper still running after %s", d)
+	}
+}
+
+// backfillHelper opens the schema-1 store at path (the upgrade, then the
+// checksum backfill in batches of 50 heights, with real fsyncs) and
+// reports on stdout, unbuffered:
+//
+//	ready
+//	begin backfill <first height of the batch>
+//	backfill <next height>
+//	done
+//
+// then waits to be killed.
+func backfillHelper(path string, genesis chainhash.Hash) error {
+	finished := make(chan struct{})
+	hook := func(phase string, next uint32) {
+		switch phase {
+		case "read":
+			fmt.Printf("begin backfill %d\n", next)
+		case "write":
+			fmt.Printf("backfill %d\n", next)
+		}
+	}
+	s, err := Open(path, genesis, Options{Timeout: 5 * time.Second, backfillBatchHeights: 50, backfillHook: hook})
+	if err != nil {
+		return err
+	}
+	fmt.Println("ready")
+	deadline := time.Now().Add(60 * time.Second)
+	go func() {
+		for time.Now().Before(deadline) {
+			st, err := s.ChecksumBackfill()
+			if err != nil || st.Err != nil || !st.Pending {
+				close(finished)
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	<-finished
+	fmt.Println("done")
+	time.Sleep(time.Until(deadline))
+	return s.Close()
+}
+
+// TestBackfillCrashSafety kills the checksum backfill of an upgraded
+// schema-1 store with SIGKILL at moments chosen with a fixed seed, the
+// first during the upgrade itself, and checks after each kill that the
+// store reopens with the backfill marker at the end of a committed batch,
+// every checksum below it stored and right and none above it; the
+// backfill then goes on from there to the end.
+func TestBackfillCrashSafety(t *testing.T) {
+	const n = 1500
+	chain := genChainMaxN(crashBranch, nil, n, 200)
+	genesis := chain[0].Hash
+	s, path := openTest(t, genesis)
+	commitAll(t, s, chain, 500)
+	side := genChainMaxN(crashBranch+1, &chain[n-6], 3, 200)
+	if _, err := s.Reorg(uint32(n-6), side); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Reorg(uint32(n-6), chain[n-5:]); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	downgradeToV1(t, path)
+
+	rng := rand.New(rand.NewPCG(testSeed, 13))
+	interrupted, lastNext := 0, int64(-1)
+	for round := 0; ; round++ {
+		if round > 60 {
+			t.Fatal("backfill not done after 60 rounds")
+		}
+		waitLines := 1 + rng.IntN(8)
+		if round == 0 {
+			waitLines = 0 // kill at once: during the upgrade or before
+		}
+		lines, stderr := runAndKillMode(t, "backfill", path, genesis, waitLines, "done")
+		reported, inFlight, done := int64(-1), false, false
+		for _, l := range lines {
+			f := strings.Fields(l)
+			switch {
+			case len(f) == 2 && f[0] == "backfill":
+				reported, _ = strconv.ParseInt(f[1], 10, 64)
+				inFlight = false
+			case len(f) == 3 && f[0] == "begin":
+				inFlight = true
+			case len(f) == 1 && f[0] == "done":
+				done = true
+			}
+		}
+		s, err := Open(path, genesis, Options{Timeout: 5 * time.Second, holdBackfill: true})
+		if err != nil {
+			t.Fatalf("round %d: reopen after kill: %v\nchild stderr:\n%s", round, err, stderr)
+		}
+		st, err := s.ChecksumBackfill()
+		if err != nil {
+			t.Fatal(err)
+		}
+		next := int64(n)
+		if st.Pending {
+			next = int64(st.Next)
+			if st.End != n {
+				t.Fatalf("round %d: backfill marker ends at %d, want %d", round, st.End, n)
+			}
+		}
+		if next < lastNext || (reported >= 0 && next < reported) {
+			t.Fatalf("round %d: backfill at %d, but %d was committed before", round, next, max(lastNext, reported))
+		}
+		if next%50 != 0 && next != n {
+			t.Fatalf("round %d: backfill at %d, not the end of a batch", round, next)
+		}
+		if inFlight && next == reported {
+			interrupted++
+		}
+		checkChecksums(t, s)
+		err = s.db.View(func(tx *bolt.Tx) error {
+			if k, _ := tx.Bucket(bucketChecksums).Cursor().Seek(heightKey(uint32(next))); k != nil {
+				return fmt.Errorf("checksum at height %d above the backfill's next %d", binary32(k), next)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("round %d: killed after %d lines, backfill at %d (reported %d, in flight %v)", round, waitLines, next, reported, inFlight)
+		lastNext = next
+		if done || next == n {
+			break
+		}
+	}
+	if interrupted == 0 {
+		t.Fatal("no kill interrupted a batch; the test proves nothing")
+	}
+	s, err := Open(path, genesis, Options{Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	waitBackfill(t, s)
+	checkChecksums(t, s)
+	for start := 0; start < n; start += MaxRange {
+		end := min(start+MaxRange, n)
+		recs, err := s.FiltersByHeight(uint32(start), uint32(end-1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRecords(t, "after the backfill", recs, chain[start:end])
 	}
 }

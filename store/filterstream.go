@@ -2,9 +2,11 @@ package store
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
+	bolt "go.etcd.io/bbolt"
 )
 
 // Streaming reads of a getcfilters answer. A server that answers 1,000
@@ -63,60 +65,123 @@ func (s *Store) BlockHashesForStop(stop chainhash.Hash, start uint32) ([]chainha
 
 // EachFilter reads, in one read transaction, the filters of the blocks
 // hashes[0], hashes[1], ... which the caller knows to be at heights start,
-// start+1, ... (a BlockHashesForStop answer, or part of one), calling fn
-// with each in order until fn returns more=false or an error, or all are
+// start+1, ..., each the parent of the next (a BlockHashesForStop answer,
+// or part of one: EachFilter relies on it, reading the whole range from the
+// active chain when its last block is there), calling fn
+// with each in order, with the checksum of the cfilter message carrying it
+// (CFilterChecksum), until fn returns more=false or an error, or all are
 // read. It returns how many fn was called for. Each block is read from the
 // active chain when it is still there at its height and from the stale set
 // otherwise, so a reorg since the hashes were read does not change what
 // is returned. A block that is in neither (never the case for hashes the
 // store returned: nothing leaves the store) is ErrNotFound.
 //
+// The checksums are read from the store, beside the filters, and not
+// computed, except for the heights of a store upgraded from schema 1 that
+// the checksum backfill has not reached yet (see doc.go).
+//
 // filter aliases the store's memory: it is valid only during fn, which
 // must neither modify nor keep it, and should be quick (the transaction is
 // open while it runs).
-func (s *Store) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int, filter []byte) (more bool, err error)) (int, error) {
+func (s *Store) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int, filter []byte, sum Checksum) (more bool, err error)) (int, error) {
 	done := 0
-	err := s.view(func(b *buckets) error {
+	err := s.txn(false, func(tx *bolt.Tx) error {
 		if len(hashes) == 0 {
 			return nil
 		}
-		hc, fc := b.headers.Cursor(), b.filters.Cursor()
+		// The buckets of the common case only (opening a bucket costs
+		// about as much as reading a few filters); all of them for a
+		// stale block or a checksum not backfilled yet.
+		b := &buckets{headers: tx.Bucket(bucketHeaders), filters: tx.Bucket(bucketFilters), checksums: tx.Bucket(bucketChecksums)}
+		if b.headers == nil || b.filters == nil || b.checksums == nil {
+			return fmt.Errorf("%w: bucket %q, %q or %q missing", ErrCorrupt, bucketHeaders, bucketFilters, bucketChecksums)
+		}
+		var all *buckets
+		allBuckets := func() (*buckets, error) {
+			if all == nil {
+				var err error
+				if all, err = openBuckets(tx); err != nil {
+					return nil, err
+				}
+			}
+			return all, nil
+		}
+		var ck checksummer
+		// hashes is a chain: if its last block is active at its height,
+		// so are all the others at theirs, and the headers need not be
+		// walked (the common case: no reorg since the hashes were read).
+		last := len(hashes) - 1
+		lastHV := b.headers.Get(heightKey(start + uint32(last)))
+		allActive := len(lastHV) >= hashLen && bytes.Equal(lastHV[:hashLen], hashes[last][:])
+		var hc *bolt.Cursor
+		var hk, hv []byte
 		first := heightKey(start)
-		hk, hv := hc.Seek(first)
+		if !allActive {
+			hc = b.headers.Cursor()
+			hk, hv = hc.Seek(first)
+		}
+		fc, cc := b.filters.Cursor(), b.checksums.Cursor()
 		fk, fv := fc.Seek(first)
+		ckey, cv := cc.Seek(first)
 		for i := range hashes {
 			h := start + uint32(i)
 			if i > 0 {
-				// Both cursors advance one height at a time while they
-				// are on it; past the tip they stay exhausted.
-				if isHeight(hk, h-1) {
+				// The cursors advance one height at a time while they are
+				// on it; past the tip they stay exhausted. The checksums
+				// cursor may lag behind (heights not backfilled yet).
+				if hc != nil && isHeight(hk, h-1) {
 					hk, hv = hc.Next()
 				}
 				if isHeight(fk, h-1) {
 					fk, fv = fc.Next()
 				}
+				for ckey != nil && len(ckey) == heightLen && binary.BigEndian.Uint32(ckey) < h {
+					ckey, cv = cc.Next()
+				}
 			}
-			var filter []byte
-			if isHeight(hk, h) && len(hv) >= hashLen && bytes.Equal(hv[:hashLen], hashes[i][:]) {
+			var (
+				filter []byte
+				sum    Checksum
+			)
+			if allActive || isHeight(hk, h) && len(hv) >= hashLen && bytes.Equal(hv[:hashLen], hashes[i][:]) {
 				if !isHeight(fk, h) || len(fv) == 0 {
 					return fmt.Errorf("%w: height %d has a header but no filter", ErrCorrupt, h)
 				}
 				filter = fv
+				if isHeight(ckey, h) {
+					var err error
+					if sum, err = decodeChecksum(cv); err != nil {
+						return fmt.Errorf("height %d: %w", h, err)
+					}
+				} else {
+					all, err := allBuckets()
+					if err != nil {
+						return err
+					}
+					if err := all.checksumFallback(h); err != nil {
+						return err
+					}
+					sum = ck.sum(&hashes[i], filter)
+				}
 			} else {
-				v := b.stale.Get(hashes[i][:])
+				all, err := allBuckets()
+				if err != nil {
+					return err
+				}
+				v := all.stale.Get(hashes[i][:])
 				if v == nil {
 					return fmt.Errorf("filter of block %s at height %d: %w", hashes[i], h, ErrNotFound)
 				}
-				r, err := decodeStale(hashes[i], v)
+				r, rsum, err := decodeStale(hashes[i], v)
 				if err != nil {
 					return err
 				}
 				if r.Height != h {
 					return fmt.Errorf("%w: stale block %s is at height %d, expected %d", ErrCorrupt, hashes[i], r.Height, h)
 				}
-				filter = r.Filter
+				filter, sum = r.Filter, rsum
 			}
-			more, err := fn(i, filter)
+			more, err := fn(i, filter, sum)
 			done++
 			if err != nil || !more {
 				return err

@@ -9,12 +9,16 @@ import (
 )
 
 // readAllFilters streams the filters of start..stop in chunks of chunk
-// filters, one read transaction per chunk.
+// filters, one read transaction per chunk, checking that each comes with
+// its block's cfilter checksum.
 func readAllFilters(t *testing.T, s *Store, start uint32, hashes []chainhash.Hash, chunk int) [][]byte {
 	t.Helper()
 	var out [][]byte
 	for i := 0; i < len(hashes); {
-		n, err := s.EachFilter(start+uint32(i), hashes[i:], func(j int, filter []byte) (bool, error) {
+		n, err := s.EachFilter(start+uint32(i), hashes[i:], func(j int, filter []byte, sum Checksum) (bool, error) {
+			if want := CFilterChecksum(&hashes[i+j], filter); sum != want {
+				t.Errorf("height %d: checksum %x, want %x", start+uint32(i+j), sum, want)
+			}
 			out = append(out, bytes.Clone(filter))
 			return j+1 < chunk, nil
 		})
@@ -123,13 +127,13 @@ func TestStreamedFiltersSurviveReorg(t *testing.T) {
 	// A hash the store never held is ErrNotFound.
 	bogus := append([]chainhash.Hash{}, hashes[:3]...)
 	bogus[2] = chainhash.Hash{0xbe, 0xef}
-	n, err := s.EachFilter(1990, bogus, func(int, []byte) (bool, error) { return true, nil })
+	n, err := s.EachFilter(1990, bogus, func(int, []byte, Checksum) (bool, error) { return true, nil })
 	if !errors.Is(err, ErrNotFound) || n != 2 {
 		t.Fatalf("unknown block: %d read, %v", n, err)
 	}
 	// fn's error stops the walk and is returned.
 	stop := errors.New("stop")
-	n, err = s.EachFilter(1990, hashes, func(int, []byte) (bool, error) { return true, stop })
+	n, err = s.EachFilter(1990, hashes, func(int, []byte, Checksum) (bool, error) { return true, stop })
 	if !errors.Is(err, stop) || n != 1 {
 		t.Fatalf("fn error: %d read, %v", n, err)
 	}

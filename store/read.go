@@ -67,7 +67,7 @@ func (s *Store) HeaderByHash(hash chainhash.Hash) (wire.BlockHeader, uint32, err
 		if v == nil {
 			return fmt.Errorf("header of %s: %w", hash, ErrNotFound)
 		}
-		r, err := decodeStale(hash, v)
+		r, _, err := decodeStale(hash, v)
 		hdr, height = r.Header, r.Height
 		return err
 	})

@@ -7,8 +7,9 @@ import (
 
 // Rollback disconnects every active block above toHeight in one bbolt
 // transaction: each moves to the stale set (keyed by its hash, keeping its
-// height, header, filter and filter header, so FilterByHash, HeaderByHash,
-// HeightOf and FiltersForStop still find it) and the tip moves to toHeight.
+// height, header, filter, filter header, filter hash and cfilter checksum,
+// so FilterByHash, HeaderByHash, HeightOf, FiltersForStop and EachFilter
+// still find it) and the tip moves to toHeight.
 // It returns the disconnected records, highest first, with memory of their
 // own.
 //
@@ -77,13 +78,18 @@ func (b *buckets) disconnectAbove(toHeight uint32) ([]BlockRecord, Tip, error) {
 		return nil, Tip{}, fmt.Errorf("%w: target %d above tip %d", ErrBadRange, toHeight, tip.Height)
 	}
 	disconnected := make([]BlockRecord, 0, tip.Height-toHeight)
+	var ck checksummer
 	for h := tip.Height; h > toHeight; h-- {
 		r, err := b.activeRecord(h)
 		if err != nil {
 			return nil, Tip{}, fmt.Errorf("disconnect %d: %w", h, err)
 		}
 		r.Filter = bytes.Clone(r.Filter)
-		if err := b.moveToStale(&r); err != nil {
+		sum, err := b.activeChecksum(h, &r.Hash, r.Filter, &ck)
+		if err != nil {
+			return nil, Tip{}, fmt.Errorf("disconnect %d: %w", h, err)
+		}
+		if err := b.moveToStale(&r, sum); err != nil {
 			return nil, Tip{}, err
 		}
 		disconnected = append(disconnected, r)
@@ -100,10 +106,10 @@ func (b *buckets) disconnectAbove(toHeight uint32) ([]BlockRecord, Tip, error) {
 }
 
 // moveToStale deletes r from the active chain and files it under its hash
-// in the stale set.
-func (b *buckets) moveToStale(r *BlockRecord) error {
+// in the stale set, with its cfilter checksum sum.
+func (b *buckets) moveToStale(r *BlockRecord, sum Checksum) error {
 	k := heightKey(r.Height)
-	if err := b.stale.Put(r.Hash[:], staleValue(r)); err != nil {
+	if err := b.stale.Put(r.Hash[:], staleValue(r, sum)); err != nil {
 		return fmt.Errorf("put stale %s: %w", r.Hash, err)
 	}
 	if err := b.headers.Delete(k); err != nil {
@@ -117,6 +123,9 @@ func (b *buckets) moveToStale(r *BlockRecord) error {
 	}
 	if err := b.filterHeaders.Delete(k); err != nil {
 		return fmt.Errorf("delete filter header %d: %w", r.Height, err)
+	}
+	if err := b.checksums.Delete(k); err != nil {
+		return fmt.Errorf("delete checksum %d: %w", r.Height, err)
 	}
 	return nil
 }

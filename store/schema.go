@@ -10,8 +10,13 @@ import (
 )
 
 // SchemaVersion is the on-disk layout version this code writes and reads.
-// Bump it on any change to the layout documented in doc.go.
-const SchemaVersion uint32 = 1
+// Bump it on any change to the layout documented in doc.go, and teach Open
+// to upgrade the previous version in place (upgrade.go).
+const SchemaVersion uint32 = 2
+
+// schemaV1 is the layout before the cfilter checksums (no checksums bucket,
+// stale values without a checksum). Open upgrades it (upgrade.go).
+const schemaV1 uint32 = 1
 
 // Bucket names. Every bucket is top-level; doc.go documents their keys and
 // values.
@@ -22,10 +27,12 @@ var (
 	bucketFilters       = []byte("filters")
 	bucketFilterHeaders = []byte("filterheaders")
 	bucketStale         = []byte("stale")
+	bucketChecksums     = []byte("checksums")
 
 	allBuckets = [][]byte{
 		bucketMeta, bucketHeaders, bucketHeights,
 		bucketFilters, bucketFilterHeaders, bucketStale,
+		bucketChecksums,
 	}
 )
 
@@ -34,6 +41,10 @@ var (
 	metaSchemaVersion = []byte("schema_version")
 	metaGenesis       = []byte("genesis")
 	metaTip           = []byte("tip")
+	// metaChecksumBackfill is next[4] end[4] (heights, big-endian): the
+	// active heights next..end-1 may lack a checksum because they were
+	// written by schema 1; absent when none do (upgrade.go).
+	metaChecksumBackfill = []byte("checksum_backfill")
 )
 
 // Sizes of the fixed-width parts of values.
@@ -47,7 +58,11 @@ const (
 	// filter header, then the filter hash.
 	filterHeaderValueLen = 2 * hashLen
 	// staleFixedLen is the part of a stale value before the filter.
-	staleFixedLen = heightLen + headerLen + 2*hashLen
+	staleFixedLen = heightLen + headerLen + 2*hashLen + ChecksumLen
+	// staleFixedLenV1 is that part in schema 1, which had no checksum.
+	staleFixedLenV1 = heightLen + headerLen + 2*hashLen
+	// backfillValueLen is the value of meta/checksum_backfill.
+	backfillValueLen = 2 * heightLen
 )
 
 // MaxFilterSize bounds a stored filter. A BIP-158 basic filter spends
@@ -164,39 +179,70 @@ func decodeTip(v []byte) (Tip, error) {
 	}, nil
 }
 
-// Offsets of the filter header and filter hash in a stale value.
+// Offsets of the filter header, filter hash and checksum in a stale value.
 const (
 	staleFilterHeaderAt = heightLen + headerLen
 	staleFilterHashAt   = staleFilterHeaderAt + hashLen
+	staleChecksumAt     = staleFilterHashAt + hashLen
 )
 
 // staleValue is a value of the stale bucket:
-// height || header || filter header || filter hash || filter.
-// r.FilterHash must already be dSHA256(r.Filter).
-func staleValue(r *BlockRecord) []byte {
+// height || header || filter header || filter hash || checksum || filter.
+// r.FilterHash must already be dSHA256(r.Filter) and sum the cfilter
+// checksum of r.
+func staleValue(r *BlockRecord, sum Checksum) []byte {
 	v := make([]byte, staleFixedLen+len(r.Filter))
 	binary.BigEndian.PutUint32(v, r.Height)
 	putHeader(v[heightLen:], &r.Header)
 	copy(v[staleFilterHeaderAt:], r.FilterHeader[:])
 	copy(v[staleFilterHashAt:], r.FilterHash[:])
+	copy(v[staleChecksumAt:], sum[:])
 	copy(v[staleFixedLen:], r.Filter)
 	return v
 }
 
-// decodeStale decodes a stale value into a record whose Filter aliases v;
-// callers copy it out before the transaction ends.
-func decodeStale(hash chainhash.Hash, v []byte) (BlockRecord, error) {
+// decodeStale decodes a stale value into a record whose Filter aliases v,
+// and the record's cfilter checksum; callers copy the filter out before
+// the transaction ends.
+func decodeStale(hash chainhash.Hash, v []byte) (BlockRecord, Checksum, error) {
 	if len(v) <= staleFixedLen || len(v) > staleFixedLen+MaxFilterSize {
-		return BlockRecord{}, fmt.Errorf("%w: stale value for %s is %d bytes, want %d..%d", ErrCorrupt, hash, len(v), staleFixedLen+1, staleFixedLen+MaxFilterSize)
+		return BlockRecord{}, Checksum{}, fmt.Errorf("%w: stale value for %s is %d bytes, want %d..%d", ErrCorrupt, hash, len(v), staleFixedLen+1, staleFixedLen+MaxFilterSize)
 	}
 	return BlockRecord{
 		Height:       binary.BigEndian.Uint32(v),
 		Hash:         hash,
 		Header:       decodeHeader(v[heightLen:]),
 		FilterHeader: chainhash.Hash(v[staleFilterHeaderAt:staleFilterHashAt]),
-		FilterHash:   chainhash.Hash(v[staleFilterHashAt:staleFixedLen]),
+		FilterHash:   chainhash.Hash(v[staleFilterHashAt:staleChecksumAt]),
 		Filter:       v[staleFixedLen:],
-	}, nil
+	}, Checksum(v[staleChecksumAt:staleFixedLen]), nil
+}
+
+// decodeChecksum decodes a value of the checksums bucket.
+func decodeChecksum(v []byte) (Checksum, error) {
+	if len(v) != ChecksumLen {
+		return Checksum{}, fmt.Errorf("%w: checksum is %d bytes, want %d", ErrCorrupt, len(v), ChecksumLen)
+	}
+	return Checksum(v), nil
+}
+
+// backfillValue is the value of meta/checksum_backfill: next || end.
+func backfillValue(next, end uint32) []byte {
+	v := make([]byte, backfillValueLen)
+	binary.BigEndian.PutUint32(v, next)
+	binary.BigEndian.PutUint32(v[heightLen:], end)
+	return v
+}
+
+func decodeBackfill(v []byte) (next, end uint32, err error) {
+	if len(v) != backfillValueLen {
+		return 0, 0, fmt.Errorf("%w: checksum backfill marker is %d bytes, want %d", ErrCorrupt, len(v), backfillValueLen)
+	}
+	next, end = binary.BigEndian.Uint32(v), binary.BigEndian.Uint32(v[heightLen:])
+	if next >= end {
+		return 0, 0, fmt.Errorf("%w: checksum backfill marker %d..%d is empty (it is deleted when done)", ErrCorrupt, next, end)
+	}
+	return next, end, nil
 }
 
 // stalePrevAndHeight reads only the height and the header's PrevBlock of a

@@ -36,7 +36,8 @@ func TestHeaderCodecMatchesWire(t *testing.T) {
 // back to the same bytes.
 func FuzzDecodeValues(f *testing.F) {
 	r := genChain(71, nil, 2)[1]
-	f.Add(staleValue(&r))
+	f.Add(staleValue(&r, CFilterChecksum(&r.Hash, r.Filter)))
+	f.Add(backfillValue(3, 900_000))
 	f.Add(tipValue(tipOf(r)))
 	f.Add(headerValue(r.Hash, &r.Header))
 	f.Add(filterHeaderValue(r.FilterHeader, r.FilterHash))
@@ -44,8 +45,8 @@ func FuzzDecodeValues(f *testing.F) {
 	f.Add(make([]byte, staleFixedLen))
 	f.Fuzz(func(t *testing.T, v []byte) {
 		hash := chainhash.DoubleHashH(v)
-		if rec, err := decodeStale(hash, v); err == nil {
-			if got := staleValue(&rec); !bytes.Equal(got, v) {
+		if rec, sum, err := decodeStale(hash, v); err == nil {
+			if got := staleValue(&rec, sum); !bytes.Equal(got, v) {
 				t.Fatalf("stale round trip: %x != %x", got, v)
 			}
 			h, prev, err := stalePrevAndHeight(hash, v)
@@ -63,6 +64,12 @@ func FuzzDecodeValues(f *testing.F) {
 		}
 		if fh, fhash, err := decodeFilterHeaderValue(v); err == nil && !bytes.Equal(filterHeaderValue(fh, fhash), v) {
 			t.Fatal("filter header value round trip")
+		}
+		if next, end, err := decodeBackfill(v); err == nil && (next >= end || !bytes.Equal(backfillValue(next, end), v)) {
+			t.Fatal("backfill marker round trip")
+		}
+		if sum, err := decodeChecksum(v); err == nil && !bytes.Equal(sum[:], v) {
+			t.Fatal("checksum round trip")
 		}
 		if h, err := decodeHeight(v); err == nil && !bytes.Equal(heightKey(h), v) {
 			t.Fatal("height round trip")

@@ -113,7 +113,7 @@ func (v *Snapshot) FilterByHash(hash chainhash.Hash) (BlockRecord, bool, error) 
 	case active:
 		rec, err = v.b.activeRecord(h)
 	case val != nil:
-		rec, err = decodeStale(hash, val)
+		rec, _, err = decodeStale(hash, val)
 	default:
 		return BlockRecord{}, false, fmt.Errorf("filter of %s: %w", hash, ErrNotFound)
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 )
@@ -28,7 +29,7 @@ func (s *Store) FiltersForStop(stop chainhash.Hash, start uint32) ([]BlockRecord
 		}
 		for i, st := range p.stale {
 			// p.stale is highest first; recs is ascending.
-			r, err := decodeStale(st.hash, st.value)
+			r, _, err := decodeStale(st.hash, st.value)
 			if err != nil {
 				return err
 			}
@@ -59,7 +60,7 @@ func (s *Store) FilterHeadersForStop(stop chainhash.Hash, start uint32) ([]chain
 			return err
 		}
 		for i, st := range p.stale {
-			r, err := decodeStale(st.hash, st.value)
+			r, _, err := decodeStale(st.hash, st.value)
 			if err != nil {
 				return err
 			}
@@ -81,33 +82,66 @@ func (s *Store) FilterHeadersForStop(stop chainhash.Hash, start uint32) ([]chain
 // one transaction, and fails like FiltersForStop (ErrNotFound, ErrBadRange,
 // ErrRangeTooLarge beyond MaxRange hashes).
 func (s *Store) FilterHashesForStop(stop chainhash.Hash, start uint32) (prevHeader chainhash.Hash, hashes []chainhash.Hash, err error) {
+	prevHeader, raw, err := s.AppendFilterHashesForStop(nil, stop, start)
+	if err != nil {
+		return chainhash.Hash{}, nil, err
+	}
+	hashes = make([]chainhash.Hash, len(raw)/hashLen)
+	for i := range hashes {
+		hashes[i] = chainhash.Hash(raw[i*hashLen:])
+	}
+	return prevHeader, hashes, nil
+}
+
+// AppendFilterHashesForStop is FilterHashesForStop appending the filter
+// hashes to dst, 32 bytes each in internal byte order, instead of
+// returning a slice of them: a server writes them straight into the
+// cfheaders frame it builds. On error it returns dst unchanged.
+func (s *Store) AppendFilterHashesForStop(dst []byte, stop chainhash.Hash, start uint32) (prevHeader chainhash.Hash, out []byte, err error) {
 	err = s.view(func(b *buckets) error {
 		p, err := b.planForStop(stop, start)
 		if err != nil {
 			return err
 		}
-		hashes = make([]chainhash.Hash, p.stopHeight-start+1)
-		nActive := len(hashes) - len(p.stale)
-		for i, st := range p.stale {
-			r, err := decodeStale(st.hash, st.value)
+		n := int(p.stopHeight-start) + 1
+		nActive := n - len(p.stale)
+		out = slices.Grow(dst, n*hashLen)
+		if nActive > 0 {
+			// One cursor from start-1 (the previous header), then the
+			// hashes, appended straight from the stored values.
+			from := start
+			if start > 0 {
+				from = start - 1
+			}
+			c := b.filterHeaders.Cursor()
+			k, v := c.Seek(heightKey(from))
+			for h := from; h < start+uint32(nActive); h++ {
+				if h > from {
+					k, v = c.Next()
+				}
+				if !isHeight(k, h) {
+					return b.missing("filter header", h)
+				}
+				if len(v) != filterHeaderValueLen {
+					return fmt.Errorf("filter header at %d: %w: filter header value is %d bytes, want %d", h, ErrCorrupt, len(v), filterHeaderValueLen)
+				}
+				if h < start {
+					prevHeader = chainhash.Hash(v[:hashLen])
+					continue
+				}
+				out = append(out, v[hashLen:]...)
+			}
+		}
+		// p.stale is highest first; the answer is ascending.
+		for i := len(p.stale) - 1; i >= 0; i-- {
+			st := p.stale[i]
+			r, _, err := decodeStale(st.hash, st.value)
 			if err != nil {
 				return err
 			}
-			hashes[len(hashes)-1-i] = r.FilterHash
+			out = append(out, r.FilterHash[:]...)
 		}
-		switch {
-		case nActive > 0 && start > 0:
-			// One cursor from start-1: the previous header, then the hashes.
-			return b.scanFilterChain(start-1, nActive+1, func(i int, fh, fhash chainhash.Hash) {
-				if i == 0 {
-					prevHeader = fh
-				} else {
-					hashes[i-1] = fhash
-				}
-			})
-		case nActive > 0:
-			return b.scanFilterChain(start, nActive, func(i int, _, fhash chainhash.Hash) { hashes[i] = fhash })
-		case start > 0:
+		if nActive == 0 && start > 0 {
 			// The whole range is stale; the previous header is that of the
 			// lowest stale block's parent, active or stale.
 			lowest := p.stale[len(p.stale)-1]
@@ -121,9 +155,9 @@ func (s *Store) FilterHashesForStop(stop chainhash.Hash, start uint32) (prevHead
 		return nil
 	})
 	if err != nil {
-		return chainhash.Hash{}, nil, fmt.Errorf("filter hashes from %d to stop %s: %w", start, stop, err)
+		return chainhash.Hash{}, dst, fmt.Errorf("filter hashes from %d to stop %s: %w", start, stop, err)
 	}
-	return prevHeader, hashes, nil
+	return prevHeader, out, nil
 }
 
 // filterHeaderOf returns the filter header of the block hash, active or
@@ -148,7 +182,7 @@ func (b *buckets) filterHeaderOf(hash chainhash.Hash, height uint32) (chainhash.
 	if v == nil {
 		return chainhash.Hash{}, fmt.Errorf("%w: block %s expected at height %d is neither active nor stale", ErrCorrupt, hash, height)
 	}
-	r, err := decodeStale(hash, v)
+	r, _, err := decodeStale(hash, v)
 	if err != nil {
 		return chainhash.Hash{}, err
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 
@@ -54,6 +55,19 @@ func TestFiltersForStop(t *testing.T) {
 			wantErr(t, "FilterHeadersForStop", err, tc.err)
 			prev, hashes, err := s.FilterHashesForStop(tc.stop, tc.start)
 			wantErr(t, "FilterHashesForStop", err, tc.err)
+			// The appending form keeps what dst holds and appends the
+			// same hashes; on error it returns dst as it was.
+			dst := []byte("frame header")
+			aprev, raw, err := s.AppendFilterHashesForStop(dst, tc.stop, tc.start)
+			wantErr(t, "AppendFilterHashesForStop", err, tc.err)
+			if !bytes.HasPrefix(raw, []byte("frame header")) || len(raw) != len(dst)+32*len(hashes) || aprev != prev {
+				t.Fatalf("AppendFilterHashesForStop: %d bytes, prev %s", len(raw), aprev)
+			}
+			for i := range hashes {
+				if !bytes.Equal(raw[len(dst)+32*i:len(dst)+32*i+32], hashes[i][:]) {
+					t.Fatalf("AppendFilterHashesForStop hash %d differs", i)
+				}
+			}
 			if tc.err != nil {
 				return
 			}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -41,6 +42,14 @@ type Options struct {
 	// store (the step* constants); an error aborts the creation there.
 	// Tests use it to interrupt creation.
 	createHook func(step string) error
+
+	// holdBackfill keeps Open from starting the checksum backfill of a
+	// store upgraded from schema 1; backfillBatchHeights (if positive)
+	// lowers its batch size and backfillHook is called after each batch.
+	// For tests.
+	holdBackfill         bool
+	backfillBatchHeights int
+	backfillHook         func(phase string, next uint32)
 }
 
 // Tip is the highest block of the active chain.
@@ -83,12 +92,21 @@ type Store struct {
 	tipChanged chan struct{}
 	closed     bool
 	broken     error // set when a panic outside a transaction's body left bbolt unusable
+
+	// The checksum backfill of a store upgraded from schema 1
+	// (upgrade.go): backfillStop ends it and backfillDone is closed when it
+	// has; nil when none runs. backfillErr (guarded by mu) is what stopped
+	// it early.
+	backfillStop context.CancelFunc
+	backfillDone chan struct{}
+	backfillErr  error
 }
 
 // Open opens the store at path, creating it for the network whose genesis
 // block hash is genesis if the file does not exist. It fails with
 // ErrWrongNetwork if the file belongs to another genesis, ErrSchemaVersion
-// if it was written with another schema version, ErrLocked if another Store
+// if it was written with a schema version this build neither reads nor
+// upgrades (a schema-1 file is upgraded in place: see upgrade.go), ErrLocked if another Store
 // holds the file past opts.Timeout, and ErrCorrupt if it is not a bbolt
 // file, a damaged one (truncated, zero-filled, a bad meta, freelist or root
 // page: see checkFile), or a bbolt file that is not a store. A failed Open
@@ -146,6 +164,10 @@ func Open(path string, genesis chainhash.Hash, opts Options) (*Store, error) {
 		_ = s.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
+	if err := s.startBackfill(opts); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
 	return s, nil
 }
 
@@ -192,18 +214,19 @@ func (s *Store) init() error {
 			return fmt.Errorf("create schema: %w", err)
 		}
 	}
-	return s.txn(false, func(tx *bolt.Tx) error {
+	var version uint32
+	err = s.txn(false, func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		v := meta.Get(metaSchemaVersion)
 		if v == nil {
 			return fmt.Errorf("%w: no schema version", ErrCorrupt)
 		}
-		version, err := decodeHeight(v)
-		if err != nil {
+		var err error
+		if version, err = decodeHeight(v); err != nil {
 			return fmt.Errorf("schema version: %w", err)
 		}
-		if version != SchemaVersion {
-			return fmt.Errorf("%w: file has version %d, this build reads %d", ErrSchemaVersion, version, SchemaVersion)
+		if version != SchemaVersion && version != schemaV1 {
+			return fmt.Errorf("%w: file has version %d, this build reads %d (and upgrades %d)", ErrSchemaVersion, version, SchemaVersion, schemaV1)
 		}
 		stored, err := decodeHash(meta.Get(metaGenesis))
 		if err != nil {
@@ -212,6 +235,17 @@ func (s *Store) init() error {
 		if stored != s.genesis {
 			return fmt.Errorf("%w: file has genesis %s, want %s", ErrWrongNetwork, stored, s.genesis)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if version == schemaV1 {
+		if err := s.txn(true, upgradeFromV1); err != nil {
+			return fmt.Errorf("upgrade from schema %d: %w", schemaV1, err)
+		}
+	}
+	return s.txn(false, func(tx *bolt.Tx) error {
 		b, err := openBuckets(tx)
 		if err != nil {
 			return err
@@ -229,6 +263,7 @@ func (s *Store) init() error {
 // writes to finish. Every later call fails with ErrClosed, and channels from
 // TipChanged are closed so that waiters wake up. Close is idempotent.
 func (s *Store) Close() error {
+	s.stopBackfill()
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	s.mu.Lock()

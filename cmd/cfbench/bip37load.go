@@ -213,18 +213,18 @@ func (p *wirePeer) readUntilPong(nonce uint64) (blocks, txs, size int64, err err
 		if err != nil {
 			return 0, 0, 0, err
 		}
-		switch f.command {
-		case wire.CmdPong:
+		switch {
+		case f.is(wire.CmdPong):
 			if len(f.payload) == 8 && binary.LittleEndian.Uint64(f.payload) == nonce {
 				return blocks, txs, size, nil
 			}
-		case wire.CmdMerkleBlock:
+		case f.is(wire.CmdMerkleBlock):
 			blocks++
 			size += int64(f.size)
-		case wire.CmdTx:
+		case f.is(wire.CmdTx):
 			txs++
 			size += int64(f.size)
-		case wire.CmdNotFound:
+		case f.is(wire.CmdNotFound):
 			return 0, 0, 0, fmt.Errorf("notfound")
 		}
 	}

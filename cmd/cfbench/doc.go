@@ -19,6 +19,14 @@
 // 5 % noise) that ask for filtered blocks of random stretches of the chain
 // in batches, and reports the BIP-157 throughput ratio (goal ≥ 70 %) and
 // cfindexd's RSS under the mixed load (goal ≤ 250 MB).
+// seed, first from cfindexd, then from btcd, over the same chain; with
+// -baseline another cfindexd binary (an older build) serves the same chain
+// too and is measured in alternation with the one under test for -rounds
+// rounds, medians and per-round ratios reported. Every answer is compared
+// byte for byte (checksums included) with what wire encodes from btcd's
+// own filters (getcfilter over RPC, fetched before the load), and the
+// server's and the load generator's CPU time per filter served are
+// reported beside the rates.
 //
 // Measurement choices: sync runs cfindexd with its P2P and HTTP listeners
 // off (--listen= --httplisten=), so only the catch-up is measured, and by
@@ -27,8 +35,11 @@
 // in-process run does the same; -nodep2p=false measures JSON-RPC only); serve
 // connects its peers four at a time, because btcd v0.26.2 drops a source
 // /24 with more than eight handshakes in progress (internal/inbound), and
-// reads answers as raw frames without checksums so the load generator's own
-// CPU, on the same machine, stays small.
+// reads answers as raw frames in place in each peer's read buffer and
+// checks them by comparing bytes with the expected frames (the cfheaders
+// checksums precomputed for every range a peer can ask for), never by
+// decoding or hashing, so the load generator's own CPU, on the same
+// machine, stays small.
 //
 // Every subcommand starts btcd (simnet, --txindex) through internal/btcdtest
 // on loopback ports, builds a transaction-rich chain with it, runs the real

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -24,6 +25,10 @@ type serveConfig struct {
 	FilterShare float64
 	Seed        uint64
 	ReqTimeout  time.Duration
+	// Baseline is another cfindexd binary measured in the same run,
+	// alternating with the one under test, Rounds times each.
+	Baseline string
+	Rounds   int
 }
 
 // parseServeFlags parses and validates the serve subcommand's flags.
@@ -38,6 +43,8 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.Float64Var(&c.FilterShare, "filtershare", 0.5, "fraction of requests that are getcfilters (1,000 blocks); the rest are getcfheaders (2,000 blocks)")
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of every peer's sequence of ranges (the same for both servers)")
 	fs.DurationVar(&c.ReqTimeout, "reqtimeout", 30*time.Second, "bound on one request's whole answer; a peer that hits it stops and is counted as an error")
+	fs.StringVar(&c.Baseline, "baseline", "", "another cfindexd binary (an older build) to measure in the same run, alternating with the one under test")
+	fs.IntVar(&c.Rounds, "rounds", 1, "measurements of cfindexd (and of -baseline, alternating) whose median is reported")
 	if err := parseFlagSet(fs, args); err != nil {
 		return c, err
 	}
@@ -57,6 +64,13 @@ func (c serveConfig) validate() error {
 		return fmt.Errorf("%w: -filtershare %g is outside 0..1", errUsage, c.FilterShare)
 	case c.ReqTimeout <= 0:
 		return fmt.Errorf("%w: -reqtimeout %s must be positive", errUsage, c.ReqTimeout)
+	case c.Rounds < 1 || c.Rounds > 50:
+		return fmt.Errorf("%w: -rounds %d is outside 1..50", errUsage, c.Rounds)
+	}
+	if c.Baseline != "" {
+		if fi, err := os.Stat(c.Baseline); err != nil || fi.IsDir() {
+			return fmt.Errorf("%w: -baseline %s is not a file", errUsage, c.Baseline)
+		}
 	}
 	return c.commonFlags.validate()
 }
@@ -112,34 +126,59 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 		return nil, err
 	}
 
-	addr, err := freeLoopbackAddr()
+	say("fetching btcd's %d filters: every answer is checked against them", len(hashes))
+	expected, err := buildExpected(ctx, node, node.Params(), hashes)
 	if err != nil {
 		return nil, err
 	}
-	limit := strconv.Itoa(cfg.Peers + 10)
-	run := daemonRun{
-		Binary:      bin,
-		Node:        node,
-		DataDir:     filepath.Join(work, "cfindexd-data"),
-		LogPath:     filepath.Join(out, "cfindexd.log"),
-		TipHeight:   chain.Height,
-		Workers:     8,
-		BatchBlocks: 500,
-		Extra:       []string{"--listen=" + addr, "--maxpeers=" + limit, "--maxpeersperip=" + limit, "--maxpeerspersubnet=" + limit},
+
+	serve := func(name, binary string) (*daemonProc, string, error) {
+		addr, err := freeLoopbackAddr()
+		if err != nil {
+			return nil, "", err
+		}
+		limit := strconv.Itoa(cfg.Peers + 10)
+		run := daemonRun{
+			Binary:      binary,
+			Node:        node,
+			DataDir:     filepath.Join(work, name+"-data"),
+			LogPath:     filepath.Join(out, name+".log"),
+			TipHeight:   chain.Height,
+			Workers:     8,
+			BatchBlocks: 500,
+			Extra:       []string{"--listen=" + addr, "--maxpeers=" + limit, "--maxpeersperip=" + limit, "--maxpeerspersubnet=" + limit},
+		}
+		say("%s: catching up, then serving on %s", name, addr)
+		proc, err := startDaemon(ctx, run)
+		if err != nil {
+			return nil, "", err
+		}
+		if _, err := proc.waitFor(ctx, func(l logLine) bool { return l.reachedHeight(chain.Height) }); err != nil {
+			proc.kill()
+			return nil, "", fmt.Errorf("%s: %w", name, err)
+		}
+		return proc, addr, nil
 	}
-	say("cfindexd: catching up, then serving on %s", addr)
-	proc, err := startDaemon(ctx, run)
+	proc, addr, err := serve("cfindexd", bin)
 	if err != nil {
 		return nil, err
 	}
 	defer proc.kill()
-	if _, err := proc.waitFor(ctx, func(l logLine) bool { return l.reachedHeight(chain.Height) }); err != nil {
-		return nil, err
+	var (
+		base     *daemonProc
+		baseAddr string
+	)
+	if cfg.Baseline != "" {
+		if base, baseAddr, err = serve("baseline", cfg.Baseline); err != nil {
+			return nil, err
+		}
+		defer base.kill()
 	}
 
 	load := loadConfig{
 		Params:         node.Params(),
 		Hashes:         hashes,
+		Expected:       expected,
 		Peers:          cfg.Peers,
 		Warmup:         cfg.Warmup,
 		Duration:       cfg.Duration,
@@ -147,10 +186,36 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 		Seed:           cfg.Seed,
 		RequestTimeout: cfg.ReqTimeout,
 	}
-	rep := &serveReport{Chain: chain, Out: out, LoadBefore: loadAverage()}
-	say("load on cfindexd: %d peers, %s warm-up, %s measured", cfg.Peers, cfg.Warmup, cfg.Duration)
-	if rep.CFIndexd, err = measureLoad(ctx, load, addr, proc.cmd.Process.Pid); err != nil {
-		return nil, fmt.Errorf("cfindexd: %w", err)
+	rep := &serveReport{Chain: chain, Out: out, LoadBefore: loadAverage(), BaselineBinary: cfg.Baseline}
+	measure := func(name, addr string, pid int, runs *[]loadResult) error {
+		say("load on %s: %d peers, %s warm-up, %s measured", name, cfg.Peers, cfg.Warmup, cfg.Duration)
+		res, err := measureLoad(ctx, load, addr, pid)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		*runs = append(*runs, res)
+		return nil
+	}
+	for round := range cfg.Rounds {
+		// Alternate which goes first, so that a drift of the machine's
+		// speed during a round favours neither.
+		first, second := func() error {
+			return measure("cfindexd", addr, proc.cmd.Process.Pid, &rep.CFIndexdRuns)
+		}, func() error {
+			if base == nil {
+				return nil
+			}
+			return measure("baseline", baseAddr, base.cmd.Process.Pid, &rep.BaselineRuns)
+		}
+		if round%2 == 1 {
+			first, second = second, first
+		}
+		if err := first(); err != nil {
+			return nil, err
+		}
+		if err := second(); err != nil {
+			return nil, err
+		}
 	}
 	say("load on btcd: %d peers, %s warm-up, %s measured", cfg.Peers, cfg.Warmup, cfg.Duration)
 	if rep.Btcd, err = measureLoad(ctx, load, node.P2PAddr(), node.PID()); err != nil {
@@ -163,6 +228,13 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 		return nil, err
 	}
 	_, _, rep.CFIndexdPeakRSS = rusage(state)
+	if base != nil {
+		state, err := base.terminate(daemonStopLimit)
+		if err != nil {
+			return nil, err
+		}
+		_, _, rep.BaselinePeakRSS = rusage(state)
+	}
 	if err := copyFile(node.LogPath(), filepath.Join(out, "btcd.out.log")); err != nil {
 		return nil, err
 	}
@@ -172,16 +244,22 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 }
 
 // measureLoad runs the load against addr and adds the server's CPU time
-// (process pid) over the run.
+// (process pid) and the load generator's own (this process) over the run,
+// and both per filter served.
 func measureLoad(ctx context.Context, cfg loadConfig, addr string, pid int) (loadResult, error) {
 	cfg.Addr = addr
-	cpu0, start := processCPU(pid), time.Now()
+	cpu0, self0, start := processCPU(pid), selfCPU(), time.Now()
 	res, err := runLoad(ctx, cfg)
 	if err != nil {
 		return res, err
 	}
-	res.ServerCPU = processCPU(pid) - cpu0
-	res.ServerCPUShare = res.ServerCPU.Seconds() / time.Since(start).Seconds()
+	wall := time.Since(start).Seconds()
+	res.ServerCPU, res.ClientCPU = processCPU(pid)-cpu0, selfCPU()-self0
+	res.ServerCPUShare, res.ClientCPUShare = res.ServerCPU.Seconds()/wall, res.ClientCPU.Seconds()/wall
+	if res.RunFilters > 0 {
+		res.ServerNsPerFilter = float64(res.ServerCPU.Nanoseconds()) / float64(res.RunFilters)
+		res.ClientNsPerFilter = float64(res.ClientCPU.Nanoseconds()) / float64(res.RunFilters)
+	}
 	return res, nil
 }
 

@@ -4,18 +4,26 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/headers"
 )
 
 // TestServeTinyChain runs the serve benchmark with a few peers for a second
-// on a 150-block tx-rich chain: both servers must answer every request
-// (each checked against the chain's block hashes) and the report must be
-// consistent.
+// on a 150-block tx-rich chain, two rounds of cfindexd: both servers must
+// answer every request (each byte checked against btcd's filters) and the
+// report must be consistent.
 func TestServeTinyChain(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	args := []string{"serve", "-blocks=150", "-peers=5", "-warmup=200ms", "-duration=1s", "-json", "-timeout=2m", "-out=" + t.TempDir()}
+	args := []string{"serve", "-blocks=150", "-peers=5", "-warmup=200ms", "-duration=1s", "-rounds=2", "-json", "-timeout=2m", "-out=" + t.TempDir()}
 	if code := run(args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d\nstderr:\n%s", code, stderr.String())
 	}
@@ -23,9 +31,15 @@ func TestServeTinyChain(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("decode report: %v\n%s", err, stdout.String())
 	}
+	if len(rep.CFIndexdRuns) != 2 || len(rep.BaselineRuns) != 0 {
+		t.Errorf("%d cfindexd rounds and %d baseline rounds, want 2 and 0", len(rep.CFIndexdRuns), len(rep.BaselineRuns))
+	}
 	for name, l := range map[string]loadResult{"cfindexd": rep.CFIndexd, "btcd": rep.Btcd} {
 		if l.Errors != 0 || l.FilterReqs == 0 || l.HeaderReqs == 0 || l.Filters == 0 || l.FilterHashes == 0 || l.FiltersPerS <= 0 {
 			t.Errorf("%s: %+v", name, l)
+		}
+		if l.RunFilters < l.Filters || l.ServerNsPerFilter <= 0 || l.ClientNsPerFilter <= 0 {
+			t.Errorf("%s: %d filters in the run (%d in the window), %.0f ns server and %.0f ns client CPU a filter", name, l.RunFilters, l.Filters, l.ServerNsPerFilter, l.ClientNsPerFilter)
 		}
 		if l.FilterLatency.P50 <= 0 || l.FilterLatency.P99 < l.FilterLatency.P50 || l.FilterLatency.Max < l.FilterLatency.P99 {
 			t.Errorf("%s: getcfilters latency %+v", name, l.FilterLatency)
@@ -48,10 +62,108 @@ func TestServeFlagsRejected(t *testing.T) {
 		{[]string{"-filtershare=1.5"}, "-filtershare"},
 		{[]string{"-reqtimeout=0s"}, "-reqtimeout"},
 		{[]string{"-blocks=0"}, "-blocks"},
+		{[]string{"-rounds=0"}, "-rounds"},
+		{[]string{"-baseline=/nonexistent/cfindexd"}, "-baseline"},
 	} {
 		_, err := parseServeFlags(tc.args, io.Discard)
 		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: err %v, want a usage error naming %s", tc.args, err, tc.want)
 		}
+	}
+}
+
+// The expected answers accept exactly wire's encoding of each answer: a
+// cfilter frame or a cfheaders answer with any one byte changed (its
+// checksum included) is refused.
+func TestExpectedAnswersCatchEveryByte(t *testing.T) {
+	const n = 40
+	rng := rand.New(rand.NewPCG(5, 6))
+	hashes := make([]chainhash.Hash, n)
+	filters := make([][]byte, n)
+	var tipHeader chainhash.Hash
+	for h := range hashes {
+		hashes[h] = chainhash.Hash{byte(h), byte(rng.Uint32())}
+		filters[h] = make([]byte, 1+rng.IntN(300))
+		for i := range filters[h] {
+			filters[h][i] = byte(rng.Uint32())
+		}
+		tipHeader = headers.FilterHeader(filters[h], tipHeader)
+	}
+	if _, err := newExpectedAnswers(wire.SimNet, hashes, filters, chainhash.Hash{1}); err == nil {
+		t.Fatal("a wrong tip filter header was accepted")
+	}
+	exp, err := newExpectedAnswers(wire.SimNet, hashes, filters, tipHeader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	encode := func(msg wire.Message) (hdr, payload []byte) {
+		var buf bytes.Buffer
+		if err := wire.WriteMessage(&buf, msg, wire.ProtocolVersion, wire.SimNet); err != nil {
+			t.Fatal(err)
+		}
+		b := buf.Bytes()
+		return b[:wire.MessageHeaderSize], b[wire.MessageHeaderSize:]
+	}
+	flipEach := func(what string, hdr, payload []byte, check func(hdr, payload []byte) error) {
+		t.Helper()
+		if err := check(hdr, payload); err != nil {
+			t.Fatalf("%s: the right answer is refused: %v", what, err)
+		}
+		for _, part := range [][]byte{hdr, payload} {
+			for i := range part {
+				part[i] ^= 0x40
+				if check(hdr, payload) == nil {
+					t.Fatalf("%s: a change of byte %d of %d is not seen", what, i, len(part))
+				}
+				part[i] ^= 0x40
+			}
+		}
+	}
+	for _, h := range []uint32{0, 17, n - 1} {
+		hdr, payload := encode(wire.NewMsgCFilter(wire.GCSFilterRegular, &hashes[h], filters[h]))
+		flipEach(fmt.Sprintf("cfilter %d", h), hdr, payload, func(hdr, payload []byte) error { return exp.checkCFilter(h, hdr, payload) })
+	}
+	var prev chainhash.Hash
+	for _, r := range [][2]uint32{{0, n - 1}, {10, 30}} {
+		msg := wire.NewMsgCFHeaders()
+		msg.StopHash = hashes[r[1]]
+		if r[0] > 0 {
+			prev = exp.filterHeaders[r[0]-1]
+		}
+		msg.PrevFilterHeader = prev
+		for h := r[0]; h <= r[1]; h++ {
+			fh := headers.FilterHash(filters[h])
+			msg.FilterHashes = append(msg.FilterHashes, &fh)
+		}
+		hdr, payload := encode(msg)
+		flipEach(fmt.Sprintf("cfheaders %d..%d", r[0], r[1]), hdr[20:24], payload, func(sum, payload []byte) error {
+			full := append(append([]byte{}, hdr[:20]...), sum...)
+			return exp.checkCFHeaders(r[0], r[1], full, payload)
+		})
+	}
+}
+
+// A report's figures are the median round's, and its ratios to the
+// baseline the medians of the rounds' own.
+func TestServeReportMedians(t *testing.T) {
+	run := func(fps, nsPerFilter float64) loadResult {
+		return loadResult{FiltersPerS: fps, ServerNsPerFilter: nsPerFilter, FilterReqs: 1, FilterLatency: latencyStats{P99: time.Duration(1e9 / fps)}}
+	}
+	rep := &serveReport{
+		CFIndexdRuns: []loadResult{run(300, 100), run(100, 300), run(200, 200)},
+		BaselineRuns: []loadResult{run(100, 400), run(80, 500), run(50, 700)},
+		Btcd:         run(10, 9000),
+	}
+	rep.summarize()
+	if rep.CFIndexd.FiltersPerS != 200 || rep.Baseline.FiltersPerS != 80 {
+		t.Fatalf("medians %v and %v, want 200 and 80", rep.CFIndexd.FiltersPerS, rep.Baseline.FiltersPerS)
+	}
+	// Per-round ratios 3, 1.25, 4; CPU ratios 4, 1.67, 3.5.
+	if rep.Summary.BaselineRatio != 3 || rep.Summary.BaselineCPURatio != 3.5 {
+		t.Fatalf("ratios %+v", rep.Summary)
+	}
+	var out bytes.Buffer
+	if err := rep.writeTable(&out); err != nil || !strings.Contains(out.String(), "ratio cfindexd/baseline") {
+		t.Fatalf("table: %v\n%s", err, out.String())
 	}
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 	"time"
 )
@@ -19,13 +21,20 @@ const (
 
 // serveReport is the result of the serve benchmark.
 type serveReport struct {
-	Chain           chainInfo    `json:"chain"`
-	Out             string       `json:"out_dir"`
-	LoadBefore      string       `json:"load_avg_before"`
-	LoadAfter       string       `json:"load_avg_after"`
+	Chain      chainInfo `json:"chain"`
+	Out        string    `json:"out_dir"`
+	LoadBefore string    `json:"load_avg_before"`
+	LoadAfter  string    `json:"load_avg_after"`
+	// CFIndexd is the median of CFIndexdRuns (by filters/s), one per
+	// round; Baseline likewise for -baseline (empty without it).
 	CFIndexd        loadResult   `json:"cfindexd"`
+	CFIndexdRuns    []loadResult `json:"cfindexd_runs"`
+	Baseline        loadResult   `json:"baseline"`
+	BaselineRuns    []loadResult `json:"baseline_runs,omitempty"`
+	BaselineBinary  string       `json:"baseline_binary,omitempty"`
 	Btcd            loadResult   `json:"btcd"`
 	CFIndexdPeakRSS int64        `json:"cfindexd_peak_rss_bytes"`
+	BaselinePeakRSS int64        `json:"baseline_peak_rss_bytes,omitempty"`
 	BtcdPeakRSS     int64        `json:"btcd_peak_rss_bytes"`
 	Summary         serveSummary `json:"summary"`
 }
@@ -40,11 +49,50 @@ type serveSummary struct {
 	MeetsLatency    bool    `json:"meets_latency_goal"`
 	MeetsRSS        bool    `json:"meets_rss_goal"`
 	Clean           bool    `json:"no_errors"`
+	// BaselineRatio is the median over rounds of cfindexd's filters/s
+	// over the baseline's in the same round; BaselineP99Ratio that of the
+	// getcfilters p99s; BaselineCPURatio the baseline's server CPU per
+	// filter over cfindexd's (medians). Zero without -baseline.
+	BaselineRatio    float64 `json:"baseline_filters_per_s_ratio,omitempty"`
+	BaselineP99Ratio float64 `json:"baseline_getcfilters_p99_ratio,omitempty"`
+	BaselineCPURatio float64 `json:"baseline_server_cpu_per_filter_ratio,omitempty"`
 }
 
-// summarize fills Summary.
+// medianRun returns the run of median filters/s (the upper middle of an
+// even number).
+func medianRun(runs []loadResult) loadResult {
+	if len(runs) == 0 {
+		return loadResult{}
+	}
+	sorted := slices.Clone(runs)
+	slices.SortFunc(sorted, func(a, b loadResult) int { return cmp.Compare(a.FiltersPerS, b.FiltersPerS) })
+	return sorted[len(sorted)/2]
+}
+
+// median returns the median of xs (the upper middle of an even number).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// summarize fills CFIndexd, Baseline and Summary.
 func (r *serveReport) summarize() {
+	r.CFIndexd, r.Baseline = medianRun(r.CFIndexdRuns), medianRun(r.BaselineRuns)
 	s := &r.Summary
+	if n := min(len(r.CFIndexdRuns), len(r.BaselineRuns)); n > 0 {
+		var tput, p99, cpu []float64
+		for i := range n {
+			c, b := r.CFIndexdRuns[i], r.BaselineRuns[i]
+			tput = append(tput, ratio(c.FiltersPerS, b.FiltersPerS))
+			p99 = append(p99, ratio(c.FilterLatency.P99.Seconds(), b.FilterLatency.P99.Seconds()))
+			cpu = append(cpu, ratio(b.ServerNsPerFilter, c.ServerNsPerFilter))
+		}
+		s.BaselineRatio, s.BaselineP99Ratio, s.BaselineCPURatio = median(tput), median(p99), median(cpu)
+	}
 	c, b := r.CFIndexd, r.Btcd
 	s.ThroughputRatio = ratio(c.FiltersPerS, b.FiltersPerS)
 	s.FilterP99Ratio = ratio(c.FilterLatency.P99.Seconds(), b.FilterLatency.P99.Seconds())
@@ -54,6 +102,9 @@ func (r *serveReport) summarize() {
 		latencyGoal(s.HeaderP99Ratio, c.HeaderReqs, b.HeaderReqs)
 	s.MeetsRSS = r.CFIndexdPeakRSS > 0 && r.CFIndexdPeakRSS < goalServeRSS
 	s.Clean = c.Errors == 0 && b.Errors == 0
+	for _, l := range append(slices.Clone(r.CFIndexdRuns), r.BaselineRuns...) {
+		s.Clean = s.Clean && l.Errors == 0
+	}
 }
 
 // latencyGoal checks a p99 ratio; a request kind neither side served (by
@@ -80,25 +131,53 @@ func (r *serveReport) writeTable(w io.Writer) error {
 	fmt.Fprintf(tw, "chain\tsimnet, %d blocks (%d tx-rich)\n", r.Chain.Height+1, r.Chain.RichBlocks)
 	fmt.Fprintf(tw, "load\t%d peers, one request each in flight, %s measured after warm-up\n", r.CFIndexd.Peers, r.CFIndexd.Window)
 	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, "\tfilters/s\tMB/s\tgetcfilters p50\tp99\tgetcfheaders p50\tp99\trequests\terrors\tserver CPU\tpeak RSS")
+	fmt.Fprintln(tw, "\tfilters/s\tMB/s\tgetcfilters p50\tp99\tgetcfheaders p50\tp99\trequests\terrors\tserver CPU\tserver CPU/filter\tclient CPU/filter\tpeak RSS")
 	row := func(name string, l loadResult, rss int64) {
-		fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%s\t%s\t%s\t%s\t%d\t%d\t%.0f %%\t%.1f MB\n", name,
+		fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%s\t%s\t%s\t%s\t%d\t%d\t%.0f %%\t%.0f ns\t%.0f ns\t%s\n", name,
 			l.FiltersPerS, l.MBPerS, durOrDash(l.FilterLatency.P50), durOrDash(l.FilterLatency.P99),
 			durOrDash(l.HeaderLatency.P50), durOrDash(l.HeaderLatency.P99), l.FilterReqs+l.HeaderReqs, l.Errors,
-			100*l.ServerCPUShare, mb(rss))
+			100*l.ServerCPUShare, l.ServerNsPerFilter, l.ClientNsPerFilter, mbOrDash(rss))
 	}
-	row("cfindexd", r.CFIndexd, r.CFIndexdPeakRSS)
+	rounds := len(r.CFIndexdRuns)
+	if rounds > 1 {
+		for i, l := range r.CFIndexdRuns {
+			row(fmt.Sprintf("cfindexd, round %d", i+1), l, 0)
+		}
+		for i, l := range r.BaselineRuns {
+			row(fmt.Sprintf("baseline, round %d", i+1), l, 0)
+		}
+	}
+	median := ""
+	if rounds > 1 {
+		median = fmt.Sprintf(" (median of %d)", rounds)
+	}
+	row("cfindexd"+median, r.CFIndexd, r.CFIndexdPeakRSS)
+	if len(r.BaselineRuns) > 0 {
+		row("baseline"+median, r.Baseline, r.BaselinePeakRSS)
+	}
 	row("btcd", r.Btcd, r.BtcdPeakRSS)
 	fmt.Fprintln(tw)
+	if len(r.BaselineRuns) > 0 {
+		fmt.Fprintf(tw, "ratio cfindexd/baseline\tfilters/s %.2f, getcfilters p99 %.2f, server CPU per filter ÷ %.2f (medians of per-round ratios; baseline %s)\n",
+			s.BaselineRatio, s.BaselineP99Ratio, s.BaselineCPURatio, r.BaselineBinary)
+	}
 	fmt.Fprintf(tw, "ratio cfindexd/btcd\tfilters/s %.2f, getcfilters p99 %.2f, getcfheaders p99 %.2f\n",
 		s.ThroughputRatio, s.FilterP99Ratio, s.HeaderP99Ratio)
 	fmt.Fprintf(tw, "goal: ≥ 2× btcd's filters/s\t%s\n", verdict(s.MeetsThroughput))
 	fmt.Fprintf(tw, "goal: ≤ ½ btcd's p99\t%s\n", verdict(s.MeetsLatency))
 	fmt.Fprintf(tw, "goal: cfindexd peak RSS < 150 MB\t%s (peak over its whole life, catch-up included)\n", verdict(s.MeetsRSS))
-	for _, e := range []struct {
+	type named struct {
 		name string
 		l    loadResult
-	}{{"cfindexd", r.CFIndexd}, {"btcd", r.Btcd}} {
+	}
+	all := []named{{"btcd", r.Btcd}}
+	for i, l := range r.CFIndexdRuns {
+		all = append(all, named{fmt.Sprintf("cfindexd (round %d)", i+1), l})
+	}
+	for i, l := range r.BaselineRuns {
+		all = append(all, named{fmt.Sprintf("baseline (round %d)", i+1), l})
+	}
+	for _, e := range all {
 		if e.l.Errors > 0 {
 			fmt.Fprintf(tw, "%s errors\t%d peers stopped; first: %s\n", e.name, e.l.Errors, e.l.FirstError)
 		}
@@ -106,6 +185,14 @@ func (r *serveReport) writeTable(w io.Writer) error {
 	fmt.Fprintf(tw, "machine load average\t%s before, %s after (other work on the machine shifts every number)\n", r.LoadBefore, r.LoadAfter)
 	fmt.Fprintf(tw, "output\t%s\n", r.Out)
 	return tw.Flush()
+}
+
+// mbOrDash renders a size in MB, "-" when none was measured.
+func mbOrDash(n int64) string {
+	if n <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f MB", mb(n))
 }
 
 // durOrDash renders a latency, "-" when none was measured.

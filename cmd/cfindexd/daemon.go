@@ -71,6 +71,10 @@ func runDaemonOn(ctx context.Context, cfg Config, nw network, confFile string, l
 		return err // store.Open names the file
 	}
 	defer st.Close()
+	if bf, err := st.ChecksumBackfill(); err == nil && bf.Pending {
+		log.Info().Uint32("from_height", bf.Next).Uint32("to_height", bf.End-1).
+			Msg("store upgraded in place: storing each filter's P2P checksum in the background; everything is served meanwhile")
+	}
 	lns, err := bindListeners(cfg)
 	if err != nil {
 		return err

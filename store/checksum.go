@@ -1,0 +1,103 @@
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"hash"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+)
+
+// ChecksumLen is the length of a P2P message checksum.
+const ChecksumLen = 4
+
+// Checksum is the P2P message checksum of a block's cfilter message: the
+// first 4 bytes of dSHA256 of its payload.
+type Checksum [ChecksumLen]byte
+
+// basicFilterType is BIP-158's basic filter type, the first byte of a
+// cfilter payload.
+const basicFilterType = 0x00
+
+// CFilterPrefixLen returns the length of the part of a cfilter payload
+// before a filter of filterLen bytes: the filter type, the block hash and
+// the filter's length as a CompactSize.
+func CFilterPrefixLen(filterLen int) int {
+	return 1 + chainhash.HashSize + compactSizeLen(uint64(filterLen))
+}
+
+// PutCFilterPrefix writes the part of a cfilter payload before a filter of
+// filterLen bytes into dst (at least CFilterPrefixLen(filterLen) bytes) and
+// returns its length: the basic filter type, the block hash in internal
+// byte order, and filterLen as a CompactSize. The payload is this prefix
+// followed by the filter, which is also Bitcoin Core's serialized
+// BlockFilter (a REST blockfilter .bin answer).
+func PutCFilterPrefix(dst []byte, blockHash *chainhash.Hash, filterLen int) int {
+	dst[0] = basicFilterType
+	copy(dst[1:1+chainhash.HashSize], blockHash[:])
+	return 1 + chainhash.HashSize + putCompactSize(dst[1+chainhash.HashSize:], uint64(filterLen))
+}
+
+// CFilterChecksum returns the P2P message checksum of the cfilter message
+// carrying filter (BIP-158 wire form) for blockHash: the first 4 bytes of
+// dSHA256(0x00 || blockHash || CompactSize(len(filter)) || filter). The
+// store keeps it for every filter so that a server can send a cfilter
+// without hashing; this function is its definition.
+func CFilterChecksum(blockHash *chainhash.Hash, filter []byte) Checksum {
+	var h checksummer
+	return h.sum(blockHash, filter)
+}
+
+// checksummer computes cfilter checksums with one reused SHA-256 state.
+// The zero value is ready; it is not safe for concurrent use.
+type checksummer struct {
+	d hash.Hash
+}
+
+func (c *checksummer) sum(blockHash *chainhash.Hash, filter []byte) Checksum {
+	if c.d == nil {
+		c.d = sha256.New()
+	}
+	var prefix [1 + chainhash.HashSize + 9]byte
+	n := PutCFilterPrefix(prefix[:], blockHash, len(filter))
+	c.d.Reset()
+	c.d.Write(prefix[:n])
+	c.d.Write(filter)
+	var first [sha256.Size]byte
+	c.d.Sum(first[:0])
+	second := sha256.Sum256(first[:])
+	return Checksum(second[:ChecksumLen])
+}
+
+// compactSizeLen is the length of n as a CompactSize.
+func compactSizeLen(n uint64) int {
+	switch {
+	case n < 0xfd:
+		return 1
+	case n <= 0xffff:
+		return 3
+	case n <= 0xffffffff:
+		return 5
+	}
+	return 9
+}
+
+// putCompactSize writes n as a CompactSize into dst and returns its length.
+func putCompactSize(dst []byte, n uint64) int {
+	switch {
+	case n < 0xfd:
+		dst[0] = byte(n)
+		return 1
+	case n <= 0xffff:
+		dst[0] = 0xfd
+		binary.LittleEndian.PutUint16(dst[1:], uint16(n))
+		return 3
+	case n <= 0xffffffff:
+		dst[0] = 0xfe
+		binary.LittleEndian.PutUint32(dst[1:], uint32(n))
+		return 5
+	}
+	dst[0] = 0xff
+	binary.LittleEndian.PutUint64(dst[1:], n)
+	return 9
+}
