@@ -242,7 +242,11 @@ func benchBIP37(ctx context.Context, cfg bip37Config, logw io.Writer) (*bip37Rep
 	if rep.BloomCPU == 0 {
 		rep.BloomCPU = int(p2p.DefaultBloomCPUShare * 100)
 	}
-	load := loadConfig{Params: node.Params(), Hashes: hashes, Peers: cfg.Peers, Warmup: cfg.Warmup, Duration: cfg.Duration,
+	expected, err := buildExpected(ctx, node, node.Params(), hashes)
+	if err != nil {
+		return nil, err
+	}
+	load := loadConfig{Params: node.Params(), Hashes: hashes, Expected: expected, Peers: cfg.Peers, Warmup: cfg.Warmup, Duration: cfg.Duration,
 		FilterShare: cfg.FilterShare, Seed: cfg.Seed, RequestTimeout: cfg.ReqTimeout}
 
 	self := os.Getpid()

@@ -118,6 +118,9 @@ func runLoad(ctx context.Context, cfg loadConfig) (loadResult, error) {
 	if len(cfg.Hashes) == 0 {
 		return loadResult{}, errors.New("load: no chain")
 	}
+	if cfg.Expected == nil {
+		return loadResult{}, errors.New("load: no expected answers to check against")
+	}
 	peers := make([]*wirePeer, cfg.Peers)
 	var wg sync.WaitGroup
 	dialErrs := make([]error, cfg.Peers)
