@@ -100,6 +100,10 @@ type SourceOptions struct {
 	// Force skips detection and uses this mode (one of the Mode*
 	// constants) if non-empty.
 	Force string
+	// RPCThreads is the node's -rpcthreads, which sizes the getblock-3
+	// mode's parallel requests (one fewer in flight); zero means Core's
+	// default for the node's version (DefaultRPCThreads).
+	RPCThreads int
 }
 
 // DefaultBatchSize is the number of getrawtransaction calls per batch.
@@ -115,6 +119,15 @@ func DetectSource(ctx context.Context, c *Client, log zerolog.Logger, opts ...So
 	var o SourceOptions
 	if len(opts) > 0 {
 		o = opts[0]
+	}
+	if o.Force == ModeGetBlock3 && o.RPCThreads == 0 {
+		// Only the node's version tells its default thread count; without
+		// an answer, assume the older, smaller default.
+		info, err := c.GetNodeInfo(ctx)
+		if err != nil && ctx.Err() != nil {
+			return nil, fmt.Errorf("detect node: %w", err)
+		}
+		o.RPCThreads = DefaultRPCThreads(info.Version)
 	}
 	if o.Force != "" {
 		src, err := newSource(c, o.Force, o)
@@ -141,7 +154,11 @@ func DetectSource(ctx context.Context, c *Client, log zerolog.Logger, opts ...So
 		logger.Info().Msg("REST interface is off; start bitcoind with -rest=1 for the fastest prevout source")
 	}
 	if info.Kind == NodeCore && info.Version >= minCoreVerbosity3 {
-		logger.Info().Str("mode", ModeGetBlock3).Msg("prevout source: getblock verbosity 3")
+		if o.RPCThreads == 0 {
+			o.RPCThreads = DefaultRPCThreads(info.Version)
+		}
+		logger.Info().Str("mode", ModeGetBlock3).Int("parallel_requests", max(1, o.RPCThreads-1)).
+			Msg("prevout source: getblock verbosity 3")
 		return newSource(c, ModeGetBlock3, o)
 	}
 	ok, err := c.hasTxIndex(ctx, info)
@@ -166,7 +183,7 @@ func newSource(c *Client, mode string, o SourceOptions) (BlockSource, error) {
 	case ModeREST:
 		return &restSource{c: c}, nil
 	case ModeGetBlock3:
-		return &verboseSource{c: c}, nil
+		return newVerboseSource(c, o.RPCThreads), nil
 	case ModeTxIndex:
 		size := o.ScriptCacheBytes
 		if size == 0 {

@@ -29,6 +29,9 @@ const (
 	cacheNet       = "simnet"
 	cacheBtcdData  = "data" // Node.args: --datadir=<DataDir>/data
 	cacheTmpPrefix = ".tmp-"
+	// cacheStopLimit bounds btcd's shutdown after generating: flushing a
+	// full UTXO cache to disk on a busy machine takes minutes.
+	cacheStopLimit = 10 * time.Minute
 )
 
 // MainnetCacheRoot is where cached mainnet-shaped chains live by default:
@@ -160,7 +163,8 @@ func generateInto(ctx context.Context, dir string, shape MainnetShape, say func(
 	if err := bf.Close(); err != nil {
 		return stats, err
 	}
-	if err := n.Stop(); err != nil {
+	say("stopping btcd (it flushes its UTXO cache)")
+	if err := n.StopWithin(cacheStopLimit); err != nil {
 		return stats, fmt.Errorf("stop btcd after generating: %w", err)
 	}
 	data, err := json.MarshalIndent(manifest{Version: mainnetGenVersion, BtcdVersion: BtcdVersion, Net: cacheNet,
