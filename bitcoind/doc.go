@@ -47,12 +47,35 @@
 //     faster).
 //  2. ModeGetBlock3 — Bitcoin Core ≥ 23: getblock <hash> 3 carries each
 //     tx's "hex" and a "prevout" per input (fields generated, height,
-//     value, scriptPubKey). The reply is decoded into minimal structs
-//     holding only the header members, tx hex and prevout script hex;
-//     encoding/json skips the rest (asm, descriptors, addresses, amounts)
-//     without building a generic tree. The header is rebuilt and must hash
-//     to the requested block, and the decoded transactions must match its
-//     merkle root. Core omits "prevout" when undo data is gone → ErrPruned.
+//     value, scriptPubKey). The reply, about ten times the block in JSON,
+//     is decoded as it streams in (getblock3.go): a hand-written scanner
+//     reads it through a pooled 64 KiB buffer, decodes the header members,
+//     each tx's "hex" straight into the block's bytes and each input's
+//     prevout.scriptPubKey.hex into one script buffer, and skips
+//     everything else (asm, descriptors, addresses, amounts) by scanning
+//     for the ends of strings and brackets — no encoding/json reflection,
+//     no copy of the document, memory in proportion to the block. What it
+//     uses is checked: the types Core sends, no repeated member or one
+//     differing only in case, the rebuilt header hashing to the block
+//     asked for, the transactions (read in place by the block scanner)
+//     matching its merkle root and splitting exactly where the "hex"
+//     strings do, one vin entry per input and a prevout for every
+//     non-coinbase one; bounds hold whatever the bytes say (4,000,000
+//     bytes of block, 10,000-byte prevout scripts, 64 levels of nesting,
+//     64 KiB error objects). FuzzDecodeGetBlock3 checks that whatever it
+//     accepts is a consistent block and that, where the previous decoder
+//     (encoding/json into structs, kept in getblock3_ref_test.go) accepts
+//     the same bytes, both read the same; BenchmarkGetBlock3 compares them.
+//     The source fetches runs (RunBlockSource) as one request per block,
+//     several at once: Core serves RPC with -rpcthreads threads (4 by
+//     default, 16 since v29.0) and answers HTTP 503 once more than
+//     -rpcworkqueue requests (16; 64 since v29.0) wait, so the source keeps
+//     at most one fewer than the node's threads in flight across all
+//     workers (SourceOptions.RPCThreads, the rpcthreads key; by default
+//     Core's default for the node's version), leaving a thread for other
+//     clients. The header must hash to the requested block and the
+//     transactions must match its merkle root. Core omits "prevout" when
+//     undo data is gone → ErrPruned.
 //  3. ModeTxIndex — btcd started with --txindex, or an older Core with
 //     -txindex=1: raw blocks (getblock <hash> 0, or over the node's P2P
 //     port, below), then the spent transactions by batched
@@ -116,8 +139,8 @@
 // result through generic json.RawMessage values and its btcjson result
 // types, knows neither getblock verbosity 3 nor REST, and its batch mode is
 // a separate client mode. This client is small (one POST helper), decodes
-// getblock 0 hex in place (blockscan.go) and verbosity 3 into minimal
-// structs, reads getblock 0 and getrawtransaction 0 replies without
+// getblock 0 hex in place (blockscan.go) and verbosity 3 as it streams in
+// (getblock3.go), reads getblock 0 and getrawtransaction 0 replies without
 // encoding/json at all when they have the envelope Core and btcd send
 // (hexreply.go: the hex is found with bytes.IndexByte and decoded into a
 // reused buffer; every other shape — error objects, escapes, unknown

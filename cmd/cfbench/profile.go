@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"sync/atomic"
@@ -71,6 +72,10 @@ type profileResult struct {
 	Profile string   `json:"profile"`
 	Top     []string `json:"top"`
 	TopCum  []string `json:"top_cum"`
+	// Heap is the heap profile taken at the tip; HeapTop the head of its
+	// `go tool pprof -top -sample_index=inuse_space` (live bytes).
+	Heap    string   `json:"heap_profile"`
+	HeapTop []string `json:"heap_top"`
 }
 
 // profileFollower runs indexer.Follower wired as cmd/cfindexd wires it
@@ -119,6 +124,10 @@ func profileFollower(ctx context.Context, run profileRun) (*profileResult, error
 	waitErr := waitStoreTip(ctx, st, run.TipHeight, done)
 	wall := time.Since(start)
 	cpu, conns := selfCPU()-cpu0, tcpActiveOpens()
+	// What the heap holds at the tip, with the script cache at its
+	// fullest: live objects as of the last collection.
+	heapPath := filepath.Join(filepath.Dir(run.ProfilePath), "heap.pprof")
+	heapErr := writeHeapProfile(heapPath)
 	stop()
 	<-done
 	pprof.StopCPUProfile()
@@ -130,6 +139,9 @@ func profileFollower(ctx context.Context, run profileRun) (*profileResult, error
 	}
 	if err := f.Close(); err != nil {
 		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if heapErr != nil {
+		return nil, heapErr
 	}
 
 	res := &profileResult{
@@ -163,7 +175,29 @@ func profileFollower(ctx context.Context, run profileRun) (*profileResult, error
 		"-cum", "-focus=github.com/cfindexd/"); err != nil {
 		return nil, err
 	}
+	res.Heap = heapPath
+	if res.HeapTop, err = pprofTop(ctx, heapPath, filepath.Join(dir, "heap-top.txt"), run.TopN, "-sample_index=inuse_space"); err != nil {
+		return nil, err
+	}
 	return res, nil
+}
+
+// writeHeapProfile writes the heap profile to path after a collection, so
+// its in-use figures are current.
+func writeHeapProfile(path string) error {
+	runtime.GC()
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	return nil
 }
 
 // waitStoreTip waits until the store's tip is at height, the follower ends

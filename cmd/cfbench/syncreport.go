@@ -233,6 +233,12 @@ func (r *syncReport) writeTable(w io.Writer) error {
 			fmt.Fprintln(w, "  "+l)
 		}
 	}
+	if p := r.InProcess; p != nil && len(p.HeapTop) > 0 {
+		fmt.Fprintf(w, "\nheap at the tip (%s), live bytes by allocation site:\n", p.Heap)
+		for _, l := range p.HeapTop {
+			fmt.Fprintln(w, "  "+l)
+		}
+	}
 	return nil
 }
 

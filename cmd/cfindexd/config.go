@@ -57,6 +57,9 @@ type Config struct {
 	ReorgSafetyDepth int           `toml:"reorgsafetydepth" usage:"bulk ranges at least this deep are final: strong ETag, immutable caching"`
 	LogLevel         string        `toml:"loglevel" usage:"trace, debug, info, warn or error"`
 	LogFormat        string        `toml:"logformat" usage:"auto (console on a terminal, JSON otherwise), console or json"`
+
+	// Load on the node and memory (perf-bench, issue 12).
+	RPCThreads int `toml:"rpcthreads" usage:"the node's -rpcthreads: getblock-3 mode keeps one fewer requests in flight; 0 = Core's default for its version (4, or 16 since v29)"`
 }
 
 // defaultConfig returns the configuration used for every key that no file,
@@ -291,6 +294,9 @@ func (c *Config) validate() error {
 	}
 	if c.BatchBlocks < 1 || c.BatchBlocks > 10000 {
 		return fmt.Errorf("batchblocks: %d is outside 1..10000", c.BatchBlocks)
+	}
+	if c.RPCThreads < 0 || c.RPCThreads > 1024 {
+		return fmt.Errorf("rpcthreads: %d is outside 0..1024", c.RPCThreads)
 	}
 	if c.Listen == "auto" {
 		c.Listen = net.JoinHostPort("", strconv.Itoa(nw.P2PPort))

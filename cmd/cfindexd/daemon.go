@@ -77,6 +77,7 @@ func runDaemon(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		NodeP2PGuessed:   guessed,
 		P2PNet:           nw.Params.Net,
 		ScriptCacheBytes: scriptCacheBytes(cfg.ScriptCache),
+		RPCThreads:       cfg.RPCThreads,
 	}, log)
 	if err != nil || ctx.Err() != nil {
 		return err
