@@ -40,6 +40,9 @@ type syncConfig struct {
 	// profiler; TopN is how many lines of its top the table shows.
 	Profile bool
 	TopN    int
+	// Floor and Rebuild measure the node floor and btcd's own rebuild;
+	// turning them off shortens a run that studies cfindexd alone.
+	Floor, Rebuild bool
 	// Extra are more cfindexd flags for every daemon run.
 	Extra string
 }
@@ -60,6 +63,8 @@ func parseSyncFlags(args []string, stderr io.Writer) (syncConfig, error) {
 	fs.BoolVar(&c.Verify, "verify", true, "check every filter and filter header of every store against btcd's")
 	fs.BoolVar(&c.Profile, "profile", true, "profile the first source's catch-up in process")
 	fs.IntVar(&c.TopN, "top", 20, "lines of the CPU profile's top to print")
+	fs.BoolVar(&c.Floor, "floor", true, "measure the node floor of every source")
+	fs.BoolVar(&c.Rebuild, "rebuild", true, "measure btcd rebuilding its own cfindex (the ratio's other side)")
 	fs.StringVar(&c.Extra, "cfindexdflags", "", "more cfindexd flags for every run, space-separated (e.g. --scriptcache=32)")
 	if err := parseFlagSet(fs, args); err != nil {
 		return c, err
@@ -210,7 +215,7 @@ func benchSync(ctx context.Context, cfg syncConfig, logw io.Writer) (*syncReport
 
 	avgBlock := chainBytes(chain, rep.InProcess) / int64(len(hashes))
 	for si, src := range cfg.Sources {
-		for i := range cfg.Runs {
+		for i := range cfg.Runs * btoi(cfg.Floor) {
 			say("%s: node serving floor (the same fetches, nothing built or stored), run %d of %d", src.Name, i+1, cfg.Runs)
 			f, err := measureFloor(ctx, env, src, hashes, cfg.Workers, avgBlock)
 			if err != nil {
@@ -221,7 +226,7 @@ func benchSync(ctx context.Context, cfg syncConfig, logw io.Writer) (*syncReport
 		}
 	}
 
-	for i := range cfg.Runs {
+	for i := range cfg.Runs * btoi(cfg.Rebuild) {
 		say("btcd rebuilding its cfindex, run %d of %d", i+1, cfg.Runs)
 		r, err := measureBtcdIndex(ctx, node)
 		if err != nil {
@@ -236,6 +241,14 @@ func benchSync(ctx context.Context, cfg syncConfig, logw io.Writer) (*syncReport
 	rep.LoadAfter = loadAverage()
 	rep.summarize()
 	return rep, nil
+}
+
+// btoi is 1 for true.
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // startSyncChain starts btcd on the chain cfg asks for.

@@ -18,8 +18,8 @@ import (
 // MainnetShape sizes a mainnet-shaped chain (GenerateMainnetChain).
 type MainnetShape struct {
 	// Blocks is the number of transaction-rich blocks, after the empty
-	// blocks that activate segwit and taproot and the one block that
-	// fans the first coinbases out.
+	// blocks that activate segwit and taproot and the pre-history blocks
+	// (seedHistory).
 	Blocks int
 	// TxsPerBlock is the number of transactions (coinbase excluded) in
 	// every rich block.
@@ -52,8 +52,8 @@ func (s MainnetShape) Validate() error {
 type MainnetStats struct {
 	Shape MainnetShape `json:"shape"`
 	// Height and Tip are the chain's tip; FirstRich is the height of the
-	// first rich block (the ones before are empty but for coinbases,
-	// and the fan-out block just below FirstRich).
+	// first rich block (the ones before are empty but for coinbases, and
+	// the pre-history blocks just below FirstRich).
 	Height    int32  `json:"height"`
 	Tip       string `json:"tip"`
 	FirstRich int32  `json:"first_rich_height"`
@@ -124,14 +124,18 @@ type mainnetGen struct {
 	sink     func(height int32, raw []byte) error
 	// waves holds the signing wave of each transaction of the block being
 	// built, by index.
-	waves    []int
-	signWall time.Duration
+	waves []int
+	// firstRich is the height of the first rich block, once known.
+	firstRich int32
+	signWall  time.Duration
 }
 
 // GenerateMainnetChain builds a mainnet-shaped chain on n, which must be
 // a fresh simnet or regtest node (at its genesis block): empty blocks
 // until segwit and taproot are active and the first coinbases are mature,
-// one block that fans those coinbases out into many outputs, then
+// a pre-history of ordinary transactions funded by those coinbases that
+// leaves 300 unspent outputs per transaction of a rich block (the old
+// coins of a real chain's UTXO set; seedHistory), then
 // shape.Blocks blocks of shape.TxsPerBlock transactions each with
 // mainnet's mix of output scripts (mainnetmix.go), input counts and spend
 // ages. Every block is assembled, signed (on all cores) and solved here
@@ -163,10 +167,11 @@ func GenerateMainnetChain(ctx context.Context, n *Node, shape MainnetShape, sink
 	if err := g.prepare(ctx); err != nil {
 		return g.stats, err
 	}
-	if err := g.fanOut(ctx); err != nil {
+	if err := g.seedHistory(ctx); err != nil {
 		return g.stats, err
 	}
 	g.stats.FirstRich = g.height + 1
+	g.firstRich = g.stats.FirstRich
 	if err := g.mineRich(ctx, start, progress); err != nil {
 		return g.stats, err
 	}
@@ -211,7 +216,7 @@ func (g *mainnetGen) emit(height int32, blk *wire.MsgBlock) error {
 // mature to fan out.
 func (g *mainnetGen) prepare(ctx context.Context) error {
 	limit := int(g.coinbaseMaturity()) + maxActivationRounds*int(g.n.params.MinerConfirmationWindow)
-	// At least minMature coinbases must be spendable in the fan-out block.
+	// At least minMature coinbases must be spendable for the pre-history.
 	const minMature = 100
 	for range limit {
 		next := g.height + 1
@@ -235,33 +240,80 @@ func (g *mainnetGen) prepare(ctx context.Context) error {
 	return fmt.Errorf("mainnet-shaped chain: segwit/taproot inactive after %d blocks", limit)
 }
 
-// fanOut mines one block that spends every mature coinbase into many
-// outputs of the payment mix (exchange-style batch payouts), so the first
-// rich block has enough outputs to spend.
-func (g *mainnetGen) fanOut(ctx context.Context) error {
+// Pre-history: before the rich blocks, the chain gets a large set of
+// unspent outputs in many ordinary transactions, as a real chain has its
+// UTXO set, so that old coins are there to be spent from the first rich
+// block on. The rich blocks alone cannot provide them: they create only a
+// few hundred more spendable outputs than they spend.
+const (
+	// seedOutputsPerTx: the pre-history holds this many outputs per
+	// transaction of a rich block (600,000 for 2,000).
+	seedOutputsPerTx = 300
+	// seedTxOutputs is the outputs of each pre-history transaction, and
+	// seedTxsPerBlock how many go into one block (about 3M weight units).
+	seedTxOutputs   = 20
+	seedTxsPerBlock = 900
+	// fanOutPerBlock bounds the coinbase fan-out transactions per block.
+	fanOutPerBlock = 100
+)
+
+// seedHistory mines the pre-history: one round of blocks that spend every
+// mature coinbase into many P2WPKH outputs, then blocks of ordinary
+// transactions, one input and seedTxOutputs outputs of the payment mix
+// each, spending those.
+func (g *mainnetGen) seedHistory(ctx context.Context) error {
 	g.matureCoinbases(g.height + 1)
 	var coins []genOut
-	for _, b := range g.pool {
+	for i, b := range g.pool {
 		coins = append(coins, b...)
-	}
-	for i := range g.pool {
 		g.pool[i] = nil
 	}
 	if len(coins) == 0 {
 		return errors.New("mainnet-shaped chain: no mature coinbase to fan out")
 	}
-	want := 6 * g.shape.TxsPerBlock
-	per := max(2, min(2000, (want+len(coins)-1)/len(coins)))
-	height := g.height + 1
-	var txs []*plannedTx
-	for _, c := range coins {
-		outs := make([]mixKind, per)
-		for i := range outs {
-			outs[i] = sampleKind(g.rng)
+	nSeed := (seedOutputsPerTx*g.shape.TxsPerBlock + seedTxOutputs - 1) / seedTxOutputs
+	per := min(2000, max(2, (nSeed+len(coins)-1)/len(coins)))
+	var level1 []genOut
+	for len(coins) > 0 {
+		height := g.height + 1
+		n := min(fanOutPerBlock, len(coins))
+		var txs []*plannedTx
+		for _, c := range coins[:n] {
+			outs := make([]mixKind, per)
+			for i := range outs {
+				outs[i] = mixP2WPKH
+			}
+			txs = append(txs, g.buildTx(height, len(txs), []genOut{c}, []int32{-1}, outs, false, 2))
 		}
-		p := g.buildTx(height, len(txs), []genOut{c}, []int32{-1}, outs, false, 2)
-		txs = append(txs, p)
+		coins = coins[n:]
+		if err := g.seedBlock(ctx, height, txs); err != nil {
+			return err
+		}
+		level1 = append(level1, g.pool[height]...)
+		g.pool[height] = nil
 	}
+	level1 = level1[:min(len(level1), nSeed)]
+	for len(level1) > 0 {
+		height := g.height + 1
+		n := min(seedTxsPerBlock, len(level1))
+		var txs []*plannedTx
+		for _, in := range level1[:n] {
+			outs := make([]mixKind, seedTxOutputs)
+			for i := range outs {
+				outs[i] = sampleKind(g.rng)
+			}
+			txs = append(txs, g.buildTx(height, len(txs), []genOut{in}, []int32{-1}, outs, false, 1+g.rng.Int64N(10)))
+		}
+		level1 = level1[n:]
+		if err := g.seedBlock(ctx, height, txs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// seedBlock signs, assembles and submits a pre-history block.
+func (g *mainnetGen) seedBlock(ctx context.Context, height int32, txs []*plannedTx) error {
 	blk, err := g.finishBlock(height, txs, false)
 	if err != nil {
 		return err
@@ -356,12 +408,11 @@ func (g *mainnetGen) planBlock(height int32) ([]*plannedTx, error) {
 			if len(ins) >= 200 {
 				return nil, fmt.Errorf("mainnet-shaped chain: block %d: 200 inputs worth only %d sat", height, sum)
 			}
-			class := sampleAgeClass(g.rng)
-			o, ok := g.pick(height, class)
+			o, class, ok := g.pick(height, sampleAgeClass(g.rng))
 			if !ok {
 				return nil, fmt.Errorf("mainnet-shaped chain: block %d: no spendable output left", height)
 			}
-			g.stats.SpendAges[ageClassNames[g.ageOf(height, o)]]++
+			g.stats.SpendAges[ageClassNames[class]]++
 			g.stats.SpentKinds[o.kind.String()]++
 			ins = append(ins, o)
 			parents = append(parents, o.blockTx)
@@ -387,22 +438,10 @@ func (g *mainnetGen) planBlock(height int32) ([]*plannedTx, error) {
 	return txs, nil
 }
 
-// ageOf classifies the age of o spent in a block at height.
-func (g *mainnetGen) ageOf(height int32, o genOut) int {
-	switch d := height - o.height; {
-	case d == 0:
-		return ageClassSame
-	case d <= recentBlocks:
-		return ageClassRecent
-	case d <= dayBlocks:
-		return ageClassDay
-	}
-	return ageClassOld
-}
-
 // pick removes and returns a spendable output of the age class for a
-// block at height, falling back to other ages when that class is empty.
-func (g *mainnetGen) pick(height int32, class int) (genOut, bool) {
+// block at height, falling back to other ages when that class is empty,
+// and returns the class it came from.
+func (g *mainnetGen) pick(height int32, class int) (genOut, int, bool) {
 	for range numAgeClasses {
 		lo, hi := g.ageRange(height, class)
 		if lo <= hi {
@@ -410,19 +449,19 @@ func (g *mainnetGen) pick(height int32, class int) (genOut, bool) {
 			for range 8 {
 				h := lo + g.rng.Int32N(hi-lo+1)
 				if o, ok := g.takeAt(h); ok {
-					return o, true
+					return o, class, true
 				}
 			}
 			off := g.rng.Int32N(hi - lo + 1)
 			for i := range hi - lo + 1 {
 				if o, ok := g.takeAt(lo + (off+i)%(hi-lo+1)); ok {
-					return o, true
+					return o, class, true
 				}
 			}
 		}
 		class = (class + numAgeClasses - 1) % numAgeClasses // older classes first, then younger
 	}
-	return genOut{}, false
+	return genOut{}, 0, false
 }
 
 // ageRange is the range of creation heights of the age class for a block
@@ -436,7 +475,8 @@ func (g *mainnetGen) ageRange(height int32, class int) (lo, hi int32) {
 	case ageClassDay:
 		return max(0, height-dayBlocks), height - recentBlocks - 1
 	}
-	return 0, height - dayBlocks - 1
+	// Old coins: more than a day old, or from before the rich blocks.
+	return 0, max(height-dayBlocks-1, g.firstRich-1)
 }
 
 // takeAt removes a random output created at height h from the pool.
@@ -511,12 +551,14 @@ func (g *mainnetGen) buildTx(height int32, idx int, ins []genOut, parents []int3
 		vout := uint32(len(tx.TxOut))
 		tx.AddTxOut(wire.NewTxOut(values[i], mixScript(g.keys, k, key)))
 		g.addToPool(genOut{op: wire.OutPoint{Index: vout}, value: values[i], key: key, height: height, blockTx: int32(idx), kind: k})
-		g.stats.OutputKinds[k.String()]++
+		if g.firstRich > 0 { // the rich blocks' outputs only
+			g.stats.OutputKinds[k.String()]++
+		}
 	}
 	if opReturn {
 		tx.AddTxOut(wire.NewTxOut(0, opReturnScript(g.rng, 8+g.rng.IntN(68))))
 	}
-	if len(tx.TxOut) > len(outs) {
+	if len(tx.TxOut) > len(outs) && g.firstRich > 0 {
 		g.stats.OutputKinds[mixOpReturn.String()]++
 	}
 	g.waves = append(g.waves, p.wave)

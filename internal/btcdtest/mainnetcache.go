@@ -15,7 +15,7 @@ import (
 // mainnetGenVersion changes whenever GenerateMainnetChain would build a
 // different chain for the same shape; it is part of the cache key, so an
 // old cached chain is never taken for a new one.
-const mainnetGenVersion = 1
+const mainnetGenVersion = 2
 
 // Cache entry layout: <root>/<key>/ holds
 //

@@ -103,14 +103,15 @@ func sampleOutputs(r *rand.Rand) int {
 }
 
 // Spend ages: how old an output is when it is spent, as shares of inputs.
-// The script cache (64 MiB by default) holds very roughly the last
-// hundred blocks of such a chain, so the old share is what reaches the
-// node.
+// The script cache (64 MiB by default) holds very roughly the last two
+// hundred blocks of such a chain, so the old share is about what reaches
+// the node.
 const (
 	ageSameBlock = 0.05 // an output of an earlier transaction of the block
-	ageRecent    = 0.35 // 1–6 blocks
-	ageDay       = 0.30 // 7–144 blocks
-	// the rest (0.30): older than 144 blocks, uniformly over the heights
+	ageRecent    = 0.38 // 1–6 blocks
+	ageDay       = 0.32 // 7–144 blocks
+	// the rest (0.25): older than 144 blocks or from the pre-history
+	// (seedHistory), uniformly over the heights
 	recentBlocks = 6
 	dayBlocks    = 144
 )
@@ -124,7 +125,7 @@ const (
 	numAgeClasses
 )
 
-var ageClassNames = [numAgeClasses]string{"same block", "1-6 blocks", "7-144 blocks", "older"}
+var ageClassNames = [numAgeClasses]string{"same block", "1-6 blocks", "7-144 blocks", "older or pre-history"}
 
 // sampleAgeClass picks the age class of one input.
 func sampleAgeClass(r *rand.Rand) int {
