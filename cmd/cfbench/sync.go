@@ -23,6 +23,7 @@ type syncConfig struct {
 	// mainnet-shaped chain's blocks; CacheRoot is where it is cached.
 	Chain       string
 	TxsPerBlock int
+	OldCoins    int
 	CacheRoot   string
 	// Sources are the -sources, resolved.
 	Sources    []syncSource
@@ -55,6 +56,7 @@ func parseSyncFlags(args []string, stderr io.Writer) (syncConfig, error) {
 	c.register(fs, 500, 90*time.Minute)
 	fs.StringVar(&c.Chain, "chain", chainMainnet, "chain to measure on: mainnet (mainnet-shaped, generated once and cached) or rich (the small tx-rich chain, built every run)")
 	fs.IntVar(&c.TxsPerBlock, "txs", 2000, "transactions per block of the mainnet-shaped chain")
+	fs.IntVar(&c.OldCoins, "oldcoins", 0, "unspent outputs of the mainnet-shaped chain's pre-history, for old spends (0: 300 per transaction of a block)")
 	fs.StringVar(&c.CacheRoot, "cache", "", "where mainnet-shaped chains are cached (default: the user cache directory's cfindexd-bench)")
 	fs.StringVar(&c.sourceList, "sources", strings.Join(sourceNames(), ","), "comma-separated prevout sources to measure: "+strings.Join(sourceNames(), ", "))
 	fs.IntVar(&c.Runs, "runs", 2, "times to repeat each catch-up measurement on the same chain; the report shows the median")
@@ -101,7 +103,7 @@ func (c *syncConfig) validate() error {
 
 // shape is the mainnet-shaped chain the flags ask for.
 func (c *syncConfig) shape() btcdtest.MainnetShape {
-	return btcdtest.MainnetShape{Blocks: c.Blocks, TxsPerBlock: c.TxsPerBlock, Seed: c.WalletSeed}
+	return btcdtest.MainnetShape{Blocks: c.Blocks, TxsPerBlock: c.TxsPerBlock, OldCoins: c.OldCoins, Seed: c.WalletSeed}
 }
 
 // runSync is the sync subcommand: build the chain, measure cfindexd's

@@ -20,7 +20,7 @@ import (
 func TestSyncTinyMainnetChain(t *testing.T) {
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	code := run([]string{"sync", "-chain=mainnet", "-blocks=3", "-txs=60", "-runs=1", "-json", "-top=5",
+	code := run([]string{"sync", "-chain=mainnet", "-blocks=3", "-txs=60", "-oldcoins=1200", "-runs=1", "-json", "-top=5",
 		"-timeout=3m", "-out=" + out, "-cache=" + t.TempDir()}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d\nstderr:\n%s", code, stderr.String())

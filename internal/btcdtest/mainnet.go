@@ -27,13 +27,27 @@ type MainnetShape struct {
 	// Seed fixes the transactions: the same shape and seed give the same
 	// transactions on a fresh node (block hashes differ by timestamps).
 	Seed int64
+	// OldCoins is how many unspent outputs the pre-history leaves for the
+	// rich blocks' old spends; 0 means 300 per transaction of a rich block
+	// (600,000 for 2,000), which lasts the chain. Fewer make a smaller
+	// chain quicker to generate (tests), with fewer old spends.
+	OldCoins int
+}
+
+// oldCoins resolves OldCoins.
+func (s MainnetShape) oldCoins() int {
+	if s.OldCoins > 0 {
+		return s.OldCoins
+	}
+	return seedOutputsPerTx * s.TxsPerBlock
 }
 
 // Limits of MainnetShape. Simnet retargets at height 2016, which blocks
-// mined here at the minimum difficulty must stay below; 4,000
-// transactions of this mix come near the block weight limit.
+// mined here at the minimum difficulty must stay below (with ~300
+// activation blocks and up to ~120 of pre-history); 4,000 transactions of
+// this mix come near the block weight limit.
 const (
-	MaxMainnetBlocks      = 1600
+	MaxMainnetBlocks      = 1500
 	MaxMainnetTxsPerBlock = 4000
 )
 
@@ -44,6 +58,8 @@ func (s MainnetShape) Validate() error {
 		return fmt.Errorf("mainnet-shaped chain: %d blocks is outside 1..%d", s.Blocks, MaxMainnetBlocks)
 	case s.TxsPerBlock < 10 || s.TxsPerBlock > MaxMainnetTxsPerBlock:
 		return fmt.Errorf("mainnet-shaped chain: %d transactions a block is outside 10..%d", s.TxsPerBlock, MaxMainnetTxsPerBlock)
+	case s.OldCoins < 0 || s.OldCoins > seedOutputsPerTx*MaxMainnetTxsPerBlock:
+		return fmt.Errorf("mainnet-shaped chain: %d old coins is outside 0..%d", s.OldCoins, seedOutputsPerTx*MaxMainnetTxsPerBlock)
 	}
 	return nil
 }
@@ -113,8 +129,11 @@ type mainnetGen struct {
 	shape MainnetShape
 	rng   *rand.Rand
 	keys  *keySeq
-	// pool holds the spendable outputs by the height that created them.
-	pool [][]genOut
+	// pool holds the spendable outputs by the height that created them;
+	// counts has their number per height, for picking uniformly among
+	// the outputs of a range of heights.
+	pool   [][]genOut
+	counts fenwick
 	// immature are coinbase outputs waiting for maturity, oldest first.
 	immature []genOut
 	tip      chainhash.Hash
@@ -246,15 +265,18 @@ func (g *mainnetGen) prepare(ctx context.Context) error {
 // block on. The rich blocks alone cannot provide them: they create only a
 // few hundred more spendable outputs than they spend.
 const (
-	// seedOutputsPerTx: the pre-history holds this many outputs per
-	// transaction of a rich block (600,000 for 2,000).
+	// seedOutputsPerTx: by default the pre-history holds this many
+	// outputs per transaction of a rich block (600,000 for 2,000).
 	seedOutputsPerTx = 300
-	// seedTxOutputs is the outputs of each pre-history transaction, and
-	// seedTxsPerBlock how many go into one block (about 3M weight units).
-	seedTxOutputs   = 20
-	seedTxsPerBlock = 900
-	// fanOutPerBlock bounds the coinbase fan-out transactions per block.
-	fanOutPerBlock = 100
+	// seedTxOutputs is the outputs of each pre-history transaction (a
+	// payment and change, or two): few, so that each is spent rarely and,
+	// as on mainnet, the old coins' transactions do not stay in a cache by
+	// being looked up again and again. seedTxsPerBlock go into one block
+	// (about 3M weight units).
+	seedTxOutputs   = 3
+	seedTxsPerBlock = 4000
+	// fanOutWeight bounds the weight of a block of coinbase fan-outs.
+	fanOutWeight = 3_000_000
 )
 
 // seedHistory mines the pre-history: one round of blocks that spend every
@@ -264,19 +286,19 @@ const (
 func (g *mainnetGen) seedHistory(ctx context.Context) error {
 	g.matureCoinbases(g.height + 1)
 	var coins []genOut
-	for i, b := range g.pool {
-		coins = append(coins, b...)
-		g.pool[i] = nil
+	for h := range g.pool {
+		coins = append(coins, g.drain(int32(h))...)
 	}
 	if len(coins) == 0 {
 		return errors.New("mainnet-shaped chain: no mature coinbase to fan out")
 	}
-	nSeed := (seedOutputsPerTx*g.shape.TxsPerBlock + seedTxOutputs - 1) / seedTxOutputs
+	nSeed := (g.shape.oldCoins() + seedTxOutputs - 1) / seedTxOutputs
 	per := min(2000, max(2, (nSeed+len(coins)-1)/len(coins)))
+	perBlock := max(1, fanOutWeight/(per*4*int(outputVSize[mixP2WPKH])+400))
 	var level1 []genOut
 	for len(coins) > 0 {
 		height := g.height + 1
-		n := min(fanOutPerBlock, len(coins))
+		n := min(perBlock, len(coins))
 		var txs []*plannedTx
 		for _, c := range coins[:n] {
 			outs := make([]mixKind, per)
@@ -289,8 +311,7 @@ func (g *mainnetGen) seedHistory(ctx context.Context) error {
 		if err := g.seedBlock(ctx, height, txs); err != nil {
 			return err
 		}
-		level1 = append(level1, g.pool[height]...)
-		g.pool[height] = nil
+		level1 = append(level1, g.drain(height)...)
 	}
 	level1 = level1[:min(len(level1), nSeed)]
 	for len(level1) > 0 {
@@ -391,6 +412,18 @@ func (g *mainnetGen) addToPool(o genOut) {
 		g.pool = append(g.pool, nil)
 	}
 	g.pool[o.height] = append(g.pool[o.height], o)
+	g.counts.add(int(o.height), 1)
+}
+
+// drain removes and returns every output created at height h.
+func (g *mainnetGen) drain(h int32) []genOut {
+	if int(h) >= len(g.pool) {
+		return nil
+	}
+	b := g.pool[h]
+	g.pool[h] = nil
+	g.counts.add(int(h), -int64(len(b)))
+	return b
 }
 
 // planBlock chooses the transactions of the rich block at height.
@@ -438,23 +471,18 @@ func (g *mainnetGen) planBlock(height int32) ([]*plannedTx, error) {
 	return txs, nil
 }
 
-// pick removes and returns a spendable output of the age class for a
-// block at height, falling back to other ages when that class is empty,
-// and returns the class it came from.
+// pick removes and returns an output of the age class for a block at
+// height, every output of the class's heights equally likely, falling
+// back to other ages when that class has none, and returns the class it
+// came from.
 func (g *mainnetGen) pick(height int32, class int) (genOut, int, bool) {
 	for range numAgeClasses {
 		lo, hi := g.ageRange(height, class)
 		if lo <= hi {
-			// A few random heights, then a scan from a random one.
-			for range 8 {
-				h := lo + g.rng.Int32N(hi-lo+1)
-				if o, ok := g.takeAt(h); ok {
-					return o, class, true
-				}
-			}
-			off := g.rng.Int32N(hi - lo + 1)
-			for i := range hi - lo + 1 {
-				if o, ok := g.takeAt(lo + (off+i)%(hi-lo+1)); ok {
+			below := g.counts.prefix(int(lo) - 1)
+			if n := g.counts.prefix(int(hi)) - below; n > 0 {
+				h := g.counts.find(below + g.rng.Int64N(n))
+				if o, ok := g.takeAt(int32(h)); ok {
 					return o, class, true
 				}
 			}
@@ -492,7 +520,49 @@ func (g *mainnetGen) takeAt(h int32) (genOut, bool) {
 	o := b[i]
 	b[i] = b[len(b)-1]
 	g.pool[h] = b[:len(b)-1]
+	g.counts.add(int(h), -1)
 	return o, true
+}
+
+// fenwick counts outputs per height (a binary indexed tree) for prefix
+// sums and picking by rank.
+type fenwick struct {
+	t [fenwickHeights + 1]int64 // 1-based: t[i] sums heights i-(i&-i)..i-1
+}
+
+// maxChainHeight bounds the generator's chain: simnet retargets at height
+// 2016, which blocks mined at the minimum difficulty must stay below.
+// fenwickHeights is the power of two above it.
+const (
+	maxChainHeight = 2015
+	fenwickHeights = 2048
+)
+
+func (f *fenwick) add(h int, d int64) {
+	for i := h + 1; i <= fenwickHeights; i += i & -i {
+		f.t[i] += d
+	}
+}
+
+// prefix is the count at heights 0..h (0 for h < 0).
+func (f *fenwick) prefix(h int) int64 {
+	var sum int64
+	for i := min(h+1, fenwickHeights); i > 0; i -= i & -i {
+		sum += f.t[i]
+	}
+	return sum
+}
+
+// find returns the lowest height whose prefix count exceeds k.
+func (f *fenwick) find(k int64) int {
+	pos := 0
+	for step := fenwickHeights; step > 0; step >>= 1 {
+		if next := pos + step; next <= fenwickHeights && f.t[next] <= k {
+			pos = next
+			k -= f.t[next]
+		}
+	}
+	return pos
 }
 
 // buildTx lays out a transaction at index idx of the block at height
@@ -689,6 +759,9 @@ func (g *mainnetGen) signAll(txs []*plannedTx) error {
 // coinbases.
 func (g *mainnetGen) assemble(txs []*wire.MsgTx, fees int64) (*wire.MsgBlock, error) {
 	height := g.height + 1
+	if height > maxChainHeight {
+		return nil, fmt.Errorf("mainnet-shaped chain: height %d would cross simnet's first retarget (2016): use fewer blocks", height)
+	}
 	key := g.keys.take(1)
 	script := mixScript(g.keys, mixP2WPKH, key)
 	blk := buildBlock(g.n.params, g.tip, height, nextBlockTime(g.times), txs, script, fees)

@@ -20,7 +20,7 @@ func TestGenerateMainnetChainCached(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
 	root := t.TempDir()
-	shape := MainnetShape{Blocks: 4, TxsPerBlock: 150, Seed: 7}
+	shape := MainnetShape{Blocks: 4, TxsPerBlock: 150, Seed: 7, OldCoins: 3000}
 	var lines int
 	c, err := LoadOrGenerateMainnet(ctx, root, shape, func(string, ...any) { lines++ })
 	if err != nil {
@@ -127,5 +127,27 @@ func TestSchnorrSignBIP340(t *testing.T) {
 	}
 	if got := txscript.GetScriptClass(mixScript(keys, mixP2TR, first)); got != txscript.WitnessV1TaprootTy {
 		t.Errorf("p2tr script class %v", got)
+	}
+}
+
+// The generator's output counts pick by rank: find returns the height
+// holding the k-th output, every output equally likely.
+func TestFenwickPicksByRank(t *testing.T) {
+	var f fenwick
+	counts := map[int]int64{0: 2, 5: 3, 300: 1, 2014: 4}
+	for h, n := range counts {
+		f.add(h, n)
+	}
+	want := []int{0, 0, 5, 5, 5, 300, 2014, 2014, 2014, 2014}
+	for k, h := range want {
+		if got := f.find(int64(k)); got != h {
+			t.Errorf("find(%d) = %d, want %d", k, got, h)
+		}
+	}
+	if got := f.prefix(299) - f.prefix(4); got != 3 {
+		t.Errorf("outputs at 5..299: %d, want 3", got)
+	}
+	if got := f.prefix(-1); got != 0 {
+		t.Errorf("prefix(-1) = %d", got)
 	}
 }

@@ -65,7 +65,7 @@ type manifest struct {
 
 // mainnetKey names the cache entry of shape.
 func mainnetKey(shape MainnetShape) string {
-	return fmt.Sprintf("mainnet-v%d-btcd-%s-b%d-t%d-s%d", mainnetGenVersion, BtcdVersion, shape.Blocks, shape.TxsPerBlock, shape.Seed)
+	return fmt.Sprintf("mainnet-v%d-btcd-%s-b%d-t%d-o%d-s%d", mainnetGenVersion, BtcdVersion, shape.Blocks, shape.TxsPerBlock, shape.oldCoins(), shape.Seed)
 }
 
 // LoadOrGenerateMainnet returns the cached chain of shape under root,
