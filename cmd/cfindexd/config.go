@@ -59,7 +59,8 @@ type Config struct {
 	LogFormat        string        `toml:"logformat" usage:"auto (console on a terminal, JSON otherwise), console or json"`
 
 	// Load on the node and memory (perf-bench, issue 12).
-	RPCThreads int `toml:"rpcthreads" usage:"the node's -rpcthreads: getblock-3 mode keeps one fewer requests in flight; 0 = Core's default for its version (4, or 16 since v29)"`
+	RPCThreads  int `toml:"rpcthreads" usage:"the node's -rpcthreads: getblock-3 mode keeps one fewer requests in flight; 0 = Core's default for its version (4, or 16 since v29)"`
+	MemoryLimit int `toml:"memorylimit" usage:"MiB the Go runtime aims to stay under (soft limit: the GC works harder near it); 0 = derived from scriptcache and workers; the GOMEMLIMIT environment variable overrides it"`
 }
 
 // defaultConfig returns the configuration used for every key that no file,
@@ -297,6 +298,12 @@ func (c *Config) validate() error {
 	}
 	if c.RPCThreads < 0 || c.RPCThreads > 1024 {
 		return fmt.Errorf("rpcthreads: %d is outside 0..1024", c.RPCThreads)
+	}
+	if c.MemoryLimit < 0 || c.MemoryLimit > 1<<20 {
+		return fmt.Errorf("memorylimit: %d MiB is outside 0..1048576", c.MemoryLimit)
+	}
+	if c.MemoryLimit > 0 && c.MemoryLimit < 32 {
+		return fmt.Errorf("memorylimit: %d MiB is too little to run in (at least 32, or 0 to derive it)", c.MemoryLimit)
 	}
 	if c.Listen == "auto" {
 		c.Listen = net.JoinHostPort("", strconv.Itoa(nw.P2PPort))

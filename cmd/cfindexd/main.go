@@ -41,6 +41,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 2
 	}
 	log := newLogger(cfg, stderr)
+	applyMemoryLimit(cfg, getenv, log)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
