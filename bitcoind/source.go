@@ -33,7 +33,10 @@ type RunBlockSource interface {
 	// from a RunOrder shared by them (nil for none), orders how their
 	// transactions become known, so that outputs created by an earlier
 	// run are resolved without asking the node. FetchBlocks ends turn
-	// before it returns.
+	// before it returns. It may return only the first blocks of the run
+	// (at least one) when the whole run would hold more memory than it
+	// allows itself (blocks much larger than the run was sized for); the
+	// caller fetches the rest with further calls, with a nil turn.
 	FetchBlocks(ctx context.Context, hashes []chainhash.Hash, turn *RunTurn) ([]FetchedBlock, error)
 }
 
@@ -193,7 +196,7 @@ func newSource(c *Client, mode string, o SourceOptions) (BlockSource, error) {
 		if batch <= 0 {
 			batch = DefaultBatchSize
 		}
-		src := &txIndexSource{c: c, batch: batch}
+		src := &txIndexSource{c: c, batch: batch, runCap: runCapBytes}
 		if size > 0 {
 			src.cache = newScriptCache(size)
 		}

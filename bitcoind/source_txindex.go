@@ -31,6 +31,11 @@ type txIndexSource struct {
 	// fromCache and fromNode count spent scripts resolved by the cache
 	// and by getrawtransaction (PrevoutCounts).
 	fromCache, fromNode atomic.Uint64
+	// blockSize is the largest recent block size (observeSize), which
+	// sizes the requests of a run; runCap bounds what one run holds
+	// (runCapBytes; tests lower it).
+	blockSize atomic.Int64
+	runCap    int
 }
 
 // PrevoutCounts returns how many spent scripts the source has resolved
@@ -75,10 +80,11 @@ func (s *txIndexSource) FetchBlocks(ctx context.Context, hashes []chainhash.Hash
 	if len(hashes) == 0 {
 		return nil, nil
 	}
-	blocks, err := s.rawBlocks(ctx, hashes)
+	blocks, err := s.rawBlocksCapped(ctx, hashes)
 	if err != nil {
 		return nil, fmt.Errorf("fetch block %s: %w", hashes[0], err)
 	}
+	hashes = hashes[:len(blocks)]
 
 	// The cache learns the run once the runs before it have taught it
 	// theirs, then the next run may go on.

@@ -81,8 +81,19 @@ func measureFloor(ctx context.Context, env syncEnv, src syncSource, hashes []cha
 		g.Go(func() error {
 			for j := range jobs {
 				if isRuns {
-					if _, err := runs.FetchBlocks(gctx, j.hashes, j.turn); err != nil {
-						return err
+					// A source may return a prefix of the run; the
+					// follower fetches the rest without a turn, and so
+					// does the floor.
+					turn := j.turn
+					for rest := j.hashes; len(rest) > 0; {
+						got, err := runs.FetchBlocks(gctx, rest, turn)
+						if err != nil {
+							return err
+						}
+						if len(got) == 0 {
+							return fmt.Errorf("fetch: no block of %d returned", len(rest))
+						}
+						rest, turn = rest[len(got):], nil
 					}
 					continue
 				}

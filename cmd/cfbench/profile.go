@@ -72,7 +72,7 @@ type profileResult struct {
 	Profile string   `json:"profile"`
 	Top     []string `json:"top"`
 	TopCum  []string `json:"top_cum"`
-	// Heap is the heap profile taken at the tip; HeapTop the head of its
+	// Heap is the heap profile taken halfway; HeapTop the head of its
 	// `go tool pprof -top -sample_index=inuse_space` (live bytes).
 	Heap    string   `json:"heap_profile"`
 	HeapTop []string `json:"heap_top"`
@@ -121,13 +121,16 @@ func profileFollower(ctx context.Context, run profileRun) (*profileResult, error
 		runErr = follower.Run(runCtx)
 		close(done)
 	}()
-	waitErr := waitStoreTip(ctx, st, run.TipHeight, done)
+	// What the heap holds halfway, in the thick of the catch-up (the
+	// script cache full, runs in flight): live objects as of a collection.
+	heapPath := filepath.Join(filepath.Dir(run.ProfilePath), "heap.pprof")
+	waitErr := waitStoreTip(ctx, st, run.TipHeight/2, done)
+	heapErr := writeHeapProfile(heapPath)
+	if waitErr == nil {
+		waitErr = waitStoreTip(ctx, st, run.TipHeight, done)
+	}
 	wall := time.Since(start)
 	cpu, conns := selfCPU()-cpu0, tcpActiveOpens()
-	// What the heap holds at the tip, with the script cache at its
-	// fullest: live objects as of the last collection.
-	heapPath := filepath.Join(filepath.Dir(run.ProfilePath), "heap.pprof")
-	heapErr := writeHeapProfile(heapPath)
 	stop()
 	<-done
 	pprof.StopCPUProfile()

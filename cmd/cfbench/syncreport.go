@@ -234,7 +234,7 @@ func (r *syncReport) writeTable(w io.Writer) error {
 		}
 	}
 	if p := r.InProcess; p != nil && len(p.HeapTop) > 0 {
-		fmt.Fprintf(w, "\nheap at the tip (%s), live bytes by allocation site:\n", p.Heap)
+		fmt.Fprintf(w, "\nheap halfway through the catch-up (%s), live bytes by allocation site:\n", p.Heap)
 		for _, l := range p.HeapTop {
 			fmt.Fprintln(w, "  "+l)
 		}
