@@ -78,20 +78,6 @@ func (c *Client) getBlocksHex(ctx context.Context, hashes []chainhash.Hash, maxR
 	return got, nil
 }
 
-// getTxOutputs fetches the transactions with the given txids in one
-// getrawtransaction batch and reads their output scripts in place. Each
-// transaction is checked to hash to its txid.
-func (c *Client) getTxOutputs(ctx context.Context, txids []chainhash.Hash) ([]scannedTx, error) {
-	txs := make([]scannedTx, len(txids))
-	err := c.getRawTxs(ctx, txids, true, func(i int, _ []byte, t scannedTx) error {
-		txs[i] = t
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return txs, nil
-}
 
 // callHex invokes method, whose result is a hex string, and hands its
 // decoded bytes to use (valid only during the call).

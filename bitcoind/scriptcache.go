@@ -155,32 +155,57 @@ func (c *scriptCache) add(txid chainhash.Hash, outs [][]byte) {
 	c.addLocked(&txid, outs)
 }
 
-func (c *scriptCache) addLocked(txid *chainhash.Hash, outs [][]byte) {
-	if _, ok := c.cur.find(txid); ok {
-		return
+func (c *scriptCache) addLocked(txid *chainhash.Hash, outs [][]byte) []byte {
+	if e, ok := c.cur.find(txid); ok {
+		return e
 	}
+	size := entrySizeOf(outs)
+	if size > c.slabBytes || c.maxBytes > 0 && c.slabBytes+cacheIndexOverhead > c.maxBytes/2 {
+		return nil
+	}
+	return c.put(txidKey(txid), size, func(dst []byte) { packEntry(dst, txid, outs) })
+}
+
+// store caches the output scripts of txid, as add does, and returns its
+// entry (for entryScript): the cached one, or, for a transaction too big
+// to cache, a copy of its own.
+func (c *scriptCache) store(txid chainhash.Hash, outs [][]byte) []byte {
+	c.mu.Lock()
+	e := c.addLocked(&txid, outs)
+	c.mu.Unlock()
+	if e == nil {
+		e = make([]byte, entrySizeOf(outs))
+		packEntry(e, &txid, outs)
+	}
+	return e
+}
+
+// entrySizeOf is the size of the entry of a transaction with these output
+// scripts.
+func entrySizeOf(outs [][]byte) int {
 	size := entryHeader + 4*len(outs)
 	for _, s := range outs {
 		if !isOpReturn(s) {
 			size += len(s)
 		}
 	}
-	if size > c.slabBytes || c.maxBytes > 0 && c.slabBytes+cacheIndexOverhead > c.maxBytes/2 {
-		return
-	}
-	c.put(txidKey(txid), size, func(dst []byte) {
-		copy(dst, txid[:])
-		binary.LittleEndian.PutUint32(dst[chainhash.HashSize:], uint32(len(outs)))
-		offs := dst[entryHeader:]
-		data := offs[4*len(outs):]
-		end := 0
-		for i, s := range outs {
-			if !isOpReturn(s) {
-				end += copy(data[end:], s)
-			}
-			binary.LittleEndian.PutUint32(offs[4*i:], uint32(end))
+	return size
+}
+
+// packEntry writes the entry of txid's outputs into dst
+// (entrySizeOf(outs) bytes).
+func packEntry(dst []byte, txid *chainhash.Hash, outs [][]byte) {
+	copy(dst, txid[:])
+	binary.LittleEndian.PutUint32(dst[chainhash.HashSize:], uint32(len(outs)))
+	offs := dst[entryHeader:]
+	data := offs[4*len(outs):]
+	end := 0
+	for i, s := range outs {
+		if !isOpReturn(s) {
+			end += copy(data[end:], s)
 		}
-	})
+		binary.LittleEndian.PutUint32(offs[4*i:], uint32(end))
+	}
 }
 
 // put stores an entry of size bytes (at most a slab), written by fill,

@@ -17,7 +17,7 @@ import (
 // empty activation blocks giving way to full ones) eight workers
 // fetching sixteen 1 MB blocks each held 128 MB of blocks, and over
 // JSON-RPC three times that in hex replies.
-const runCapBytes = 4 << 20
+const runCapBytes = 2 << 20
 
 // rawBlocksCapped fetches a prefix of the run's blocks (at least one)
 // holding about s.runCap bytes at most.

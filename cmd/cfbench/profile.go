@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strings"
 	"sync/atomic"
@@ -76,6 +77,11 @@ type profileResult struct {
 	// `go tool pprof -top -sample_index=inuse_space` (live bytes).
 	Heap    string   `json:"heap_profile"`
 	HeapTop []string `json:"heap_top"`
+	// PeakLive is the most a collection left live (runtime/metrics
+	// /gc/heap/live:bytes, sampled); PeakHeapTop the top of the heap
+	// profile written then (heap-peak.pprof).
+	PeakLive    int64    `json:"peak_live_bytes"`
+	PeakHeapTop []string `json:"peak_heap_top"`
 }
 
 // profileFollower runs indexer.Follower wired as cmd/cfindexd wires it
@@ -123,7 +129,12 @@ func profileFollower(ctx context.Context, run profileRun) (*profileResult, error
 	}()
 	// What the heap holds halfway, in the thick of the catch-up (the
 	// script cache full, runs in flight): live objects as of a collection.
-	heapPath := filepath.Join(filepath.Dir(run.ProfilePath), "heap.pprof")
+	// And when the live heap peaks: heap-peak.pprof is rewritten whenever
+	// a collection leaves more live than any before.
+	dir := filepath.Dir(run.ProfilePath)
+	heapPath := filepath.Join(dir, "heap.pprof")
+	peakDone := make(chan struct{})
+	peak := watchPeakHeap(filepath.Join(dir, "heap-peak.pprof"), peakDone)
 	waitErr := waitStoreTip(ctx, st, run.TipHeight/2, done)
 	heapErr := writeHeapProfile(heapPath)
 	if waitErr == nil {
@@ -131,6 +142,8 @@ func profileFollower(ctx context.Context, run profileRun) (*profileResult, error
 	}
 	wall := time.Since(start)
 	cpu, conns := selfCPU()-cpu0, tcpActiveOpens()
+	close(peakDone)
+	peakLive := <-peak
 	stop()
 	<-done
 	pprof.StopCPUProfile()
@@ -170,7 +183,6 @@ func profileFollower(ctx context.Context, run profileRun) (*profileResult, error
 		}
 		res.Verified = true
 	}
-	dir := filepath.Dir(run.ProfilePath)
 	if res.Top, err = pprofTop(ctx, run.ProfilePath, filepath.Join(dir, "cpu-top.txt"), run.TopN); err != nil {
 		return nil, err
 	}
@@ -182,7 +194,46 @@ func profileFollower(ctx context.Context, run profileRun) (*profileResult, error
 	if res.HeapTop, err = pprofTop(ctx, heapPath, filepath.Join(dir, "heap-top.txt"), run.TopN, "-sample_index=inuse_space"); err != nil {
 		return nil, err
 	}
+	res.PeakLive = peakLive
+	if peakLive > 0 {
+		if res.PeakHeapTop, err = pprofTop(ctx, filepath.Join(dir, "heap-peak.pprof"), filepath.Join(dir, "heap-peak-top.txt"), run.TopN, "-sample_index=inuse_space"); err != nil {
+			return nil, err
+		}
+	}
 	return res, nil
+}
+
+// watchPeakHeap samples the live heap every 50 ms until done is closed and
+// writes the heap profile to path each time it is 2 MB above the highest
+// seen so far; the highest comes back on the channel.
+func watchPeakHeap(path string, done <-chan struct{}) <-chan int64 {
+	out := make(chan int64, 1)
+	go func() {
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		var peak, written int64
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(sample)
+			if v := int64(sample[0].Value.Uint64()); v > peak {
+				peak = v
+				if peak > written+2e6 {
+					if f, err := os.Create(path); err == nil {
+						_ = pprof.Lookup("heap").WriteTo(f, 0)
+						f.Close()
+						written = peak
+					}
+				}
+			}
+			select {
+			case <-done:
+				out <- peak
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return out
 }
 
 // writeHeapProfile writes the heap profile to path after a collection, so

@@ -233,6 +233,12 @@ func (r *syncReport) writeTable(w io.Writer) error {
 			fmt.Fprintln(w, "  "+l)
 		}
 	}
+	if p := r.InProcess; p != nil && len(p.PeakHeapTop) > 0 {
+		fmt.Fprintf(w, "\nheap when the live heap peaked (%.1f MB live), live bytes by allocation site:\n", mb(p.PeakLive))
+		for _, l := range p.PeakHeapTop {
+			fmt.Fprintln(w, "  "+l)
+		}
+	}
 	if p := r.InProcess; p != nil && len(p.HeapTop) > 0 {
 		fmt.Fprintf(w, "\nheap halfway through the catch-up (%s), live bytes by allocation site:\n", p.Heap)
 		for _, l := range p.HeapTop {
