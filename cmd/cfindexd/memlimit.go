@@ -23,7 +23,7 @@ import (
 // of the CPU is capped at half, rather than the process failing.
 const (
 	memoryPerWorker = 4 << 20
-	memoryBase      = 32 << 20
+	memoryBase      = 24 << 20
 )
 
 // memoryLimitBytes is the soft memory limit for cfg: the memorylimit key

@@ -20,8 +20,8 @@ func TestMemoryLimit(t *testing.T) {
 		env  string
 		want int64 // the runtime's limit afterwards
 	}{
-		{"derived from the defaults", func(*Config) {}, "", (64 + 8*4 + 32) << 20},
-		{"derived, no cache", func(c *Config) { c.ScriptCache, c.Workers = 0, 2 }, "", (2*4 + 32) << 20},
+		{"derived from the defaults", func(*Config) {}, "", (64 + 8*4 + 24) << 20},
+		{"derived, no cache", func(c *Config) { c.ScriptCache, c.Workers = 0, 2 }, "", (2*4 + 24) << 20},
 		{"explicit", func(c *Config) { c.MemoryLimit = 200 }, "", 200 << 20},
 		{"GOMEMLIMIT wins", func(c *Config) { c.MemoryLimit = 200 }, "1GiB", math.MaxInt64},
 	} {
