@@ -78,7 +78,6 @@ func (c *Client) getBlocksHex(ctx context.Context, hashes []chainhash.Hash, maxR
 	return got, nil
 }
 
-
 // callHex invokes method, whose result is a hex string, and hands its
 // decoded bytes to use (valid only during the call).
 func (c *Client) callHex(ctx context.Context, method string, params []any, use func(raw []byte) error) error {

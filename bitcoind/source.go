@@ -33,10 +33,12 @@ type RunBlockSource interface {
 	// from a RunOrder shared by them (nil for none), orders how their
 	// transactions become known, so that outputs created by an earlier
 	// run are resolved without asking the node. FetchBlocks ends turn
-	// before it returns. It may return only the first blocks of the run
-	// (at least one) when the whole run would hold more memory than it
-	// allows itself (blocks much larger than the run was sized for); the
-	// caller fetches the rest with further calls, with a nil turn.
+	// before it returns the last block of the run. It may return only the
+	// first blocks of the run (at least one) when the whole run would hold
+	// more memory than it allows itself (blocks much larger than the run
+	// was sized for): the turn is then still held, and the caller fetches
+	// the rest with further calls passing the same turn (or ends it with
+	// Done if it gives up).
 	FetchBlocks(ctx context.Context, hashes []chainhash.Hash, turn *RunTurn) ([]FetchedBlock, error)
 }
 

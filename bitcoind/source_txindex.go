@@ -77,15 +77,24 @@ type spendRef struct {
 }
 
 // FetchBlocks implements RunBlockSource.
-func (s *txIndexSource) FetchBlocks(ctx context.Context, hashes []chainhash.Hash, turn *RunTurn) ([]FetchedBlock, error) {
-	defer turn.Done()
+func (s *txIndexSource) FetchBlocks(ctx context.Context, hashes []chainhash.Hash, turn *RunTurn) (_ []FetchedBlock, err error) {
+	// A prefix keeps the turn (the rest of the run teaches the cache
+	// next); the whole run, or a failure, ends it.
+	whole := false
+	defer func() {
+		if whole || err != nil {
+			turn.Done()
+		}
+	}()
 	if len(hashes) == 0 {
+		whole = true
 		return nil, nil
 	}
 	blocks, err := s.rawBlocksCapped(ctx, hashes)
 	if err != nil {
 		return nil, fmt.Errorf("fetch block %s: %w", hashes[0], err)
 	}
+	whole = len(blocks) == len(hashes)
 	hashes = hashes[:len(blocks)]
 
 	// The cache learns the run once the runs before it have taught it
@@ -100,7 +109,9 @@ func (s *txIndexSource) FetchBlocks(ctx context.Context, hashes []chainhash.Hash
 	for _, b := range blocks {
 		cache.addBlock(b)
 	}
-	turn.Done()
+	if whole {
+		turn.Done()
+	}
 
 	// Resolve what the cache knows; list the rest.
 	out := make([]FetchedBlock, len(blocks))

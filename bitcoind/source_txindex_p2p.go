@@ -8,16 +8,17 @@ import (
 )
 
 // What one run holds is bounded: a run is asked for in one request of as
-// many blocks as the largest recent block size says fit in runCapBytes,
-// and reading the answer stops once it holds runCapBytes — the rest of a
-// getdata's blocks or of a getblock batch reply is not read (that
-// connection is dropped), and the caller fetches the remaining blocks
-// again (RunBlockSource's prefix). Runs are sized by the average block
+// many blocks as the recent block size (observeSize) says fit in
+// runCapBytes (1.5 times the runs the indexer sizes), and reading the
+// answer stops once it holds runCapBytes — the rest of a getdata's blocks
+// or of a getblock batch reply is not read (that connection is dropped),
+// and the caller fetches the remaining blocks with the same turn
+// (RunBlockSource's prefix). Runs are sized by the average block
 // before they are fetched, and when blocks grow suddenly (a test chain's
 // empty activation blocks giving way to full ones) eight workers
 // fetching sixteen 1 MB blocks each held 128 MB of blocks, and over
 // JSON-RPC three times that in hex replies.
-const runCapBytes = 2 << 20
+const runCapBytes = 3 << 20
 
 // rawBlocksCapped fetches a prefix of the run's blocks (at least one)
 // holding about s.runCap bytes at most.
@@ -36,14 +37,15 @@ func (s *txIndexSource) rawBlocksCapped(ctx context.Context, hashes []chainhash.
 	return blocks, nil
 }
 
-// observeSize keeps blockSize at the largest recent block size: a larger
-// block takes its place at once, smaller ones pull it down slowly.
+// observeSize keeps blockSize near the recent block size: a larger block
+// takes its place at once, smaller ones pull it down slowly (as the
+// indexer's run sizer does, so the runs it sizes fit in runCapBytes).
 func (s *txIndexSource) observeSize(size int) {
 	for {
 		old := s.blockSize.Load()
 		next := int64(size)
 		if next < old {
-			next = old - old/16 + next/16
+			next = old - old/8 + next/8
 		}
 		if s.blockSize.CompareAndSwap(old, next) {
 			return

@@ -221,12 +221,13 @@ func (f *Follower) fetchRun(ctx context.Context, b *gcs.BasicBuilder, runner run
 		return dst, nil
 	}
 	// The source may return the first blocks of the run only (it bounds
-	// what one run holds); the rest is fetched after them, with no turn.
-	turn := job.turn
+	// what one run holds); the rest is fetched after them, with the same
+	// turn, which the source ends with the run's last block (and this, if
+	// the run is given up).
+	defer job.turn.Done()
 	for done := 0; done < len(job.hashes); {
 		from := job.height + uint32(done)
-		blocks, err := runner.FetchBlocks(ctx, job.hashes[done:], turn)
-		turn = nil
+		blocks, err := runner.FetchBlocks(ctx, job.hashes[done:], job.turn)
 		if err != nil {
 			return dst, fmt.Errorf("fetch blocks %d..%d: %w", from, job.height+job.n-1, err)
 		}

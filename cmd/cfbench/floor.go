@@ -82,18 +82,19 @@ func measureFloor(ctx context.Context, env syncEnv, src syncSource, hashes []cha
 			for j := range jobs {
 				if isRuns {
 					// A source may return a prefix of the run; the
-					// follower fetches the rest without a turn, and so
-					// does the floor.
-					turn := j.turn
+					// follower fetches the rest with the same turn, and
+					// so does the floor.
 					for rest := j.hashes; len(rest) > 0; {
-						got, err := runs.FetchBlocks(gctx, rest, turn)
+						got, err := runs.FetchBlocks(gctx, rest, j.turn)
 						if err != nil {
+							j.turn.Done()
 							return err
 						}
 						if len(got) == 0 {
+							j.turn.Done()
 							return fmt.Errorf("fetch: no block of %d returned", len(rest))
 						}
-						rest, turn = rest[len(got):], nil
+						rest = rest[len(got):]
 					}
 					continue
 				}
