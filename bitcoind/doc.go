@@ -90,10 +90,24 @@
 //     a run of consecutive blocks with one request and the prevouts of the
 //     whole run with one getrawtransaction batch, because btcd closes the
 //     connection after every HTTP request and a catch-up from it paid
-//     mostly for TCP connects, not bytes. Spent scripts come from a cache
-//     of txid → output scripts (scriptcache.go: bounded in bytes, two
-//     generations, entries packed into slabs, OP_RETURN outputs kept
-//     empty) fed by every fetched block and transaction. Runs fetched at
+//     mostly for TCP connects, not bytes. A run holds at most 3 MiB of
+//     blocks: it is asked for in as many blocks as the recent block size
+//     says fit, and reading stops there (over P2P the rest of the getdata
+//     is left unread and the connection dropped; over JSON-RPC the rest of
+//     the batch reply is left unread), returning the run's first blocks —
+//     the caller fetches the rest with the same turn. Runs are sized by the
+//     average block before they are fetched, and when blocks grow at once
+//     (empty activation blocks, then full ones) eight workers had held
+//     hundreds of megabytes. Spent scripts come from a cache of txid →
+//     output scripts (scriptcache.go: bounded by its real memory, whole
+//     slabs and index counted; two generations; entries — the txid, output
+//     count, end offsets and scripts, OP_RETURN outputs kept empty —
+//     packed into 2 MiB slabs and indexed by a map from the txid's first 8
+//     bytes, whose keys and values hold no pointers for the garbage
+//     collector to scan; a different txid with the same prefix is a miss)
+//     fed by every fetched block and transaction; a transaction fetched
+//     from the node goes straight into the cache and its spends are
+//     resolved from there, so nothing else of it is kept. Runs fetched at
 //     once by several workers take turns (RunOrder) to teach the cache
 //     their blocks in chain order before resolving their own spends, so a
 //     catch-up asks the node only for outputs older than the cache holds —
