@@ -90,9 +90,9 @@
 //     a run of consecutive blocks with one request and the prevouts of the
 //     whole run with one getrawtransaction batch, because btcd closes the
 //     connection after every HTTP request and a catch-up from it paid
-//     mostly for TCP connects, not bytes. A run holds at most 3 MiB of
+//     mostly for TCP connects, not bytes. A run holds at most 6 MiB of
 //     blocks: it is asked for in as many blocks as the recent block size
-//     says fit, and reading stops there (over P2P the rest of the getdata
+//     says fit in 3 MiB, and reading stops at twice that (over P2P the rest of the getdata
 //     is left unread and the connection dropped; over JSON-RPC the rest of
 //     the batch reply is left unread), returning the run's first blocks —
 //     the caller fetches the rest with the same turn. Runs are sized by the

@@ -10,7 +10,7 @@ import (
 // What one run holds is bounded: a run is asked for in one request of as
 // many blocks as the recent block size (observeSize) says fit in
 // runCapBytes (1.5 times the runs the indexer sizes), and reading the
-// answer stops once it holds runCapBytes — the rest of a getdata's blocks
+// answer stops once it holds twice that — the rest of a getdata's blocks
 // or of a getblock batch reply is not read (that connection is dropped),
 // and the caller fetches the remaining blocks with the same turn
 // (RunBlockSource's prefix). Runs are sized by the average block
@@ -21,13 +21,16 @@ import (
 const runCapBytes = 3 << 20
 
 // rawBlocksCapped fetches a prefix of the run's blocks (at least one)
-// holding about s.runCap bytes at most.
+// holding about 2×s.runCap bytes at most.
 func (s *txIndexSource) rawBlocksCapped(ctx context.Context, hashes []chainhash.Hash) ([]*scannedBlock, error) {
 	n := len(hashes)
 	if size := s.blockSize.Load(); size > 0 {
 		n = min(n, max(1, int(int64(s.runCap)/size)))
 	}
-	blocks, err := s.rawBlocks(ctx, hashes[:n], s.runCap)
+	// Reading stops only well past what the request was sized for, so a
+	// run of blocks a little larger than the estimate is not cut (the rest
+	// would be sent twice), while a run of blocks much larger is.
+	blocks, err := s.rawBlocks(ctx, hashes[:n], 2*s.runCap)
 	if err != nil {
 		return nil, err
 	}
