@@ -66,12 +66,35 @@
 //     faster).
 //  2. ModeGetBlock3 — Bitcoin Core ≥ 23: getblock <hash> 3 carries each
 //     tx's "hex" and a "prevout" per input (fields generated, height,
-//     value, scriptPubKey). The reply is decoded into minimal structs
-//     holding only the header members, tx hex and prevout script hex;
-//     encoding/json skips the rest (asm, descriptors, addresses, amounts)
-//     without building a generic tree. The header is rebuilt and must hash
-//     to the requested block, and the decoded transactions must match its
-//     merkle root. Core omits "prevout" when undo data is gone → ErrPruned.
+//     value, scriptPubKey). The reply, about ten times the block in JSON,
+//     is decoded as it streams in (getblock3.go): a hand-written scanner
+//     reads it through a pooled 64 KiB buffer, decodes the header members,
+//     each tx's "hex" straight into the block's bytes and each input's
+//     prevout.scriptPubKey.hex into one script buffer, and skips
+//     everything else (asm, descriptors, addresses, amounts) by scanning
+//     for the ends of strings and brackets — no encoding/json reflection,
+//     no copy of the document, memory in proportion to the block. What it
+//     uses is checked: the types Core sends, no repeated member or one
+//     differing only in case, the rebuilt header hashing to the block
+//     asked for, the transactions (read in place by the block scanner)
+//     matching its merkle root and splitting exactly where the "hex"
+//     strings do, one vin entry per input and a prevout for every
+//     non-coinbase one; bounds hold whatever the bytes say (4,000,000
+//     bytes of block, 10,000-byte prevout scripts, 64 levels of nesting,
+//     64 KiB error objects). FuzzDecodeGetBlock3 checks that whatever it
+//     accepts is a consistent block and that, where the previous decoder
+//     (encoding/json into structs, kept in getblock3_ref_test.go) accepts
+//     the same bytes, both read the same; BenchmarkGetBlock3 compares them.
+//     The source fetches runs (RunBlockSource) as one request per block,
+//     several at once: Core serves RPC with -rpcthreads threads (4 by
+//     default, 16 since v29.0) and answers HTTP 503 once more than
+//     -rpcworkqueue requests (16; 64 since v29.0) wait, so the source keeps
+//     at most one fewer than the node's threads in flight across all
+//     workers (SourceOptions.RPCThreads, the rpcthreads key; by default
+//     Core's default for the node's version), leaving a thread for other
+//     clients. The header must hash to the requested block and the
+//     transactions must match its merkle root. Core omits "prevout" when
+//     undo data is gone → ErrPruned.
 //  3. ModeTxIndex — btcd started with --txindex, or an older Core with
 //     -txindex=1: raw blocks (getblock <hash> 0, or over the node's P2P
 //     port, below), then the spent transactions by batched
@@ -86,10 +109,24 @@
 //     a run of consecutive blocks with one request and the prevouts of the
 //     whole run with one getrawtransaction batch, because btcd closes the
 //     connection after every HTTP request and a catch-up from it paid
-//     mostly for TCP connects, not bytes. Spent scripts come from a cache
-//     of txid → output scripts (scriptcache.go: bounded in bytes, two
-//     generations, entries packed into slabs, OP_RETURN outputs kept
-//     empty) fed by every fetched block and transaction. Runs fetched at
+//     mostly for TCP connects, not bytes. A run holds at most 6 MiB of
+//     blocks: it is asked for in as many blocks as the recent block size
+//     says fit in 3 MiB, and reading stops at twice that (over P2P the rest of the getdata
+//     is left unread and the connection dropped; over JSON-RPC the rest of
+//     the batch reply is left unread), returning the run's first blocks —
+//     the caller fetches the rest with the same turn. Runs are sized by the
+//     average block before they are fetched, and when blocks grow at once
+//     (empty activation blocks, then full ones) eight workers had held
+//     hundreds of megabytes. Spent scripts come from a cache of txid →
+//     output scripts (scriptcache.go: bounded by its real memory, whole
+//     slabs and index counted; two generations; entries — the txid, output
+//     count, end offsets and scripts, OP_RETURN outputs kept empty —
+//     packed into 2 MiB slabs and indexed by a map from the txid's first 8
+//     bytes, whose keys and values hold no pointers for the garbage
+//     collector to scan; a different txid with the same prefix is a miss)
+//     fed by every fetched block and transaction; a transaction fetched
+//     from the node goes straight into the cache and its spends are
+//     resolved from there, so nothing else of it is kept. Runs fetched at
 //     once by several workers take turns (RunOrder) to teach the cache
 //     their blocks in chain order before resolving their own spends, so a
 //     catch-up asks the node only for outputs older than the cache holds —
@@ -268,8 +305,8 @@
 // result through generic json.RawMessage values and its btcjson result
 // types, knows neither getblock verbosity 3 nor REST, and its batch mode is
 // a separate client mode. This client is small (one POST helper), decodes
-// getblock 0 hex in place (blockscan.go) and verbosity 3 into minimal
-// structs, reads getblock 0 and getrawtransaction 0 replies without
+// getblock 0 hex in place (blockscan.go) and verbosity 3 as it streams in
+// (getblock3.go), reads getblock 0 and getrawtransaction 0 replies without
 // encoding/json at all when they have the envelope Core and btcd send
 // (hexreply.go: the hex is found with bytes.IndexByte and decoded into a
 // reused buffer; every other shape — error objects, escapes, unknown

@@ -4,161 +4,1001 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 )
 
-// verboseBlock holds the only members of a getblock verbosity 3 reply this
-// package needs. encoding/json skips every other member (asm, desc,
-// addresses, amounts...) without building values for them, so the reply is
-// never turned into a generic JSON tree.
-type verboseBlock struct {
-	Hash       string      `json:"hash"`
-	Version    int32       `json:"version"`
-	PrevHash   string      `json:"previousblockhash"`
-	MerkleRoot string      `json:"merkleroot"`
-	Time       int64       `json:"time"`
-	Bits       string      `json:"bits"`
-	Nonce      uint32      `json:"nonce"`
-	Tx         []verboseTx `json:"tx"`
-}
+// A getblock <hash> 3 reply (Bitcoin Core ≥ 23) is JSON about ten times
+// the size of the block: per transaction its decoded inputs and outputs
+// (asm, descriptors, addresses, amounts) and its "hex", per input the
+// spent output ("prevout") with its scriptPubKey. A filter needs only the
+// block (the header members and each transaction's hex) and each input's
+// prevout.scriptPubKey.hex. decodeGetBlock3 reads the reply as it arrives
+// from the socket through a 64 KiB buffer, decodes those strings' hex
+// straight into the block and script buffers it returns, and skips
+// everything else without building anything: no encoding/json reflection,
+// no copy of the document, memory in proportion to the block rather than
+// to the JSON.
+//
+// Skipped values are only scanned for the end of their strings and
+// brackets, so JSON that is malformed inside them may pass; what is used
+// is checked: the members it reads must have the types Core sends (a
+// repeated member, or a member name differing only in case, is rejected),
+// the rebuilt header must hash to the block asked for, the transactions
+// must hash to its merkle root and split exactly where the JSON's "hex"
+// strings do, every transaction must have as many "vin" entries as inputs,
+// and every non-coinbase input a prevout (Core omits it once the block's
+// undo data is pruned: ErrPruned). Bounds hold whatever the bytes say: a
+// block of at most 4,000,000 bytes, prevout scripts of at most 10,000
+// bytes (a longer one cannot be spent), nesting at most 64 deep, an error
+// object at most 64 KiB.
+const (
+	maxG3BlockBytes   = 4_000_000
+	maxG3ScriptBytes  = 10_000
+	maxG3PrevoutBytes = 64 << 20
+	maxG3Depth        = 64
+	maxG3ErrorBytes   = 64 << 10
+	g3BufferBytes     = 64 << 10
+	// g3Reserve is room before the transactions for the header and the
+	// transaction count, written once the count is known.
+	g3Reserve = wire.MaxBlockHeaderPayload + 9
+)
 
-type verboseTx struct {
-	Hex string       `json:"hex"`
-	Vin []verboseVin `json:"vin"`
-}
+// g3Buffers recycles the decoders' read buffers.
+var g3Buffers = sync.Pool{New: func() any { b := make([]byte, g3BufferBytes); return &b }}
 
-type verboseVin struct {
-	Coinbase *string `json:"coinbase"`
-	Prevout  *struct {
-		ScriptPubKey struct {
-			Hex string `json:"hex"`
-		} `json:"scriptPubKey"`
-	} `json:"prevout"`
-}
-
-// ParseVerboseBlock decodes the "result" of getblock <hash> 3 (Bitcoin Core
-// >= 23) into the block and the spent output scripts of its non-coinbase
-// inputs in block order. The header is rebuilt from the JSON members and
-// must hash to want; the transactions come from each tx's "hex" and must
-// match the header's merkle root.
-func ParseVerboseBlock(data []byte, want chainhash.Hash) (*wire.MsgBlock, [][]byte, error) {
-	var vb verboseBlock
-	if err := json.Unmarshal(data, &vb); err != nil {
-		return nil, nil, fmt.Errorf("%w: getblock 3 %s: %v", ErrMalformed, want, err)
+// decodeGetBlock3Reply reads a whole JSON-RPC reply to getblock <want> 3
+// from r (the HTTP body, status its HTTP status) and returns the block read
+// in place with the spent scripts of its non-coinbase inputs. A JSON-RPC
+// error object comes back as *RPCError.
+func decodeGetBlock3Reply(r io.Reader, status int, want chainhash.Hash) (FetchedBlock, error) {
+	buf := g3Buffers.Get().(*[]byte)
+	defer g3Buffers.Put(buf)
+	d := g3Decoder{src: r, buf: (*buf)[:0], want: want}
+	fb, err := d.reply(status)
+	if err != nil {
+		var rpcErr *RPCError
+		if errors.As(err, &rpcErr) || errors.Is(err, ErrPruned) {
+			return FetchedBlock{}, err
+		}
+		return FetchedBlock{}, fmt.Errorf("%w: getblock %s 3: %v", ErrMalformed, want, err)
 	}
-	return vb.build(want)
+	return fb, nil
 }
 
-func (vb *verboseBlock) build(want chainhash.Hash) (*wire.MsgBlock, [][]byte, error) {
-	fail := func(format string, args ...any) (*wire.MsgBlock, [][]byte, error) {
-		return nil, nil, fmt.Errorf("%w: getblock 3 %s: %s", ErrMalformed, want, fmt.Sprintf(format, args...))
+// DecodeGetBlock3 decodes the "result" member of a getblock <want> 3 reply
+// (the JSON object of the block) as decodeGetBlock3Reply does.
+func DecodeGetBlock3(result []byte, want chainhash.Hash) (FetchedBlock, error) {
+	d := g3Decoder{buf: result, want: want}
+	fb, err := d.result()
+	if err != nil {
+		if errors.Is(err, ErrPruned) {
+			return FetchedBlock{}, err
+		}
+		return FetchedBlock{}, fmt.Errorf("%w: getblock %s 3: %v", ErrMalformed, want, err)
 	}
-	var hdr wire.BlockHeader
-	hdr.Version = vb.Version
-	if vb.PrevHash != "" {
-		h, err := chainhash.NewHashFromStr(vb.PrevHash)
+	return fb, nil
+}
+
+// errG3Truncated means the JSON ended early.
+var errG3Truncated = errors.New("unexpected end of JSON")
+
+// g3Decoder is one reply being decoded.
+type g3Decoder struct {
+	// buf[pos:] are the bytes read and not yet consumed; src is where
+	// more come from (nil: buf is the whole document), rerr what ended
+	// it.
+	src  io.Reader
+	buf  []byte
+	pos  int
+	rerr error
+	want chainhash.Hash
+
+	hdr  wire.BlockHeader
+	seen uint8 // g3Has* bits of the header members read
+
+	// raw holds g3Reserve bytes, then every transaction's bytes; txEnd[i]
+	// is where transaction i ends in raw and txVins[i] its vin count.
+	raw    []byte
+	txEnd  []uint32
+	txVins []uint32
+	// prevs holds the prevout scripts back to back; prevEnd the end of
+	// each (non-coinbase inputs in block order).
+	prevs   []byte
+	prevEnd []uint32
+	depth   int
+}
+
+// Header members (g3Decoder.seen).
+const (
+	g3HasVersion uint8 = 1 << iota
+	g3HasPrev
+	g3HasMerkle
+	g3HasTime
+	g3HasBits
+	g3HasNonce
+	g3HasTx
+	g3HeaderNeeded = g3HasVersion | g3HasMerkle | g3HasTime | g3HasBits | g3HasNonce | g3HasTx
+)
+
+// reply reads the envelope {"result":…,"error":…,"id":…}.
+func (d *g3Decoder) reply(status int) (FetchedBlock, error) {
+	if err := d.open('{'); err != nil {
+		return FetchedBlock{}, err
+	}
+	var fb FetchedBlock
+	haveResult := false
+	var key [16]byte
+	err := d.members(func(name []byte) error {
+		switch string(name) {
+		case "result":
+			if haveResult {
+				return errors.New(`repeated member "result"`)
+			}
+			haveResult = true
+			if null, err := d.null(); err != nil || null {
+				haveResult = !null
+				return err
+			}
+			var err error
+			fb, err = d.result()
+			return err
+		case "error":
+			if null, err := d.null(); err != nil || null {
+				return err
+			}
+			var rpcErr RPCError
+			rest := io.Reader(bytes.NewReader(d.buf[d.pos:]))
+			if d.src != nil {
+				rest = io.MultiReader(rest, d.src)
+			}
+			if err := json.NewDecoder(io.LimitReader(rest, maxG3ErrorBytes)).Decode(&rpcErr); err != nil {
+				return fmt.Errorf("error object: %v", err)
+			}
+			rpcErr.Method = "getblock"
+			return &rpcErr
+		}
+		if equalFoldAny(name, "result", "error") {
+			return fmt.Errorf("member %q", name)
+		}
+		return d.skipValue()
+	}, key[:])
+	if err != nil {
+		return FetchedBlock{}, err
+	}
+	if status != http.StatusOK {
+		return FetchedBlock{}, fmt.Errorf("HTTP %d without an error object", status)
+	}
+	if !haveResult {
+		return FetchedBlock{}, errors.New("null or missing result")
+	}
+	return fb, nil
+}
+
+// result reads the block object and assembles the block.
+func (d *g3Decoder) result() (FetchedBlock, error) {
+	if err := d.open('{'); err != nil {
+		return FetchedBlock{}, err
+	}
+	d.raw = make([]byte, g3Reserve, g3Reserve+8<<10)
+	var key [24]byte
+	known := []string{"version", "previousblockhash", "merkleroot", "time", "bits", "nonce", "tx"}
+	err := d.members(func(name []byte) error {
+		bit, ok := g3HeaderBit(name)
+		if !ok {
+			if equalFoldAny(name, known...) {
+				return fmt.Errorf("member %q", name)
+			}
+			return d.skipValue()
+		}
+		if d.seen&bit != 0 {
+			return fmt.Errorf("repeated member %q", name)
+		}
+		d.seen |= bit
+		var err error
+		switch bit {
+		case g3HasVersion:
+			var v int64
+			v, err = d.int(32)
+			d.hdr.Version = int32(v)
+		case g3HasPrev:
+			d.hdr.PrevBlock, err = d.hash()
+		case g3HasMerkle:
+			d.hdr.MerkleRoot, err = d.hash()
+		case g3HasTime:
+			var v int64
+			v, err = d.int(64)
+			d.hdr.Timestamp = time.Unix(v, 0)
+		case g3HasBits:
+			var v uint64
+			v, err = d.hexUint32()
+			d.hdr.Bits = uint32(v)
+		case g3HasNonce:
+			var v int64
+			v, err = d.uint32()
+			d.hdr.Nonce = uint32(v)
+		case g3HasTx:
+			err = d.txs()
+		}
 		if err != nil {
-			return fail("previousblockhash: %v", err)
+			return fmt.Errorf("%s: %w", name, err)
 		}
-		hdr.PrevBlock = *h
-	}
-	mr, err := chainhash.NewHashFromStr(vb.MerkleRoot)
+		return nil
+	}, key[:])
 	if err != nil {
-		return fail("merkleroot: %v", err)
+		return FetchedBlock{}, err
 	}
-	hdr.MerkleRoot = *mr
-	hdr.Timestamp = time.Unix(vb.Time, 0)
-	bits, err := strconv.ParseUint(vb.Bits, 16, 32)
-	if err != nil {
-		return fail("bits %q: %v", vb.Bits, err)
+	if d.seen&g3HeaderNeeded != g3HeaderNeeded {
+		return FetchedBlock{}, fmt.Errorf("header or transactions missing (members %06b)", d.seen)
 	}
-	hdr.Bits = uint32(bits)
-	hdr.Nonce = vb.Nonce
-	if got := hdr.BlockHash(); got != want {
-		return fail("header hashes to %s", got)
-	}
-	if len(vb.Tx) == 0 {
-		return fail("no transactions")
-	}
-
-	blk := &wire.MsgBlock{Header: hdr, Transactions: make([]*wire.MsgTx, len(vb.Tx))}
-	nin := 0
-	for i := 1; i < len(vb.Tx); i++ {
-		nin += len(vb.Tx[i].Vin)
-	}
-	prevScripts := make([][]byte, 0, nin)
-	var raw []byte
-	for i := range vb.Tx {
-		vt := &vb.Tx[i]
-		n := hex.DecodedLen(len(vt.Hex))
-		if cap(raw) < n {
-			raw = make([]byte, n)
-		}
-		raw = raw[:n]
-		if _, err := hex.Decode(raw, []byte(vt.Hex)); err != nil {
-			return fail("tx %d hex: %v", i, err)
-		}
-		tx := new(wire.MsgTx)
-		r := bytes.NewReader(raw)
-		if err := tx.Deserialize(r); err != nil {
-			return fail("tx %d: %v", i, err)
-		}
-		if r.Len() != 0 {
-			return fail("tx %d: %d trailing bytes", i, r.Len())
-		}
-		if len(vt.Vin) != len(tx.TxIn) {
-			return fail("tx %d: %d vin entries for %d inputs", i, len(vt.Vin), len(tx.TxIn))
-		}
-		blk.Transactions[i] = tx
-		for j := range vt.Vin {
-			vin := &vt.Vin[j]
-			if i == 0 {
-				if vin.Coinbase == nil {
-					return fail("first transaction is not a coinbase")
-				}
-				continue
-			}
-			if vin.Prevout == nil {
-				// Core omits prevout when the block's undo data is gone.
-				return nil, nil, fmt.Errorf("%w: getblock 3 %s: tx %d input %d has no prevout (undo data missing)", ErrPruned, want, i, j)
-			}
-			script, err := hex.DecodeString(vin.Prevout.ScriptPubKey.Hex)
-			if err != nil {
-				return fail("tx %d input %d prevout script: %v", i, j, err)
-			}
-			prevScripts = append(prevScripts, script)
-		}
-	}
-	if got := merkleRoot(blk.Transactions); got != hdr.MerkleRoot {
-		return fail("transactions do not match the merkle root")
-	}
-	return blk, prevScripts, nil
+	return d.assemble()
 }
 
-// merkleRoot computes the block merkle root over txids (Bitcoin's
-// duplicate-last-on-odd rule).
-func merkleRoot(txs []*wire.MsgTx) chainhash.Hash {
-	level := make([]chainhash.Hash, len(txs))
-	for i, tx := range txs {
-		level[i] = tx.TxHash()
+// g3HeaderBit maps a block member name to its bit.
+func g3HeaderBit(name []byte) (uint8, bool) {
+	switch string(name) {
+	case "version":
+		return g3HasVersion, true
+	case "previousblockhash":
+		return g3HasPrev, true
+	case "merkleroot":
+		return g3HasMerkle, true
+	case "time":
+		return g3HasTime, true
+	case "bits":
+		return g3HasBits, true
+	case "nonce":
+		return g3HasNonce, true
+	case "tx":
+		return g3HasTx, true
 	}
+	return 0, false
+}
+
+// txs reads the "tx" array.
+func (d *g3Decoder) txs() error {
+	if err := d.open('['); err != nil {
+		return err
+	}
+	return d.elements(func() error {
+		if err := d.open('{'); err != nil {
+			return err
+		}
+		i := len(d.txEnd)
+		haveHex, haveVin := false, false
+		var key [16]byte
+		err := d.members(func(name []byte) error {
+			switch string(name) {
+			case "hex":
+				if haveHex {
+					return errors.New(`repeated member "hex"`)
+				}
+				haveHex = true
+				if err := d.open('"'); err != nil {
+					return err
+				}
+				var err error
+				if d.raw, err = d.hexString(d.raw, g3Reserve+maxG3BlockBytes); err != nil {
+					return fmt.Errorf("hex: %w", err)
+				}
+				return nil
+			case "vin":
+				if haveVin {
+					return errors.New(`repeated member "vin"`)
+				}
+				haveVin = true
+				return d.vins(i)
+			}
+			if equalFoldAny(name, "hex", "vin") {
+				return fmt.Errorf("member %q", name)
+			}
+			return d.skipValue()
+		}, key[:])
+		if err != nil {
+			return fmt.Errorf("transaction %d: %w", i, err)
+		}
+		if !haveHex || !haveVin {
+			return fmt.Errorf("transaction %d: no hex or no vin", i)
+		}
+		d.txEnd = append(d.txEnd, uint32(len(d.raw)))
+		return nil
+	})
+}
+
+// vins reads transaction i's "vin" array.
+func (d *g3Decoder) vins(i int) error {
+	if err := d.open('['); err != nil {
+		return err
+	}
+	n := uint32(0)
+	err := d.elements(func() error {
+		if err := d.open('{'); err != nil {
+			return err
+		}
+		coinbase, prevout := false, false
+		var key [16]byte
+		err := d.members(func(name []byte) error {
+			switch string(name) {
+			case "coinbase":
+				if coinbase {
+					return errors.New(`repeated member "coinbase"`)
+				}
+				null, err := d.null()
+				if err != nil || null {
+					return err
+				}
+				coinbase = true
+				return d.skipValue()
+			case "prevout":
+				if prevout {
+					return errors.New(`repeated member "prevout"`)
+				}
+				null, err := d.null()
+				if err != nil || null {
+					return err
+				}
+				prevout = true
+				if i == 0 {
+					return d.skipValue() // the coinbase spends nothing
+				}
+				return d.prevout()
+			}
+			if equalFoldAny(name, "coinbase", "prevout") {
+				return fmt.Errorf("member %q", name)
+			}
+			return d.skipValue()
+		}, key[:])
+		if err != nil {
+			return fmt.Errorf("input %d: %w", n, err)
+		}
+		switch {
+		case i == 0 && !coinbase:
+			return errors.New("first transaction is not a coinbase")
+		case i > 0 && !prevout:
+			// Core omits prevout when the block's undo data is gone.
+			return fmt.Errorf("%w: getblock %s 3: transaction %d input %d has no prevout (undo data missing)", ErrPruned, d.want, i, n)
+		}
+		n++
+		// Every input costs at least 41 bytes of the block.
+		if n > maxG3BlockBytes/minTxInSize {
+			return errors.New("more inputs than a block can hold")
+		}
+		return nil
+	})
+	d.txVins = append(d.txVins, n)
+	return err
+}
+
+// prevout reads an input's "prevout" object for its scriptPubKey.hex.
+func (d *g3Decoder) prevout() error {
+	if err := d.open('{'); err != nil {
+		return err
+	}
+	have := false
+	before := len(d.prevEnd)
+	var key [16]byte
+	err := d.members(func(name []byte) error {
+		if string(name) != "scriptPubKey" {
+			if equalFoldAny(name, "scriptPubKey") {
+				return fmt.Errorf("member %q", name)
+			}
+			return d.skipValue()
+		}
+		if have {
+			return errors.New(`repeated member "scriptPubKey"`)
+		}
+		have = true
+		if err := d.open('{'); err != nil {
+			return err
+		}
+		haveHex := false
+		var key [8]byte
+		return d.members(func(name []byte) error {
+			if string(name) != "hex" {
+				if equalFoldAny(name, "hex") {
+					return fmt.Errorf("member %q", name)
+				}
+				return d.skipValue()
+			}
+			if haveHex {
+				return errors.New(`repeated member "hex"`)
+			}
+			haveHex = true
+			if err := d.open('"'); err != nil {
+				return err
+			}
+			start := len(d.prevs)
+			var err error
+			if d.prevs, err = d.hexString(d.prevs, min(start+maxG3ScriptBytes, maxG3PrevoutBytes)); err != nil {
+				return fmt.Errorf("prevout script: %w", err)
+			}
+			d.prevEnd = append(d.prevEnd, uint32(len(d.prevs)))
+			return nil
+		}, key[:])
+	}, key[:])
+	if err != nil {
+		return err
+	}
+	if len(d.prevEnd) != before+1 {
+		return errors.New("prevout without scriptPubKey.hex")
+	}
+	return nil
+}
+
+// assemble writes the header and transaction count in front of the
+// transactions, reads them in place, and checks them against the header
+// and the JSON.
+func (d *g3Decoder) assemble() (FetchedBlock, error) {
+	ntx := len(d.txEnd)
+	if ntx == 0 {
+		return FetchedBlock{}, errors.New("no transactions")
+	}
+	var count [9]byte
+	nc := putCompactSize(count[:], uint64(ntx))
+	start := g3Reserve - wire.MaxBlockHeaderPayload - nc
+	var hdr bytes.Buffer
+	hdr.Grow(wire.MaxBlockHeaderPayload)
+	if err := d.hdr.Serialize(&hdr); err != nil {
+		return FetchedBlock{}, fmt.Errorf("header: %v", err)
+	}
+	copy(d.raw[start:], hdr.Bytes())
+	copy(d.raw[start+wire.MaxBlockHeaderPayload:], count[:nc])
+	raw := d.raw[start:]
+	hash := chainhash.DoubleHashH(raw[:wire.MaxBlockHeaderPayload])
+	if hash != d.want {
+		return FetchedBlock{}, fmt.Errorf("header hashes to %s", hash)
+	}
+
+	// Read every transaction where its "hex" was, so the JSON's split is
+	// the block's, counting its inputs.
+	s := scanner{raw: d.raw, p: g3Reserve}
+	txids := make([]chainhash.Hash, ntx)
+	outs := make([][]byte, 0, 2*ntx)
+	spends := make([]wire.OutPoint, 0, len(d.prevEnd))
+	for i := range ntx {
+		before := len(spends)
+		var err error
+		if txids[i], err = s.tx(&outs, &spends); err != nil {
+			return FetchedBlock{}, fmt.Errorf("transaction %d: %v", i, err)
+		}
+		if s.p != int(d.txEnd[i]) {
+			return FetchedBlock{}, fmt.Errorf("transaction %d: its hex holds %d bytes more than one transaction", i, int(d.txEnd[i])-s.p)
+		}
+		if got := len(spends) - before; got != int(d.txVins[i]) {
+			return FetchedBlock{}, fmt.Errorf("transaction %d: %d vin entries for %d inputs", i, d.txVins[i], got)
+		}
+		if i == 0 {
+			spends = spends[:0] // the coinbase spends nothing
+		}
+	}
+	if len(spends) != len(d.prevEnd) {
+		return FetchedBlock{}, fmt.Errorf("%d prevouts for %d inputs", len(d.prevEnd), len(spends))
+	}
+	if root := merkleRootOfTxids(txids); root != d.hdr.MerkleRoot {
+		return FetchedBlock{}, errors.New("transactions do not match the merkle root")
+	}
+	prev := make([][]byte, len(d.prevEnd))
+	from := uint32(0)
+	for i, end := range d.prevEnd {
+		prev[i] = d.prevs[from:end:end]
+		from = end
+	}
+	return FetchedBlock{Header: d.hdr, Hash: hash, OutputScripts: outs, PrevScripts: prev, Raw: raw}, nil
+}
+
+// putCompactSize writes v as a CompactSize integer and returns its length.
+func putCompactSize(dst []byte, v uint64) int {
+	switch {
+	case v < 0xfd:
+		dst[0] = byte(v)
+		return 1
+	case v <= 0xffff:
+		dst[0], dst[1], dst[2] = 0xfd, byte(v), byte(v>>8)
+		return 3
+	case v <= 0xffffffff:
+		dst[0] = 0xfe
+		for i := range 4 {
+			dst[1+i] = byte(v >> (8 * i))
+		}
+		return 5
+	}
+	dst[0] = 0xff
+	for i := range 8 {
+		dst[1+i] = byte(v >> (8 * i))
+	}
+	return 9
+}
+
+// equalFoldAny reports whether name equals one of names ignoring case:
+// a member Core never sends that encoding/json would take for one we
+// read.
+func equalFoldAny(name []byte, names ...string) bool {
+	for _, n := range names {
+		if len(n) == len(name) && bytes.EqualFold(name, []byte(n)) {
+			return true
+		}
+	}
+	return false
+}
+
+// JSON scanning. Each function starts at the next value (whitespace
+// allowed before it) and works on buf directly, refilling it from src
+// when it runs out.
+
+// more makes sure an unconsumed byte is buffered, reading when none is;
+// false at the end of the document.
+func (d *g3Decoder) more() bool {
+	if d.pos < len(d.buf) {
+		return true
+	}
+	if d.src == nil || d.rerr != nil {
+		return false
+	}
+	d.buf, d.pos = d.buf[:cap(d.buf)], 0
+	for range 100 {
+		n, err := d.src.Read(d.buf)
+		d.rerr = err
+		if n > 0 {
+			d.buf = d.buf[:n]
+			return true
+		}
+		if err != nil {
+			d.buf = d.buf[:0]
+			return false
+		}
+	}
+	d.buf, d.rerr = d.buf[:0], io.ErrNoProgress
+	return false
+}
+
+// endErr is the error for a document that ended early: the read error,
+// or errG3Truncated at its end.
+func (d *g3Decoder) endErr() error {
+	if d.rerr != nil && !errors.Is(d.rerr, io.EOF) {
+		return d.rerr
+	}
+	return errG3Truncated
+}
+
+// next skips whitespace and returns the next byte without consuming it.
+func (d *g3Decoder) next() (byte, error) {
+	for {
+		for d.pos < len(d.buf) {
+			switch c := d.buf[d.pos]; c {
+			case ' ', '\n', '\r', '\t':
+				d.pos++
+			default:
+				return c, nil
+			}
+		}
+		if !d.more() {
+			return 0, d.endErr()
+		}
+	}
+}
+
+// open consumes the byte c (after whitespace).
+func (d *g3Decoder) open(c byte) error {
+	got, err := d.next()
+	if err != nil {
+		return err
+	}
+	if got != c {
+		return fmt.Errorf("found %q, want %q", got, c)
+	}
+	d.pos++
+	return nil
+}
+
+// byte consumes and returns one byte.
+func (d *g3Decoder) byte() (byte, error) {
+	if !d.more() {
+		return 0, d.endErr()
+	}
+	c := d.buf[d.pos]
+	d.pos++
+	return c, nil
+}
+
+// null consumes a null literal if one is next.
+func (d *g3Decoder) null() (bool, error) {
+	c, err := d.next()
+	if err != nil || c != 'n' {
+		return false, err
+	}
+	for i := range len("null") {
+		c, err := d.byte()
+		if err != nil {
+			return false, err
+		}
+		if c != "null"[i] {
+			return false, errors.New("bad literal")
+		}
+	}
+	return true, nil
+}
+
+// members reads an object's members after its '{': for each, the name
+// (into key; longer names are passed truncated to an empty slice, which
+// matches nothing) and then member, which must consume the value.
+func (d *g3Decoder) members(member func(name []byte) error, key []byte) error {
+	if d.depth++; d.depth > maxG3Depth {
+		return errors.New("nested too deeply")
+	}
+	defer func() { d.depth-- }()
+	c, err := d.next()
+	if err != nil {
+		return err
+	}
+	if c == '}' {
+		d.pos++
+		return nil
+	}
+	for {
+		if err := d.open('"'); err != nil {
+			return err
+		}
+		name, err := d.name(key)
+		if err != nil {
+			return err
+		}
+		if err := d.open(':'); err != nil {
+			return err
+		}
+		if err := member(name); err != nil {
+			return err
+		}
+		c, err := d.next()
+		if err != nil {
+			return err
+		}
+		d.pos++
+		switch c {
+		case ',':
+		case '}':
+			return nil
+		default:
+			return fmt.Errorf("found %q after a member", c)
+		}
+	}
+}
+
+// elements reads an array's elements after its '[': element must consume
+// each.
+func (d *g3Decoder) elements(element func() error) error {
+	if d.depth++; d.depth > maxG3Depth {
+		return errors.New("nested too deeply")
+	}
+	defer func() { d.depth-- }()
+	c, err := d.next()
+	if err != nil {
+		return err
+	}
+	if c == ']' {
+		d.pos++
+		return nil
+	}
+	for {
+		if err := element(); err != nil {
+			return err
+		}
+		c, err := d.next()
+		if err != nil {
+			return err
+		}
+		d.pos++
+		switch c {
+		case ',':
+		case ']':
+			return nil
+		default:
+			return fmt.Errorf("found %q after an element", c)
+		}
+	}
+}
+
+// name reads a member name after its opening quote into key. A name longer
+// than key comes back empty; a name with an escape is an error (Core
+// never escapes names, and an escaped name could spell one we read).
+func (d *g3Decoder) name(key []byte) ([]byte, error) {
+	// The usual case: the whole name is buffered.
+	rest := d.buf[d.pos:]
+	if q := bytes.IndexByte(rest, '"'); q >= 0 && q <= len(key) && bytes.IndexByte(rest[:q], '\\') < 0 {
+		d.pos += q + 1
+		return key[:copy(key, rest[:q])], nil
+	}
+	n, long := 0, false
+	for {
+		c, err := d.byte()
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case c == '"':
+			if long {
+				return key[:0], nil
+			}
+			return key[:n], nil
+		case c == '\\':
+			return nil, errors.New("escape in a member name")
+		case n < len(key):
+			key[n] = c
+			n++
+		default:
+			long = true
+		}
+	}
+}
+
+// hexString decodes the hex digits of a string, after its opening quote,
+// onto dst; dst may not grow beyond limit bytes. Anything but hex digits
+// (an escape included) is an error.
+func (d *g3Decoder) hexString(dst []byte, limit int) ([]byte, error) {
+	var carry byte
+	haveCarry := false
+	for {
+		if !d.more() {
+			return dst, d.endErr()
+		}
+		rest := d.buf[d.pos:]
+		q := bytes.IndexByte(rest, '"')
+		chunk := rest
+		if q >= 0 {
+			chunk = rest[:q]
+		}
+		d.pos += len(chunk)
+		if haveCarry && len(chunk) > 0 {
+			var b [1]byte
+			if _, err := hex.Decode(b[:], []byte{carry, chunk[0]}); err != nil {
+				return dst, err
+			}
+			if len(dst)+1 > limit {
+				return dst, fmt.Errorf("longer than %d bytes", limit)
+			}
+			dst = append(dst, b[0])
+			chunk = chunk[1:]
+			haveCarry = false
+		}
+		even := len(chunk) &^ 1
+		if len(dst)+even/2 > limit {
+			return dst, fmt.Errorf("longer than %d bytes", limit)
+		}
+		n := len(dst)
+		dst = growBytes(dst, even/2)
+		if _, err := hex.Decode(dst[n:], chunk[:even]); err != nil {
+			return dst, err
+		}
+		if even < len(chunk) {
+			carry, haveCarry = chunk[even], true
+		}
+		if q >= 0 {
+			d.pos++ // the closing quote
+			if haveCarry {
+				return dst, errors.New("odd number of hex digits")
+			}
+			return dst, nil
+		}
+	}
+}
+
+// growBytes extends b by n bytes, reallocating geometrically.
+func growBytes(b []byte, n int) []byte {
+	if cap(b)-len(b) < n {
+		nb := make([]byte, len(b), max(2*cap(b), len(b)+n))
+		copy(nb, b)
+		b = nb
+	}
+	return b[:len(b)+n]
+}
+
+// smallString reads a string of at most len(buf) bytes without escapes.
+func (d *g3Decoder) smallString(buf []byte) ([]byte, error) {
+	if err := d.open('"'); err != nil {
+		return nil, err
+	}
+	n := 0
+	for {
+		c, err := d.byte()
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case c == '"':
+			return buf[:n], nil
+		case c == '\\':
+			return nil, errors.New("escape in a string")
+		case n == len(buf):
+			return nil, fmt.Errorf("string longer than %d bytes", len(buf))
+		}
+		buf[n] = c
+		n++
+	}
+}
+
+// hash reads a block hash in display (byte-reversed) hex.
+func (d *g3Decoder) hash() (chainhash.Hash, error) {
 	var buf [2 * chainhash.HashSize]byte
-	for len(level) > 1 {
-		if len(level)%2 == 1 {
-			level = append(level, level[len(level)-1])
-		}
-		next := level[:len(level)/2]
-		for i := range next {
-			copy(buf[:chainhash.HashSize], level[2*i][:])
-			copy(buf[chainhash.HashSize:], level[2*i+1][:])
-			next[i] = chainhash.DoubleHashH(buf[:])
-		}
-		level = next
+	s, err := d.smallString(buf[:])
+	if err != nil {
+		return chainhash.Hash{}, err
 	}
-	return level[0]
+	var h chainhash.Hash
+	if len(s) != len(buf) {
+		return h, fmt.Errorf("hash of %d hex digits", len(s))
+	}
+	if _, err := hex.Decode(h[:], s); err != nil {
+		return h, err
+	}
+	for i := range chainhash.HashSize / 2 {
+		h[i], h[chainhash.HashSize-1-i] = h[chainhash.HashSize-1-i], h[i]
+	}
+	return h, nil
+}
+
+// hexUint32 reads a string of hex digits ("bits") as a 32-bit number.
+func (d *g3Decoder) hexUint32() (uint64, error) {
+	var buf [16]byte
+	s, err := d.smallString(buf[:])
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseUint(string(s), 16, 32)
+}
+
+// number reads a JSON integer token (no fraction or exponent).
+func (d *g3Decoder) number(buf []byte) ([]byte, error) {
+	if _, err := d.next(); err != nil {
+		return nil, err
+	}
+	n := 0
+	for d.more() {
+		c := d.buf[d.pos]
+		if (c < '0' || c > '9') && c != '-' {
+			if c == '.' || c == 'e' || c == 'E' || c == '+' {
+				return nil, errors.New("not an integer")
+			}
+			return buf[:n], nil
+		}
+		if n == len(buf) {
+			return nil, errors.New("number too long")
+		}
+		buf[n] = c
+		n++
+		d.pos++
+	}
+	if n > 0 && d.src == nil {
+		return buf[:n], nil // a document that is just a number
+	}
+	return nil, d.endErr()
+}
+
+// int reads a signed integer of bits bits.
+func (d *g3Decoder) int(bits int) (int64, error) {
+	var buf [24]byte
+	s, err := d.number(buf[:])
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(string(s), 10, bits)
+}
+
+// uint32 reads an unsigned 32-bit integer.
+func (d *g3Decoder) uint32() (int64, error) {
+	var buf [24]byte
+	s, err := d.number(buf[:])
+	if err != nil {
+		return 0, err
+	}
+	v, err := strconv.ParseUint(string(s), 10, 32)
+	return int64(v), err
+}
+
+// skipValue consumes one value of any kind without keeping it. Containers
+// are only scanned for their end (strings and brackets), not checked.
+func (d *g3Decoder) skipValue() error {
+	c, err := d.next()
+	if err != nil {
+		return err
+	}
+	switch c {
+	case '"':
+		d.pos++
+		return d.skipString()
+	case '{', '[':
+		return d.skipContainer()
+	}
+	// A number or a literal.
+	n := 0
+	for d.more() {
+		c := d.buf[d.pos]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '+' || c == '.') {
+			if n == 0 {
+				return fmt.Errorf("found %q, want a value", c)
+			}
+			return nil
+		}
+		n++
+		d.pos++
+	}
+	return d.endErr()
+}
+
+// skipString consumes a string after its opening quote.
+func (d *g3Decoder) skipString() error {
+	for {
+		if !d.more() {
+			return d.endErr()
+		}
+		rest := d.buf[d.pos:]
+		q := bytes.IndexByte(rest, '"')
+		end := len(rest)
+		if q >= 0 {
+			end = q
+		}
+		if bytes.IndexByte(rest[:end], '\\') >= 0 {
+			return d.skipEscapedString()
+		}
+		if q >= 0 {
+			d.pos += q + 1
+			return nil
+		}
+		d.pos = len(d.buf)
+	}
+}
+
+// skipEscapedString is skipString one byte at a time, for strings with
+// escapes.
+func (d *g3Decoder) skipEscapedString() error {
+	escaped := false
+	for {
+		c, err := d.byte()
+		if err != nil {
+			return err
+		}
+		switch {
+		case escaped:
+			escaped = false
+		case c == '\\':
+			escaped = true
+		case c == '"':
+			return nil
+		}
+	}
+}
+
+// skipContainer consumes an object or array, from its opening bracket to
+// the matching close, skipping strings inside.
+func (d *g3Decoder) skipContainer() error {
+	depth := 0
+	for {
+		if !d.more() {
+			return d.endErr()
+		}
+		for d.pos < len(d.buf) {
+			c := d.buf[d.pos]
+			d.pos++
+			switch c {
+			case '"':
+				if err := d.skipString(); err != nil {
+					return err
+				}
+			case '{', '[':
+				if depth++; d.depth+depth > maxG3Depth {
+					return errors.New("nested too deeply")
+				}
+			case '}', ']':
+				if depth--; depth == 0 {
+					return nil
+				}
+			}
+		}
+	}
 }

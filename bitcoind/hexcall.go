@@ -37,7 +37,13 @@ func (b *replyBuffers) put(p *[]byte) {
 
 // readAll reads r to the end into *buf, growing it as needed.
 func readAll(buf *[]byte, r io.Reader) error {
-	b := (*buf)[:0]
+	*buf = (*buf)[:0]
+	return readMore(buf, r)
+}
+
+// readMore reads r to the end onto what *buf holds already.
+func readMore(buf *[]byte, r io.Reader) error {
+	b := *buf
 	for {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
@@ -62,12 +68,34 @@ func readAll(buf *[]byte, r io.Reader) error {
 // during the call. Failing elements are reported through fail. Replies in
 // the shape Core and btcd send are scanned in place (hexreply.go); any
 // other reply is decoded with encoding/json as Call and CallBatch do.
+//
+// With maxReply > 0 a batch reply is read only up to maxReply bytes when
+// its first elements are complete and in order by then: those are used,
+// *prefix is set to their number, and the rest of the batch is left
+// unanswered (neither use nor fail; the connection is not reused). This
+// bounds what a batch of blocks larger than expected holds in memory.
 func (c *Client) postHex(ctx context.Context, what string, body []byte, method string, first uint64, n int, batch bool,
-	use func(i int, raw []byte) error, fail func(i int, err error)) error {
+	maxReply int, prefix *int, use func(i int, raw []byte) error, fail func(i int, err error)) error {
 	return c.post(ctx, what, body, func(status int, r io.Reader) error {
 		reply := c.bufs.get()
 		defer c.bufs.put(reply)
-		if err := readAll(reply, r); err != nil {
+		if batch && maxReply > 0 && prefix != nil {
+			if err := readAll(reply, io.LimitReader(r, int64(maxReply)+1)); err != nil {
+				return fmt.Errorf("%w: %s: read reply: %v", ErrMalformed, what, err)
+			}
+			if len(*reply) > maxReply && status == http.StatusOK {
+				if reps := scanHexBatchPrefix(*reply, first, n); len(reps) > 0 {
+					for i, rep := range reps {
+						if err := decodeHexInto(c, method, rep.hex, func(raw []byte) error { return use(i, raw) }); err != nil {
+							fail(i, err)
+						}
+					}
+					*prefix = len(reps)
+					return nil
+				}
+			}
+		}
+		if err := readMore(reply, r); err != nil {
 			// post reports the transport error it recorded.
 			return fmt.Errorf("%w: %s: read reply: %v", ErrMalformed, what, err)
 		}
@@ -143,6 +171,24 @@ func (c *Client) postHex(ctx context.Context, what string, body []byte, method s
 		}
 		return nil
 	})
+}
+
+// decodeHexInto decodes hex digits of a reply into a pooled buffer and
+// hands it to use (valid only during the call).
+func decodeHexInto(c *Client, method string, digits []byte, use func(raw []byte) error) error {
+	if len(digits)%2 != 0 {
+		return fmt.Errorf("%w: %s: hex: odd length %d", ErrMalformed, method, len(digits))
+	}
+	raw := c.bufs.get()
+	defer c.bufs.put(raw)
+	if cap(*raw) < len(digits)/2 {
+		*raw = make([]byte, len(digits)/2)
+	}
+	b := (*raw)[:len(digits)/2]
+	if _, err := hex.Decode(b, digits); err != nil {
+		return fmt.Errorf("%w: %s: hex: %v", ErrMalformed, method, err)
+	}
+	return use(b)
 }
 
 // decodeResponse decodes a single JSON-RPC reply into result, mapping an

@@ -74,6 +74,28 @@ func scanHexBatch(body []byte, dst []hexReply) ([]hexReply, bool) {
 	}
 }
 
+// scanHexBatchPrefix recognises the complete reply objects at the front of
+// a batch reply cut short (body is its first bytes), as long as they carry
+// the ids first, first+1, … in order, and at most n of them.
+func scanHexBatchPrefix(body []byte, first uint64, n int) []hexReply {
+	p := skipSpace(body, 0)
+	if p >= len(body) || body[p] != '[' {
+		return nil
+	}
+	var out []hexReply
+	for p++; len(out) < n; p++ {
+		rep, q, ok := scanReplyObject(body, skipSpace(body, p))
+		if !ok || !rep.hasID || rep.id != first+uint64(len(out)) {
+			break
+		}
+		out = append(out, rep)
+		if p = skipSpace(body, q); p >= len(body) || body[p] != ',' {
+			break
+		}
+	}
+	return out
+}
+
 // scanReplyObject recognises {"result":"<hex>","error":null,"id":N} with
 // optional "jsonrpc":"<plain string>" starting at body[p], and returns the
 // offset just after the closing brace.

@@ -3,6 +3,7 @@ package bitcoind
 import (
 	"encoding/hex"
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -154,4 +155,36 @@ func FuzzScanHexReply(f *testing.F) {
 			checkAgainstJSON(t, ref[i], reps[i])
 		}
 	})
+}
+
+// A batch reply cut short yields the complete elements at its front, in
+// id order, and nothing once an id is out of order.
+func TestScanHexBatchPrefix(t *testing.T) {
+	body := []byte(`[{"result":"aa","error":null,"id":7}, {"jsonrpc":"1.0","result":"bbbb","error":null,"id":8},{"result":"cc","error":null,"id":9}]`)
+	for _, tc := range []struct {
+		cut  int
+		want []string
+	}{
+		{len(body), []string{"aa", "bbbb", "cc"}},
+		{len(body) - 1, []string{"aa", "bbbb", "cc"}},
+		{len(body) - 20, []string{"aa", "bbbb"}},
+		{40, []string{"aa"}},
+		{30, nil},
+		{0, nil},
+	} {
+		reps := scanHexBatchPrefix(body[:tc.cut], 7, 3)
+		var got []string
+		for _, r := range reps {
+			got = append(got, string(r.hex))
+		}
+		if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("cut at %d: %v, want %v", tc.cut, got, tc.want)
+		}
+	}
+	if reps := scanHexBatchPrefix(body, 8, 3); len(reps) != 0 {
+		t.Errorf("ids from 8: %d elements, want none (7 comes first)", len(reps))
+	}
+	if reps := scanHexBatchPrefix(body, 7, 2); len(reps) != 2 {
+		t.Errorf("at most 2: %d elements", len(reps))
+	}
 }

@@ -279,3 +279,61 @@ func TestBtcdP2PConcurrentRunsSharePool(t *testing.T) {
 		t.Fatalf("served %d runs, %d dials", ts.p2p.served.Load(), ts.p2p.dials.Load())
 	}
 }
+
+// A run of blocks larger than what a run may hold comes back in prefixes
+// (over P2P, the rest of the getdata is not read and the connection is
+// dropped; over JSON-RPC, the rest of the batch reply is not read), and
+// fetching the remainder again gives exactly the blocks and spent scripts
+// of uncapped runs.
+func TestBtcdRunCapReturnsPrefixes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	defer cancel()
+	n, c, hashes := p2pTestChain(t, ctx, 40)
+	hashes = hashes[len(hashes)-40:] // the tx-rich blocks, a few kB each
+	ref, _ := NewSource(c, ModeTxIndex, SourceOptions{ScriptCacheBytes: -1})
+	wantRaw, wantPrev := fetchAllRuns(t, ctx, ref, hashes, 16)
+	for _, p2p := range []bool{true, false} {
+		opts := SourceOptions{}
+		if p2p {
+			opts = SourceOptions{NodeP2P: n.P2PAddr(), P2PNet: n.Params().Net, P2PConns: 1}
+		}
+		src, err := NewSource(c, ModeTxIndex, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := src.(*txIndexSource)
+		ts.runCap = 3 * len(wantRaw[0]) // about three blocks a run
+		var gotRaw [][]byte
+		var gotPrev [][][]byte
+		calls, prefixes := 0, 0
+		for start := 0; start < len(hashes); start += 16 {
+			rest := hashes[start:min(start+16, len(hashes))]
+			for len(rest) > 0 {
+				got, err := ts.FetchBlocks(ctx, rest, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				calls++
+				if len(got) == 0 || len(got) > len(rest) {
+					t.Fatalf("%d blocks for a run of %d", len(got), len(rest))
+				}
+				if len(got) < len(rest) {
+					prefixes++
+				}
+				for _, fb := range got {
+					gotRaw = append(gotRaw, fb.Raw)
+					gotPrev = append(gotPrev, fb.PrevScripts)
+				}
+				rest = rest[len(got):]
+			}
+		}
+		compareRuns(t, gotRaw, wantRaw, gotPrev, wantPrev)
+		if prefixes == 0 || calls <= 3 {
+			t.Errorf("P2P %v: %d calls, %d prefixes; want the cap to cut runs", p2p, calls, prefixes)
+		}
+		if p2p && ts.p2p.served.Load() != int64(calls) {
+			t.Errorf("%d of %d calls served over P2P", ts.p2p.served.Load(), calls)
+		}
+		ts.Close()
+	}
+}

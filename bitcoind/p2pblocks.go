@@ -170,18 +170,25 @@ func (p *p2pBlocks) signalFreed() {
 }
 
 // fetch returns the blocks with the given hashes, in order, fetched over
-// P2P. A connection that fails once is dropped and the run is retried on a
-// fresh one; a second failure is returned and the caller uses RPC.
-func (p *p2pBlocks) fetch(ctx context.Context, hashes []chainhash.Hash) ([]*scannedBlock, error) {
+// P2P; with maxBytes > 0 it stops reading once it holds that many bytes of
+// blocks and returns those (at least one), dropping the connection, whose
+// other blocks are still on their way. A connection that fails once is
+// dropped and the run is retried on a fresh one; a second failure is
+// returned and the caller uses RPC.
+func (p *p2pBlocks) fetch(ctx context.Context, hashes []chainhash.Hash, maxBytes int) ([]*scannedBlock, error) {
 	var lastErr error
 	for attempt := 0; attempt < 2; attempt++ {
 		c, err := p.get(ctx)
 		if err != nil {
 			return nil, err
 		}
-		raws, err := c.fetchBlocks(ctx, hashes)
+		raws, err := c.fetchBlocks(ctx, hashes, maxBytes)
 		if err == nil {
-			p.put(c)
+			if len(raws) < len(hashes) {
+				p.drop(c)
+			} else {
+				p.put(c)
+			}
 			p.served.Add(1)
 			return raws, nil
 		}

@@ -116,7 +116,7 @@ func (c *p2pConn) identifyPeer(ctx context.Context, identify identifyBlock) erro
 	}
 	ictx, cancel := context.WithTimeout(ctx, p2pHandshakeTimeout)
 	defer cancel()
-	_, err = c.fetchBlocks(ictx, []chainhash.Hash{hash})
+	_, err = c.fetchBlocks(ictx, []chainhash.Hash{hash}, 0)
 	switch {
 	case err == nil:
 		return nil
@@ -359,8 +359,11 @@ func (c *p2pConn) readFrame(keep ...string) (string, []byte, error) {
 // fetchBlocks sends one getdata of witness blocks for hashes and reads the
 // blocks, which the node sends in request order. Pings are answered. Each
 // block must hash to the hash asked for at its position. A notfound gives
-// errP2PNotFound. The connection must not be reused after an error.
-func (c *p2pConn) fetchBlocks(ctx context.Context, hashes []chainhash.Hash) ([]*scannedBlock, error) {
+// errP2PNotFound. The connection must not be reused after an error. With
+// maxBytes > 0 it stops once the blocks read hold that many bytes and
+// returns them; the connection must not be reused then either (the other
+// blocks are on their way).
+func (c *p2pConn) fetchBlocks(ctx context.Context, hashes []chainhash.Hash, maxBytes int) ([]*scannedBlock, error) {
 	stop := context.AfterFunc(ctx, func() { _ = c.conn.SetDeadline(time.Now()) })
 	defer stop()
 	gd := wire.NewMsgGetDataSizeHint(uint(len(hashes)))
@@ -374,7 +377,8 @@ func (c *p2pConn) fetchBlocks(ctx context.Context, hashes []chainhash.Hash) ([]*
 		return nil, c.ctxErr(ctx, fmt.Errorf("send getdata: %w", err))
 	}
 	out := make([]*scannedBlock, 0, len(hashes))
-	for len(out) < len(hashes) {
+	held := 0
+	for len(out) < len(hashes) && (maxBytes <= 0 || held < maxBytes) {
 		_ = c.conn.SetReadDeadline(time.Now().Add(p2pReadTimeout))
 		cmd, payload, err := c.readFrame(wire.CmdBlock)
 		if err != nil {
@@ -387,6 +391,7 @@ func (c *p2pConn) fetchBlocks(ctx context.Context, hashes []chainhash.Hash) ([]*
 				return nil, err
 			}
 			out = append(out, b)
+			held += len(payload)
 		case wire.CmdPing:
 			var p wire.MsgPing
 			if err := p.BtcDecode(bytes.NewBuffer(payload), p2pProtocolVersion, wire.BaseEncoding); err != nil {

@@ -16,7 +16,7 @@ import (
 // error is returned.
 func (c *Client) GetRawBlocks(ctx context.Context, hashes []chainhash.Hash) ([]*wire.MsgBlock, error) {
 	blocks := make([]*wire.MsgBlock, len(hashes))
-	err := c.getBlocksHex(ctx, hashes, func(i int, raw []byte) error {
+	_, err := c.getBlocksHex(ctx, hashes, 0, func(i int, raw []byte) error {
 		b, err := decodeBlock(raw, hashes[i])
 		blocks[i] = b
 		return err
@@ -28,10 +28,13 @@ func (c *Client) GetRawBlocks(ctx context.Context, hashes []chainhash.Hash) ([]*
 }
 
 // getScannedBlocks fetches blocks by hash like GetRawBlocks and reads each
-// in place (scanBlock), hash and merkle root checked.
-func (c *Client) getScannedBlocks(ctx context.Context, hashes []chainhash.Hash) ([]*scannedBlock, error) {
+// in place (scanBlock), hash and merkle root checked. With maxBytes > 0 it
+// may return only the first blocks (at least one): those whose hex fits in
+// the first 2×maxBytes bytes of the batch reply, the rest of which is not
+// read.
+func (c *Client) getScannedBlocks(ctx context.Context, hashes []chainhash.Hash, maxBytes int) ([]*scannedBlock, error) {
 	blocks := make([]*scannedBlock, len(hashes))
-	err := c.getBlocksHex(ctx, hashes, func(i int, raw []byte) error {
+	got, err := c.getBlocksHex(ctx, hashes, 2*maxBytes, func(i int, raw []byte) error {
 		b, err := scanBlock(bytes.Clone(raw), hashes[i])
 		blocks[i] = b
 		return err
@@ -39,16 +42,19 @@ func (c *Client) getScannedBlocks(ctx context.Context, hashes []chainhash.Hash) 
 	if err != nil {
 		return nil, err
 	}
-	return blocks, nil
+	return blocks[:got], nil
 }
 
 // getBlocksHex fetches blocks by hash (getblock <hash> 0): one plain call
 // for one block, one batch for several. use gets each block's bytes, valid
-// only during the call.
-func (c *Client) getBlocksHex(ctx context.Context, hashes []chainhash.Hash, use func(i int, raw []byte) error) error {
+// only during the call. With maxReply > 0 a batch reply is read only that
+// far when its first elements are complete there; it returns how many
+// blocks were delivered (all of them, unless the reply was cut).
+func (c *Client) getBlocksHex(ctx context.Context, hashes []chainhash.Hash, maxReply int, use func(i int, raw []byte) error) (int, error) {
 	errs := make([]error, len(hashes))
 	fail := func(i int, err error) { errs[i] = err }
 	var err error
+	got := len(hashes)
 	if len(hashes) == 1 {
 		err = c.callHex(ctx, "getblock", []any{hashes[0].String(), 0}, func(raw []byte) error { return use(0, raw) })
 	} else {
@@ -56,35 +62,20 @@ func (c *Client) getBlocksHex(ctx context.Context, hashes []chainhash.Hash, use 
 		for i, h := range hashes {
 			params[i] = []any{h.String(), 0}
 		}
-		err = c.callHexBatch(ctx, "getblock", params, use, fail)
+		err = c.callHexBatchPrefix(ctx, "getblock", params, maxReply, &got, use, fail)
 	}
 	if err != nil {
 		if len(hashes) == 1 {
-			return fmt.Errorf("getblock %s: %w", hashes[0], err)
+			return 0, fmt.Errorf("getblock %s: %w", hashes[0], err)
 		}
-		return fmt.Errorf("getblock %s and %d more: %w", hashes[0], len(hashes)-1, err)
+		return 0, fmt.Errorf("getblock %s and %d more: %w", hashes[0], len(hashes)-1, err)
 	}
-	for i, err := range errs {
+	for i, err := range errs[:got] {
 		if err != nil {
-			return fmt.Errorf("getblock %s: %w", hashes[i], err)
+			return 0, fmt.Errorf("getblock %s: %w", hashes[i], err)
 		}
 	}
-	return nil
-}
-
-// getTxOutputs fetches the transactions with the given txids in one
-// getrawtransaction batch and reads their output scripts in place. Each
-// transaction is checked to hash to its txid.
-func (c *Client) getTxOutputs(ctx context.Context, txids []chainhash.Hash) ([]scannedTx, error) {
-	txs := make([]scannedTx, len(txids))
-	err := c.getRawTxs(ctx, txids, true, func(i int, _ []byte, t scannedTx) error {
-		txs[i] = t
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return txs, nil
+	return got, nil
 }
 
 // callHex invokes method, whose result is a hex string, and hands its
@@ -94,7 +85,7 @@ func (c *Client) callHex(ctx context.Context, method string, params []any, use f
 	if err != nil {
 		return fmt.Errorf("%s: encode request: %w", method, err)
 	}
-	return c.postHex(ctx, method, body, method, 0, 1, false,
+	return c.postHex(ctx, method, body, method, 0, 1, false, 0, nil,
 		func(_ int, raw []byte) error { return use(raw) }, nil)
 }
 
@@ -102,6 +93,14 @@ func (c *Client) callHex(ctx context.Context, method string, params []any, use f
 // results are hex strings. use gets each element's decoded bytes; fail gets
 // each element's error. The returned error is for the exchange as a whole.
 func (c *Client) callHexBatch(ctx context.Context, method string, params [][]any, use func(i int, raw []byte) error, fail func(i int, err error)) error {
+	return c.callHexBatchPrefix(ctx, method, params, 0, nil, use, fail)
+}
+
+// callHexBatchPrefix is callHexBatch reading at most maxReply bytes of the
+// reply (0: all of it) when its first elements are complete and in order
+// there; *got is then set to how many were, and the rest of the batch gets
+// neither use nor fail.
+func (c *Client) callHexBatchPrefix(ctx context.Context, method string, params [][]any, maxReply int, got *int, use func(i int, raw []byte) error, fail func(i int, err error)) error {
 	n := len(params)
 	first := c.nextID.Add(uint64(n)) - uint64(n) + 1
 	reqs := make([]request, n)
@@ -112,5 +111,5 @@ func (c *Client) callHexBatch(ctx context.Context, method string, params [][]any
 	if err != nil {
 		return fmt.Errorf("batch of %d %s: encode request: %w", n, method, err)
 	}
-	return c.postHex(ctx, fmt.Sprintf("batch of %d %s", n, method), body, method, first, n, true, use, fail)
+	return c.postHex(ctx, fmt.Sprintf("batch of %d %s", n, method), body, method, first, n, true, maxReply, got, use, fail)
 }

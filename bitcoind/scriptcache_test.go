@@ -105,7 +105,7 @@ func (c *scriptCache) has(txid chainhash.Hash) bool {
 func (c *scriptCache) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.cur.entries) + len(c.old.entries)
+	return len(c.cur.index) + len(c.old.index)
 }
 
 // The budget bounds the cache's real heap, map and slabs included: after
@@ -127,6 +127,7 @@ func TestScriptCacheHeapWithinBudget(t *testing.T) {
 	if held > budget {
 		t.Fatalf("cache of %d MiB holds %.1f MB of heap (%d transactions)", budget>>20, float64(held)/1e6, c.len())
 	}
+	t.Logf("cache of %d MiB holds %.1f MB of heap (%d transactions)", budget>>20, float64(held)/1e6, c.len())
 	runtime.KeepAlive(c)
 }
 
@@ -135,7 +136,7 @@ func TestScriptCacheHeapWithinBudget(t *testing.T) {
 func (c *scriptCache) get(txid chainhash.Hash, vout uint32) (script []byte, found, inRange bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.lookup(txid)
+	e, ok := c.lookup(&txid)
 	if !ok {
 		return nil, false, false
 	}

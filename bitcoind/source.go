@@ -33,7 +33,12 @@ type RunBlockSource interface {
 	// from a RunOrder shared by them (nil for none), orders how their
 	// transactions become known, so that outputs created by an earlier
 	// run are resolved without asking the node. FetchBlocks ends turn
-	// before it returns.
+	// before it returns the last block of the run. It may return only the
+	// first blocks of the run (at least one) when the whole run would hold
+	// more memory than it allows itself (blocks much larger than the run
+	// was sized for): the turn is then still held, and the caller fetches
+	// the rest with further calls passing the same turn (or ends it with
+	// Done if it gives up).
 	FetchBlocks(ctx context.Context, hashes []chainhash.Hash, turn *RunTurn) ([]FetchedBlock, error)
 }
 
@@ -107,6 +112,10 @@ type SourceOptions struct {
 	// chain. BlocksDirNet is the network magic of its records.
 	BlocksDir    string
 	BlocksDirNet wire.BitcoinNet
+	// RPCThreads is the node's -rpcthreads, which sizes the getblock-3
+	// mode's parallel requests (one fewer in flight); zero means Core's
+	// default for the node's version (DefaultRPCThreads).
+	RPCThreads int
 }
 
 // DefaultBatchSize is the number of getrawtransaction calls per batch.
@@ -141,6 +150,9 @@ func DetectSource(ctx context.Context, c *Client, log zerolog.Logger, opts ...So
 		if err := c.checkForced(ctx, info, o.Force); err != nil {
 			return nil, err
 		}
+		if o.Force == ModeGetBlock3 && o.RPCThreads == 0 {
+			o.RPCThreads = DefaultRPCThreads(info.Version)
+		}
 		src, err := newSource(c, o.Force, o)
 		if err == nil {
 			logger.Info().Str("mode", src.Mode()).Msg("prevout source forced by configuration; the node serves it")
@@ -160,7 +172,11 @@ func DetectSource(ctx context.Context, c *Client, log zerolog.Logger, opts ...So
 		logger.Warn().Str("mode", ModeGetBlock3).Msg(restOffHint)
 	}
 	if info.Kind == NodeCore && info.Version >= minCoreVerbosity3 {
-		logger.Info().Str("mode", ModeGetBlock3).Msg("prevout source: getblock verbosity 3")
+		if o.RPCThreads == 0 {
+			o.RPCThreads = DefaultRPCThreads(info.Version)
+		}
+		logger.Info().Str("mode", ModeGetBlock3).Int("parallel_requests", max(1, o.RPCThreads-1)).
+			Msg("prevout source: getblock verbosity 3")
 		return newSource(c, ModeGetBlock3, o)
 	}
 	ok, err := c.hasTxIndex(ctx, info)
@@ -226,7 +242,7 @@ func newSource(c *Client, mode string, o SourceOptions) (BlockSource, error) {
 	case ModeREST:
 		return &restSource{c: c}, nil
 	case ModeGetBlock3:
-		return &verboseSource{c: c}, nil
+		return newVerboseSource(c, o.RPCThreads), nil
 	case ModeTxIndex:
 		size := o.ScriptCacheBytes
 		if size == 0 {
@@ -236,7 +252,7 @@ func newSource(c *Client, mode string, o SourceOptions) (BlockSource, error) {
 		if batch <= 0 {
 			batch = DefaultBatchSize
 		}
-		src := &txIndexSource{c: c, batch: batch}
+		src := &txIndexSource{c: c, batch: batch, runCap: runCapBytes}
 		if size > 0 {
 			src.cache = newScriptCache(size)
 		}

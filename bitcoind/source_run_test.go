@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,6 +97,16 @@ func TestFetchBlocksResolvesInRunSpends(t *testing.T) {
 // genesis never asks the node for a transaction, however the fetches
 // interleave, and every run's spent scripts are right.
 func TestConcurrentRunsInTurnsNeedNoGetRawTransaction(t *testing.T) {
+	// Capped, every call returns one block of the run and keeps the turn
+	// for the rest, so the order holds as well.
+	for _, capped := range []bool{false, true} {
+		t.Run(fmt.Sprintf("capped=%v", capped), func(t *testing.T) {
+			testConcurrentRunsInTurns(t, capped)
+		})
+	}
+}
+
+func testConcurrentRunsInTurns(t *testing.T, capped bool) {
 	fx := corefixture.Load(t)
 	chain := fx.ActiveChain()
 	c, srv := newFixtureClient(t, fx, corefixture.Options{})
@@ -103,13 +114,19 @@ func TestConcurrentRunsInTurnsNeedNoGetRawTransaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if capped {
+		ts := src.(*txIndexSource)
+		ts.runCap = 1
+		ts.blockSize.Store(1 << 20) // as if blocks had just grown large
+	}
 	const runLen, workers = 3, 6
 	type job struct {
 		blocks []*corefixture.Block
 		turn   *RunTurn
 	}
-	jobs := make(chan job)
+	jobs := make(chan job, len(chain))
 	errs := make(chan error, workers)
+	var calls atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
@@ -120,16 +137,24 @@ func TestConcurrentRunsInTurnsNeedNoGetRawTransaction(t *testing.T) {
 				for i, b := range j.blocks {
 					hashes[i] = b.Hash
 				}
-				got, err := src.(RunBlockSource).FetchBlocks(testCtx(t), hashes, j.turn)
-				if err != nil {
-					errs <- err
-					return
-				}
-				for i, fb := range got {
-					if !equalScripts(fb.PrevScripts, expectedPrevScripts(t, j.blocks[i])) {
-						errs <- fmt.Errorf("%s: prevScripts differ", j.blocks[i].Name())
+				for blocks := j.blocks; len(hashes) > 0; {
+					got, err := src.(RunBlockSource).FetchBlocks(testCtx(t), hashes, j.turn)
+					if err != nil {
+						errs <- err
 						return
 					}
+					calls.Add(1)
+					if len(got) == 0 || capped && len(got) != 1 {
+						errs <- fmt.Errorf("%d blocks for a run of %d", len(got), len(hashes))
+						return
+					}
+					for i, fb := range got {
+						if !equalScripts(fb.PrevScripts, expectedPrevScripts(t, blocks[i])) {
+							errs <- fmt.Errorf("%s: prevScripts differ", blocks[i].Name())
+							return
+						}
+					}
+					hashes, blocks = hashes[len(got):], blocks[len(got):]
 				}
 			}
 		}()
@@ -143,6 +168,9 @@ func TestConcurrentRunsInTurnsNeedNoGetRawTransaction(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
+	}
+	if capped && calls.Load() != int64(len(chain)-1) {
+		t.Errorf("%d calls for %d blocks, want one each", calls.Load(), len(chain)-1)
 	}
 	if got := srv.Calls("getrawtransaction"); got != 0 {
 		t.Errorf("%d getrawtransaction calls for a catch-up from genesis in turns", got)

@@ -1,8 +1,10 @@
 package bitcoind
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
@@ -31,6 +33,11 @@ type txIndexSource struct {
 	// fromCache and fromNode count spent scripts resolved by the cache
 	// and by getrawtransaction (PrevoutCounts).
 	fromCache, fromNode atomic.Uint64
+	// blockSize is the largest recent block size (observeSize), which
+	// sizes the requests of a run; runCap bounds what one run holds
+	// (runCapBytes; tests lower it).
+	blockSize atomic.Int64
+	runCap    int
 }
 
 // PrevoutCounts returns how many spent scripts the source has resolved
@@ -70,15 +77,25 @@ type spendRef struct {
 }
 
 // FetchBlocks implements RunBlockSource.
-func (s *txIndexSource) FetchBlocks(ctx context.Context, hashes []chainhash.Hash, turn *RunTurn) ([]FetchedBlock, error) {
-	defer turn.Done()
+func (s *txIndexSource) FetchBlocks(ctx context.Context, hashes []chainhash.Hash, turn *RunTurn) (_ []FetchedBlock, err error) {
+	// A prefix keeps the turn (the rest of the run teaches the cache
+	// next); the whole run, or a failure, ends it.
+	whole := false
+	defer func() {
+		if whole || err != nil {
+			turn.Done()
+		}
+	}()
 	if len(hashes) == 0 {
+		whole = true
 		return nil, nil
 	}
-	blocks, err := s.rawBlocks(ctx, hashes)
+	blocks, err := s.rawBlocksCapped(ctx, hashes)
 	if err != nil {
 		return nil, fmt.Errorf("fetch block %s: %w", hashes[0], err)
 	}
+	whole = len(blocks) == len(hashes)
+	hashes = hashes[:len(blocks)]
 
 	// The cache learns the run once the runs before it have taught it
 	// theirs, then the next run may go on.
@@ -92,7 +109,9 @@ func (s *txIndexSource) FetchBlocks(ctx context.Context, hashes []chainhash.Hash
 	for _, b := range blocks {
 		cache.addBlock(b)
 	}
-	turn.Done()
+	if whole {
+		turn.Done()
+	}
 
 	// Resolve what the cache knows; list the rest.
 	out := make([]FetchedBlock, len(blocks))
@@ -112,35 +131,39 @@ func (s *txIndexSource) FetchBlocks(ctx context.Context, hashes []chainhash.Hash
 		return out, nil
 	}
 
-	// Ask the node for each missing transaction once.
-	wanted := make(map[chainhash.Hash]struct{}, len(refs))
+	// Ask the node for each missing transaction once, in txid order, and
+	// read each answer straight into the cache (a copy of its output
+	// scripts only), from which the spends are then resolved: nothing
+	// else of the transactions is kept.
+	slices.SortFunc(refs, func(a, b spendRef) int { return bytes.Compare(a.op.Hash[:], b.op.Hash[:]) })
 	var missing []chainhash.Hash
-	for _, ref := range refs {
-		if _, ok := wanted[ref.op.Hash]; !ok {
-			wanted[ref.op.Hash] = struct{}{}
+	for i, ref := range refs {
+		if i == 0 || ref.op.Hash != refs[i-1].op.Hash {
 			missing = append(missing, ref.op.Hash)
 		}
 	}
-
-	fetched := make(map[chainhash.Hash][][]byte, len(missing))
+	entries := make([][]byte, len(missing))
 	for start := 0; start < len(missing); start += s.batch {
 		end := min(start+s.batch, len(missing))
-		txs, err := s.c.getTxOutputs(ctx, missing[start:end])
+		err := s.c.getRawTxs(ctx, missing[start:end], false, func(i int, _ []byte, t scannedTx) error {
+			entries[start+i] = cache.store(missing[start+i], t.outs)
+			return nil
+		})
 		if err != nil {
 			return nil, fmt.Errorf("fetch prevouts of block %s: %w", hashes[0], err)
 		}
-		for i, tx := range txs {
-			fetched[missing[start+i]] = tx.outs
-			cache.add(missing[start+i], tx.outs)
-		}
 	}
 	s.fromNode.Add(uint64(len(refs)))
+	j := 0
 	for _, ref := range refs {
-		outs := fetched[ref.op.Hash]
-		if int(ref.op.Index) >= len(outs) {
-			return nil, fmt.Errorf("%w: block %s spends %s, which has %d outputs", ErrMalformed, hashes[ref.block], ref.op, len(outs))
+		for missing[j] != ref.op.Hash {
+			j++
 		}
-		out[ref.block].PrevScripts[ref.slot] = outs[ref.op.Index]
+		script, ok := entryScript(entries[j], ref.op.Index)
+		if !ok {
+			return nil, fmt.Errorf("%w: block %s spends %s beyond the transaction's outputs", ErrMalformed, hashes[ref.block], ref.op)
+		}
+		out[ref.block].PrevScripts[ref.slot] = script
 	}
 	return out, nil
 }

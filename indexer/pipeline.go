@@ -187,12 +187,15 @@ type runSizer struct {
 	avg atomic.Int64 // bytes; 0 until the first block is seen
 }
 
-// observe adds one block's serialized size to the average.
+// observe adds one block's serialized size to the average. A block larger
+// than the average takes its place at once: runs must shrink as soon as
+// blocks grow (eight workers fetching runs of sixteen 1 MB blocks hold
+// 128 MB), while they may grow back slowly.
 func (s *runSizer) observe(size int) {
 	for {
 		old := s.avg.Load()
 		next := int64(size)
-		if old != 0 {
+		if old != 0 && next < old {
 			next = old - old/8 + int64(size)/8
 		}
 		if next < 1 {
@@ -230,22 +233,31 @@ func (f *Follower) fetchRun(ctx context.Context, b *gcs.BasicBuilder, runner run
 		}
 		return dst, nil
 	}
-	blocks, err := runner.FetchBlocks(ctx, job.hashes, job.turn)
-	if err != nil {
-		return dst, fmt.Errorf("fetch blocks %d..%d: %w", job.height, job.height+job.n-1, err)
-	}
-	if len(blocks) != len(job.hashes) {
-		return dst, fmt.Errorf("fetch blocks %d..%d: source returned %d blocks for %d hashes", job.height, job.height+job.n-1, len(blocks), len(job.hashes))
-	}
-	for i, fb := range blocks {
-		sizer.observe(len(fb.Raw))
-		h := job.height + uint32(i)
-		if fb.Hash != job.hashes[i] {
-			return dst, fmt.Errorf("fetch block %s (height %d): source returned block %s", job.hashes[i], h, fb.Hash)
+	// The source may return the first blocks of the run only (it bounds
+	// what one run holds); the rest is fetched after them, with the same
+	// turn, which the source ends with the run's last block (and this, if
+	// the run is given up).
+	defer job.turn.Done()
+	for done := 0; done < len(job.hashes); {
+		from := job.height + uint32(done)
+		blocks, err := runner.FetchBlocks(ctx, job.hashes[done:], job.turn)
+		if err != nil {
+			return dst, fmt.Errorf("fetch blocks %d..%d: %w", from, job.height+job.n-1, err)
 		}
-		b.Reset()
-		AddBasicScripts(b, fb.OutputScripts, fb.PrevScripts)
-		dst = append(dst, f.record(b, h, fb.Hash, fb.Header))
+		if len(blocks) == 0 || len(blocks) > len(job.hashes)-done {
+			return dst, fmt.Errorf("fetch blocks %d..%d: source returned %d blocks for %d hashes", from, job.height+job.n-1, len(blocks), len(job.hashes)-done)
+		}
+		for i, fb := range blocks {
+			sizer.observe(len(fb.Raw))
+			h := from + uint32(i)
+			if fb.Hash != job.hashes[done+i] {
+				return dst, fmt.Errorf("fetch block %s (height %d): source returned block %s", job.hashes[done+i], h, fb.Hash)
+			}
+			b.Reset()
+			AddBasicScripts(b, fb.OutputScripts, fb.PrevScripts)
+			dst = append(dst, f.record(b, h, fb.Hash, fb.Header))
+		}
+		done += len(blocks)
 	}
 	return dst, nil
 }

@@ -18,6 +18,8 @@ func TestRunSizer(t *testing.T) {
 		{name: "full mainnet blocks", sizes: []int{1800 << 10, 1900 << 10}, maxRun: maxRunBlocks, want: 1},
 		{name: "4 MB blocks", sizes: []int{4 << 20}, maxRun: maxRunBlocks, want: 1},
 		{name: "average follows growth", sizes: []int{250, 1 << 20, 1 << 20, 1 << 20, 1 << 20, 1 << 20, 1 << 20, 1 << 20, 1 << 20, 1 << 20, 1 << 20, 1 << 20, 1 << 20, 1 << 20, 1 << 20}, maxRun: maxRunBlocks, want: 2},
+		{name: "one large block shrinks runs at once", sizes: []int{250, 250, 250, 1 << 20}, maxRun: maxRunBlocks, want: 2},
+		{name: "runs grow back slowly", sizes: []int{1 << 20, 250, 250, 250}, maxRun: maxRunBlocks, want: 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

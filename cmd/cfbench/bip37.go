@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"cmp"
 	"context"
 	"flag"
@@ -14,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -53,7 +51,7 @@ func parseBIP37Flags(args []string, stderr io.Writer) (bip37Config, error) {
 	var c bip37Config
 	fs := flag.NewFlagSet("cfbench bip37", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	c.register(fs)
+	c.register(fs, 2000, 20*time.Minute)
 	fs.IntVar(&c.Peers, "peers", 100, "BIP-157 peers running the serve load (getcfilters/getcfheaders, one request in flight each)")
 	fs.IntVar(&c.BloomPeers, "bloompeers", 100, "BIP-37 wallets asking for filtered blocks alongside")
 	fs.IntVar(&c.Batch, "batch", 100, "filtered blocks per BIP-37 getdata")
@@ -279,13 +277,12 @@ func benchBIP37(ctx context.Context, cfg bip37Config, logw io.Writer) (*bip37Rep
 		begin := time.Now()
 		bl.measure(begin.Add(50*time.Millisecond+cfg.Warmup), begin.Add(50*time.Millisecond+cfg.Warmup+cfg.Duration))
 		rssDone := make(chan struct{})
-		var rssWG sync.WaitGroup
-		rssWG.Go(func() { rd.MixedMaxRSS = sampleMaxRSS(pid, rssDone) })
+		rssSamples := sampleRSS(pid, time.Now(), rssDone)
 		gen0, t0 = processCPU(self), time.Now()
 		rd.Mixed, err = measureLoad(ctx, load, addr, pid)
 		rd.GeneratorCPUMixed = (processCPU(self) - gen0).Seconds() / time.Since(t0).Seconds()
 		close(rssDone)
-		rssWG.Wait()
+		rd.MixedMaxRSS, _, _ = rssPeaks(<-rssSamples)
 		rd.BIP37 = bl.stop()
 		if err != nil {
 			return nil, fmt.Errorf("BIP-157 with BIP-37: %w", err)
@@ -325,42 +322,6 @@ func benchBIP37(ctx context.Context, cfg bip37Config, logw io.Writer) (*bip37Rep
 	s.MeetsRSS = rep.MixedMaxRSS > 0 && rep.MixedMaxRSS <= goalBIP37RSS
 	s.Clean = errs == 0 && rep.BIP37.FilteredBlocks > 0
 	return rep, nil
-}
-
-// sampleMaxRSS samples pid's RSS every 100 ms until done and returns the
-// largest.
-func sampleMaxRSS(pid int, done <-chan struct{}) int64 {
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
-	var peak int64
-	for {
-		peak = max(peak, processRSS(pid))
-		select {
-		case <-done:
-			return max(peak, processRSS(pid))
-		case <-t.C:
-		}
-	}
-}
-
-// processRSS is pid's resident set size (VmRSS) in bytes, or 0 when it
-// cannot be read (not Linux).
-func processRSS(pid int) int64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for line := range bytes.SplitSeq(data, []byte("\n")) {
-		if rest, ok := bytes.CutPrefix(line, []byte("VmRSS:")); ok {
-			f := bytes.Fields(rest)
-			if len(f) == 2 && string(f[1]) == "kB" {
-				if kb, err := strconv.ParseInt(string(f[0]), 10, 64); err == nil {
-					return kb * 1024
-				}
-			}
-		}
-	}
-	return 0
 }
 
 // scrapeMetric reads one unlabelled sample from cfindexd's /metrics, or -1.

@@ -4,20 +4,37 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 )
 
+// Chain kinds (-chain).
+const (
+	chainMainnet = "mainnet" // btcdtest.GenerateMainnetChain, cached
+	chainRich    = "rich"    // btcdtest.BuildTxRichChain, built every run
+)
+
 // chainInfo describes the chain a benchmark runs on.
 type chainInfo struct {
+	// Kind is chainMainnet or chainRich.
+	Kind string `json:"kind"`
 	// Height and Tip are btcd's best block once the chain is built.
 	Height uint32 `json:"height"`
 	Tip    string `json:"tip"`
 	// RichBlocks is how many of the blocks carry transactions.
 	RichBlocks int `json:"rich_blocks"`
-	// BuildTime is how long mining the chain took.
+	// BuildTime is how long building the chain took: mining it (rich), or
+	// generating it when it was not cached and copying btcd's data
+	// (mainnet).
 	BuildTime time.Duration `json:"build_ns"`
+	// Mainnet describes a mainnet-shaped chain: its shape, contents and
+	// how long its generation took when it was made; CacheDir is where it
+	// is cached, Cached whether this run found it there.
+	Mainnet  *btcdtest.MainnetStats `json:"mainnet,omitempty"`
+	CacheDir string                 `json:"cache_dir,omitempty"`
+	Cached   bool                   `json:"cached,omitempty"`
 }
 
 // buildChain starts btcd on simnet (which, unlike btcd's regtest, keeps its
@@ -48,5 +65,41 @@ func buildChain(ctx context.Context, dataDir string, richBlocks int, seed int64,
 	if err != nil {
 		return node, chainInfo{}, fmt.Errorf("btcd best block: %w", err)
 	}
-	return node, chainInfo{Height: uint32(height), Tip: tip.String(), RichBlocks: richBlocks, BuildTime: took}, nil
+	return node, chainInfo{Kind: chainRich, Height: uint32(height), Tip: tip.String(), RichBlocks: richBlocks, BuildTime: took}, nil
+}
+
+// mainnetChain returns the cached mainnet-shaped chain of shape under
+// cacheRoot (generating it first when it is missing), copies its btcd data
+// into dataDir and starts btcd (simnet, --txindex) on it. The returned
+// node is non-nil whenever it was started, also with an error; the caller
+// stops it.
+func mainnetChain(ctx context.Context, cacheRoot, dataDir string, shape btcdtest.MainnetShape, say func(string, ...any)) (*btcdtest.Node, chainInfo, error) {
+	start := time.Now()
+	c, err := btcdtest.LoadOrGenerateMainnet(ctx, cacheRoot, shape, say)
+	if err != nil {
+		return nil, chainInfo{}, err
+	}
+	if c.Generated {
+		say("generated in %s: %d transactions, %.1f MB of blocks", c.Stats.Took.Round(time.Second), c.Stats.Txs, mb(c.Stats.ChainBytes))
+	}
+	say("copying btcd's data from %s", c.Dir)
+	if err := c.CopyNodeData(dataDir); err != nil {
+		return nil, chainInfo{}, err
+	}
+	node, err := btcdtest.StartNode(c.Options(dataDir))
+	if err != nil {
+		return nil, chainInfo{}, fmt.Errorf("start btcd: %w", err)
+	}
+	tip, height, err := node.BestBlock(ctx)
+	if err != nil {
+		return node, chainInfo{}, fmt.Errorf("btcd best block: %w", err)
+	}
+	if tip.String() != c.Stats.Tip {
+		return node, chainInfo{}, fmt.Errorf("btcd on the copied chain is at %s, the cache says %s", tip, c.Stats.Tip)
+	}
+	stats := c.Stats
+	return node, chainInfo{
+		Kind: chainMainnet, Height: uint32(height), Tip: tip.String(), RichBlocks: shape.Blocks,
+		BuildTime: time.Since(start), Mainnet: &stats, CacheDir: filepath.Clean(c.Dir), Cached: !c.Generated,
+	}, nil
 }

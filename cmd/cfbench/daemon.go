@@ -104,6 +104,16 @@ type daemonResult struct {
 	NodeCPU time.Duration `json:"node_cpu_ns"`
 	// LoggedBlocksPerS is the rate of cfindexd's last progress line.
 	LoggedBlocksPerS float64 `json:"logged_blocks_per_s"`
+	// RSS is the process's resident set over its life (Linux; empty
+	// elsewhere); PeakAnon and PeakFile the largest anonymous and
+	// file-backed parts among the samples.
+	RSS      []rssSample `json:"rss"`
+	PeakAnon int64       `json:"peak_rss_anon_bytes"`
+	PeakFile int64       `json:"peak_rss_file_bytes"`
+	// GC summarises the Go runtime's collections (GODEBUG=gctrace=1).
+	GC gcStats `json:"gc"`
+	// Verified is true when the store the run left equals btcd's index.
+	Verified bool `json:"verified"`
 }
 
 // CPUShare is cfindexd's CPU time as a fraction of its catch-up wall time.
@@ -118,6 +128,8 @@ func measureDaemon(ctx context.Context, run daemonRun) (daemonResult, error) {
 		return daemonResult{}, err
 	}
 	defer proc.kill()
+	stopRSS := make(chan struct{})
+	rssDone := sampleRSS(proc.cmd.Process.Pid, proc.start, stopRSS)
 	nodeCPU0 := processCPU(run.Node.PID())
 	line, err := proc.waitFor(ctx, func(m logLine) bool { return m.reachedHeight(run.TipHeight) })
 	if err != nil {
@@ -131,9 +143,13 @@ func measureDaemon(ctx context.Context, run daemonRun) (daemonResult, error) {
 		res.LoggedBlocksPerS = v
 	}
 	state, err := proc.terminate(daemonStopLimit)
+	close(stopRSS)
+	res.RSS = <-rssDone
+	_, res.PeakAnon, res.PeakFile = rssPeaks(res.RSS)
 	if err != nil {
 		return daemonResult{}, err
 	}
+	res.GC = proc.gc
 	res.Lifetime = time.Since(proc.start)
 	res.UserCPU, res.SysCPU, res.PeakRSS = rusage(state)
 	res.CPU = res.UserCPU + res.SysCPU
@@ -152,6 +168,7 @@ type daemonProc struct {
 	state *os.ProcessState
 	err   error // from Wait
 	last  string
+	gc    gcStats // valid once done is closed
 }
 
 // logLine is one decoded JSON log line and when cfbench read it.
@@ -180,7 +197,9 @@ func startDaemon(ctx context.Context, run daemonRun) (*daemonProc, error) {
 		return nil, fmt.Errorf("cfindexd log: %w", err)
 	}
 	cmd := exec.Command(run.Binary, run.args()...)
-	cmd.Env = append(os.Environ(), "CFINDEXD_CONFIG=")
+	// gctrace lines go to stderr beside the JSON log: the heap the GC
+	// keeps live, against the RSS the kernel counts.
+	cmd.Env = append(os.Environ(), "CFINDEXD_CONFIG=", "GODEBUG=gctrace=1")
 	cmd.Stdout = io.Discard
 	cmd.SysProcAttr = childProcAttr()
 	stderr, err := cmd.StderrPipe()
@@ -202,11 +221,12 @@ func startDaemon(ctx context.Context, run daemonRun) (*daemonProc, error) {
 		for sc.Scan() {
 			at := time.Now()
 			fmt.Fprintln(logFile, sc.Text())
-			p.last = sc.Text()
 			var m map[string]any
 			if json.Unmarshal(sc.Bytes(), &m) != nil {
+				p.gc.add(sc.Bytes())
 				continue
 			}
+			p.last = sc.Text()
 			select {
 			case p.lines <- logLine{at: at, fields: m}:
 			default: // nobody waits for lines this far ahead: drop

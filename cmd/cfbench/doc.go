@@ -5,12 +5,49 @@
 //	go run ./cmd/cfbench serve [flags]  serving getcfilters/getcfheaders to many peers
 //	go run ./cmd/cfbench bip37 [flags]  the serve load beside BIP-37 wallets, against itself alone
 //
-// sync builds the chain, runs the real cfindexd binary against btcd into an
-// empty datadir and times it to the node's tip (wall time from its JSON log,
-// CPU and peak RSS from its rusage), runs the same catch-up in process
-// (indexer.Follower wired as in cmd/cfindexd) under the CPU profiler and
-// checks every filter against btcd's, then stops btcd, runs it once with
-// --dropcfindex and times btcd rebuilding its own filter index from its log.
+// # sync
+//
+// sync runs on a mainnet-shaped chain by default (-chain=mainnet): 500
+// blocks of 2,000 transactions (-blocks, -txs) with mainnet's mix of
+// output scripts (P2WPKH and P2TR most, then P2SH-P2WPKH, P2PKH, 2-of-3
+// P2WSH multisig, OP_RETURN, a few P2PK), mostly one or two inputs a
+// transaction with some consolidations, and spends of recent and old
+// coins (btcdtest.GenerateMainnetChain). The chain is generated once —
+// blocks built and signed here on every core and handed to btcd (simnet,
+// --txindex) with submitblock — and cached under
+// os.UserCacheDir()/cfindexd-bench/<generator version, btcd version,
+// shape, seed>/ (-cache): btcd's data directory after a clean stop, and
+// blocks.dat, every block genesis first in Core's blk-file framing, for
+// tools that write the same chain elsewhere (the blocks-dir writer). Each
+// run copies btcd's data into its work directory and starts btcd there,
+// so the cache is never written. -chain=rich measures on the small
+// tx-rich chain of btcdtest.BuildTxRichChain instead, built every run.
+//
+// For every source (-sources; today btcd's two: txindex with raw blocks
+// over btcd's P2P port, and txindex over JSON-RPC only) sync runs the real
+// cfindexd binary against btcd into an empty datadir and times it to the
+// node's tip (wall time from its JSON log, CPU and peak RSS from its
+// rusage, RSS sampled from /proc every 100 ms, Go's GC from gctrace lines),
+// then checks every block hash, filter and filter header of the store the
+// run left against btcd's own index (read in JSON-RPC batches once). It
+// then runs the first source once more in process (indexer.Follower wired
+// as in cmd/cfindexd) under the CPU profiler, with a heap profile at the
+// tip; measures each source's node floor — the same fetches, runs and
+// workers with nothing filtered or stored; and finally stops btcd, runs it
+// once with --dropcfindex and times btcd rebuilding its own filter index
+// from its log. The report gives per source blocks/s, MB/s of block data,
+// filter elements/s, CPU milliseconds per block of cfindexd and of btcd,
+// peak RSS (anonymous and file-backed parts), RSS over time, the ratio to
+// btcd's rebuild, and the goals (at least 2× btcd's rebuild; peak RSS at
+// most 150 MB).
+//
+// A source is one entry in syncSources (sources.go): its cfindexd flags
+// and how to open it in process. A source reading files (the blocks-dir
+// source, from Core-format files written from the chain's blocks.dat)
+// adds an entry and, in syncEnv, where its files are.
+//
+// # serve
+//
 // serve has N peers (raw wire clients, one request in flight each) ask for
 // 1,000-block getcfilters and 2,000-block getcfheaders ranges from a fixed
 // seed, first from cfindexd, then from btcd, over the same chain. bip37
@@ -19,36 +56,36 @@
 // 5 % noise) that ask for filtered blocks of random stretches of the chain
 // in batches, and reports the BIP-157 throughput ratio (goal ≥ 70 %) and
 // cfindexd's RSS under the mixed load (goal ≤ 250 MB).
-// seed, first from cfindexd, then from btcd, over the same chain; with
-// -baseline another cfindexd binary (an older build) serves the same chain
-// too and is measured in alternation with the one under test for -rounds
-// rounds, medians and per-round ratios reported. Every answer is compared
-// byte for byte (checksums included) with what wire encodes from btcd's
-// own filters (getcfilter over RPC, fetched before the load), and the
-// server's and the load generator's CPU time per filter served are
+//
+// With -baseline another cfindexd binary (an older build) serves the same
+// chain too and is measured in alternation with the one under test for
+// -rounds rounds, medians and per-round ratios reported. Every answer is
+// compared byte for byte (checksums included) with what wire encodes from
+// btcd's own filters (getcfilter over RPC, fetched before the load), and
+// the server's and the load generator's CPU time per filter served are
 // reported beside the rates.
 //
-// Measurement choices: sync runs cfindexd with its P2P and HTTP listeners
-// off (--listen= --httplisten=), so only the catch-up is measured, and by
-// default (-nodep2p=true) with --nodep2p=<btcd's P2P address>, so raw
-// blocks come over btcd's P2P port and not as hex inside JSON (the
-// in-process run does the same; -nodep2p=false measures JSON-RPC only); serve
-// connects its peers four at a time, because btcd v0.26.2 drops a source
-// /24 with more than eight handshakes in progress (internal/inbound), and
-// reads answers as raw frames in place in each peer's read buffer and
-// checks them by comparing bytes with the expected frames (the cfheaders
-// checksums precomputed for every range a peer can ask for), never by
-// decoding or hashing, so the load generator's own CPU, on the same
-// machine, stays small.
+// # Measurement choices
 //
-// Every subcommand starts btcd (simnet, --txindex) through internal/btcdtest
-// on loopback ports, builds a transaction-rich chain with it, runs the real
-// cfindexd binary as a subprocess against it, and prints a table (or JSON
-// with -json). Run `cfbench <subcommand> -h` for the flags.
+// sync runs cfindexd with its P2P and HTTP listeners off (--listen=
+// --httplisten=), so only the catch-up is measured, and names the source
+// with --prevoutsource and --nodep2p (an explicit empty --nodep2p for
+// JSON-RPC only: "auto" could find another node on a shared machine).
+// serve connects its peers four at a time, because btcd v0.26.2 drops a
+// source /24 with more than eight handshakes in progress
+// (internal/inbound), and reads answers as raw frames in place and checks
+// them by comparing bytes with the expected frames (cfheaders checksums
+// precomputed), never by decoding or hashing, so the load generator's own
+// CPU, on the same machine, stays small.
+//
+// Every subcommand starts btcd through internal/btcdtest on loopback
+// ports, runs the real cfindexd binary as a subprocess against it, and
+// prints a table (or JSON with -json). Run `cfbench <subcommand> -h` for
+// the flags.
 //
 // cfbench owns only measuring and reporting. It must not change how
 // cfindexd works (it runs the binary, or in-process the same indexer wiring
-// as cmd/cfindexd for the CPU profile), keep package-level state, or talk
-// to anything but 127.0.0.1. It must run from inside the module: it builds
+// as cmd/cfindexd for the profiles), keep package-level state, or talk to
+// anything but 127.0.0.1. It must run from inside the module: it builds
 // cmd/cfindexd and btcd with the go command.
 package main

@@ -29,14 +29,15 @@ type commonFlags struct {
 	Keep bool
 }
 
-// register adds the common flags to fs.
-func (c *commonFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&c.Blocks, "blocks", 2000, "tx-rich blocks to build (btcd first mines ~300 empty blocks for maturity and segwit/taproot)")
+// register adds the common flags to fs, with the subcommand's defaults
+// for -blocks and -timeout.
+func (c *commonFlags) register(fs *flag.FlagSet, blocks int, timeout time.Duration) {
+	fs.IntVar(&c.Blocks, "blocks", blocks, "tx-rich blocks (btcd first mines ~300 empty blocks for maturity and segwit/taproot)")
 	fs.Int64Var(&c.WalletSeed, "walletseed", 1, "wallet seed: fixes the chain's transactions")
 	fs.StringVar(&c.Out, "out", "", "directory for profiles and logs (default: a new temporary directory)")
 	fs.StringVar(&c.CFIndexd, "cfindexd", "", "prebuilt cfindexd binary (default: go build ./cmd/cfindexd)")
 	fs.BoolVar(&c.JSON, "json", false, "print the report as JSON")
-	fs.DurationVar(&c.Timeout, "timeout", 20*time.Minute, "bound on the whole run")
+	fs.DurationVar(&c.Timeout, "timeout", timeout, "bound on the whole run")
 	fs.BoolVar(&c.Keep, "keep", false, "keep the work directory (btcd and cfindexd data)")
 }
 

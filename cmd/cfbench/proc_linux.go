@@ -122,3 +122,37 @@ func loadAverage() string {
 	}
 	return strings.Join(f[:3], " ")
 }
+
+// processRSS is pid's resident set now (VmRSS) and its anonymous and
+// file-backed parts (RssAnon, RssFile: the store's mmap counts there), in
+// bytes; ok is false when /proc cannot be read.
+func processRSS(pid int) (rss, anon, file int64, ok bool) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, 0, false
+	}
+	for line := range bytes.SplitSeq(data, []byte("\n")) {
+		name, rest, found := bytes.Cut(line, []byte(":"))
+		if !found {
+			continue
+		}
+		var dst *int64
+		switch string(name) {
+		case "VmRSS":
+			dst = &rss
+		case "RssAnon":
+			dst = &anon
+		case "RssFile":
+			dst = &file
+		default:
+			continue
+		}
+		f := bytes.Fields(rest)
+		if len(f) == 2 && string(f[1]) == "kB" {
+			if kb, err := strconv.ParseInt(string(f[0]), 10, 64); err == nil {
+				*dst = kb * 1024
+			}
+		}
+	}
+	return rss, anon, file, rss > 0
+}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strings"
 	"sync/atomic"
@@ -27,16 +29,16 @@ import (
 
 // profileRun is the in-process catch-up under the CPU profiler.
 type profileRun struct {
-	Node        *btcdtest.Node
+	Env         syncEnv
+	Source      syncSource
 	StorePath   string // a fresh store file
 	ProfilePath string // cpu.pprof is written here; listings beside it
 	TipHeight   uint32
 	Workers     int
 	BatchBlocks int
-	Verify      bool
-	TopN        int
-	// NodeP2P fetches raw blocks over the node's P2P port.
-	NodeP2P bool
+	// Oracle, when set, is btcd's index to check the store against.
+	Oracle []btcdtest.FilterRecord
+	TopN   int
 }
 
 // profileResult is what the in-process catch-up measured.
@@ -46,12 +48,20 @@ type profileResult struct {
 	// CPU is this process's user plus system time over Wall; nothing but
 	// the follower runs meanwhile.
 	CPU time.Duration `json:"cpu_ns"`
-	// Blocks, Elements and FilterBytes are totals over the chain. Elements
-	// counts what the filters are built from (scripts before
-	// de-duplication), as cfindexd's elements_per_s does.
+	// Source is the source's name.
+	Source string `json:"source"`
+	// Blocks, Elements, BlockBytes and FilterBytes are totals over the
+	// chain. Elements counts what the filters are built from (scripts
+	// before de-duplication), as cfindexd's elements_per_s does;
+	// BlockBytes the serialized blocks.
 	Blocks      int   `json:"blocks"`
 	Elements    int64 `json:"elements"`
+	BlockBytes  int64 `json:"block_bytes"`
 	FilterBytes int64 `json:"filter_bytes"`
+	// FromCache and FromNode count the spent scripts resolved from the
+	// source's script cache and by asking the node (txindex sources).
+	FromCache uint64 `json:"prevouts_from_cache"`
+	FromNode  uint64 `json:"prevouts_from_node"`
 	// Connections is how many TCP connections the machine opened during
 	// the run (Linux; -1 elsewhere): btcd closes its RPC connection after
 	// every HTTP request, so each RPC request costs a connect and a close.
@@ -63,29 +73,39 @@ type profileResult struct {
 	Profile string   `json:"profile"`
 	Top     []string `json:"top"`
 	TopCum  []string `json:"top_cum"`
+	// Heap is the heap profile taken halfway; HeapTop the head of its
+	// `go tool pprof -top -sample_index=inuse_space` (live bytes).
+	Heap    string   `json:"heap_profile"`
+	HeapTop []string `json:"heap_top"`
+	// PeakLive is the most a collection left live (runtime/metrics
+	// /gc/heap/live:bytes, sampled); PeakHeapTop the top of the heap
+	// profile written then (heap-peak.pprof).
+	PeakLive    int64    `json:"peak_live_bytes"`
+	PeakHeapTop []string `json:"peak_heap_top"`
 }
 
 // profileFollower runs indexer.Follower wired as cmd/cfindexd wires it
 // against the node into a fresh store until the store reaches the tip,
 // under the CPU profiler, then verifies the store against btcd if asked.
 func profileFollower(ctx context.Context, run profileRun) (*profileResult, error) {
-	st, err := store.Open(run.StorePath, *run.Node.Params().GenesisHash, store.Options{Timeout: time.Second})
+	node := run.Env.Node
+	st, err := store.Open(run.StorePath, *node.Params().GenesisHash, store.Options{Timeout: time.Second})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	defer st.Close()
-	client, runs, closeAll, err := connectRunSource(ctx, run.Node, run.NodeP2P)
+	client, source, closeAll, err := run.Source.Open(ctx, run.Env)
 	if err != nil {
 		return nil, err
 	}
 	defer closeAll()
-	if err := client.CheckGenesis(ctx, *run.Node.Params().GenesisHash); err != nil {
+	if err := client.CheckGenesis(ctx, *node.Params().GenesisHash); err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
-	counted := &countingSource{inner: runs}
+	counted := countSource(source)
 	obs := &commitCounter{}
 	follower := indexer.NewFollower(indexer.Config{
-		Genesis:     *run.Node.Params().GenesisHash,
+		Genesis:     *node.Params().GenesisHash,
 		Workers:     run.Workers,
 		BatchBlocks: run.BatchBlocks,
 	}, client, counted, st, nil, obs, zerolog.Nop())
@@ -107,9 +127,23 @@ func profileFollower(ctx context.Context, run profileRun) (*profileResult, error
 		runErr = follower.Run(runCtx)
 		close(done)
 	}()
-	waitErr := waitStoreTip(ctx, st, run.TipHeight, done)
+	// What the heap holds halfway, in the thick of the catch-up (the
+	// script cache full, runs in flight): live objects as of a collection.
+	// And when the live heap peaks: heap-peak.pprof is rewritten whenever
+	// a collection leaves more live than any before.
+	dir := filepath.Dir(run.ProfilePath)
+	heapPath := filepath.Join(dir, "heap.pprof")
+	peakDone := make(chan struct{})
+	peak := watchPeakHeap(filepath.Join(dir, "heap-peak.pprof"), peakDone)
+	waitErr := waitStoreTip(ctx, st, run.TipHeight/2, done)
+	heapErr := writeHeapProfile(heapPath)
+	if waitErr == nil {
+		waitErr = waitStoreTip(ctx, st, run.TipHeight, done)
+	}
 	wall := time.Since(start)
 	cpu, conns := selfCPU()-cpu0, tcpActiveOpens()
+	close(peakDone)
+	peakLive := <-peak
 	stop()
 	<-done
 	pprof.StopCPUProfile()
@@ -122,26 +156,33 @@ func profileFollower(ctx context.Context, run profileRun) (*profileResult, error
 	if err := f.Close(); err != nil {
 		return nil, fmt.Errorf("cpu profile: %w", err)
 	}
+	if heapErr != nil {
+		return nil, heapErr
+	}
 
 	res := &profileResult{
+		Source:      run.Source.Name,
 		Wall:        wall,
 		CPU:         cpu,
 		Blocks:      int(obs.blocks.Load()),
-		Elements:    counted.elements.Load(),
+		Elements:    counted.counts().elements.Load(),
+		BlockBytes:  counted.counts().bytes.Load(),
 		FilterBytes: obs.filterBytes.Load(),
 		Profile:     run.ProfilePath,
 		Connections: -1,
 	}
+	if c, ok := source.(bitcoind.PrevoutCounter); ok {
+		res.FromCache, res.FromNode = c.PrevoutCounts()
+	}
 	if conns0 >= 0 && conns >= 0 {
 		res.Connections = conns - conns0
 	}
-	if run.Verify {
-		if err := run.Node.CompareStore(ctx, st, 0); err != nil {
+	if run.Oracle != nil {
+		if err := btcdtest.CompareRecords(st, run.Oracle); err != nil {
 			return nil, fmt.Errorf("verify against btcd: %w", err)
 		}
 		res.Verified = true
 	}
-	dir := filepath.Dir(run.ProfilePath)
 	if res.Top, err = pprofTop(ctx, run.ProfilePath, filepath.Join(dir, "cpu-top.txt"), run.TopN); err != nil {
 		return nil, err
 	}
@@ -149,7 +190,68 @@ func profileFollower(ctx context.Context, run profileRun) (*profileResult, error
 		"-cum", "-focus=github.com/cfindexd/"); err != nil {
 		return nil, err
 	}
+	res.Heap = heapPath
+	if res.HeapTop, err = pprofTop(ctx, heapPath, filepath.Join(dir, "heap-top.txt"), run.TopN, "-sample_index=inuse_space"); err != nil {
+		return nil, err
+	}
+	res.PeakLive = peakLive
+	if peakLive > 0 {
+		if res.PeakHeapTop, err = pprofTop(ctx, filepath.Join(dir, "heap-peak.pprof"), filepath.Join(dir, "heap-peak-top.txt"), run.TopN, "-sample_index=inuse_space"); err != nil {
+			return nil, err
+		}
+	}
 	return res, nil
+}
+
+// watchPeakHeap samples the live heap every 50 ms until done is closed and
+// writes the heap profile to path each time it is 2 MB above the highest
+// seen so far; the highest comes back on the channel.
+func watchPeakHeap(path string, done <-chan struct{}) <-chan int64 {
+	out := make(chan int64, 1)
+	go func() {
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		var peak, written int64
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(sample)
+			if v := int64(sample[0].Value.Uint64()); v > peak {
+				peak = v
+				if peak > written+2e6 {
+					if f, err := os.Create(path); err == nil {
+						_ = pprof.Lookup("heap").WriteTo(f, 0)
+						f.Close()
+						written = peak
+					}
+				}
+			}
+			select {
+			case <-done:
+				out <- peak
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return out
+}
+
+// writeHeapProfile writes the heap profile to path after a collection, so
+// its in-use figures are current.
+func writeHeapProfile(path string) error {
+	runtime.GC()
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	return nil
 }
 
 // waitStoreTip waits until the store's tip is at height, the follower ends
@@ -171,14 +273,36 @@ func waitStoreTip(ctx context.Context, st *store.Store, height uint32, done <-ch
 	}
 }
 
-// countingSource counts the filter elements of every block it passes on,
-// with the indexer's own element rules. It passes runs on to the inner
-// source (so the profiled catch-up batches as the daemon's does), which
-// must therefore fetch runs, as the txindex source btcd gets does.
-type countingSource struct {
-	inner    bitcoind.RunBlockSource
-	elements atomic.Int64
+// sourceCounts totals what a counted source passed on: filter elements,
+// with the indexer's own element rules, and serialized block bytes.
+type sourceCounts struct {
+	elements, bytes atomic.Int64
 }
+
+// countedSource is a BlockSource that counts what it passes on.
+type countedSource interface {
+	indexer.BlockSource
+	counts() *sourceCounts
+}
+
+// countSource wraps source so the in-process run counts elements and
+// bytes. A source that fetches runs stays one (so the profiled catch-up
+// batches as the daemon's does); any other stays a plain BlockSource.
+func countSource(source bitcoind.BlockSource) countedSource {
+	c := &countingSource{inner: source}
+	if runs, ok := source.(bitcoind.RunBlockSource); ok {
+		return &countingRunSource{countingSource: c, runs: runs}
+	}
+	return c
+}
+
+// countingSource counts the blocks of FetchBlock.
+type countingSource struct {
+	inner bitcoind.BlockSource
+	n     sourceCounts
+}
+
+func (s *countingSource) counts() *sourceCounts { return &s.n }
 
 // FetchBlock implements indexer.BlockSource.
 func (s *countingSource) FetchBlock(ctx context.Context, hash chainhash.Hash) (*wire.MsgBlock, [][]byte, error) {
@@ -188,14 +312,30 @@ func (s *countingSource) FetchBlock(ctx context.Context, hash chainhash.Hash) (*
 	}
 	var b gcs.BasicBuilder
 	if err := indexer.AddBasicElements(&b, block, prev); err == nil {
-		s.elements.Add(int64(b.Len()))
+		s.n.elements.Add(int64(b.Len()))
 	}
+	s.n.bytes.Add(int64(block.SerializeSize()))
 	return block, prev, nil
 }
 
+// PrevoutCounts passes the inner source's counts on, so the follower's
+// progress lines report them as the daemon's do.
+func (s *countingSource) PrevoutCounts() (fromCache, fromNode uint64) {
+	if c, ok := s.inner.(bitcoind.PrevoutCounter); ok {
+		return c.PrevoutCounts()
+	}
+	return 0, 0
+}
+
+// countingRunSource is countingSource for a source that fetches runs.
+type countingRunSource struct {
+	*countingSource
+	runs bitcoind.RunBlockSource
+}
+
 // FetchBlocks implements bitcoind.RunBlockSource.
-func (s *countingSource) FetchBlocks(ctx context.Context, hashes []chainhash.Hash, turn *bitcoind.RunTurn) ([]bitcoind.FetchedBlock, error) {
-	out, err := s.inner.FetchBlocks(ctx, hashes, turn)
+func (s *countingRunSource) FetchBlocks(ctx context.Context, hashes []chainhash.Hash, turn *bitcoind.RunTurn) ([]bitcoind.FetchedBlock, error) {
+	out, err := s.runs.FetchBlocks(ctx, hashes, turn)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +343,8 @@ func (s *countingSource) FetchBlocks(ctx context.Context, hashes []chainhash.Has
 	for _, fb := range out {
 		b.Reset()
 		indexer.AddBasicScripts(&b, fb.OutputScripts, fb.PrevScripts)
-		s.elements.Add(int64(b.Len()))
+		s.n.elements.Add(int64(b.Len()))
+		s.n.bytes.Add(int64(len(fb.Raw)))
 	}
 	return out, nil
 }

@@ -36,7 +36,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	var c serveConfig
 	fs := flag.NewFlagSet("cfbench serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	c.register(fs)
+	c.register(fs, 2000, 20*time.Minute)
 	fs.IntVar(&c.Peers, "peers", 100, "concurrent peers, each with one request in flight")
 	fs.DurationVar(&c.Duration, "duration", 20*time.Second, "measured window per server")
 	fs.DurationVar(&c.Warmup, "warmup", 2*time.Second, "load before the window, not counted")

@@ -7,25 +7,45 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+
+	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/store"
 )
 
 // syncConfig holds the flags of the sync subcommand.
 type syncConfig struct {
 	commonFlags
+	// Chain is chainMainnet or chainRich; TxsPerBlock sizes the
+	// mainnet-shaped chain's blocks; CacheRoot is where it is cached.
+	Chain       string
+	TxsPerBlock int
+	OldCoins    int
+	CacheRoot   string
+	// Sources are the -sources, resolved.
+	Sources    []syncSource
+	sourceList string
 	// Runs repeats each measurement; the report shows the median.
 	Runs int
 	// Workers and BatchBlocks are passed to cfindexd (--workers,
 	// --batchblocks) and to the in-process follower.
 	Workers     int
 	BatchBlocks int
-	// Verify compares the in-process store with btcd's own filters.
+	// Verify compares every store (each daemon run's, the in-process
+	// run's) with btcd's own filters and filter headers.
 	Verify bool
-	// TopN is how many lines of the CPU profile's top the table shows.
-	TopN int
-	// NodeP2P makes cfindexd fetch raw blocks over btcd's P2P port
-	// (--nodep2p) in both the daemon and the in-process runs.
-	NodeP2P bool
+	// Profile runs the first source once more in process under the CPU
+	// profiler; TopN is how many lines of its top the table shows.
+	Profile bool
+	TopN    int
+	// Floor and Rebuild measure the node floor and btcd's own rebuild;
+	// turning them off shortens a run that studies cfindexd alone.
+	Floor, Rebuild bool
+	// Extra are more cfindexd flags for every daemon run.
+	Extra string
 }
 
 // parseSyncFlags parses and validates the sync subcommand's flags.
@@ -33,22 +53,33 @@ func parseSyncFlags(args []string, stderr io.Writer) (syncConfig, error) {
 	var c syncConfig
 	fs := flag.NewFlagSet("cfbench sync", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	c.register(fs)
-	fs.IntVar(&c.Runs, "runs", 3, "times to repeat each catch-up measurement on the same chain; the report shows the median")
+	c.register(fs, 500, 90*time.Minute)
+	fs.StringVar(&c.Chain, "chain", chainMainnet, "chain to measure on: mainnet (mainnet-shaped, generated once and cached) or rich (the small tx-rich chain, built every run)")
+	fs.IntVar(&c.TxsPerBlock, "txs", 2000, "transactions per block of the mainnet-shaped chain")
+	fs.IntVar(&c.OldCoins, "oldcoins", 0, "unspent outputs of the mainnet-shaped chain's pre-history, for old spends (0: 300 per transaction of a block)")
+	fs.StringVar(&c.CacheRoot, "cache", "", "where mainnet-shaped chains are cached (default: the user cache directory's cfindexd-bench)")
+	fs.StringVar(&c.sourceList, "sources", strings.Join(sourceNames(), ","), "comma-separated prevout sources to measure: "+strings.Join(sourceNames(), ", "))
+	fs.IntVar(&c.Runs, "runs", 2, "times to repeat each catch-up measurement on the same chain; the report shows the median")
 	fs.IntVar(&c.Workers, "workers", 8, "cfindexd --workers")
 	fs.IntVar(&c.BatchBlocks, "batchblocks", 500, "cfindexd --batchblocks")
-	fs.BoolVar(&c.Verify, "verify", true, "check every filter and filter header of the in-process run against btcd's")
+	fs.BoolVar(&c.Verify, "verify", true, "check every filter and filter header of every store against btcd's")
+	fs.BoolVar(&c.Profile, "profile", true, "profile the first source's catch-up in process")
 	fs.IntVar(&c.TopN, "top", 20, "lines of the CPU profile's top to print")
-	fs.BoolVar(&c.NodeP2P, "nodep2p", true, "fetch raw blocks over btcd's P2P port (cfindexd --nodep2p); false = JSON-RPC only")
+	fs.BoolVar(&c.Floor, "floor", true, "measure the node floor of every source")
+	fs.BoolVar(&c.Rebuild, "rebuild", true, "measure btcd rebuilding its own cfindex (the ratio's other side)")
+	fs.StringVar(&c.Extra, "cfindexdflags", "", "more cfindexd flags for every run, space-separated (e.g. --scriptcache=32)")
 	if err := parseFlagSet(fs, args); err != nil {
 		return c, err
 	}
-	return c, c.validate()
+	err := c.validate()
+	return c, err
 }
 
-// validate checks the flags' ranges.
-func (c syncConfig) validate() error {
+// validate checks the flags' ranges and resolves -sources.
+func (c *syncConfig) validate() error {
 	switch {
+	case c.Chain != chainMainnet && c.Chain != chainRich:
+		return fmt.Errorf("%w: -chain %q is neither %s nor %s", errUsage, c.Chain, chainMainnet, chainRich)
 	case c.Runs < 1 || c.Runs > 20:
 		return fmt.Errorf("%w: -runs %d is outside 1..20", errUsage, c.Runs)
 	case c.Workers < 1 || c.Workers > 64:
@@ -58,12 +89,27 @@ func (c syncConfig) validate() error {
 	case c.TopN < 0:
 		return fmt.Errorf("%w: -top %d is negative", errUsage, c.TopN)
 	}
+	if c.Chain == chainMainnet {
+		if err := c.shape().Validate(); err != nil {
+			return fmt.Errorf("%w: -blocks/-txs: %w", errUsage, err)
+		}
+	}
+	var err error
+	if c.Sources, err = pickSources(c.sourceList); err != nil {
+		return err
+	}
 	return c.commonFlags.validate()
 }
 
+// shape is the mainnet-shaped chain the flags ask for.
+func (c *syncConfig) shape() btcdtest.MainnetShape {
+	return btcdtest.MainnetShape{Blocks: c.Blocks, TxsPerBlock: c.TxsPerBlock, OldCoins: c.OldCoins, Seed: c.WalletSeed}
+}
+
 // runSync is the sync subcommand: build the chain, measure cfindexd's
-// catch-up as a subprocess, profile the same catch-up in process, then drop
-// btcd's cfindex and time btcd rebuilding it, and report.
+// catch-up as a subprocess for every source, profile the first in
+// process, measure the node floor of every source, then drop btcd's
+// cfindex and time btcd rebuilding it, and report.
 func runSync(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseSyncFlags(args, stderr)
 	if err != nil {
@@ -92,74 +138,103 @@ func benchSync(ctx context.Context, cfg syncConfig, logw io.Writer) (*syncReport
 	defer ws.cleanup()
 	work, out, bin := ws.work, ws.out, ws.binary
 
-	say("starting btcd (simnet, --txindex) and building %d tx-rich blocks", cfg.Blocks)
-	node, chain, err := buildChain(ctx, filepath.Join(work, "btcd"), cfg.Blocks, cfg.WalletSeed)
+	node, chain, err := startSyncChain(ctx, cfg, filepath.Join(work, "btcd"), say)
 	if node != nil {
 		defer node.Stop()
 	}
 	if err != nil {
 		return nil, err
 	}
-	say("chain: %d blocks (tip %s) in %s", chain.Height, chain.Tip, chain.BuildTime.Round(time.Millisecond))
+	env := syncEnv{Node: node}
+	say("chain: %d blocks (tip %s)", chain.Height+1, chain.Tip)
+	say("reading btcd's filters and filter headers (the oracle)")
+	oracle, err := node.FilterChain(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("btcd's filters: %w", err)
+	}
+	hashes := make([]chainhash.Hash, len(oracle))
+	for i, r := range oracle {
+		hashes[i] = r.Hash
+	}
+	if !cfg.Verify {
+		oracle = nil
+	}
 
 	rep := &syncReport{Chain: chain, Workers: cfg.Workers, BatchBlocks: cfg.BatchBlocks, Out: out, LoadBefore: loadAverage()}
-	for i := range cfg.Runs {
-		say("cfindexd catch-up, run %d of %d", i+1, cfg.Runs)
-		var extra []string
-		if cfg.NodeP2P {
-			extra = []string{"--nodep2p=" + node.P2PAddr()}
+	extra := strings.Fields(cfg.Extra)
+	for _, src := range cfg.Sources {
+		sr := sourceReport{Name: src.Name, Title: src.Title}
+		for i := range cfg.Runs {
+			say("%s: cfindexd catch-up, run %d of %d", src.Name, i+1, cfg.Runs)
+			dataDir := filepath.Join(work, fmt.Sprintf("cfindexd-%s-%d", src.Name, i))
+			r, err := measureDaemon(ctx, daemonRun{
+				Extra:       append(src.DaemonFlags(env), extra...),
+				Binary:      bin,
+				Node:        node,
+				DataDir:     dataDir,
+				LogPath:     filepath.Join(out, fmt.Sprintf("cfindexd-%s-run%d.log", src.Name, i+1)),
+				TipHeight:   chain.Height,
+				Workers:     cfg.Workers,
+				BatchBlocks: cfg.BatchBlocks,
+			})
+			if err != nil {
+				return nil, fmt.Errorf("%s: cfindexd run %d: %w", src.Name, i+1, err)
+			}
+			if oracle != nil {
+				if err := verifyDaemonStore(dataDir, node, oracle); err != nil {
+					return nil, fmt.Errorf("%s: cfindexd run %d: %w", src.Name, i+1, err)
+				}
+				r.Verified = true
+			}
+			os.RemoveAll(dataDir) // stores of a large chain add up
+			say("  %s to the tip, CPU %s, btcd CPU %s, peak RSS %.1f MB (anon %.1f, file %.1f), GC live ≤ %.0f MB",
+				dur(r.CatchUp), dur(r.CPU), dur(r.NodeCPU), mb(r.PeakRSS), mb(r.PeakAnon), mb(r.PeakFile), mb(r.GC.MaxLive))
+			sr.Runs = append(sr.Runs, r)
 		}
-		r, err := measureDaemon(ctx, daemonRun{
-			Extra:       extra,
-			Binary:      bin,
-			Node:        node,
-			DataDir:     filepath.Join(work, fmt.Sprintf("cfindexd-%d", i)),
-			LogPath:     filepath.Join(out, fmt.Sprintf("cfindexd-run%d.log", i+1)),
+		rep.Sources = append(rep.Sources, sr)
+	}
+
+	if cfg.Profile {
+		src := cfg.Sources[0]
+		say("%s: in-process catch-up with the CPU profile", src.Name)
+		prof, err := profileFollower(ctx, profileRun{
+			Env:         env,
+			Source:      src,
+			StorePath:   filepath.Join(work, "inprocess.db"),
+			ProfilePath: filepath.Join(out, "cpu.pprof"),
 			TipHeight:   chain.Height,
 			Workers:     cfg.Workers,
 			BatchBlocks: cfg.BatchBlocks,
+			Oracle:      oracle,
+			TopN:        cfg.TopN,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("cfindexd run %d: %w", i+1, err)
+			return nil, fmt.Errorf("in-process run: %w", err)
 		}
-		say("  %s to the tip, CPU %s, peak RSS %.1f MB", r.CatchUp.Round(time.Millisecond), r.CPU.Round(time.Millisecond), mb(r.PeakRSS))
-		rep.Daemon = append(rep.Daemon, r)
+		os.Remove(filepath.Join(work, "inprocess.db"))
+		rep.InProcess = prof
 	}
 
-	say("in-process catch-up with the CPU profile")
-	prof, err := profileFollower(ctx, profileRun{
-		Node:        node,
-		StorePath:   filepath.Join(work, "inprocess.db"),
-		ProfilePath: filepath.Join(out, "cpu.pprof"),
-		TipHeight:   chain.Height,
-		Workers:     cfg.Workers,
-		BatchBlocks: cfg.BatchBlocks,
-		Verify:      cfg.Verify,
-		TopN:        cfg.TopN,
-		NodeP2P:     cfg.NodeP2P,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("in-process run: %w", err)
-	}
-	rep.InProcess = prof
-
-	for i := range cfg.Runs {
-		say("node serving floor (the same fetches, nothing built or stored), run %d of %d", i+1, cfg.Runs)
-		f, err := measureFloor(ctx, node, chain.Height, cfg.Workers, cfg.NodeP2P)
-		if err != nil {
-			return nil, fmt.Errorf("floor run %d: %w", i+1, err)
+	avgBlock := chainBytes(chain, rep.InProcess) / int64(len(hashes))
+	for si, src := range cfg.Sources {
+		for i := range cfg.Runs * btoi(cfg.Floor) {
+			say("%s: node serving floor (the same fetches, nothing built or stored), run %d of %d", src.Name, i+1, cfg.Runs)
+			f, err := measureFloor(ctx, env, src, hashes, cfg.Workers, avgBlock)
+			if err != nil {
+				return nil, fmt.Errorf("%s: floor run %d: %w", src.Name, i+1, err)
+			}
+			say("  %s, CPU %s, btcd CPU %s", dur(f.Wall), dur(f.CPU), dur(f.NodeCPU))
+			rep.Sources[si].Floor = append(rep.Sources[si].Floor, f)
 		}
-		say("  %s, CPU %s, btcd CPU %s", f.Wall.Round(time.Millisecond), f.CPU.Round(time.Millisecond), f.NodeCPU.Round(time.Millisecond))
-		rep.Floor = append(rep.Floor, f)
 	}
 
-	for i := range cfg.Runs {
+	for i := range cfg.Runs * btoi(cfg.Rebuild) {
 		say("btcd rebuilding its cfindex, run %d of %d", i+1, cfg.Runs)
 		r, err := measureBtcdIndex(ctx, node)
 		if err != nil {
 			return nil, fmt.Errorf("btcd run %d: %w", i+1, err)
 		}
-		say("  %s (log: catching up → caught up)", r.CatchUp.Round(time.Millisecond))
+		say("  %s (log: catching up → caught up), CPU %s, peak RSS %.1f MB", dur(r.CatchUp), dur(r.CPU), mb(r.PeakRSS))
 		rep.Btcd = append(rep.Btcd, r)
 	}
 	if err := copyFile(node.LogPath(), filepath.Join(out, "btcd.out.log")); err != nil {
@@ -168,6 +243,59 @@ func benchSync(ctx context.Context, cfg syncConfig, logw io.Writer) (*syncReport
 	rep.LoadAfter = loadAverage()
 	rep.summarize()
 	return rep, nil
+}
+
+// btoi is 1 for true.
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// startSyncChain starts btcd on the chain cfg asks for.
+func startSyncChain(ctx context.Context, cfg syncConfig, dataDir string, say func(string, ...any)) (*btcdtest.Node, chainInfo, error) {
+	if cfg.Chain == chainRich {
+		say("starting btcd (simnet, --txindex) and building %d tx-rich blocks", cfg.Blocks)
+		return buildChain(ctx, dataDir, cfg.Blocks, cfg.WalletSeed)
+	}
+	root := cfg.CacheRoot
+	if root == "" {
+		var err error
+		if root, err = btcdtest.MainnetCacheRoot(); err != nil {
+			return nil, chainInfo{}, err
+		}
+	}
+	say("mainnet-shaped chain: %d blocks of %d transactions (seed %d), cached under %s", cfg.Blocks, cfg.TxsPerBlock, cfg.WalletSeed, root)
+	return mainnetChain(ctx, root, dataDir, cfg.shape(), say)
+}
+
+// verifyDaemonStore compares the store a finished daemon run left in
+// dataDir with btcd's index.
+func verifyDaemonStore(dataDir string, node *btcdtest.Node, oracle []btcdtest.FilterRecord) error {
+	path := filepath.Join(dataDir, node.Params().Name, "cfindexd.db")
+	st, err := store.Open(path, *node.Params().GenesisHash, store.Options{Timeout: time.Second})
+	if err != nil {
+		return fmt.Errorf("open the run's store: %w", err)
+	}
+	defer st.Close()
+	if err := btcdtest.CompareRecords(st, oracle); err != nil {
+		return fmt.Errorf("store differs from btcd's index: %w", err)
+	}
+	return nil
+}
+
+// chainBytes is the size of the chain's serialized blocks: counted by
+// the generator for a mainnet-shaped chain, by the in-process run
+// otherwise (0 when neither is known).
+func chainBytes(chain chainInfo, prof *profileResult) int64 {
+	if chain.Mainnet != nil {
+		return chain.Mainnet.ChainBytes
+	}
+	if prof != nil {
+		return prof.BlockBytes
+	}
+	return 0
 }
 
 // outDir creates dir (or a new temporary directory when dir is empty).

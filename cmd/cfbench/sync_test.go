@@ -11,13 +11,17 @@ import (
 	"testing"
 )
 
-// TestSyncTinyChain runs the whole sync benchmark on a 150-block tx-rich
-// chain, the way `go run ./cmd/cfbench sync -json` does, so the program
-// cannot rot: every stage must succeed and the report must be consistent.
-func TestSyncTinyChain(t *testing.T) {
+// TestSyncTinyMainnetChain runs the whole sync benchmark on a tiny
+// mainnet-shaped chain generated into a fresh cache (3 blocks of 60
+// transactions on top of the ~300 activation blocks), the way
+// `go run ./cmd/cfbench sync -json` does, so neither the generator nor the
+// program can rot: every stage must succeed, every store must equal
+// btcd's index and the report must be consistent.
+func TestSyncTinyMainnetChain(t *testing.T) {
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	code := run([]string{"sync", "-blocks=150", "-runs=2", "-json", "-top=5", "-timeout=2m", "-out=" + out}, &stdout, &stderr)
+	code := run([]string{"sync", "-chain=mainnet", "-blocks=3", "-txs=60", "-oldcoins=1200", "-runs=1", "-json", "-top=5",
+		"-timeout=3m", "-out=" + out, "-cache=" + t.TempDir()}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d\nstderr:\n%s", code, stderr.String())
 	}
@@ -25,37 +29,46 @@ func TestSyncTinyChain(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("decode report: %v\n%s", err, stdout.String())
 	}
-	s := rep.Summary
-	// btcdtest mines ~300 empty blocks (maturity, segwit/taproot) first.
-	if rep.Chain.RichBlocks != 150 || rep.Chain.Height < 250 || s.Blocks != int(rep.Chain.Height)+1 {
-		t.Errorf("chain %+v, summary blocks %d", rep.Chain, s.Blocks)
+	s, c := rep.Summary, rep.Chain
+	if c.Kind != chainMainnet || c.Cached || c.Mainnet == nil || c.RichBlocks != 3 || c.Mainnet.Txs != 180 ||
+		s.Blocks != int(c.Height)+1 || int32(c.Height) != c.Mainnet.Height || s.Bytes != c.Mainnet.ChainBytes {
+		t.Errorf("chain %+v, summary %+v", c, s)
 	}
-	if len(rep.Daemon) != 2 || len(rep.Btcd) != 2 || rep.InProcess == nil {
-		t.Fatalf("runs: %d cfindexd, %d btcd, in-process %v", len(rep.Daemon), len(rep.Btcd), rep.InProcess != nil)
+	if len(rep.Btcd) != 1 || rep.InProcess == nil || len(rep.Sources) != 2 {
+		t.Fatalf("runs: %d btcd, in-process %v, %d sources", len(rep.Btcd), rep.InProcess != nil, len(rep.Sources))
 	}
-	d, b, p := rep.Daemon[0], rep.Btcd[0], rep.InProcess
-	if d.CatchUp <= 0 || d.CPU <= 0 || d.PeakRSS <= 0 || d.Lifetime < d.CatchUp {
-		t.Errorf("cfindexd run %+v", d)
+	if b := rep.Btcd[0]; b.CatchUp <= 0 || b.FromStart < b.CatchUp || b.FromHeight != -1 || b.ToHeight != int(c.Height) {
+		t.Errorf("btcd run %+v, chain height %d", b, c.Height)
 	}
-	if b.CatchUp <= 0 || b.FromStart < b.CatchUp || b.FromHeight != -1 || b.ToHeight != int(rep.Chain.Height) {
-		t.Errorf("btcd run %+v, chain height %d", b, rep.Chain.Height)
-	}
-	if !p.Verified || p.Blocks != s.Blocks || p.Elements <= int64(s.Blocks) || p.FilterBytes <= 0 {
+	if p := rep.InProcess; !p.Verified || p.Blocks != s.Blocks || p.Elements <= int64(s.Blocks) || p.FilterBytes <= 0 ||
+		p.BlockBytes != s.Bytes || p.FromCache == 0 || len(p.Top) < 3 || !strings.Contains(strings.Join(p.Top, "\n"), "flat%") {
 		t.Errorf("in-process run %+v", p)
 	}
-	if len(rep.Floor) != 2 || rep.Floor[0].Wall <= 0 || rep.Floor[0].CPU <= 0 || s.Floor <= 0 || s.CatchUpOverFloor <= 0 {
-		t.Errorf("node floor runs %+v, summary floor %s, catch-up/floor %.2f", rep.Floor, s.Floor, s.CatchUpOverFloor)
+	for i, name := range []string{"txindex-p2p", "txindex-rpc"} {
+		sr := rep.Sources[i]
+		m := sr.Summary
+		if sr.Name != name || len(sr.Runs) != 1 || len(sr.Floor) != 1 || !m.Verified {
+			t.Errorf("source %d: %s, %d runs, %d floor runs, verified %v", i, sr.Name, len(sr.Runs), len(sr.Floor), m.Verified)
+			continue
+		}
+		d := sr.Runs[0]
+		if d.CatchUp <= 0 || d.CPU <= 0 || d.PeakRSS <= 0 || d.Lifetime < d.CatchUp || len(d.RSS) == 0 || d.GC.Cycles == 0 || d.GC.MaxLive <= 0 {
+			t.Errorf("%s: cfindexd run %+v", name, d)
+		}
+		if m.BlocksPerS <= 0 || m.MBPerS <= 0 || m.ElementsPerS <= 0 || m.CPUPerBlock <= 0 || m.Ratio <= 0 ||
+			m.Floor <= 0 || m.CatchUpOverFloor <= 0 || m.PrevoutCachePct <= 0 || m.PeakAnon <= 0 {
+			t.Errorf("%s: summary %+v", name, m)
+		}
 	}
-	if s.Ratio <= 0 || s.CFIndexdBlocksPerS <= 0 || s.CFIndexdElemsPerS <= 0 {
-		t.Errorf("summary %+v", s)
-	}
-	for _, name := range []string{"cpu.pprof", "cpu-top.txt", "cpu-top-cum.txt", "cfindexd-run1.log", "btcd.out.log"} {
+	for _, name := range []string{"cpu.pprof", "cpu-top.txt", "cpu-top-cum.txt", "cfindexd-txindex-p2p-run1.log", "cfindexd-txindex-rpc-run1.log", "btcd.out.log"} {
 		if fi, err := os.Stat(filepath.Join(out, name)); err != nil || fi.Size() == 0 {
 			t.Errorf("output %s missing or empty: %v", name, err)
 		}
 	}
-	if len(p.Top) < 3 || !strings.Contains(strings.Join(p.Top, "\n"), "flat%") {
-		t.Errorf("profile top %q", p.Top)
+	var table bytes.Buffer
+	if err := rep.writeTable(&table); err != nil || !strings.Contains(table.String(), "mainnet-shaped") ||
+		!strings.Contains(table.String(), "RSS over the first run") {
+		t.Errorf("table (%v):\n%s", err, table.String())
 	}
 }
 
@@ -67,6 +80,11 @@ func TestSyncFlagsRejected(t *testing.T) {
 		want string
 	}{
 		{[]string{"-blocks=0"}, "-blocks"},
+		{[]string{"-blocks=2000"}, "blocks"},
+		{[]string{"-txs=5"}, "-txs"},
+		{[]string{"-chain=regtest"}, "-chain"},
+		{[]string{"-sources=blocksdir"}, "-sources"},
+		{[]string{"-sources=txindex-rpc,txindex-rpc"}, "twice"},
 		{[]string{"-runs=0"}, "-runs"},
 		{[]string{"-workers=65"}, "-workers"},
 		{[]string{"-batchblocks=0"}, "-batchblocks"},

@@ -8,14 +8,12 @@ import (
 	"time"
 )
 
-// Goals of the sync benchmark (issue 2).
+// Goals of the sync benchmark (issue 12).
 const (
-	// goalSyncRatio: cfindexd at least as fast as btcd's own catch-up.
-	goalSyncRatio = 1.0
-	// goalCPUShare: cfindexd's CPU under 10 % of its catch-up wall time,
-	// so the node, not cfindexd, is the bottleneck.
-	goalCPUShare = 0.10
-	// goalPeakRSS: peak RSS under 150 MB.
+	// goalSyncRatio: cfindexd's catch-up at least twice as fast as btcd
+	// rebuilding its own cfindex.
+	goalSyncRatio = 2.0
+	// goalPeakRSS: peak RSS at most 150 MB in every source.
 	goalPeakRSS = 150e6
 )
 
@@ -29,127 +27,196 @@ type syncReport struct {
 	// measurements.
 	LoadBefore string            `json:"load_avg_before"`
 	LoadAfter  string            `json:"load_avg_after"`
-	Daemon     []daemonResult    `json:"cfindexd_runs"`
-	InProcess  *profileResult    `json:"in_process"`
+	Sources    []sourceReport    `json:"sources"`
+	InProcess  *profileResult    `json:"in_process,omitempty"`
 	Btcd       []btcdIndexResult `json:"btcd_runs"`
-	Floor      []floorResult     `json:"node_floor_runs"`
 	Summary    syncSummary       `json:"summary"`
 }
 
-// syncSummary holds the medians over the runs and the goal checks.
-type syncSummary struct {
-	// Blocks is the number of blocks indexed (genesis through the tip).
-	Blocks int `json:"blocks"`
-	// Elements is the total of filter elements over the chain.
-	Elements int64 `json:"elements"`
+// sourceReport is one source's runs and their summary.
+type sourceReport struct {
+	Name    string         `json:"name"`
+	Title   string         `json:"title"`
+	Runs    []daemonResult `json:"cfindexd_runs"`
+	Floor   []floorResult  `json:"node_floor_runs"`
+	Summary sourceSummary  `json:"summary"`
+}
 
-	CFIndexdCatchUp    time.Duration `json:"cfindexd_catch_up_ns"`
-	CFIndexdBlocksPerS float64       `json:"cfindexd_blocks_per_s"`
-	CFIndexdElemsPerS  float64       `json:"cfindexd_elements_per_s"`
-	CFIndexdCPUShare   float64       `json:"cfindexd_cpu_share"`
-	CFIndexdPeakRSS    int64         `json:"cfindexd_peak_rss_bytes"` // the largest over the runs
-	NodeCPUShare       float64       `json:"node_cpu_share_during_cfindexd"`
-	BtcdCatchUp        time.Duration `json:"btcd_catch_up_ns"`
-	BtcdFromStart      time.Duration `json:"btcd_from_start_ns"`
-	BtcdBlocksPerS     float64       `json:"btcd_blocks_per_s"`
-	BtcdPeakRSS        int64         `json:"btcd_peak_rss_bytes"` // the largest over the runs
-	// Ratio is btcd's catch-up (log: catching up → caught up) over
-	// cfindexd's (process start → tip): above 1 means cfindexd is faster.
-	Ratio float64 `json:"ratio"`
-	// RatioFromStart compares both from process start.
+// sourceSummary holds a source's medians over its runs, its ratios and
+// goal checks.
+type sourceSummary struct {
+	// CatchUp is cfindexd's median catch-up (process start → tip).
+	CatchUp      time.Duration `json:"catch_up_ns"`
+	BlocksPerS   float64       `json:"blocks_per_s"`
+	MBPerS       float64       `json:"block_mb_per_s"`
+	ElementsPerS float64       `json:"elements_per_s"`
+	// CPUPerBlock and NodeCPUPerBlock are cfindexd's and btcd's CPU
+	// seconds per block during the catch-up (medians).
+	CPUPerBlock     float64 `json:"cpu_s_per_block"`
+	NodeCPUPerBlock float64 `json:"node_cpu_s_per_block"`
+	// PeakRSS is the largest over the runs (rusage); PeakAnon and
+	// PeakFile the largest anonymous and file-backed parts sampled;
+	// MaxGCLive the largest heap the GC left live.
+	PeakRSS   int64 `json:"peak_rss_bytes"`
+	PeakAnon  int64 `json:"peak_rss_anon_bytes"`
+	PeakFile  int64 `json:"peak_rss_file_bytes"`
+	MaxGCLive int64 `json:"max_gc_live_bytes"`
+	// Ratio is btcd's rebuild (log: catching up → caught up) over the
+	// catch-up: above 1 means cfindexd is faster. RatioFromStart compares
+	// both from process start.
+	Ratio          float64 `json:"ratio"`
 	RatioFromStart float64 `json:"ratio_from_start"`
-	// Floor is the median node serving floor (floorResult.Wall);
-	// FloorCPUShare the fetching process's CPU over it; CatchUpOverFloor
-	// cfindexd's catch-up over it: near 1, the node bounds the catch-up.
+	// Floor is the median node floor of the source; CatchUpOverFloor the
+	// catch-up over it (near 1: the node bounds the catch-up).
 	Floor            time.Duration `json:"node_floor_ns"`
-	FloorCPUShare    float64       `json:"node_floor_cpu_share"`
+	FloorBlocksPerS  float64       `json:"node_floor_blocks_per_s"`
+	FloorCPUPerBlock float64       `json:"node_floor_cpu_s_per_block"`
+	FloorNodeCPU     float64       `json:"node_floor_node_cpu_s_per_block"`
 	CatchUpOverFloor float64       `json:"catch_up_over_floor"`
-
+	// PrevoutCachePct is the share of spent scripts the source's script
+	// cache resolved (first floor run), -1 for a source without one.
+	PrevoutCachePct float64 `json:"prevout_cache_pct"`
+	// Verified is true when every run's store equals btcd's index.
+	Verified   bool `json:"verified"`
 	MeetsSpeed bool `json:"meets_speed_goal"`
-	MeetsCPU   bool `json:"meets_cpu_goal"`
 	MeetsRSS   bool `json:"meets_rss_goal"`
 }
 
-// summarize fills Summary from the runs.
+// syncSummary holds the chain's totals and btcd's medians.
+type syncSummary struct {
+	// Blocks is the number of blocks indexed (genesis through the tip);
+	// Bytes their serialized size; Elements the filter elements (as
+	// cfindexd counts them, before de-duplication).
+	Blocks   int   `json:"blocks"`
+	Bytes    int64 `json:"block_bytes"`
+	Elements int64 `json:"elements"`
+
+	BtcdCatchUp     time.Duration `json:"btcd_catch_up_ns"`
+	BtcdFromStart   time.Duration `json:"btcd_from_start_ns"`
+	BtcdBlocksPerS  float64       `json:"btcd_blocks_per_s"`
+	BtcdCPUPerBlock float64       `json:"btcd_cpu_s_per_block"`
+	BtcdPeakRSS     int64         `json:"btcd_peak_rss_bytes"` // the largest over the runs
+}
+
+// summarize fills the summaries from the runs.
 func (r *syncReport) summarize() {
 	s := &r.Summary
 	s.Blocks = int(r.Chain.Height) + 1
+	s.Bytes = chainBytes(r.Chain, r.InProcess)
 	if r.InProcess != nil {
 		s.Elements = r.InProcess.Elements
 	}
-	s.CFIndexdCatchUp = medianOf(r.Daemon, func(d daemonResult) time.Duration { return d.CatchUp })
-	s.CFIndexdCPUShare = medianFloat(r.Daemon, daemonResult.CPUShare)
-	s.NodeCPUShare = medianFloat(r.Daemon, func(d daemonResult) float64 { return d.NodeCPU.Seconds() / d.CatchUp.Seconds() })
-	for _, d := range r.Daemon {
-		s.CFIndexdPeakRSS = max(s.CFIndexdPeakRSS, d.PeakRSS)
-	}
 	s.BtcdCatchUp = medianOf(r.Btcd, func(b btcdIndexResult) time.Duration { return b.CatchUp })
+	s.BtcdFromStart = medianOf(r.Btcd, func(b btcdIndexResult) time.Duration { return b.FromStart })
 	for _, b := range r.Btcd {
 		s.BtcdPeakRSS = max(s.BtcdPeakRSS, b.PeakRSS)
 	}
-	s.BtcdFromStart = medianOf(r.Btcd, func(b btcdIndexResult) time.Duration { return b.FromStart })
-	if s.CFIndexdCatchUp > 0 {
-		secs := s.CFIndexdCatchUp.Seconds()
-		s.CFIndexdBlocksPerS = float64(s.Blocks) / secs
-		s.CFIndexdElemsPerS = float64(s.Elements) / secs
-		s.Ratio = s.BtcdCatchUp.Seconds() / secs
-		s.RatioFromStart = s.BtcdFromStart.Seconds() / secs
-	}
+	blocks := float64(s.Blocks)
 	if s.BtcdCatchUp > 0 {
-		s.BtcdBlocksPerS = float64(s.Blocks) / s.BtcdCatchUp.Seconds()
+		s.BtcdBlocksPerS = blocks / s.BtcdCatchUp.Seconds()
 	}
-	s.Floor = medianOf(r.Floor, func(f floorResult) time.Duration { return f.Wall })
-	s.FloorCPUShare = medianFloat(r.Floor, func(f floorResult) float64 { return f.CPU.Seconds() / f.Wall.Seconds() })
+	s.BtcdCPUPerBlock = medianFloat(r.Btcd, func(b btcdIndexResult) float64 { return b.CPU.Seconds() }) / blocks
+	for i := range r.Sources {
+		r.Sources[i].summarize(s)
+	}
+}
+
+// summarize fills a source's summary; chain holds the chain's totals
+// and btcd's medians.
+func (sr *sourceReport) summarize(chain *syncSummary) {
+	s := &sr.Summary
+	blocks := float64(chain.Blocks)
+	s.CatchUp = medianOf(sr.Runs, func(d daemonResult) time.Duration { return d.CatchUp })
+	s.CPUPerBlock = medianFloat(sr.Runs, func(d daemonResult) float64 { return d.CPU.Seconds() }) / blocks
+	s.NodeCPUPerBlock = medianFloat(sr.Runs, func(d daemonResult) float64 { return d.NodeCPU.Seconds() }) / blocks
+	s.Verified = len(sr.Runs) > 0
+	for _, d := range sr.Runs {
+		s.PeakRSS = max(s.PeakRSS, d.PeakRSS)
+		s.PeakAnon = max(s.PeakAnon, d.PeakAnon)
+		s.PeakFile = max(s.PeakFile, d.PeakFile)
+		s.MaxGCLive = max(s.MaxGCLive, d.GC.MaxLive)
+		s.Verified = s.Verified && d.Verified
+	}
+	if s.CatchUp > 0 {
+		secs := s.CatchUp.Seconds()
+		s.BlocksPerS = blocks / secs
+		s.MBPerS = mb(chain.Bytes) / secs
+		s.ElementsPerS = float64(chain.Elements) / secs
+		s.Ratio = chain.BtcdCatchUp.Seconds() / secs
+		s.RatioFromStart = chain.BtcdFromStart.Seconds() / secs
+	}
+	s.Floor = medianOf(sr.Floor, func(f floorResult) time.Duration { return f.Wall })
+	s.FloorCPUPerBlock = medianFloat(sr.Floor, func(f floorResult) float64 { return f.CPU.Seconds() }) / blocks
+	s.FloorNodeCPU = medianFloat(sr.Floor, func(f floorResult) float64 { return f.NodeCPU.Seconds() }) / blocks
 	if s.Floor > 0 {
-		s.CatchUpOverFloor = s.CFIndexdCatchUp.Seconds() / s.Floor.Seconds()
+		s.FloorBlocksPerS = blocks / s.Floor.Seconds()
+		s.CatchUpOverFloor = s.CatchUp.Seconds() / s.Floor.Seconds()
+	}
+	s.PrevoutCachePct = -1
+	if len(sr.Floor) > 0 {
+		if f := sr.Floor[0]; f.FromCache+f.FromNode > 0 {
+			s.PrevoutCachePct = 100 * float64(f.FromCache) / float64(f.FromCache+f.FromNode)
+		}
 	}
 	s.MeetsSpeed = s.Ratio >= goalSyncRatio
-	s.MeetsCPU = s.CFIndexdCPUShare < goalCPUShare
-	s.MeetsRSS = s.CFIndexdPeakRSS > 0 && s.CFIndexdPeakRSS < goalPeakRSS
+	s.MeetsRSS = s.PeakRSS > 0 && s.PeakRSS <= goalPeakRSS
 }
 
 // writeTable prints the report for people.
 func (r *syncReport) writeTable(w io.Writer) error {
 	s := r.Summary
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "chain\tsimnet, %d blocks (%d tx-rich), %d filter elements, built in %s\n",
-		s.Blocks, r.Chain.RichBlocks, s.Elements, r.Chain.BuildTime.Round(time.Second))
-	fmt.Fprintf(tw, "runs\t%d cfindexd, %d btcd (medians below); cfindexd --workers=%d --batchblocks=%d\n",
-		len(r.Daemon), len(r.Btcd), r.Workers, r.BatchBlocks)
+	fmt.Fprintf(tw, "chain\t%s\n", r.chainLine())
+	fmt.Fprintf(tw, "runs\t%d per source, medians below; cfindexd --workers=%d --batchblocks=%d\n",
+		len(r.Btcd), r.Workers, r.BatchBlocks)
 	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, "\tcatch-up\tblocks/s\telements/s\tCPU % of wall\tpeak RSS")
-	fmt.Fprintf(tw, "cfindexd (process start → tip)\t%s\t%.0f\t%.0f\t%.1f %%\t%.1f MB\n",
-		dur(s.CFIndexdCatchUp), s.CFIndexdBlocksPerS, s.CFIndexdElemsPerS, 100*s.CFIndexdCPUShare, mb(s.CFIndexdPeakRSS))
+	fmt.Fprintln(tw, "\tcatch-up\tblocks/s\tMB/s\telements/s\tCPU ms/block (cfindexd / btcd)\tpeak RSS (anon / file)\tbtcd rebuild ÷ catch-up\tprevouts from cache")
+	for _, sr := range r.Sources {
+		m := sr.Summary
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.1f\t%.0f\t%.2f / %.2f\t%.1f MB (%.1f / %.1f)\t%.2f\t%s\n",
+			sr.Title, dur(m.CatchUp), m.BlocksPerS, m.MBPerS, m.ElementsPerS, 1000*m.CPUPerBlock, 1000*m.NodeCPUPerBlock,
+			mb(m.PeakRSS), mb(m.PeakAnon), mb(m.PeakFile), m.Ratio, pct(m.PrevoutCachePct))
+	}
+	for _, sr := range r.Sources {
+		m := sr.Summary
+		if m.Floor > 0 {
+			fmt.Fprintf(tw, "node floor: %s, nothing built or stored\t%s\t%.0f\t%.1f\t\t%.2f / %.2f\t\t\t\n",
+				sr.Name, dur(m.Floor), m.FloorBlocksPerS, mb(s.Bytes)/m.Floor.Seconds(), 1000*m.FloorCPUPerBlock, 1000*m.FloorNodeCPU)
+		}
+	}
 	if len(r.Btcd) > 0 {
-		fmt.Fprintf(tw, "btcd cfindex (log: catching up → caught up)\t%s\t%.0f\t%.0f\t\t%.1f MB\n",
-			dur(s.BtcdCatchUp), s.BtcdBlocksPerS, float64(s.Elements)/s.BtcdCatchUp.Seconds(), mb(s.BtcdPeakRSS))
-		fmt.Fprintf(tw, "btcd cfindex (process start → caught up)\t%s\t\t\t\t\n", dur(s.BtcdFromStart))
+		fmt.Fprintf(tw, "btcd rebuilding its cfindex (log: catching up → caught up)\t%s\t%.0f\t%.1f\t%.0f\t– / %.2f\t%.1f MB\t1\t\n",
+			dur(s.BtcdCatchUp), s.BtcdBlocksPerS, mb(s.Bytes)/s.BtcdCatchUp.Seconds(), float64(s.Elements)/s.BtcdCatchUp.Seconds(),
+			1000*s.BtcdCPUPerBlock, mb(s.BtcdPeakRSS))
+		fmt.Fprintf(tw, "btcd rebuilding its cfindex (process start → caught up)\t%s\t\t\t\t\t\t\t\n", dur(s.BtcdFromStart))
 	}
 	if p := r.InProcess; p != nil {
-		fmt.Fprintf(tw, "cfindexd in process, profiled (follower start → tip)\t%s\t%.0f\t%.0f\t%.1f %%\t\n",
-			dur(p.Wall), float64(p.Blocks)/p.Wall.Seconds(), float64(p.Elements)/p.Wall.Seconds(), 100*p.CPU.Seconds()/p.Wall.Seconds())
-	}
-	if s.Floor > 0 {
-		fmt.Fprintf(tw, "node floor: same fetches, nothing built or stored\t%s\t%.0f\t\t%.1f %%\t\n",
-			dur(s.Floor), float64(s.Blocks)/s.Floor.Seconds(), 100*s.FloorCPUShare)
+		fmt.Fprintf(tw, "%s in process, profiled (follower start → tip)\t%s\t%.0f\t%.1f\t%.0f\t%.2f / \t\t\t%s\n",
+			p.Source, dur(p.Wall), float64(p.Blocks)/p.Wall.Seconds(), mb(p.BlockBytes)/p.Wall.Seconds(),
+			float64(p.Elements)/p.Wall.Seconds(), 1000*p.CPU.Seconds()/float64(max(1, p.Blocks)), pct(cachePct(p.FromCache, p.FromNode)))
 	}
 	fmt.Fprintln(tw)
-	fmt.Fprintf(tw, "cfindexd runs (catch-up)\t%s\n", runList(r.Daemon, func(d daemonResult) time.Duration { return d.CatchUp }))
-	fmt.Fprintf(tw, "btcd runs (catch-up)\t%s\n", runList(r.Btcd, func(b btcdIndexResult) time.Duration { return b.CatchUp }))
-	fmt.Fprintf(tw, "ratio btcd/cfindexd\t%.2f (>1: cfindexd faster; from process start on both sides: %.2f)\n", s.Ratio, s.RatioFromStart)
-	fmt.Fprintf(tw, "btcd's CPU during cfindexd's catch-up\t%.0f %% of wall\n", 100*s.NodeCPUShare)
-	if s.Floor > 0 {
-		fmt.Fprintf(tw, "catch-up / node floor\t%.2f (near 1: the node, not cfindexd, bounds the catch-up)\n", s.CatchUpOverFloor)
+	for _, sr := range r.Sources {
+		m := sr.Summary
+		fmt.Fprintf(tw, "%s\tcatch-ups %s; btcd rebuilds %s\n", sr.Name,
+			runList(sr.Runs, func(d daemonResult) time.Duration { return d.CatchUp }),
+			runList(r.Btcd, func(b btcdIndexResult) time.Duration { return b.CatchUp }))
+		fmt.Fprintf(tw, "\tratio btcd/cfindexd %.2f (from process start on both sides %.2f); catch-up / node floor %.2f\n",
+			m.Ratio, m.RatioFromStart, m.CatchUpOverFloor)
+		if len(sr.Runs) > 0 {
+			d := sr.Runs[0]
+			fmt.Fprintf(tw, "\tRSS over the first run, MB at tenths of its life: %s; GC: %d cycles, live heap ≤ %.0f MB, heap goal ≤ %.0f MB\n",
+				rssCurve(d.RSS, 10), d.GC.Cycles, mb(d.GC.MaxLive), mb(d.GC.MaxGoal))
+		}
+		fmt.Fprintf(tw, "\tgoal: at least %.0f× btcd's rebuild\t%s\n", goalSyncRatio, verdict(m.MeetsSpeed))
+		fmt.Fprintf(tw, "\tgoal: peak RSS ≤ 150 MB\t%s\n", verdict(m.MeetsRSS))
+		if m.Verified {
+			fmt.Fprintf(tw, "\tfilters\tevery run's store equals btcd's index (%d blocks: hashes, filters, filter headers)\n", s.Blocks)
+		}
 	}
 	if p := r.InProcess; p != nil && p.Connections >= 0 {
-		fmt.Fprintf(tw, "RPC connections, in-process run\t%d (%.1f per block; btcd closes each after one HTTP request)\n",
+		fmt.Fprintf(tw, "RPC connections, in-process run\t%d (%.2f per block; btcd closes each after one HTTP request)\n",
 			p.Connections, float64(p.Connections)/float64(max(1, p.Blocks)))
-	}
-	fmt.Fprintf(tw, "goal: at least as fast as btcd\t%s\n", verdict(s.MeetsSpeed))
-	fmt.Fprintf(tw, "goal: cfindexd CPU < 10 %% of wall\t%s\n", verdict(s.MeetsCPU))
-	fmt.Fprintf(tw, "goal: peak RSS < 150 MB\t%s\n", verdict(s.MeetsRSS))
-	if r.InProcess != nil && r.InProcess.Verified {
-		fmt.Fprintf(tw, "filters\tall %d equal btcd's (getcfilter, getcfilterheader)\n", r.InProcess.Blocks)
 	}
 	fmt.Fprintf(tw, "machine load average\t%s before, %s after (other work on the machine shifts every number)\n", r.LoadBefore, r.LoadAfter)
 	fmt.Fprintf(tw, "output\t%s\n", r.Out)
@@ -157,7 +224,7 @@ func (r *syncReport) writeTable(w io.Writer) error {
 		return err
 	}
 	if p := r.InProcess; p != nil && len(p.Top) > 0 {
-		fmt.Fprintf(w, "\nCPU profile of the in-process catch-up (%s), top by flat time:\n", p.Profile)
+		fmt.Fprintf(w, "\nCPU profile of the in-process catch-up (%s, %s), top by flat time:\n", p.Source, p.Profile)
 		for _, l := range p.Top {
 			fmt.Fprintln(w, "  "+l)
 		}
@@ -166,7 +233,51 @@ func (r *syncReport) writeTable(w io.Writer) error {
 			fmt.Fprintln(w, "  "+l)
 		}
 	}
+	if p := r.InProcess; p != nil && len(p.PeakHeapTop) > 0 {
+		fmt.Fprintf(w, "\nheap when the live heap peaked (%.1f MB live), live bytes by allocation site:\n", mb(p.PeakLive))
+		for _, l := range p.PeakHeapTop {
+			fmt.Fprintln(w, "  "+l)
+		}
+	}
+	if p := r.InProcess; p != nil && len(p.HeapTop) > 0 {
+		fmt.Fprintf(w, "\nheap halfway through the catch-up (%s), live bytes by allocation site:\n", p.Heap)
+		for _, l := range p.HeapTop {
+			fmt.Fprintln(w, "  "+l)
+		}
+	}
 	return nil
+}
+
+// chainLine describes the chain in one line.
+func (r *syncReport) chainLine() string {
+	s := r.Summary
+	if m := r.Chain.Mainnet; m != nil {
+		from := "generated by this run"
+		if r.Chain.Cached {
+			from = "from the cache"
+		}
+		return fmt.Sprintf("mainnet-shaped, simnet: %d blocks (%d of %d transactions), %d transactions, %.1f MB, %d filter elements; %s %s (generation took %s)",
+			s.Blocks, m.Shape.Blocks, m.Shape.TxsPerBlock, m.Txs, mb(s.Bytes), s.Elements, from, r.Chain.CacheDir, m.Took.Round(time.Second))
+	}
+	return fmt.Sprintf("tx-rich, simnet: %d blocks (%d tx-rich), %.1f MB, %d filter elements, built in %s",
+		s.Blocks, r.Chain.RichBlocks, mb(s.Bytes), s.Elements, r.Chain.BuildTime.Round(time.Second))
+}
+
+// cachePct is the share of prevouts from the cache in percent, -1 when
+// nothing was counted.
+func cachePct(fromCache, fromNode uint64) float64 {
+	if fromCache+fromNode == 0 {
+		return -1
+	}
+	return 100 * float64(fromCache) / float64(fromCache+fromNode)
+}
+
+// pct renders a percentage, or "–" for a negative (unknown) one.
+func pct(v float64) string {
+	if v < 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f %%", v)
 }
 
 // runList renders f of every run, in run order.

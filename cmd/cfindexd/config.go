@@ -98,6 +98,10 @@ type Config struct {
 	MempoolMirror    int     `toml:"mempoolmirror" usage:"MiB of the node's mempool mirrored to answer BIP-37 mempool requests and announce matching transactions (peerbloomfilters); 0 = none"`
 	ZMQPubRawTx      string  `toml:"zmqpubrawtx" usage:"node's zmqpubrawtx endpoint, e.g. tcp://127.0.0.1:28333: mempool transactions arrive with their bytes (needs zmqpubsequence)"`
 	ZMQPubSequence   string  `toml:"zmqpubsequence" usage:"node's zmqpubsequence endpoint: the mempool mirror follows the node's mempool by notification instead of polling getrawmempool every second"`
+
+	// Load on the node and memory (perf-bench, issue 12).
+	RPCThreads  int `toml:"rpcthreads" usage:"the node's -rpcthreads: getblock-3 mode keeps one fewer requests in flight; 0 = Core's default for its version (4, or 16 since v29)"`
+	MemoryLimit int `toml:"memorylimit" usage:"MiB the Go runtime aims to stay under (soft limit: the GC works harder near it); 0 = derived from scriptcache and workers; the GOMEMLIMIT environment variable overrides it"`
 }
 
 // defaultConfig returns the configuration used for every key that no file,
@@ -449,6 +453,15 @@ func (c *Config) validate() error {
 	}
 	if c.BatchBlocks < 1 || c.BatchBlocks > 10000 {
 		return fmt.Errorf("batchblocks: %d is outside 1..10000", c.BatchBlocks)
+	}
+	if c.RPCThreads < 0 || c.RPCThreads > 1024 {
+		return fmt.Errorf("rpcthreads: %d is outside 0..1024", c.RPCThreads)
+	}
+	if c.MemoryLimit < 0 || c.MemoryLimit > 1<<20 {
+		return fmt.Errorf("memorylimit: %d MiB is outside 0..1048576", c.MemoryLimit)
+	}
+	if c.MemoryLimit > 0 && c.MemoryLimit < 32 {
+		return fmt.Errorf("memorylimit: %d MiB is too little to run in (at least 32, or 0 to derive it)", c.MemoryLimit)
 	}
 	if c.Listen == "auto" {
 		c.Listen = net.JoinHostPort("", strconv.Itoa(nw.P2PPort))

@@ -176,6 +176,7 @@ func runDaemonOn(ctx context.Context, cfg Config, nw network, confFile string, l
 			ScriptCacheBytes: scriptCacheBytes(cfg.ScriptCache),
 			BlocksDir:        cfg.BlocksDir,
 			BlocksDirNet:     nw.Params.Net,
+			RPCThreads:       cfg.RPCThreads,
 		},
 		prevouts: &prevoutTotals{metrics: metrics},
 	}

@@ -46,6 +46,8 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	log := newLogger(cfg, stderr)
+	env := environMap(environ)
+	applyMemoryLimit(cfg, func(k string) string { return env[k] }, log)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -350,7 +350,13 @@ func (n *Node) waitReady(rpc *rpcClient, done <-chan struct{}) error {
 // Stop stops btcd by PID: SIGTERM, then SIGKILL if it has not exited after
 // 10 s. It waits for the process to be gone. Stopping a stopped node is a
 // no-op.
-func (n *Node) Stop() error {
+func (n *Node) Stop() error { return n.StopWithin(stopTimeout) }
+
+// StopWithin is Stop waiting up to limit for btcd to exit after SIGTERM:
+// btcd flushes its UTXO cache (up to 250 MiB) on the way out, which after
+// a large chain takes longer than Stop's 10 s, and a killed btcd leaves a
+// database it has to repair.
+func (n *Node) StopWithin(limit time.Duration) error {
 	n.mu.Lock()
 	proc, done, rpc := n.proc, n.done, n.rpc
 	n.proc = nil
@@ -372,7 +378,7 @@ func (n *Node) Stop() error {
 		}
 		return fmt.Errorf("SIGTERM btcd pid %d: %w", proc.Process.Pid, err)
 	}
-	timer := time.NewTimer(stopTimeout)
+	timer := time.NewTimer(limit)
 	defer timer.Stop()
 	select {
 	case <-done:
@@ -383,7 +389,7 @@ func (n *Node) Stop() error {
 		return fmt.Errorf("SIGKILL btcd pid %d: %w", proc.Process.Pid, err)
 	}
 	<-done
-	return fmt.Errorf("btcd pid %d ignored SIGTERM for %v, killed", proc.Process.Pid, stopTimeout)
+	return fmt.Errorf("btcd pid %d ignored SIGTERM for %v, killed", proc.Process.Pid, limit)
 }
 
 // Restart stops btcd and starts it again with the same datadir, ports and

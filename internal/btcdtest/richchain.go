@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
@@ -117,16 +116,7 @@ func newRichBuilder(ctx context.Context, n *Node, w *Wallet) (*richBuilder, erro
 const medianTimeBlocks = 11
 
 // nextTime is max(now, median-time-past + 1s).
-func (b *richBuilder) nextTime() time.Time {
-	sorted := slices.Clone(b.times)
-	slices.SortFunc(sorted, time.Time.Compare)
-	mtp := sorted[len(sorted)/2]
-	now := time.Unix(time.Now().Unix(), 0)
-	if min := mtp.Add(time.Second); now.Before(min) {
-		return min
-	}
-	return now
-}
+func (b *richBuilder) nextTime() time.Time { return nextBlockTime(b.times) }
 
 // fundingNeed bounds what one funding tx spends.
 func fundingNeed() int64 {

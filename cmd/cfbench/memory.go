@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// rssSample is a process's resident set at one moment of a run.
+type rssSample struct {
+	// At is the time since the process started.
+	At time.Duration `json:"t_ns"`
+	// RSS is the whole resident set; Anon its anonymous part (Go's heap,
+	// stacks, runtime) and File its file-backed part (the binary, and the
+	// store's bbolt mmap).
+	RSS  int64 `json:"rss_bytes"`
+	Anon int64 `json:"anon_bytes"`
+	File int64 `json:"file_bytes"`
+}
+
+// rssSampleEvery is how often a run's RSS is read.
+const rssSampleEvery = 100 * time.Millisecond
+
+// sampleRSS reads pid's RSS every rssSampleEvery from start until stop is
+// closed, and returns the samples on the channel it returns.
+func sampleRSS(pid int, start time.Time, stop <-chan struct{}) <-chan []rssSample {
+	out := make(chan []rssSample, 1)
+	go func() {
+		var samples []rssSample
+		t := time.NewTicker(rssSampleEvery)
+		defer t.Stop()
+		for {
+			if rss, anon, file, ok := processRSS(pid); ok {
+				samples = append(samples, rssSample{At: time.Since(start), RSS: rss, Anon: anon, File: file})
+			}
+			select {
+			case <-stop:
+				out <- samples
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return out
+}
+
+// rssPeaks returns the largest RSS, anonymous and file-backed parts among
+// samples (each its own maximum).
+func rssPeaks(samples []rssSample) (rss, anon, file int64) {
+	for _, s := range samples {
+		rss, anon, file = max(rss, s.RSS), max(anon, s.Anon), max(file, s.File)
+	}
+	return rss, anon, file
+}
+
+// rssCurve renders n evenly spaced samples (by time) in MB, for the table.
+func rssCurve(samples []rssSample, n int) string {
+	if len(samples) == 0 {
+		return "n/a"
+	}
+	end := samples[len(samples)-1].At
+	var b strings.Builder
+	j := 0
+	for i := 1; i <= n; i++ {
+		at := end * time.Duration(i) / time.Duration(n)
+		for j+1 < len(samples) && samples[j+1].At <= at {
+			j++
+		}
+		if i > 1 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%.0f", mb(samples[j].RSS))
+	}
+	return b.String()
+}
+
+// gcStats summarises a run's Go garbage collections from its gctrace
+// lines (GODEBUG=gctrace=1 on stderr).
+type gcStats struct {
+	// Cycles is the number of collections.
+	Cycles int `json:"cycles"`
+	// MaxLive is the largest heap left live after a collection; MaxGoal
+	// the largest heap goal (where the next collection starts); MaxHeap
+	// the largest heap when a collection started. Bytes, from gctrace's
+	// MB figures.
+	MaxLive int64 `json:"max_live_bytes"`
+	MaxGoal int64 `json:"max_goal_bytes"`
+	MaxHeap int64 `json:"max_heap_bytes"`
+	// CPUPercent is the share of the process's CPU spent in GC at its last
+	// collection (gctrace's cumulative "N%").
+	CPUPercent int `json:"cpu_percent"`
+}
+
+// add parses one stderr line; lines that are not gctrace lines are
+// ignored. The format (runtime/extern.go) is
+// "gc # @#s #%: ... ms clock, ... ms cpu, #->#-># MB, # MB goal, ...".
+func (g *gcStats) add(line []byte) {
+	if !bytes.HasPrefix(line, []byte("gc ")) {
+		return
+	}
+	fields := strings.Split(string(line), ", ")
+	parsed := false
+	for _, f := range fields {
+		switch {
+		case strings.HasSuffix(f, " MB goal"):
+			if v, err := strconv.ParseInt(strings.TrimSuffix(f, " MB goal"), 10, 64); err == nil {
+				g.MaxGoal = max(g.MaxGoal, v<<20)
+			}
+		case strings.HasSuffix(f, " MB") && strings.Count(f, "->") == 2:
+			parts := strings.Split(strings.TrimSuffix(f, " MB"), "->")
+			start, err1 := strconv.ParseInt(parts[0], 10, 64)
+			live, err2 := strconv.ParseInt(parts[2], 10, 64)
+			if err1 == nil && err2 == nil {
+				g.MaxHeap = max(g.MaxHeap, start<<20)
+				g.MaxLive = max(g.MaxLive, live<<20)
+				parsed = true
+			}
+		}
+	}
+	if !parsed {
+		return
+	}
+	g.Cycles++
+	head, _, _ := strings.Cut(string(line), ":")
+	if i := strings.LastIndexByte(head, ' '); i >= 0 {
+		if v, err := strconv.Atoi(strings.TrimSuffix(head[i+1:], "%")); err == nil {
+			g.CPUPercent = v
+		}
+	}
+}

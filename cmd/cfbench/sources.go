@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/internal/btcdtest"
+)
+
+// syncEnv is what a source needs to reach the chain: the node serving it
+// (and, for sources reading files, where they are).
+type syncEnv struct {
+	Node *btcdtest.Node
+}
+
+// syncSource is one way cfindexd gets blocks and the scripts they spend,
+// measured by `cfbench sync` on the same chain. Adding a source (say the
+// blocks-dir source, reading Core-format files written from the chain's
+// block file) is one more entry in syncSources: its daemon flags and how
+// to open it in process.
+type syncSource struct {
+	// Name is the -sources value and the report's key; Title describes it.
+	Name, Title string
+	// DaemonFlags are the cfindexd flags that select the source.
+	DaemonFlags func(env syncEnv) []string
+	// Open connects to the node and returns the source cfindexd would
+	// use with those flags, for the profiled in-process run and the node
+	// floor. closeAll releases both.
+	Open func(ctx context.Context, env syncEnv) (client *bitcoind.Client, source bitcoind.BlockSource, closeAll func(), err error)
+}
+
+// syncSources lists every source, in report order.
+func syncSources() []syncSource {
+	return []syncSource{
+		{
+			Name:  "txindex-p2p",
+			Title: "txindex, raw blocks over btcd's P2P port",
+			DaemonFlags: func(env syncEnv) []string {
+				return []string{"--prevoutsource=txindex", "--nodep2p=" + env.Node.P2PAddr()}
+			},
+			Open: func(ctx context.Context, env syncEnv) (*bitcoind.Client, bitcoind.BlockSource, func(), error) {
+				return openNodeSource(ctx, env.Node, bitcoind.SourceOptions{
+					Force: bitcoind.ModeTxIndex, NodeP2P: env.Node.P2PAddr(), P2PNet: env.Node.Params().Net,
+				})
+			},
+		},
+		{
+			Name:  "txindex-rpc",
+			Title: "txindex, everything over JSON-RPC",
+			DaemonFlags: func(syncEnv) []string {
+				// An explicit empty nodep2p: "auto" would look for a node
+				// on the chain's default port, which on a shared machine
+				// may be someone else's.
+				return []string{"--prevoutsource=txindex", "--nodep2p="}
+			},
+			Open: func(ctx context.Context, env syncEnv) (*bitcoind.Client, bitcoind.BlockSource, func(), error) {
+				return openNodeSource(ctx, env.Node, bitcoind.SourceOptions{Force: bitcoind.ModeTxIndex})
+			},
+		},
+	}
+}
+
+// sourceNames lists the names of syncSources.
+func sourceNames() []string {
+	var names []string
+	for _, s := range syncSources() {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+// pickSources resolves a comma-separated -sources value, in the order
+// given, without repeats.
+func pickSources(list string) ([]syncSource, error) {
+	all := syncSources()
+	var out []syncSource
+	for name := range strings.SplitSeq(list, ",") {
+		name = strings.TrimSpace(name)
+		i := slices.IndexFunc(all, func(s syncSource) bool { return s.Name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("%w: -sources: unknown source %q (have %s)", errUsage, name, strings.Join(sourceNames(), ", "))
+		}
+		if slices.ContainsFunc(out, func(s syncSource) bool { return s.Name == name }) {
+			return nil, fmt.Errorf("%w: -sources: %q twice", errUsage, name)
+		}
+		out = append(out, all[i])
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: -sources is empty", errUsage)
+	}
+	return out, nil
+}
+
+// openNodeSource opens a JSON-RPC client to node and the prevout source of
+// opts. closeAll releases both.
+func openNodeSource(ctx context.Context, node *btcdtest.Node, opts bitcoind.SourceOptions) (*bitcoind.Client, bitcoind.BlockSource, func(), error) {
+	client, err := bitcoind.NewClient(bitcoind.Config{Host: node.RPCHost(), User: node.User(), Password: node.Password()}, zerolog.Nop())
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("node client: %w", err)
+	}
+	source, err := bitcoind.DetectSource(ctx, client, zerolog.Nop(), opts)
+	if err != nil {
+		client.Close()
+		return nil, nil, nil, fmt.Errorf("prevout source: %w", err)
+	}
+	closeAll := func() {
+		if closer, ok := source.(io.Closer); ok {
+			closer.Close()
+		}
+		client.Close()
+	}
+	return client, source, closeAll, nil
+}
