@@ -14,6 +14,8 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
 // A getblock <hash> 3 reply (Bitcoin Core ≥ 23) is JSON about ten times
@@ -368,7 +370,7 @@ func (d *g3Decoder) vins(i int) error {
 		}
 		n++
 		// Every input costs at least 41 bytes of the block.
-		if n > maxG3BlockBytes/minTxInSize {
+		if n > maxG3BlockBytes/wirescan.MinTxInSize {
 			return errors.New("more inputs than a block can hold")
 		}
 		return nil
@@ -459,18 +461,19 @@ func (d *g3Decoder) assemble() (FetchedBlock, error) {
 
 	// Read every transaction where its "hex" was, so the JSON's split is
 	// the block's, counting its inputs.
-	s := scanner{raw: d.raw, p: g3Reserve}
+	s := wirescan.NewReader(d.raw[g3Reserve:])
 	txids := make([]chainhash.Hash, ntx)
 	outs := make([][]byte, 0, 2*ntx)
 	spends := make([]wire.OutPoint, 0, len(d.prevEnd))
 	for i := range ntx {
 		before := len(spends)
-		var err error
-		if txids[i], err = s.tx(&outs, &spends); err != nil {
+		t, err := s.Tx(&outs, &spends)
+		if err != nil {
 			return FetchedBlock{}, fmt.Errorf("transaction %d: %v", i, err)
 		}
-		if s.p != int(d.txEnd[i]) {
-			return FetchedBlock{}, fmt.Errorf("transaction %d: its hex holds %d bytes more than one transaction", i, int(d.txEnd[i])-s.p)
+		txids[i] = s.TxID(t)
+		if end := g3Reserve + s.Offset(); end != int(d.txEnd[i]) {
+			return FetchedBlock{}, fmt.Errorf("transaction %d: its hex holds %d bytes more than one transaction", i, int(d.txEnd[i])-end)
 		}
 		if got := len(spends) - before; got != int(d.txVins[i]) {
 			return FetchedBlock{}, fmt.Errorf("transaction %d: %d vin entries for %d inputs", i, d.txVins[i], got)
