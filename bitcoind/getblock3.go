@@ -443,8 +443,8 @@ func (d *g3Decoder) assemble() (FetchedBlock, error) {
 	if ntx == 0 {
 		return FetchedBlock{}, errors.New("no transactions")
 	}
-	var count [9]byte
-	nc := putCompactSize(count[:], uint64(ntx))
+	var count [wirescan.MaxCompactSizeLen]byte
+	nc := wirescan.PutCompactSize(count[:], uint64(ntx))
 	start := g3Reserve - wire.MaxBlockHeaderPayload - nc
 	var hdr bytes.Buffer
 	hdr.Grow(wire.MaxBlockHeaderPayload)
@@ -495,29 +495,6 @@ func (d *g3Decoder) assemble() (FetchedBlock, error) {
 		from = end
 	}
 	return FetchedBlock{Header: d.hdr, Hash: hash, OutputScripts: outs, PrevScripts: prev, Raw: raw}, nil
-}
-
-// putCompactSize writes v as a CompactSize integer and returns its length.
-func putCompactSize(dst []byte, v uint64) int {
-	switch {
-	case v < 0xfd:
-		dst[0] = byte(v)
-		return 1
-	case v <= 0xffff:
-		dst[0], dst[1], dst[2] = 0xfd, byte(v), byte(v>>8)
-		return 3
-	case v <= 0xffffffff:
-		dst[0] = 0xfe
-		for i := range 4 {
-			dst[1+i] = byte(v >> (8 * i))
-		}
-		return 5
-	}
-	dst[0] = 0xff
-	for i := range 8 {
-		dst[1+i] = byte(v >> (8 * i))
-	}
-	return 9
 }
 
 // equalFoldAny reports whether name equals one of names ignoring case:

@@ -9,6 +9,7 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 
+	"github.com/cfindexd/cfindexd/internal/wirescan"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -242,7 +243,7 @@ func finishCFHeadersFrame(frame []byte, net wire.BitcoinNet, stop, prev *chainha
 	p = append(p, byte(wire.GCSFilterRegular))
 	p = append(p, stop[:]...)
 	p = append(p, prev[:]...)
-	appendVarInt(p, uint64(count))
+	wirescan.AppendCompactSize(p, uint64(count))
 	putFrameHeader(frame, net, wire.CmdCFHeaders, len(frame)-frameHeaderSize, payloadChecksum(frame[frameHeaderSize:]))
 }
 

@@ -44,8 +44,11 @@
 // scanner, spent outputs, undo data, getblock 3's transactions), p2p
 // (declared counts before wire, relayed transactions) and
 // internal/p2pclient (counts before wire decodes a peer's tx or block).
-// A shared package below all of them is the only place one reader can
-// live; it is internal because it is not API. Each user keeps its own
+// The writers serve gcs (N), store (the cfilter prefix its checksums
+// cover), p2p (cfheaders), rest (bulk filter files), bitcoind (getblock
+// 3's block assembly) and internal/corefiles (undo data). A shared package
+// below all of them is the only place one codec can live; it is internal
+// because it is not API. Each user keeps its own
 // error sentinels and maps this package's onto them (ErrMalformed,
 // misbehaviour, ErrNonCanonicalN, ErrProtocol, ErrMalformedMerkleBlock).
 //
