@@ -522,10 +522,8 @@ func blockHasTx(blk *btcutil.Block, txid chainhash.Hash) bool {
 
 // countLogs counts the daemon's log lines so far that satisfy pred.
 func (d *daemonProc) countLogs(pred func(map[string]any) bool) int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	n := 0
-	for _, l := range d.lines {
+	for _, l := range d.log.Lines() {
 		var m map[string]any
 		if json.Unmarshal([]byte(l), &m) == nil && pred(m) {
 			n++
