@@ -2,15 +2,13 @@ package wirescan
 
 import (
 	"bytes"
-	"encoding/hex"
-	"encoding/json"
-	"os"
 	"testing"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/internal/corefixture"
+	"github.com/cfindexd/cfindexd/internal/testvectors"
 )
 
 // realBlocks returns serialized blocks from real software: the Bitcoin
@@ -23,21 +21,8 @@ func realBlocks(tb testing.TB) [][]byte {
 	for _, b := range append(append([]*corefixture.Block(nil), fx.Blocks...), fx.Early...) {
 		out = append(out, b.Raw)
 	}
-	raw, err := os.ReadFile("../../testdata/bip158/testnet-19.json")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var rows [][]any
-	if err := json.Unmarshal(raw, &rows); err != nil {
-		tb.Fatal(err)
-	}
-	for _, row := range rows[1:] {
-		blockHex, _ := row[2].(string)
-		b, err := hex.DecodeString(blockHex)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		out = append(out, b)
+	for _, v := range testvectors.LoadBIP158(tb) {
+		out = append(out, v.Raw)
 	}
 	return out
 }
@@ -101,16 +86,33 @@ func txAgreesWithWire(raw []byte) string {
 		return "positions or witness flag differ"
 	case r.TxID(t) != tx.TxHash() || r.WTxID(t) != tx.WitnessHash():
 		return "txid or wtxid differs"
-	case len(outs) != len(tx.TxOut) || len(spends) != len(tx.TxIn):
+	}
+	return sameOutsAndSpends(outs, spends, []*wire.MsgTx{&tx})
+}
+
+// sameOutsAndSpends compares the output scripts and outpoints a Reader
+// collected with those of txs. It returns what differs, or "".
+func sameOutsAndSpends(outs [][]byte, spends []wire.OutPoint, txs []*wire.MsgTx) string {
+	var wouts [][]byte
+	var wspends []wire.OutPoint
+	for _, tx := range txs {
+		for _, o := range tx.TxOut {
+			wouts = append(wouts, o.PkScript)
+		}
+		for _, in := range tx.TxIn {
+			wspends = append(wspends, in.PreviousOutPoint)
+		}
+	}
+	if len(outs) != len(wouts) || len(spends) != len(wspends) {
 		return "output or input count differs"
 	}
-	for i, o := range tx.TxOut {
-		if !bytes.Equal(outs[i], o.PkScript) {
+	for i := range wouts {
+		if !bytes.Equal(outs[i], wouts[i]) {
 			return "output script differs"
 		}
 	}
-	for i, in := range tx.TxIn {
-		if spends[i] != in.PreviousOutPoint {
+	for i := range wspends {
+		if spends[i] != wspends[i] {
 			return "outpoint differs"
 		}
 	}
@@ -157,33 +159,12 @@ func blockAgreesWithWire(raw []byte) string {
 	case !bytes.Equal(header, raw[:BlockHeaderSize]) || len(ids) != len(blk.Transactions):
 		return "header or transaction count differs"
 	}
-	var wouts [][]byte
-	var wspends []wire.OutPoint
 	for i, tx := range blk.Transactions {
 		if ids[i] != tx.TxHash() {
 			return "txid differs"
 		}
-		for _, o := range tx.TxOut {
-			wouts = append(wouts, o.PkScript)
-		}
-		for _, in := range tx.TxIn {
-			wspends = append(wspends, in.PreviousOutPoint)
-		}
 	}
-	if len(outs) != len(wouts) || len(spends) != len(wspends) {
-		return "output or input count differs"
-	}
-	for i := range wouts {
-		if !bytes.Equal(outs[i], wouts[i]) {
-			return "output script differs"
-		}
-	}
-	for i := range wspends {
-		if spends[i] != wspends[i] {
-			return "outpoint differs"
-		}
-	}
-	return ""
+	return sameOutsAndSpends(outs, spends, blk.Transactions)
 }
 
 func errString(err error) string {
