@@ -10,7 +10,6 @@ import (
 
 	"github.com/btcsuite/btclog"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/lightclient"
 	"github.com/cfindexd/cfindexd/internal/testtime"
@@ -61,15 +60,7 @@ func TestNeutrinoKeepsPeerThroughReorgWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := testLogger(t)
-	client, err := bitcoind.NewClient(bitcoind.Config{Host: node.RPCHost(), User: node.User(), Password: node.Password()}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	source, err := bitcoind.DetectSource(ctx, client, log)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client, source := btcdSource(ctx, t, node, log)
 	st := openStore(t, *node.Params().GenesisHash)
 	obs := &heightObserver{heights: map[int64]int{}}
 	f := NewFollower(Config{Genesis: *node.Params().GenesisHash, Workers: 2, PollInterval: time.Millisecond, ReorgSettle: time.Hour},
