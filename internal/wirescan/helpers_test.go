@@ -54,10 +54,10 @@ func witnessTx() *wire.MsgTx {
 	return tx
 }
 
-// txAgreesWithWire reads raw as one transaction with r (which must be a
-// NewReader) and compares acceptance, ids, output scripts and outpoints
-// with wire's decoder; a count reader must accept whatever r accepts and
-// read it the same way. It returns what differs, or "".
+// txAgreesWithWire reads raw as one transaction with a NewReader and
+// compares acceptance, ids, output scripts and outpoints with wire's
+// decoder; a count reader must accept whatever NewReader accepts and read
+// it the same way. It returns what differs, or "".
 func txAgreesWithWire(raw []byte) string {
 	r := NewReader(raw)
 	var outs [][]byte
@@ -72,14 +72,10 @@ func txAgreesWithWire(raw []byte) string {
 	wireOK := werr == nil && wr.Len() == 0
 	lr := NewCountReader(raw)
 	lt, lerr := lr.Tx(nil, nil)
+	if diff, over := sameAcceptance(err, werr, wireOK); over {
+		return diff
+	}
 	switch {
-	case (err == nil) != wireOK:
-		return "reader error " + errString(err) + ", wire error " + errString(werr)
-	case err != nil:
-		if wireOK && lerr != nil {
-			return "count reader refuses what wire accepts: " + lerr.Error()
-		}
-		return ""
 	case lerr != nil || lt != t:
 		return "count reader reads it differently: " + errString(lerr)
 	case t.Start != 0 || t.End != len(raw) || t.Witness != tx.HasWitness():
@@ -146,14 +142,10 @@ func blockAgreesWithWire(raw []byte) string {
 	wr := bytes.NewReader(raw)
 	werr := blk.Deserialize(wr)
 	wireOK := werr == nil && wr.Len() == 0
+	if diff, over := sameAcceptance(err, werr, wireOK); over {
+		return diff
+	}
 	switch {
-	case (err == nil) != wireOK:
-		return "reader error " + errString(err) + ", wire error " + errString(werr)
-	case err != nil:
-		if wireOK && lerr != nil {
-			return "count reader refuses what wire accepts: " + lerr.Error()
-		}
-		return ""
 	case lerr != nil || lr.Offset() != len(raw):
 		return "count reader reads it differently: " + errString(lerr)
 	case !bytes.Equal(header, raw[:BlockHeaderSize]) || len(ids) != len(blk.Transactions):
@@ -165,6 +157,19 @@ func blockAgreesWithWire(raw []byte) string {
 		}
 	}
 	return sameOutsAndSpends(outs, spends, blk.Transactions)
+}
+
+// sameAcceptance compares NewReader's verdict (err) with wire's (wireOK,
+// from werr and the bytes left). over reports that the comparison ends
+// here: they disagree (diff says how) or both refused.
+func sameAcceptance(err, werr error, wireOK bool) (diff string, over bool) {
+	switch {
+	case (err == nil) != wireOK:
+		return "reader error " + errString(err) + ", wire error " + errString(werr), true
+	case err != nil:
+		return "", true
+	}
+	return "", false
 }
 
 func errString(err error) string {
