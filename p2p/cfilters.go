@@ -191,12 +191,7 @@ func handleGetCFHeaders(ctx context.Context, env *handlerEnv, st *peerState, m *
 	if err != nil || !ok {
 		return err
 	}
-	release, err := env.acquireFilterWork(ctx)
-	if err != nil {
-		return err
-	}
-	out, err := func() (outbound, error) {
-		defer release()
+	return env.answerUnderFilterWork(ctx, st, emit, func() (outbound, error) {
 		count := int(stopHeight-m.StartHeight) + 1
 		hashesAt := cfheadersPrefixLen(count)
 		frame := env.headerFrames.get(hashesAt + count*chainhash.HashSize)
@@ -211,15 +206,7 @@ func handleGetCFHeaders(ctx context.Context, env *handlerEnv, st *peerState, m *
 		}
 		finishCFHeadersFrame(frame, env.net, &m.StopHash, &prev, count)
 		return outbound{Command: wire.CmdCFHeaders, Frame: frame, Recycle: env.headerFrames.put}, nil
-	}()
-	if err != nil || out.Frame == nil {
-		return err
-	}
-	if err := emit(out); err != nil {
-		return err
-	}
-	st.markUseful(env.now())
-	return nil
+	})
 }
 
 // maxCFHeadersFrame is the size of a cfheaders frame with MaxGetCFHeaders
@@ -258,12 +245,7 @@ func handleGetCFCheckpt(ctx context.Context, env *handlerEnv, st *peerState, m *
 	if err != nil || !known {
 		return err
 	}
-	release, err := env.acquireFilterWork(ctx)
-	if err != nil {
-		return err
-	}
-	out, err := func() (outbound, error) {
-		defer release()
+	return env.answerUnderFilterWork(ctx, st, emit, func() (outbound, error) {
 		headers, err := env.view.FilterHeaderCheckpoints(m.StopHash, CFCheckptInterval)
 		if err != nil {
 			return outbound{}, ignoreNotFound(fmt.Errorf("getcfcheckpt %s: %w", m.StopHash, err))
@@ -276,15 +258,7 @@ func handleGetCFCheckpt(ctx context.Context, env *handlerEnv, st *peerState, m *
 			resp.FilterHeaders = append(resp.FilterHeaders, &headers[i])
 		}
 		return env.encode(st, resp)
-	}()
-	if err != nil || out.Frame == nil {
-		return err
-	}
-	if err := emit(out); err != nil {
-		return err
-	}
-	st.markUseful(env.now())
-	return nil
+	})
 }
 
 // ignoreNotFound turns a lookup that raced a rollback into "ignore the
