@@ -10,6 +10,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/internal/corefixture"
+	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
 // scanAgreesWithWire checks scanBlockUnchecked(raw) against wire's decoder:
@@ -152,12 +153,14 @@ func TestScanBlockRejectsMalformed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := scanner{raw: raw, p: blockHeaderSz + 1}
-	var outs [][]byte
-	if _, err := s.tx(&outs, nil); err != nil {
+	s := wirescan.NewReader(raw)
+	if err := s.Skip(wirescan.BlockHeaderSize + 1); err != nil {
 		t.Fatal(err)
 	}
-	tx1 := s.p
+	if _, err := s.Tx(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	tx1 := s.Offset()
 	if raw[tx1+4] != 0x00 || raw[tx1+5] != 0x01 {
 		t.Fatalf("transaction 1 is not in witness encoding")
 	}
@@ -171,8 +174,8 @@ func TestScanBlockRejectsMalformed(t *testing.T) {
 	}{
 		{"trailing byte", append(bytes.Clone(raw), 0), b.Hash},
 		{"witness flag 0x02", edit(func(r []byte) []byte { r[tx1+5] = 0x02; return r }), b.Hash},
-		{"non-canonical tx count", append(append(bytes.Clone(raw[:blockHeaderSz]), 0xfd, raw[blockHeaderSz], 0x00), raw[blockHeaderSz+1:]...), b.Hash},
-		{"tx count beyond the data", append(append(bytes.Clone(raw[:blockHeaderSz]), 0xfe, 0xff, 0xff, 0xff, 0x7f), raw[blockHeaderSz+1:]...), b.Hash},
+		{"non-canonical tx count", append(append(bytes.Clone(raw[:wirescan.BlockHeaderSize]), 0xfd, raw[wirescan.BlockHeaderSize], 0x00), raw[wirescan.BlockHeaderSize+1:]...), b.Hash},
+		{"tx count beyond the data", append(append(bytes.Clone(raw[:wirescan.BlockHeaderSize]), 0xfe, 0xff, 0xff, 0xff, 0x7f), raw[wirescan.BlockHeaderSize+1:]...), b.Hash},
 		{"another block", raw, chainhash.Hash{1}},
 		{"script changed under the merkle root", edit(func(r []byte) []byte { r[scriptAt] ^= 1; return r }), b.Hash},
 	}

@@ -17,6 +17,8 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
+
+	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
 // Reasons a block is not read from the blocks directory; the source then
@@ -665,8 +667,7 @@ func (d *BlocksDir) walkRevLocked(n int) (*revFile, error) {
 	}
 	lastStart := int64(-1)
 	end, stop, err := d.revWalk.walk(newWindowReader(fh, st.Size()), from, func(off int64, size uint32, head []byte) {
-		r := scanner{raw: head}
-		ntx, err := r.compactSize()
+		ntx, _, err := wirescan.ReadCompactSize(head)
 		if err != nil || ntx > uint64(size) {
 			ntx = 1<<32 - 1 // never equal to a block's count
 		}

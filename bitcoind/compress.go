@@ -11,6 +11,10 @@ import (
 // src/compressor.cpp), read-only: cfindexd never writes Core's files
 // (internal/corefiles writes them for tests, with its own encoder).
 
+// errTruncated is what the undo-data readers report when the bytes end
+// early.
+var errTruncated = errors.New("unexpected end of data")
+
 // errVarIntOverflow is a VARINT wider than its target type.
 var errVarIntOverflow = errors.New("VARINT overflows its type")
 

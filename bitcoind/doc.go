@@ -99,7 +99,8 @@
 //     -txindex=1: raw blocks (getblock <hash> 0, or over the node's P2P
 //     port, below), then the spent transactions by batched
 //     getrawtransaction (each checked to hash to its txid). Blocks and
-//     transactions are read in place (blockscan.go): one pass over the
+//     transactions are read in place (blockscan.go, walked by
+//     internal/wirescan, the module's one transaction reader): one pass over the
 //     bytes yields the header, the txids (hashed from the serialized bytes,
 //     witness skipped), the output scripts and the spent outpoints as
 //     subslices, in a few allocations per block where wire.MsgBlock takes

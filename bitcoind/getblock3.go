@@ -14,6 +14,8 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
 // A getblock <hash> 3 reply (Bitcoin Core ≥ 23) is JSON about ten times
@@ -368,7 +370,7 @@ func (d *g3Decoder) vins(i int) error {
 		}
 		n++
 		// Every input costs at least 41 bytes of the block.
-		if n > maxG3BlockBytes/minTxInSize {
+		if n > maxG3BlockBytes/wirescan.MinTxInSize {
 			return errors.New("more inputs than a block can hold")
 		}
 		return nil
@@ -441,8 +443,8 @@ func (d *g3Decoder) assemble() (FetchedBlock, error) {
 	if ntx == 0 {
 		return FetchedBlock{}, errors.New("no transactions")
 	}
-	var count [9]byte
-	nc := putCompactSize(count[:], uint64(ntx))
+	var count [wirescan.MaxCompactSizeLen]byte
+	nc := wirescan.PutCompactSize(count[:], uint64(ntx))
 	start := g3Reserve - wire.MaxBlockHeaderPayload - nc
 	var hdr bytes.Buffer
 	hdr.Grow(wire.MaxBlockHeaderPayload)
@@ -459,18 +461,19 @@ func (d *g3Decoder) assemble() (FetchedBlock, error) {
 
 	// Read every transaction where its "hex" was, so the JSON's split is
 	// the block's, counting its inputs.
-	s := scanner{raw: d.raw, p: g3Reserve}
+	s := wirescan.NewReader(d.raw[g3Reserve:])
 	txids := make([]chainhash.Hash, ntx)
 	outs := make([][]byte, 0, 2*ntx)
 	spends := make([]wire.OutPoint, 0, len(d.prevEnd))
 	for i := range ntx {
 		before := len(spends)
-		var err error
-		if txids[i], err = s.tx(&outs, &spends); err != nil {
+		t, err := s.Tx(&outs, &spends)
+		if err != nil {
 			return FetchedBlock{}, fmt.Errorf("transaction %d: %v", i, err)
 		}
-		if s.p != int(d.txEnd[i]) {
-			return FetchedBlock{}, fmt.Errorf("transaction %d: its hex holds %d bytes more than one transaction", i, int(d.txEnd[i])-s.p)
+		txids[i] = s.TxID(t)
+		if end := g3Reserve + s.Offset(); end != int(d.txEnd[i]) {
+			return FetchedBlock{}, fmt.Errorf("transaction %d: its hex holds %d bytes more than one transaction", i, int(d.txEnd[i])-end)
 		}
 		if got := len(spends) - before; got != int(d.txVins[i]) {
 			return FetchedBlock{}, fmt.Errorf("transaction %d: %d vin entries for %d inputs", i, d.txVins[i], got)
@@ -492,29 +495,6 @@ func (d *g3Decoder) assemble() (FetchedBlock, error) {
 		from = end
 	}
 	return FetchedBlock{Header: d.hdr, Hash: hash, OutputScripts: outs, PrevScripts: prev, Raw: raw}, nil
-}
-
-// putCompactSize writes v as a CompactSize integer and returns its length.
-func putCompactSize(dst []byte, v uint64) int {
-	switch {
-	case v < 0xfd:
-		dst[0] = byte(v)
-		return 1
-	case v <= 0xffff:
-		dst[0], dst[1], dst[2] = 0xfd, byte(v), byte(v>>8)
-		return 3
-	case v <= 0xffffffff:
-		dst[0] = 0xfe
-		for i := range 4 {
-			dst[1+i] = byte(v >> (8 * i))
-		}
-		return 5
-	}
-	dst[0] = 0xff
-	for i := range 8 {
-		dst[1+i] = byte(v >> (8 * i))
-	}
-	return 9
 }
 
 // equalFoldAny reports whether name equals one of names ignoring case:

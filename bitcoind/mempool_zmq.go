@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
-	"github.com/lightninglabs/gozmq"
 )
 
 // ZMQ topics the mempool mirror reads (Core's doc/zmq.md).
@@ -300,7 +299,7 @@ func (m *MempoolMirror) readZMQ(ctx context.Context, ep string, topics []string,
 	}
 	failing := false
 	for {
-		conn, err := dialZMQ(ctx, ep, topics)
+		conn, err := dialZMQ(ctx, ep, topics, 30*time.Second)
 		if ctx.Err() != nil {
 			return
 		}
@@ -354,30 +353,5 @@ func (m *MempoolMirror) readZMQ(ctx context.Context, ep string, topics []string,
 		if !send(zmqEvent{lost: true}) || backoff.Wait(ctx) != nil {
 			return
 		}
-	}
-}
-
-// dialZMQ runs gozmq.Subscribe (which cannot be cancelled) in a goroutine
-// so that ctx still ends the wait.
-func dialZMQ(ctx context.Context, ep string, topics []string) (*gozmq.Conn, error) {
-	type result struct {
-		conn *gozmq.Conn
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		c, err := gozmq.Subscribe(ep, topics, 30*time.Second)
-		done <- result{c, err}
-	}()
-	select {
-	case r := <-done:
-		return r.conn, r.err
-	case <-ctx.Done():
-		go func() {
-			if r := <-done; r.conn != nil {
-				_ = r.conn.Close()
-			}
-		}()
-		return nil, ctx.Err()
 	}
 }

@@ -5,12 +5,9 @@ import (
 	"fmt"
 
 	"github.com/btcsuite/btcd/wire/v2"
-)
 
-// minTxOutSize is the smallest serialized CTxOut: 8-byte value and a 1-byte
-// empty-script length. Counts read off the wire are checked against the
-// bytes left divided by this before anything is allocated.
-const minTxOutSize = 9
+	"github.com/cfindexd/cfindexd/internal/wirescan"
+)
 
 // DecodeSpentTxOuts decodes the body of Bitcoin Core's
 // GET /rest/spenttxouts/<hash>.bin (Core >= 30). The layout (src/rest.cpp,
@@ -22,14 +19,16 @@ const minTxOutSize = 9
 //
 // The returned PkScript slices alias data.
 func DecodeSpentTxOuts(data []byte) ([][]wire.TxOut, error) {
-	d := scanner{raw: data}
-	ntx, err := d.count(1)
+	d := wirescan.NewReader(data)
+	ntx, err := d.Count(1)
 	if err != nil {
 		return nil, fmt.Errorf("%w: spenttxouts: transaction count: %v", ErrMalformed, err)
 	}
 	txs := make([][]wire.TxOut, ntx)
 	for i := range txs {
-		nin, err := d.count(minTxOutSize)
+		// Counts are checked against the bytes left at the smallest
+		// CTxOut before anything is allocated.
+		nin, err := d.Count(wirescan.MinTxOutSize)
 		if err != nil {
 			return nil, fmt.Errorf("%w: spenttxouts: tx %d spent output count: %v", ErrMalformed, i, err)
 		}
@@ -38,19 +37,19 @@ func DecodeSpentTxOuts(data []byte) ([][]wire.TxOut, error) {
 		}
 		outs := make([]wire.TxOut, nin)
 		for j := range outs {
-			value := d.p
-			if err := d.skip(8); err != nil {
+			value, err := d.Next(8)
+			if err != nil {
 				return nil, fmt.Errorf("%w: spenttxouts: tx %d output %d value: %v", ErrMalformed, i, j, err)
 			}
-			outs[j].Value = int64(binary.LittleEndian.Uint64(d.raw[value:]))
-			if outs[j].PkScript, err = d.bytes(); err != nil {
+			outs[j].Value = int64(binary.LittleEndian.Uint64(value))
+			if outs[j].PkScript, err = d.Bytes(); err != nil {
 				return nil, fmt.Errorf("%w: spenttxouts: tx %d output %d script: %v", ErrMalformed, i, j, err)
 			}
 		}
 		txs[i] = outs
 	}
-	if left := len(d.raw) - d.p; left != 0 {
-		return nil, fmt.Errorf("%w: spenttxouts: %d trailing bytes", ErrMalformed, left)
+	if err := d.End(); err != nil {
+		return nil, fmt.Errorf("%w: spenttxouts: %v", ErrMalformed, err)
 	}
 	return txs, nil
 }

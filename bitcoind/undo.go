@@ -2,6 +2,8 @@ package bitcoind
 
 import (
 	"fmt"
+
+	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
 // undoCoin is one spent output as Core's undo data records it (src/undo.h,
@@ -28,7 +30,7 @@ const minUndoCoinSize = 3
 // transaction, with height 0 for the others), VARINT(CompressAmount(value))
 // and a compressed script.
 type undoReader struct {
-	s scanner
+	s wirescan.Reader
 	// slab receives expanded special scripts; coins' Script slices point
 	// into it or into the data.
 	slab []byte
@@ -36,7 +38,7 @@ type undoReader struct {
 
 // txCount reads the number of transaction entries.
 func (r *undoReader) txCount() (int, error) {
-	n, err := r.s.count(1)
+	n, err := r.s.Count(1)
 	if err != nil {
 		return 0, fmt.Errorf("undo transaction count: %w", err)
 	}
@@ -45,7 +47,7 @@ func (r *undoReader) txCount() (int, error) {
 
 // inputCount reads the number of coins of the next transaction.
 func (r *undoReader) inputCount() (int, error) {
-	n, err := r.s.count(minUndoCoinSize)
+	n, err := r.s.Count(minUndoCoinSize)
 	if err != nil {
 		return 0, fmt.Errorf("undo input count: %w", err)
 	}
@@ -55,7 +57,7 @@ func (r *undoReader) inputCount() (int, error) {
 // coin reads one coin.
 func (r *undoReader) coin() (undoCoin, error) {
 	var c undoCoin
-	b := r.s.raw[r.s.p:]
+	b := r.s.Rest()
 	code, n, err := readVarInt(b, 0xffffffff)
 	if err != nil {
 		return c, fmt.Errorf("coin height: %w", err)
@@ -78,14 +80,13 @@ func (r *undoReader) coin() (undoCoin, error) {
 	if err != nil {
 		return c, fmt.Errorf("coin script: %w", err)
 	}
-	r.s.p += used + n
-	return c, nil
+	return c, r.s.Skip(used + n)
 }
 
 // done checks that every byte was read.
 func (r *undoReader) done() error {
-	if left := len(r.s.raw) - r.s.p; left != 0 {
-		return fmt.Errorf("%d bytes after the undo data", left)
+	if err := r.s.End(); err != nil {
+		return fmt.Errorf("undo data: %w", err)
 	}
 	return nil
 }
@@ -96,7 +97,7 @@ func (r *undoReader) done() error {
 // the transaction has inputs. Special scripts are expanded into one slab
 // per block. Errors wrap ErrMalformed.
 func prevScriptsFromUndo(data []byte, b *scannedBlock) ([][]byte, error) {
-	r := undoReader{s: scanner{raw: data}}
+	r := undoReader{s: wirescan.NewReader(data)}
 	ntx, err := r.txCount()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
@@ -136,7 +137,7 @@ func prevScriptsFromUndo(data []byte, b *scannedBlock) ([][]byte, error) {
 // (index 0 is the block's second transaction), for tests and tools. Every
 // count is checked against the bytes left before anything is allocated.
 func decodeBlockUndo(data []byte) ([][]undoCoin, error) {
-	r := undoReader{s: scanner{raw: data}}
+	r := undoReader{s: wirescan.NewReader(data)}
 	ntx, err := r.txCount()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)

@@ -101,7 +101,7 @@ func (s *ZMQSubscriber) Run(ctx context.Context) error {
 	backoff := NewBackoff(s.cfg.RetryMin, s.cfg.RetryMax, s.cfg.Rand)
 	failing := false
 	for {
-		conn, err := s.dial(ctx)
+		conn, err := dialZMQ(ctx, s.cfg.Endpoint, s.cfg.Topics, s.cfg.ReadTimeout)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -131,16 +131,17 @@ func (s *ZMQSubscriber) Run(ctx context.Context) error {
 	}
 }
 
-// dial runs gozmq.Subscribe (which cannot be cancelled) in a goroutine so
-// that ctx still ends Run promptly.
-func (s *ZMQSubscriber) dial(ctx context.Context) (*gozmq.Conn, error) {
+// dialZMQ runs gozmq.Subscribe (which cannot be cancelled) in a goroutine
+// so that ctx still ends the wait; a connection that arrives after ctx
+// ended is closed.
+func dialZMQ(ctx context.Context, endpoint string, topics []string, readTimeout time.Duration) (*gozmq.Conn, error) {
 	type result struct {
 		conn *gozmq.Conn
 		err  error
 	}
 	done := make(chan result, 1)
 	go func() {
-		c, err := gozmq.Subscribe(s.cfg.Endpoint, s.cfg.Topics, s.cfg.ReadTimeout)
+		c, err := gozmq.Subscribe(endpoint, topics, readTimeout)
 		done <- result{c, err}
 	}()
 	select {

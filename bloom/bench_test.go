@@ -7,6 +7,8 @@ import (
 	"github.com/btcsuite/btcd/btcutil/v2"
 	btcbloom "github.com/btcsuite/btcd/btcutil/v2/bloom"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/internal/testvectors"
 )
 
 // benchFilter is a realistic wallet filter (n = 200, p = 0.0001, the
@@ -26,7 +28,7 @@ func benchFilter(b *testing.B, mode wire.BloomUpdateType) *Filter {
 // block 277,647 against a realistic filter, ours against btcutil's
 // (ns/op is per transaction).
 func BenchmarkMatchTx(b *testing.B) {
-	blk := loadBigBlock(b)
+	blk := testvectors.BigBlock(b)
 	txids := BlockTxids(blk)
 	b.Run("cfindexd", func(b *testing.B) {
 		f := benchFilter(b, wire.BloomUpdateAll)
@@ -56,7 +58,7 @@ func BenchmarkMatchTx(b *testing.B) {
 // NewMerkleBlock for comparison (it hashes nothing either: btcutil.Block
 // caches txids).
 func BenchmarkFilterBlock(b *testing.B) {
-	blk := loadBigBlock(b)
+	blk := testvectors.BigBlock(b)
 	txids := BlockTxids(blk)
 	b.Logf("block 277647: %d transactions", len(blk.Transactions))
 	sparse := func() *Filter {
@@ -107,7 +109,7 @@ func BenchmarkFilterBlock(b *testing.B) {
 // BenchmarkDecodeVerifyMerkleBlock is the wallet side: decode and verify
 // the merkleblock of block 277,647 with one transaction in twenty matched.
 func BenchmarkDecodeVerifyMerkleBlock(b *testing.B) {
-	blk := loadBigBlock(b)
+	blk := testvectors.BigBlock(b)
 	txids := BlockTxids(blk)
 	f := benchFilter(b, wire.BloomUpdateNone)
 	for i := 0; i < len(txids); i += 20 {

@@ -11,6 +11,8 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/txscript/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/internal/testvectors"
 )
 
 // elementPool is what random filters are made of: real output pushes,
@@ -107,7 +109,7 @@ func mustPushedData(s []byte) [][]byte {
 // difference applies (then btcutil's filter is reset to ours and the count
 // is logged; none is expected in these blocks).
 func TestFilterBlockMatchesBtcutil(t *testing.T) {
-	blocks := append(slices.Clone(loadMainnetBlocks(t)), loadBigBlock(t))
+	blocks := append(slices.Clone(testvectors.MainnetBlocks(t)), testvectors.BigBlock(t))
 	pool := newElementPool(blocks[len(blocks)-200:])
 	rng := rand.New(rand.NewPCG(37, 158))
 	modes := []wire.BloomUpdateType{wire.BloomUpdateNone, wire.BloomUpdateAll, wire.BloomUpdateP2PubkeyOnly}

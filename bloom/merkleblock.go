@@ -7,6 +7,8 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
 // MerkleBlock is a merkleblock message: a block header and the partial
@@ -34,68 +36,32 @@ func DecodeMerkleBlock(payload []byte) (*MerkleBlock, error) {
 	if len(payload) < minMerkleBlockSize {
 		return nil, fmt.Errorf("%w: %d bytes, at least %d needed", ErrMalformedMerkleBlock, len(payload), minMerkleBlockSize)
 	}
+	r := wirescan.NewReader(payload)
+	header, _ := r.Next(wire.MaxBlockHeaderPayload) // length checked above
 	m := &MerkleBlock{}
-	if err := m.Header.Deserialize(bytes.NewReader(payload[:wire.MaxBlockHeaderPayload])); err != nil {
+	if err := m.Header.Deserialize(bytes.NewReader(header)); err != nil {
 		return nil, fmt.Errorf("%w: header: %v", ErrMalformedMerkleBlock, err)
 	}
-	rest := payload[wire.MaxBlockHeaderPayload:]
-	m.Tree.Transactions = binary.LittleEndian.Uint32(rest)
-	rest = rest[4:]
-	nHashes, rest, err := readCompactSize(rest)
+	txs, _ := r.Next(4)
+	m.Tree.Transactions = binary.LittleEndian.Uint32(txs)
+	nHashes, err := r.Count(chainhash.HashSize)
 	if err != nil {
 		return nil, fmt.Errorf("%w: hash count: %v", ErrMalformedMerkleBlock, err)
 	}
-	if nHashes > uint64(len(rest))/chainhash.HashSize {
-		return nil, fmt.Errorf("%w: %d hashes declared, %d bytes left", ErrMalformedMerkleBlock, nHashes, len(rest))
-	}
+	hashes, _ := r.Next(nHashes * chainhash.HashSize) // bounded by Count
 	m.Tree.Hashes = make([]chainhash.Hash, nHashes)
 	for i := range m.Tree.Hashes {
-		copy(m.Tree.Hashes[i][:], rest[:chainhash.HashSize])
-		rest = rest[chainhash.HashSize:]
+		copy(m.Tree.Hashes[i][:], hashes[i*chainhash.HashSize:])
 	}
-	nFlags, rest, err := readCompactSize(rest)
+	nFlags, err := r.CompactSize()
 	if err != nil {
 		return nil, fmt.Errorf("%w: flag count: %v", ErrMalformedMerkleBlock, err)
 	}
-	if nFlags != uint64(len(rest)) {
-		return nil, fmt.Errorf("%w: %d flag bytes declared, %d bytes left", ErrMalformedMerkleBlock, nFlags, len(rest))
+	if nFlags != uint64(r.Len()) {
+		return nil, fmt.Errorf("%w: %d flag bytes declared, %d bytes left", ErrMalformedMerkleBlock, nFlags, r.Len())
 	}
-	m.Tree.Flags = bytes.Clone(rest)
+	m.Tree.Flags = bytes.Clone(r.Rest())
 	return m, nil
-}
-
-// readCompactSize reads a canonical CompactSize off the front of b.
-func readCompactSize(b []byte) (uint64, []byte, error) {
-	if len(b) < 1 {
-		return 0, nil, fmt.Errorf("truncated")
-	}
-	var v, min uint64
-	var n int
-	switch b[0] {
-	case 0xfd:
-		n, min = 2, 0xfd
-	case 0xfe:
-		n, min = 4, 0x10000
-	case 0xff:
-		n, min = 8, 0x100000000
-	default:
-		return uint64(b[0]), b[1:], nil
-	}
-	if len(b) < 1+n {
-		return 0, nil, fmt.Errorf("truncated")
-	}
-	switch n {
-	case 2:
-		v = uint64(binary.LittleEndian.Uint16(b[1:]))
-	case 4:
-		v = uint64(binary.LittleEndian.Uint32(b[1:]))
-	default:
-		v = binary.LittleEndian.Uint64(b[1:])
-	}
-	if v < min {
-		return 0, nil, fmt.Errorf("non-canonical CompactSize %d", v)
-	}
-	return v, b[1+n:], nil
 }
 
 // Verify checks the tree as Core's ExtractMatches does and that its root is

@@ -38,7 +38,9 @@
 // NewFilter; N travels beside it, as in Cashu) and the BIP-158 wire form,
 // a canonical CompactSize N followed by the stream (Filter.BytesWithN,
 // NewFilterWithN, BasicBuilder.AppendFilter). The empty set is N=0: the
-// wire form is the single byte 0x00 and the bare stream is empty.
+// wire form is the single byte 0x00 and the bare stream is empty. N is
+// read and written by internal/wirescan, the module's one CompactSize
+// codec; compactsize.go maps its errors onto this package's sentinels.
 //
 // A Filter is immutable and safe for concurrent readers. Queries (Match,
 // MatchAny) decode the stream once, front to back, merging it with the

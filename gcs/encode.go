@@ -3,6 +3,8 @@ package gcs
 import (
 	"encoding/binary"
 	"slices"
+
+	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
 // streamBits returns the exact number of bits the Golomb-Rice stream of the
@@ -32,8 +34,8 @@ func appendFilter(dst []byte, recs []hashRec, p uint8, nm uint64) []byte {
 	} else {
 		nbits = streamBits(recs, p, nm)
 	}
-	dst = slices.Grow(dst, compactSizeLen(n)+int((nbits+7)/8)+8)
-	dst = appendCompactSize(dst, n)
+	dst = slices.Grow(dst, wirescan.CompactSizeLen(n)+int((nbits+7)/8)+8)
+	dst = wirescan.AppendCompactSize(dst, n)
 
 	var (
 		acc  uint64 // pending bits, left-aligned

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
 // Filter is a decoded-on-demand Golomb-coded set. It is immutable once made,
@@ -40,7 +42,7 @@ func Build(p Params, h Hasher, items [][]byte) (*Filter, error) {
 	n := uint32(len(recs))
 	nm := uint64(n) * p.M
 	raw := appendFilter(nil, recs, p.P, nm)
-	off := compactSizeLen(uint64(n))
+	off := wirescan.CompactSizeLen(uint64(n))
 	return &Filter{n: n, params: p, nm: nm, raw: raw, off: off}, nil
 }
 
@@ -69,7 +71,7 @@ func NewFilter(n uint32, p Params, data []byte) (*Filter, error) {
 	if err := validateStream(n, p, data); err != nil {
 		return nil, fmt.Errorf("new filter: N=%d, %d bytes: %w", n, len(data), err)
 	}
-	raw := appendCompactSize(make([]byte, 0, compactSizeLen(uint64(n))+len(data)), uint64(n))
+	raw := wirescan.AppendCompactSize(make([]byte, 0, wirescan.CompactSizeLen(uint64(n))+len(data)), uint64(n))
 	off := len(raw)
 	raw = append(raw, data...)
 	return &Filter{n: n, params: p, nm: uint64(n) * p.M, raw: raw, off: off}, nil

@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"testing"
+
+	"github.com/cfindexd/cfindexd/internal/testvectors"
 )
 
 // knownErrors are the sentinels a decode may fail with.
@@ -27,7 +29,7 @@ func wrapsKnown(err error) bool {
 func fuzzParams(p uint8, m uint32) Params { return Params{P: p % 34, M: uint64(m)} }
 
 func addSeeds(f *testing.F) {
-	for _, v := range loadBIP158Filters(f) {
+	for _, v := range testvectors.LoadBIP158(f) {
 		f.Add(v.Filter, uint8(BasicP), uint32(BasicM), []byte{0x51})
 	}
 	cv := loadCashuVectors(f)
@@ -139,7 +141,7 @@ func (f hasherFunc) Hash64(b []byte) uint64 { return f(b) }
 // FuzzNewFilter: the bare form with an arbitrary N beside it never panics,
 // fails only with known sentinels, and round-trips when accepted.
 func FuzzNewFilter(f *testing.F) {
-	for _, v := range loadBIP158Filters(f) {
+	for _, v := range testvectors.LoadBIP158(f) {
 		n, off, err := readCompactSize(v.Filter)
 		if err != nil {
 			f.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
+
+	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
 func randItems(rng *rand.Rand, n, minLen, maxLen int) [][]byte {
@@ -236,12 +238,13 @@ func TestEmptyFilter(t *testing.T) {
 	}
 }
 
-// CompactSize round trips at every size boundary.
+// N round trips at every CompactSize boundary through the package's
+// reader (wirescan's, with its errors mapped).
 func TestCompactSize(t *testing.T) {
 	for _, v := range []uint64{0, 0xfc, 0xfd, 0xffff, 0x10000, 0xffffffff, 0x100000000, ^uint64(0)} {
-		b := appendCompactSize(nil, v)
-		if len(b) != compactSizeLen(v) {
-			t.Fatalf("%d: len %d, want %d", v, len(b), compactSizeLen(v))
+		b := wirescan.AppendCompactSize(nil, v)
+		if len(b) != wirescan.CompactSizeLen(v) {
+			t.Fatalf("%d: len %d, want %d", v, len(b), wirescan.CompactSizeLen(v))
 		}
 		got, n, err := readCompactSize(append(b, 0xaa))
 		if err != nil || got != v || n != len(b) {

@@ -1,7 +1,9 @@
 // Package headers holds the pure chain arithmetic of BIP-157 compact block
 // filters: filter hashes and the filter-header chain, getcfcheckpt checkpoint
-// heights, and Bitcoin Core's block locator (building one and finding the
-// fork point a peer's locator names).
+// heights, Bitcoin Core's block locator (building one and finding the
+// fork point a peer's locator names), and the proof-of-work arithmetic of
+// block headers (compact targets, hashes as numbers, a block's work) that
+// the follower, cfscan and the test chains' miner share.
 //
 // Everything here is a pure function of its arguments. The package owns no
 // storage, does no I/O, keeps no state and logs nothing; callers (store,

@@ -7,12 +7,13 @@ import (
 
 	"github.com/cfindexd/cfindexd/gcs"
 	"github.com/cfindexd/cfindexd/headers"
+	"github.com/cfindexd/cfindexd/internal/testvectors"
 )
 
 // TestBIP158Vectors rebuilds every official BIP-158 basic filter from its
 // block and spent scripts, and chains its filter header, byte for byte.
 func TestBIP158Vectors(t *testing.T) {
-	vectors := loadBIP158Vectors(t)
+	vectors := testvectors.LoadBIP158(t)
 	if len(vectors) != 10 {
 		t.Fatalf("got %d vectors, want the 10 of BIP-158", len(vectors))
 	}

@@ -75,6 +75,22 @@ func testLogger(t *testing.T) zerolog.Logger {
 	return zerolog.Nop()
 }
 
+// btcdSource connects a client to node's RPC (closed when the test ends)
+// and detects its prevout source, as the daemon does at start.
+func btcdSource(ctx context.Context, t *testing.T, node *btcdtest.Node, log zerolog.Logger) (*bitcoind.Client, bitcoind.BlockSource) {
+	t.Helper()
+	client, err := bitcoind.NewClient(bitcoind.Config{Host: node.RPCHost(), User: node.User(), Password: node.Password()}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	source, err := bitcoind.DetectSource(ctx, client, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client, source
+}
+
 // TestIndexerAgainstBtcd syncs a tx-rich regtest chain from a real btcd,
 // follows new blocks over the poll path, and survives reorgs of depth 1, 6
 // and 50 made with invalidateblock and with competing side branches; after
@@ -91,15 +107,7 @@ func TestIndexerAgainstBtcd(t *testing.T) {
 	t.Logf("built a %d-block tx-rich chain in %s", txRichBlocks, time.Since(began).Round(time.Millisecond))
 
 	log := testLogger(t)
-	client, err := bitcoind.NewClient(bitcoind.Config{Host: node.RPCHost(), User: node.User(), Password: node.Password()}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	source, err := bitcoind.DetectSource(ctx, client, log)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client, source := btcdSource(ctx, t, node, log)
 	if source.Mode() != bitcoind.ModeTxIndex {
 		t.Fatalf("btcd with --txindex: detected %s, want %s", source.Mode(), bitcoind.ModeTxIndex)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/cfindexd/cfindexd/gcs"
+	"github.com/cfindexd/cfindexd/internal/testvectors"
 )
 
 // basicElements is a deliberately plain reference for BIP-158's element rule,
@@ -31,15 +32,15 @@ func basicElements(block *wire.MsgBlock, prevScripts [][]byte) [][]byte {
 
 // vectorAt returns the BIP-158 vector at height; the element tests start
 // from real blocks and change one thing at a time.
-func vectorAt(t *testing.T, height uint32) bip158Vector {
+func vectorAt(t *testing.T, height uint32) testvectors.BIP158 {
 	t.Helper()
-	for _, v := range loadBIP158Vectors(t) {
+	for _, v := range testvectors.LoadBIP158(t) {
 		if v.Height == height {
 			return v
 		}
 	}
 	t.Fatalf("no BIP-158 vector at height %d", height)
-	return bip158Vector{}
+	return testvectors.BIP158{}
 }
 
 func buildWith(t *testing.T, block *wire.MsgBlock, prevScripts [][]byte) []byte {
@@ -164,7 +165,7 @@ func TestAddBasicElementsRules(t *testing.T) {
 	}
 }
 
-func prevScriptOf(v bip158Vector, i int) []byte { return v.PrevScripts[i] }
+func prevScriptOf(v testvectors.BIP158, i int) []byte { return v.PrevScripts[i] }
 
 func cloneScripts(in [][]byte) [][]byte {
 	out := make([][]byte, len(in))
@@ -242,7 +243,7 @@ func TestAddBasicElementsDoesNotAllocate(t *testing.T) {
 // BenchmarkAddBasicElements measures extraction alone and extraction plus
 // filter construction on the same block, so one run shows the ratio.
 func BenchmarkAddBasicElements(b *testing.B) {
-	v := loadBIP158Vectors(b)[6] // testnet 926485, the largest vector block
+	v := testvectors.LoadBIP158(b)[6] // testnet 926485, the largest vector block
 	var builder gcs.BasicBuilder
 	var buf []byte
 	b.Run("extract", func(b *testing.B) {
@@ -267,7 +268,7 @@ func BenchmarkAddBasicElements(b *testing.B) {
 // must equal the one built from the plain reference element list, and a
 // count that is off by one must be refused.
 func FuzzAddBasicElements(f *testing.F) {
-	for _, v := range loadBIP158Vectors(f) {
+	for _, v := range testvectors.LoadBIP158(f) {
 		var blk bytes.Buffer
 		if err := v.Block.Serialize(&blk); err != nil {
 			f.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/cfindexd/cfindexd/gcs"
 	"github.com/cfindexd/cfindexd/headers"
+	"github.com/cfindexd/cfindexd/internal/testvectors"
 )
 
 // Mainnet genesis basic filter and its header, as published (Bitcoin Core
@@ -26,7 +27,7 @@ const (
 // each to equal the header neutrino ships for that height.
 func TestMainnetFilterHeaders(t *testing.T) {
 	start := time.Now()
-	blocks := loadMainnetBlocks(t)
+	blocks := testvectors.MainnetBlocks(t)
 	loadedBlocks := time.Now()
 	if len(blocks) != mainnetBlockCount {
 		t.Fatalf("blk file holds %d blocks, want %d", len(blocks), mainnetBlockCount)

@@ -9,9 +9,7 @@ import (
 	"time"
 
 	"github.com/btcsuite/btclog"
-	"github.com/lightninglabs/neutrino"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/lightclient"
 	"github.com/cfindexd/cfindexd/internal/testtime"
@@ -43,31 +41,6 @@ func (o *heightObserver) polled(h int32) bool {
 	return o.heights[int64(h)] >= 2
 }
 
-// lineLog collects neutrino's log lines.
-type lineLog struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (l *lineLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.lines = append(l.lines, strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
-
-func (l *lineLog) warnings() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []string
-	for _, line := range l.lines {
-		if strings.Contains(line, "[WRN]") || strings.Contains(line, "[ERR]") || strings.Contains(line, "[CRT]") {
-			out = append(out, line)
-		}
-	}
-	return out
-}
-
 // TestNeutrinoKeepsPeerThroughReorgWindow: neutrino v0.18.0 whose only peer
 // is a P2P server over the store of a follower that polls btcd every
 // millisecond. btcd invalidates its top three blocks and the replacement
@@ -87,15 +60,7 @@ func TestNeutrinoKeepsPeerThroughReorgWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := testLogger(t)
-	client, err := bitcoind.NewClient(bitcoind.Config{Host: node.RPCHost(), User: node.User(), Password: node.Password()}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	source, err := bitcoind.DetectSource(ctx, client, log)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client, source := btcdSource(ctx, t, node, log)
 	st := openStore(t, *node.Params().GenesisHash)
 	obs := &heightObserver{heights: map[int64]int{}}
 	f := NewFollower(Config{Genesis: *node.Params().GenesisHash, Workers: 2, PollInterval: time.Millisecond, ReorgSettle: time.Hour},
@@ -125,10 +90,7 @@ func TestNeutrinoKeepsPeerThroughReorgWindow(t *testing.T) {
 		}
 	}()
 
-	nlog := &lineLog{}
-	logger := btclog.NewBackend(nlog).Logger("NTRN")
-	logger.SetLevel(btclog.LevelInfo)
-	neutrino.UseLogger(logger)
+	nlog := lightclient.CaptureLog(btclog.LevelInfo)
 	cs, err := lightclient.Start(ctx, t.TempDir(), node.Params(), ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +139,7 @@ func TestNeutrinoKeepsPeerThroughReorgWindow(t *testing.T) {
 	if tip, _ := st.Tip(); tip.Height != uint32(height+2) {
 		t.Fatalf("store at %d, want %d", tip.Height, height+2)
 	}
-	for _, w := range nlog.warnings() {
+	for _, w := range nlog.Warnings() {
 		if strings.Contains(w, lessWorkDrop) {
 			t.Errorf("neutrino was shown a tip with less work: %s", w)
 		} else {

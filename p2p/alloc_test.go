@@ -8,6 +8,8 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
 // allocSlack is what reading and rejecting any frame may allocate besides
@@ -23,7 +25,7 @@ const maxAllocsPerFrame = 32
 // small multiple of its own length, before or after the handshake, decoded
 // or discarded.
 func hugeCountPayloads() map[string][]byte {
-	compact := func(n uint64) []byte { return appendVarInt(nil, n) }
+	compact := func(n uint64) []byte { return wirescan.AppendCompactSize(nil, n) }
 	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 	le32 := func(v uint32) []byte { return binary.LittleEndian.AppendUint32(nil, v) }
 	outpoint := make([]byte, 36)

@@ -9,6 +9,7 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 
+	"github.com/cfindexd/cfindexd/internal/wirescan"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -190,12 +191,7 @@ func handleGetCFHeaders(ctx context.Context, env *handlerEnv, st *peerState, m *
 	if err != nil || !ok {
 		return err
 	}
-	release, err := env.acquireFilterWork(ctx)
-	if err != nil {
-		return err
-	}
-	out, err := func() (outbound, error) {
-		defer release()
+	return env.answerUnderFilterWork(ctx, st, emit, func() (outbound, error) {
 		count := int(stopHeight-m.StartHeight) + 1
 		hashesAt := cfheadersPrefixLen(count)
 		frame := env.headerFrames.get(hashesAt + count*chainhash.HashSize)
@@ -210,15 +206,7 @@ func handleGetCFHeaders(ctx context.Context, env *handlerEnv, st *peerState, m *
 		}
 		finishCFHeadersFrame(frame, env.net, &m.StopHash, &prev, count)
 		return outbound{Command: wire.CmdCFHeaders, Frame: frame, Recycle: env.headerFrames.put}, nil
-	}()
-	if err != nil || out.Frame == nil {
-		return err
-	}
-	if err := emit(out); err != nil {
-		return err
-	}
-	st.markUseful(env.now())
-	return nil
+	})
 }
 
 // maxCFHeadersFrame is the size of a cfheaders frame with MaxGetCFHeaders
@@ -242,7 +230,7 @@ func finishCFHeadersFrame(frame []byte, net wire.BitcoinNet, stop, prev *chainha
 	p = append(p, byte(wire.GCSFilterRegular))
 	p = append(p, stop[:]...)
 	p = append(p, prev[:]...)
-	appendVarInt(p, uint64(count))
+	wirescan.AppendCompactSize(p, uint64(count))
 	putFrameHeader(frame, net, wire.CmdCFHeaders, len(frame)-frameHeaderSize, payloadChecksum(frame[frameHeaderSize:]))
 }
 
@@ -257,12 +245,7 @@ func handleGetCFCheckpt(ctx context.Context, env *handlerEnv, st *peerState, m *
 	if err != nil || !known {
 		return err
 	}
-	release, err := env.acquireFilterWork(ctx)
-	if err != nil {
-		return err
-	}
-	out, err := func() (outbound, error) {
-		defer release()
+	return env.answerUnderFilterWork(ctx, st, emit, func() (outbound, error) {
 		headers, err := env.view.FilterHeaderCheckpoints(m.StopHash, CFCheckptInterval)
 		if err != nil {
 			return outbound{}, ignoreNotFound(fmt.Errorf("getcfcheckpt %s: %w", m.StopHash, err))
@@ -275,15 +258,7 @@ func handleGetCFCheckpt(ctx context.Context, env *handlerEnv, st *peerState, m *
 			resp.FilterHeaders = append(resp.FilterHeaders, &headers[i])
 		}
 		return env.encode(st, resp)
-	}()
-	if err != nil || out.Frame == nil {
-		return err
-	}
-	if err := emit(out); err != nil {
-		return err
-	}
-	st.markUseful(env.now())
-	return nil
+	})
 }
 
 // ignoreNotFound turns a lookup that raced a rollback into "ignore the

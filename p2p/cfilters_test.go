@@ -2,8 +2,6 @@ package p2p
 
 import (
 	"bufio"
-	"context"
-	"net"
 	"testing"
 	"time"
 
@@ -20,17 +18,7 @@ func TestGetCFiltersStreamsFromTheStore(t *testing.T) {
 	view := newFakeViewFilters(1100, 81, filterSize)
 	cfg := testConfig(view)
 	cfg.PeerSendBudget = 64 << 10
-	s, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ours, theirs := net.Pipe() // synchronous: nothing is buffered in the kernel
-	defer ours.Close()
-	defer theirs.Close()
-	p := pipePeer(t, s, ours)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = p.writeLoop(ctx) }()
+	s, p, theirs, ctx := writingPipePeer(t, cfg)
 
 	done := make(chan error, 1)
 	go func() {

@@ -276,3 +276,23 @@ func pipePeer(t testing.TB, s *Server, conn net.Conn) *peer {
 	}
 	return newPeer(s, conn, slot)
 }
+
+// writingPipePeer starts a server with cfg and a peer of it on a
+// synchronous pipe (nothing is buffered in the kernel, so the peer's send
+// budget alone holds what it has not read), whose write loop runs until the
+// test ends. It returns the server, the peer, the pipe's far end and the
+// peer's context.
+func writingPipePeer(t *testing.T, cfg Config) (*Server, *peer, net.Conn, context.Context) {
+	t.Helper()
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, theirs := net.Pipe()
+	t.Cleanup(func() { ours.Close(); theirs.Close() })
+	p := pipePeer(t, s, ours)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { _ = p.writeLoop(ctx) }()
+	return s, p, theirs, ctx
+}

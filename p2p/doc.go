@@ -45,7 +45,9 @@
 // that remain first. Transactions are never decoded into wire.MsgTx: scanTx
 // checks the structure in place, every input, output and witness count
 // against what remains, computes txid and wtxid, and the raw bytes go to
-// the node (rawTx). FuzzScanTx holds scanTx to wire's acceptance and ids.
+// the node (rawTx). Both walk the payload with internal/wirescan, the
+// module's one CompactSize and transaction reader, and turn its errors
+// into misbehaviour. FuzzScanTx holds scanTx to wire's acceptance and ids.
 //
 // Answers (budget.go). Emitting takes the entry's bytes from the peer's
 // budget (Config.PeerSendBudget) and the server-wide pool

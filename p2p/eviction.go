@@ -1,6 +1,7 @@
 package p2p
 
 import (
+	"cmp"
 	"slices"
 	"time"
 )
@@ -69,7 +70,7 @@ func selectPeerToEvict(candidates []evictionCandidate) (id uint64, ok bool) {
 	scale := func(k int) int { return min(k, len(cands)/8) }
 	cands = protectNetGroups(cands, scale(evictProtectNetGroups))
 	eraseLastK(&cands, func(a, b evictionCandidate) int { // slowest first
-		return cmpDur(pingOrMax(b.minPing), pingOrMax(a.minPing))
+		return cmp.Compare(pingOrMax(b.minPing), pingOrMax(a.minPing))
 	}, scale(evictProtectPing), func(c evictionCandidate) bool { return c.minPing > 0 })
 	eraseLastK(&cands, func(a, b evictionCandidate) int { // least recently useful first
 		return a.lastUseful.Compare(b.lastUseful)
@@ -132,20 +133,20 @@ func protectNetGroups(cands []evictionCandidate, n int) []evictionCandidate {
 	return cands
 }
 
-// eraseLastK sorts cands by cmp and removes, among its last k elements,
+// eraseLastK sorts cands by order and removes, among its last k elements,
 // those that keep reports true (all when keep is omitted), as Core's
 // EraseLastKElements. Ties go newest first, so that of equals the longer
 // connected are protected, and then by id, for determinism.
-func eraseLastK(cands *[]evictionCandidate, cmp func(a, b evictionCandidate) int, k int, keep ...func(evictionCandidate) bool) {
+func eraseLastK(cands *[]evictionCandidate, order func(a, b evictionCandidate) int, k int, keep ...func(evictionCandidate) bool) {
 	s := *cands
 	slices.SortStableFunc(s, func(a, b evictionCandidate) int {
-		if c := cmp(a, b); c != 0 {
+		if c := order(a, b); c != 0 {
 			return c
 		}
 		if c := b.connected.Compare(a.connected); c != 0 {
 			return c
 		}
-		return cmpU64(a.id, b.id)
+		return cmp.Compare(a.id, b.id)
 	})
 	k = min(k, len(s))
 	tail := slices.DeleteFunc(s[len(s)-k:], func(c evictionCandidate) bool {
@@ -160,24 +161,4 @@ func pingOrMax(d time.Duration) time.Duration {
 		return time.Duration(1<<63 - 1)
 	}
 	return d
-}
-
-func cmpDur(a, b time.Duration) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -349,19 +349,6 @@ func putFrameHeader(dst []byte, net wire.BitcoinNet, command string, payloadLen 
 	copy(dst[20:24], sum[:])
 }
 
-// appendVarInt appends n as a CompactSize.
-func appendVarInt(dst []byte, n uint64) []byte {
-	switch {
-	case n < 0xfd:
-		return append(dst, byte(n))
-	case n <= 0xffff:
-		return append(dst, 0xfd, byte(n), byte(n>>8))
-	case n <= 0xffffffff:
-		return append(dst, 0xfe, byte(n), byte(n>>8), byte(n>>16), byte(n>>24))
-	}
-	return append(dst, 0xff, byte(n), byte(n>>8), byte(n>>16), byte(n>>24), byte(n>>32), byte(n>>40), byte(n>>48), byte(n>>56))
-}
-
 // payloadChecksum is the frame checksum of payload.
 func payloadChecksum(payload []byte) [4]byte {
 	h := chainhash.DoubleHashH(payload)

@@ -23,26 +23,13 @@ func handleGetHeaders(ctx context.Context, env *handlerEnv, st *peerState, m *wi
 	if len(m.BlockLocatorHashes) > maxLocatorSize {
 		return invalidRequest("getheaders locator of %d hashes, limit %d", len(m.BlockLocatorHashes), maxLocatorSize)
 	}
-	release, err := env.acquireFilterWork(ctx)
-	if err != nil {
-		return err
-	}
-	out, err := func() (outbound, error) {
-		defer release()
+	return env.answerUnderFilterWork(ctx, st, emit, func() (outbound, error) {
 		resp, err := buildHeaders(env, st, m)
 		if err != nil || resp == nil {
 			return outbound{}, err
 		}
 		return env.encode(st, resp)
-	}()
-	if err != nil || out.Frame == nil {
-		return err
-	}
-	if err := emit(out); err != nil {
-		return err
-	}
-	st.markUseful(env.now())
-	return nil
+	})
 }
 
 // buildHeaders returns the headers answering m (nil: no answer).

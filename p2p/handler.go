@@ -251,3 +251,26 @@ func (env *handlerEnv) acquireFilterWork(ctx context.Context) (release func(), e
 		return nil, ctx.Err()
 	}
 }
+
+// answerUnderFilterWork builds an answer under a filter-work slot, so that
+// the transient memory of many answers built at once stays bounded, then
+// emits it and marks the peer useful. An answer without a frame is no
+// answer (nothing is sent).
+func (env *handlerEnv) answerUnderFilterWork(ctx context.Context, st *peerState, emit emitFunc, build func() (outbound, error)) error {
+	release, err := env.acquireFilterWork(ctx)
+	if err != nil {
+		return err
+	}
+	out, err := func() (outbound, error) {
+		defer release()
+		return build()
+	}()
+	if err != nil || out.Frame == nil {
+		return err
+	}
+	if err := emit(out); err != nil {
+		return err
+	}
+	st.markUseful(env.now())
+	return nil
+}

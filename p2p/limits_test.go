@@ -1,10 +1,8 @@
 package p2p
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
-	"net"
 	"net/netip"
 	"sync/atomic"
 	"testing"
@@ -185,17 +183,7 @@ func TestSendBudgetBlocksHandlerThenStalls(t *testing.T) {
 	cfg := testConfig(view)
 	cfg.PeerSendBudget = 16 << 10
 	cfg.SendStallTimeout = 300 * time.Millisecond
-	s, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ours, theirs := net.Pipe() // synchronous: nothing is buffered in the kernel
-	defer ours.Close()
-	defer theirs.Close()
-	p := pipePeer(t, s, ours)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = p.writeLoop(ctx) }()
+	s, p, _, ctx := writingPipePeer(t, cfg)
 
 	// A handler emitting 1 KiB cfilters to a peer that reads nothing.
 	var emitted atomic.Int64

@@ -1,10 +1,10 @@
 package p2p
 
 import (
-	"encoding/binary"
-
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
 // Sizes the pre-decode checks use: every declared count is checked against
@@ -18,97 +18,44 @@ const (
 	maxWireLocators = wire.MaxBlockLocatorsPerMsg
 )
 
-// payloadScanner walks a payload with every read bounds-checked; it never
-// allocates.
+// payloadScanner walks a payload in place (wirescan.Reader) and turns what
+// is malformed into misbehaviour, naming the command, the byte and the
+// field; it never allocates unless the payload is malformed.
 type payloadScanner struct {
-	b   []byte
-	off int
+	r   wirescan.Reader
 	cmd string
 }
 
-func (s *payloadScanner) remaining() int { return len(s.b) - s.off }
-
 // fail returns the misbehaviour error of a malformed payload.
 func (s *payloadScanner) fail(format string, args ...any) error {
-	return misbehaving("malformed %s at byte %d: "+format, append([]any{s.cmd, s.off}, args...)...)
+	return misbehaving("malformed %s at byte %d: "+format, append([]any{s.cmd, s.r.Offset()}, args...)...)
 }
 
 // skip advances n bytes.
 func (s *payloadScanner) skip(n uint64, what string) error {
-	if n > uint64(s.remaining()) {
-		return s.fail("%s of %d bytes, %d remain", what, n, s.remaining())
+	if n > uint64(s.r.Len()) {
+		return s.fail("%s of %d bytes, %d remain", what, n, s.r.Len())
 	}
-	s.off += int(n)
-	return nil
-}
-
-// byte1 reads one byte.
-func (s *payloadScanner) byte1(what string) (byte, error) {
-	if s.remaining() < 1 {
-		return 0, s.fail("no %s", what)
-	}
-	s.off++
-	return s.b[s.off-1], nil
-}
-
-// varInt reads a CompactSize, rejecting non-canonical encodings as Core
-// and wire do.
-func (s *payloadScanner) varInt(what string) (uint64, error) {
-	d, err := s.byte1(what)
-	if err != nil {
-		return 0, err
-	}
-	var n uint64
-	var size int
-	var min uint64
-	switch d {
-	case 0xfd:
-		size, min = 2, 0xfd
-	case 0xfe:
-		size, min = 4, 0x10000
-	case 0xff:
-		size, min = 8, 0x100000000
-	default:
-		return uint64(d), nil
-	}
-	if s.remaining() < size {
-		return 0, s.fail("truncated %s", what)
-	}
-	switch size {
-	case 2:
-		n = uint64(binary.LittleEndian.Uint16(s.b[s.off:]))
-	case 4:
-		n = uint64(binary.LittleEndian.Uint32(s.b[s.off:]))
-	default:
-		n = binary.LittleEndian.Uint64(s.b[s.off:])
-	}
-	s.off += size
-	if n < min {
-		return 0, s.fail("non-canonical %s", what)
-	}
-	return n, nil
+	return s.r.Skip(int(n))
 }
 
 // count reads a declared count of elements of at least elemMin bytes each
-// and checks it against limit and against the bytes that remain.
+// and checks it against the bytes that remain and against limit.
 func (s *payloadScanner) count(what string, elemMin int, limit uint64) (uint64, error) {
-	n, err := s.varInt(what)
+	n, err := s.r.Count(elemMin)
 	if err != nil {
-		return 0, err
+		return 0, s.fail("%s: %v", what, err)
 	}
-	if n > limit {
+	if uint64(n) > limit {
 		return 0, s.fail("%d %s, limit %d", n, what, limit)
 	}
-	if n > uint64(s.remaining()/elemMin) {
-		return 0, s.fail("%d %s of at least %d bytes each, %d bytes remain", n, what, elemMin, s.remaining())
-	}
-	return n, nil
+	return uint64(n), nil
 }
 
 // end checks that nothing follows.
 func (s *payloadScanner) end() error {
-	if s.remaining() != 0 {
-		return s.fail("%d trailing bytes", s.remaining())
+	if s.r.Len() != 0 {
+		return s.fail("%d trailing bytes", s.r.Len())
 	}
 	return nil
 }
@@ -118,7 +65,7 @@ func (s *payloadScanner) end() error {
 // declared counts, never allocate more than the payload can hold. It wraps
 // ErrMisbehaving. (tx is not handed to wire at all: see scanTx.)
 func checkDeclaredCounts(command string, payload []byte) error {
-	s := payloadScanner{b: payload, cmd: command}
+	s := payloadScanner{r: wirescan.NewReader(payload), cmd: command}
 	switch command {
 	case wire.CmdInv, wire.CmdGetData, wire.CmdNotFound:
 		n, err := s.count("inventory entries", invVectSize, wire.MaxInvPerMsg)
@@ -140,14 +87,14 @@ func checkDeclaredCounts(command string, payload []byte) error {
 			n    uint64
 			what string
 		}{{26, "sender address"}, {8, "nonce"}} {
-			if s.remaining() == 0 {
+			if s.r.Len() == 0 {
 				return nil
 			}
 			if err := s.skip(f.n, f.what); err != nil {
 				return err
 			}
 		}
-		if s.remaining() == 0 {
+		if s.r.Len() == 0 {
 			return nil
 		}
 		_, err := s.count("user agent bytes", 1, wire.MaxUserAgentLen)

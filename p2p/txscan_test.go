@@ -2,46 +2,28 @@ package p2p
 
 import (
 	"bytes"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
-	"os"
 	"testing"
 
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/internal/testvectors"
 )
 
 // scanTx agrees with wire on every transaction of the BIP-158 test vector
 // blocks (testnet, with and without witnesses): same acceptance, txid and
 // wtxid.
 func TestScanTxOnRealBlocks(t *testing.T) {
-	raw, err := os.ReadFile("../testdata/bip158/testnet-19.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows [][]any
-	if err := json.Unmarshal(raw, &rows); err != nil {
-		t.Fatal(err)
-	}
 	var txs, segwit int
-	for _, row := range rows[1:] {
-		blockHex, _ := row[2].(string)
-		b, err := hex.DecodeString(blockHex)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var blk wire.MsgBlock
-		if err := blk.Deserialize(bytes.NewReader(b)); err != nil {
-			t.Fatal(err)
-		}
-		for _, tx := range blk.Transactions {
+	for _, v := range testvectors.LoadBIP158(t) {
+		for _, tx := range v.Block.Transactions {
 			payload := payloadOf(tx)
 			txid, wtxid, err := scanTx(payload)
 			if err != nil {
-				t.Fatalf("block %v tx %s: %v", row[0], tx.TxHash(), err)
+				t.Fatalf("block %d tx %s: %v", v.Height, tx.TxHash(), err)
 			}
 			if txid != tx.TxHash() || wtxid != tx.WitnessHash() {
-				t.Fatalf("block %v tx %s: ids %s/%s", row[0], tx.TxHash(), txid, wtxid)
+				t.Fatalf("block %d tx %s: ids %s/%s", v.Height, tx.TxHash(), txid, wtxid)
 			}
 			txs++
 			if tx.HasWitness() {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 
+	"github.com/cfindexd/cfindexd/internal/wirescan"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -84,7 +85,7 @@ func readFilters(v ChainReader, a, b uint32, prev chainhash.Hash, dst []byte) ([
 		return dst, prev, fmt.Errorf("filters at %d: %w", a, ErrViewChanged)
 	}
 	for _, r := range recs {
-		dst = appendCompactSize(dst, uint64(len(r.Filter)))
+		dst = wirescan.AppendCompactSize(dst, uint64(len(r.Filter)))
 		dst = append(dst, r.Filter...)
 	}
 	last := prev

@@ -14,6 +14,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/headers"
+	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
 // bulkTip gives three files per kind: two full final ones and a partial one
@@ -28,28 +29,6 @@ func get200(tb testing.TB, h http.Handler, url string) []byte {
 		tb.Fatalf("%s: %d %q", url, resp.StatusCode, b)
 	}
 	return b
-}
-
-// readCompactSize decodes one CompactSize from b.
-func readCompactSize(b []byte) (uint64, int, error) {
-	if len(b) == 0 {
-		return 0, 0, io.ErrUnexpectedEOF
-	}
-	switch b[0] {
-	case 0xfd:
-		if len(b) < 3 {
-			return 0, 0, io.ErrUnexpectedEOF
-		}
-		return uint64(b[1]) | uint64(b[2])<<8, 3, nil
-	case 0xfe:
-		if len(b) < 5 {
-			return 0, 0, io.ErrUnexpectedEOF
-		}
-		return uint64(b[1]) | uint64(b[2])<<8 | uint64(b[3])<<16 | uint64(b[4])<<24, 5, nil
-	case 0xff:
-		return 0, 0, fmt.Errorf("8-byte CompactSize in a filter file")
-	}
-	return uint64(b[0]), 1, nil
 }
 
 // TestBulkFilesVerify downloads every bulk file of a 4,322-block chain the
@@ -96,7 +75,7 @@ func TestBulkFilesVerify(t *testing.T) {
 			if prevHash != chain[height].Hash {
 				t.Fatalf("header %d hashes to %s", height, prevHash)
 			}
-			flen, k, err := readCompactSize(fb)
+			flen, k, err := wirescan.ReadCompactSize(fb)
 			if err != nil || uint64(len(fb)-k) < flen {
 				t.Fatalf("filter record %d: len %d, err %v", height, flen, err)
 			}

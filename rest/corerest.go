@@ -148,17 +148,3 @@ func activeFrom[T any](r ChainReader, hash chainhash.Hash, count int, read func(
 	end := min(uint64(height)+uint64(count)-1, uint64(tip.Height))
 	return read(height, uint32(end))
 }
-
-// appendCompactSize appends Bitcoin's CompactSize encoding of n.
-func appendCompactSize(dst []byte, n uint64) []byte {
-	switch {
-	case n < 0xfd:
-		return append(dst, byte(n))
-	case n <= 0xffff:
-		return append(dst, 0xfd, byte(n), byte(n>>8))
-	case n <= 0xffffffff:
-		return append(dst, 0xfe, byte(n), byte(n>>8), byte(n>>16), byte(n>>24))
-	}
-	return append(dst, 0xff, byte(n), byte(n>>8), byte(n>>16), byte(n>>24),
-		byte(n>>32), byte(n>>40), byte(n>>48), byte(n>>56))
-}

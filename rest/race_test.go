@@ -18,6 +18,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/internal/testtime"
+	"github.com/cfindexd/cfindexd/internal/wirescan"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -240,7 +241,7 @@ func pollOnce(ctx context.Context, c *http.Client, base string, chain []store.Bl
 // from height 0, in order, and nothing else.
 func checkFiltersFile(b []byte, chain []store.BlockRecord) error {
 	for h := 0; len(b) > 0; h++ {
-		n, sz, err := readCompactSize(b)
+		n, sz, err := wirescan.ReadCompactSize(b)
 		if err != nil || uint64(len(b)-sz) < n || h >= len(chain) {
 			return fmt.Errorf("record %d malformed", h)
 		}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
 // testSeed fixes every random choice in this package's tests.
@@ -33,7 +35,7 @@ func genBlock(branch uint64, height uint32, prev, prevFH chainhash.Hash, maxN in
 		hdr.MerkleRoot[i] = byte(rng.UintN(256))
 	}
 	n := 1 + rng.IntN(maxN)
-	filter := appendCompactSize(nil, n)
+	filter := wirescan.AppendCompactSize(nil, uint64(n))
 	body := make([]byte, (n*20+7)/8)
 	for i := range body {
 		body[i] = byte(rng.UintN(256))
@@ -146,12 +148,4 @@ func wantErr(t *testing.T, what string, err, want error) {
 
 func tipOf(r BlockRecord) Tip {
 	return Tip{Height: r.Height, Hash: r.Hash, FilterHeader: r.FilterHeader}
-}
-
-// appendCompactSize appends Bitcoin's CompactSize encoding of n < 2^16.
-func appendCompactSize(dst []byte, n int) []byte {
-	if n < 0xfd {
-		return append(dst, byte(n))
-	}
-	return append(dst, 0xfd, byte(n), byte(n>>8))
 }

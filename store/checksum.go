@@ -2,10 +2,11 @@ package store
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"hash"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
+
+	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
 // ChecksumLen is the length of a P2P message checksum.
@@ -23,7 +24,7 @@ const basicFilterType = 0x00
 // before a filter of filterLen bytes: the filter type, the block hash and
 // the filter's length as a CompactSize.
 func CFilterPrefixLen(filterLen int) int {
-	return 1 + chainhash.HashSize + compactSizeLen(uint64(filterLen))
+	return 1 + chainhash.HashSize + wirescan.CompactSizeLen(uint64(filterLen))
 }
 
 // PutCFilterPrefix writes the part of a cfilter payload before a filter of
@@ -35,7 +36,7 @@ func CFilterPrefixLen(filterLen int) int {
 func PutCFilterPrefix(dst []byte, blockHash *chainhash.Hash, filterLen int) int {
 	dst[0] = basicFilterType
 	copy(dst[1:1+chainhash.HashSize], blockHash[:])
-	return 1 + chainhash.HashSize + putCompactSize(dst[1+chainhash.HashSize:], uint64(filterLen))
+	return 1 + chainhash.HashSize + wirescan.PutCompactSize(dst[1+chainhash.HashSize:], uint64(filterLen))
 }
 
 // CFilterChecksum returns the P2P message checksum of the cfilter message
@@ -58,7 +59,7 @@ func (c *checksummer) sum(blockHash *chainhash.Hash, filter []byte) Checksum {
 	if c.d == nil {
 		c.d = sha256.New()
 	}
-	var prefix [1 + chainhash.HashSize + 9]byte
+	var prefix [1 + chainhash.HashSize + wirescan.MaxCompactSizeLen]byte
 	n := PutCFilterPrefix(prefix[:], blockHash, len(filter))
 	c.d.Reset()
 	c.d.Write(prefix[:n])
@@ -67,37 +68,4 @@ func (c *checksummer) sum(blockHash *chainhash.Hash, filter []byte) Checksum {
 	c.d.Sum(first[:0])
 	second := sha256.Sum256(first[:])
 	return Checksum(second[:ChecksumLen])
-}
-
-// compactSizeLen is the length of n as a CompactSize.
-func compactSizeLen(n uint64) int {
-	switch {
-	case n < 0xfd:
-		return 1
-	case n <= 0xffff:
-		return 3
-	case n <= 0xffffffff:
-		return 5
-	}
-	return 9
-}
-
-// putCompactSize writes n as a CompactSize into dst and returns its length.
-func putCompactSize(dst []byte, n uint64) int {
-	switch {
-	case n < 0xfd:
-		dst[0] = byte(n)
-		return 1
-	case n <= 0xffff:
-		dst[0] = 0xfd
-		binary.LittleEndian.PutUint16(dst[1:], uint16(n))
-		return 3
-	case n <= 0xffffffff:
-		dst[0] = 0xfe
-		binary.LittleEndian.PutUint32(dst[1:], uint32(n))
-		return 5
-	}
-	dst[0] = 0xff
-	binary.LittleEndian.PutUint64(dst[1:], n)
-	return 9
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/daemontest"
 	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
@@ -28,7 +28,7 @@ func startInProcess(t *testing.T, nw network, args ...string) *daemonProc {
 	pr, pw := io.Pipe()
 	log := newLogger(cfg, pw)
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &daemonProc{t: t, cond: make(chan struct{}), done: make(chan struct{}), cancel: cancel}
+	d := &daemonProc{t: t, log: daemontest.NewLog(), done: make(chan struct{}), cancel: cancel}
 	errc := make(chan error, 1)
 	go func() {
 		err := runDaemonOn(ctx, cfg, nw, "", log, false)
@@ -36,15 +36,7 @@ func startInProcess(t *testing.T, nw network, args ...string) *daemonProc {
 		errc <- err
 	}()
 	go func() {
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			d.mu.Lock()
-			d.lines = append(d.lines, sc.Text())
-			close(d.cond)
-			d.cond = make(chan struct{})
-			d.mu.Unlock()
-		}
+		d.log.Collect(pr)
 		_, _ = io.Copy(io.Discard, pr)
 		d.err = <-errc
 		close(d.done)

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -137,7 +136,7 @@ func TestNeutrinoSyncsFromDaemon(t *testing.T) {
 	waitNeutrinoTip(t, cs, node, tip)
 	compareFilterAt(ctx, t, cs, node, tip, height)
 	// Up to here neutrino kept its one connection and warned about nothing.
-	if w := nlog.warnings(); len(w) > 0 {
+	if w := nlog.Warnings(); len(w) > 0 {
 		t.Fatalf("neutrino warned:\n%s", strings.Join(w, "\n"))
 	}
 	if c, dc := d.countLogs(msgIs("peer connected")), d.countLogs(msgIs("peer disconnected")); c != 1 || dc != 0 {
@@ -214,7 +213,7 @@ func TestNeutrinoSyncsFromDaemon(t *testing.T) {
 	if n := cs.ConnectedCount(); n != 1 {
 		t.Fatalf("neutrino has %d peers, want 1 (cfindexd)", n)
 	}
-	for _, w := range nlog.warnings() {
+	for _, w := range nlog.Warnings() {
 		if strings.Contains(w, lessWorkDrop) {
 			t.Errorf("neutrino was shown a tip with less work during the reorg: %s", w)
 			continue
@@ -300,19 +299,13 @@ func buildE2EChain(ctx context.Context, t *testing.T, node *btcdtest.Node) (addr
 
 // startNeutrino starts a neutrino ChainService with a fresh database whose
 // only peer is addr. Neutrino's log (info and above) goes to the returned
-// neutrinoLog; its tail is printed when the test fails.
-func startNeutrino(t *testing.T, params *chaincfg.Params, addr string) (*neutrino.ChainService, *neutrinoLog) {
+// lightclient.Log; its tail is printed when the test fails.
+func startNeutrino(t *testing.T, params *chaincfg.Params, addr string) (*neutrino.ChainService, *lightclient.Log) {
 	t.Helper()
-	nlog := &neutrinoLog{}
-	logger := btclog.NewBackend(nlog).Logger("NTRN")
-	logger.SetLevel(btclog.LevelInfo)
-	neutrino.UseLogger(logger)
-	// The logger stays installed after the test: neutrino's goroutines
-	// may outlive Stop, and swapping the package-level logger under them
-	// is a data race.
+	nlog := lightclient.CaptureLog(btclog.LevelInfo)
 	t.Cleanup(func() {
 		if t.Failed() {
-			for _, l := range nlog.tail(60) {
+			for _, l := range nlog.Tail(60) {
 				t.Log("neutrino: " + l)
 			}
 		}
@@ -323,41 +316,6 @@ func startNeutrino(t *testing.T, params *chaincfg.Params, addr string) (*neutrin
 	}
 	t.Cleanup(cs.Close)
 	return cs.ChainService, nlog
-}
-
-// neutrinoLog collects neutrino's log lines. neutrino logs through a
-// package-level btclog logger, so one test at a time may use it.
-type neutrinoLog struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-// Write implements io.Writer for btclog's backend (one line per call).
-func (l *neutrinoLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.lines = append(l.lines, strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
-
-// tail returns the last n lines.
-func (l *neutrinoLog) tail(n int) []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.lines[max(0, len(l.lines)-n):]...)
-}
-
-// warnings returns the lines logged at warning level or above.
-func (l *neutrinoLog) warnings() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []string
-	for _, line := range l.lines {
-		if strings.Contains(line, "[WRN]") || strings.Contains(line, "[ERR]") || strings.Contains(line, "[CRT]") {
-			out = append(out, line)
-		}
-	}
-	return out
 }
 
 // mustBest returns btcd's tip.
@@ -522,10 +480,8 @@ func blockHasTx(blk *btcutil.Block, txid chainhash.Hash) bool {
 
 // countLogs counts the daemon's log lines so far that satisfy pred.
 func (d *daemonProc) countLogs(pred func(map[string]any) bool) int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	n := 0
-	for _, l := range d.lines {
+	for _, l := range d.log.Lines() {
 		var m map[string]any
 		if json.Unmarshal([]byte(l), &m) == nil && pred(m) {
 			n++

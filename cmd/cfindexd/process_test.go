@@ -1,54 +1,32 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/cfindexd/cfindexd/internal/daemontest"
 	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
 // daemonBinary is the cfindexd binary built once for the process tests.
 var daemonBinary string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "cfindexd-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	daemonBinary = filepath.Join(dir, "cfindexd")
-	build := exec.Command("go", "build", "-o", daemonBinary, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build cfindexd:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { daemontest.Main(m, &daemonBinary) }
 
 // daemonProc is a cfindexd subprocess whose JSON log lines the test reads.
 type daemonProc struct {
-	t     *testing.T
-	cmd   *exec.Cmd
-	mu    sync.Mutex
-	lines []string
-	cond  chan struct{} // closed and replaced on every new line
-	done  chan struct{}
-	err   error
+	t    *testing.T
+	cmd  *exec.Cmd
+	log  *daemontest.Log
+	done chan struct{} // closed when the daemon has ended and its log is read
+	err  error
 	// cancel ends an in-process daemon (startInProcess); nil for a
 	// process.
 	cancel context.CancelFunc
@@ -61,43 +39,22 @@ func startDaemon(t *testing.T, args ...string) *daemonProc {
 	return startDaemonEnv(t, nil, args...)
 }
 
-// daemonEnviron is this process's environment without its CFINDEXD_*
-// variables (a developer's settings, or another package's test knobs,
-// which cfindexd would refuse or obey), with CFINDEXD_CONFIG empty.
-func daemonEnviron() []string {
-	env := []string{"CFINDEXD_CONFIG="}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, envPrefix) {
-			env = append(env, kv)
-		}
-	}
-	return env
-}
-
 // startDaemonEnv is startDaemon with env added to the environment.
 func startDaemonEnv(t *testing.T, env []string, args ...string) *daemonProc {
 	t.Helper()
 	cmd := exec.Command(daemonBinary, append([]string{"--logformat=json", "--loglevel=debug"}, args...)...)
-	cmd.Env = append(daemonEnviron(), env...)
+	cmd.Env = append(daemontest.Environ(), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd.Stdout = io.Discard
-	d := &daemonProc{t: t, cmd: cmd, cond: make(chan struct{}), done: make(chan struct{})}
+	d := &daemonProc{t: t, cmd: cmd, log: daemontest.NewLog(), done: make(chan struct{})}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			d.mu.Lock()
-			d.lines = append(d.lines, sc.Text())
-			close(d.cond)
-			d.cond = make(chan struct{})
-			d.mu.Unlock()
-		}
+		d.log.Collect(stderr)
 		d.err = cmd.Wait()
 		close(d.done)
 	}()
@@ -120,9 +77,7 @@ func startDaemonEnv(t *testing.T, env []string, args ...string) *daemonProc {
 // context ("open store X: open store X: ...", "getbestblockhash:
 // getbestblockhash: ..."): each wrap must add something.
 func (d *daemonProc) checkNoDoubledPrefix() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, l := range d.lines {
+	for _, l := range d.log.Lines() {
 		text := l
 		var m map[string]any
 		if json.Unmarshal([]byte(l), &m) == nil {
@@ -139,10 +94,7 @@ func (d *daemonProc) checkNoDoubledPrefix() {
 }
 
 func (d *daemonProc) dump() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	from := max(0, len(d.lines)-40)
-	for _, l := range d.lines[from:] {
+	for _, l := range d.log.Tail(40) {
 		d.t.Log("cfindexd: " + l)
 	}
 }
@@ -162,10 +114,8 @@ func (d *daemonProc) waitLogN(limit time.Duration, n int, pred func(map[string]a
 	defer deadline.Stop()
 	seen := 0
 	for {
-		d.mu.Lock()
-		lines, cond := d.lines[seen:], d.cond
-		seen = len(d.lines)
-		d.mu.Unlock()
+		lines, next := d.log.Since(seen)
+		seen += len(lines)
 		for _, l := range lines {
 			var m map[string]any
 			if json.Unmarshal([]byte(l), &m) == nil && pred(m) {
@@ -175,12 +125,9 @@ func (d *daemonProc) waitLogN(limit time.Duration, n int, pred func(map[string]a
 			}
 		}
 		select {
-		case <-cond:
+		case <-next:
 		case <-d.done:
-			d.mu.Lock()
-			more := len(d.lines) > seen
-			d.mu.Unlock()
-			if !more {
+			if more, _ := d.log.Since(seen); len(more) == 0 {
 				d.t.Fatalf("cfindexd exited (%v) before the awaited log line", d.err)
 			}
 		case <-deadline.C:
@@ -227,11 +174,9 @@ func (d *daemonProc) wait(limit time.Duration) (int, string) {
 	case <-time.After(limit):
 		d.t.Fatalf("cfindexd still runs after %s", limit)
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	last := ""
-	if len(d.lines) > 0 {
-		last = d.lines[len(d.lines)-1]
+	if l := d.log.Tail(1); len(l) > 0 {
+		last = l[0]
 	}
 	return exitCode(d.err), last
 }
@@ -272,7 +217,7 @@ func TestBadConfigExitsNonZeroWithOneLine(t *testing.T) {
 		{[]string{"--nosuchkey=1"}, 2, "nosuchkey"},
 	} {
 		cmd := exec.Command(daemonBinary, tc.args...)
-		cmd.Env = daemonEnviron()
+		cmd.Env = daemontest.Environ()
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		err := cmd.Run()

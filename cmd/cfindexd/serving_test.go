@@ -13,6 +13,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/corefixture"
+	"github.com/cfindexd/cfindexd/internal/daemontest"
 	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
@@ -21,7 +22,7 @@ import (
 func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	cmd := exec.Command(daemonBinary, args...)
-	cmd.Env = daemonEnviron()
+	cmd.Env = daemontest.Environ()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	done := make(chan error, 1)

@@ -67,13 +67,11 @@ func TestReindexRebuildsCorruptStore(t *testing.T) {
 	if code != 1 || !strings.Contains(last, "store is corrupt") || !strings.Contains(last, "cfindexd --reindex") {
 		t.Fatalf("start on a corrupt store: exit %d, last line %q", code, last)
 	}
-	d.mu.Lock()
-	for _, l := range d.lines {
+	for _, l := range d.log.Lines() {
 		if strings.Contains(l, "goroutine ") || strings.HasPrefix(l, "panic:") {
 			t.Fatalf("the daemon panicked: %s", l)
 		}
 	}
-	d.mu.Unlock()
 	t.Logf("without --reindex: exit %d: %s", code, last)
 
 	for run := 1; run <= 2; run++ {

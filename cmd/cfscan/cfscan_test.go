@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,29 +17,14 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/daemontest"
 	"github.com/cfindexd/cfindexd/internal/p2pclient"
 )
 
 // daemonBinary is the cfindexd binary, built once for these tests.
 var daemonBinary string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "cfscan-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	daemonBinary = filepath.Join(dir, "cfindexd")
-	build := exec.Command("go", "build", "-o", daemonBinary, "../cfindexd")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build cfindexd:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { daemontest.Main(m, &daemonBinary) }
 
 // scanChain is a btcd regtest chain with a known payment to a watched
 // P2WPKH address, a payment to a watched P2PKH script, and a later spend of
@@ -148,30 +130,26 @@ func startDaemon(ctx context.Context, t *testing.T, node *btcdtest.Node, tip int
 		"--rpcconnect="+host, "--rpcport="+port, "--rpcuser="+node.User(), "--rpcpassword="+node.Password(),
 		"--nodep2p="+node.P2PAddr(), "--httplisten=", "--listen="+p2pAddr, "--pollinterval=100ms",
 		"--logformat=json", "--loglevel=info")
-	cmd.Env = append(os.Environ(), "CFINDEXD_CONFIG=")
+	cmd.Env = daemontest.Environ()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logMu strings.Builder
+	log := daemontest.NewLog()
 	logDone := make(chan struct{})
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	go func() {
 		defer close(logDone)
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			logMu.WriteString(sc.Text() + "\n")
-		}
+		log.Collect(stderr)
 	}()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
 		<-logDone
+		_ = cmd.Wait()
 		if t.Failed() {
-			t.Logf("cfindexd log:\n%s", tail(logMu.String(), 30))
+			t.Logf("cfindexd log:\n%s", strings.Join(log.Tail(30), "\n"))
 		}
 	})
 	deadline := time.Now().Add(90 * time.Second)
@@ -194,11 +172,6 @@ func servedHeaders(ctx context.Context, addr string, node *btcdtest.Node) (int, 
 	defer p.Close()
 	hs, err := p.GetHeaders(ctx, []chainhash.Hash{*node.Params().GenesisHash}, chainhash.Hash{})
 	return len(hs), err
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // runScan runs cfscan in-process and decodes its JSON report.

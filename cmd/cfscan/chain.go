@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"math/big"
 	"strings"
 
 	"github.com/btcsuite/btcd/chaincfg/v2"
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 
+	"github.com/cfindexd/cfindexd/headers"
 	"github.com/cfindexd/cfindexd/internal/p2pclient"
 )
 
@@ -75,37 +75,12 @@ func syncHeaders(ctx context.Context, p *p2pclient.Peer, params *chaincfg.Params
 
 // checkProofOfWork checks hash ≤ the target of bits ≤ the network's limit.
 func checkProofOfWork(hash chainhash.Hash, bits uint32, params *chaincfg.Params) error {
-	target := compactToBig(bits)
+	target := headers.CompactToBig(bits)
 	if target.Sign() <= 0 || target.Cmp(params.PowLimit) > 0 {
 		return fmt.Errorf("%w: target %064x out of range", p2pclient.ErrProtocol, target)
 	}
-	if hashToBig(hash).Cmp(target) > 0 {
+	if headers.HashToBig(&hash).Cmp(target) > 0 {
 		return fmt.Errorf("%w: hash above its target", p2pclient.ErrProtocol)
 	}
 	return nil
-}
-
-// compactToBig decodes the compact target encoding of header bits.
-func compactToBig(compact uint32) *big.Int {
-	mantissa := int64(compact & 0x007fffff)
-	exponent := uint(compact >> 24)
-	var n *big.Int
-	if exponent <= 3 {
-		n = big.NewInt(mantissa >> (8 * (3 - exponent)))
-	} else {
-		n = new(big.Int).Lsh(big.NewInt(mantissa), 8*(exponent-3))
-	}
-	if compact&0x00800000 != 0 {
-		n.Neg(n)
-	}
-	return n
-}
-
-// hashToBig reads a block hash as the little-endian number PoW compares.
-func hashToBig(h chainhash.Hash) *big.Int {
-	var be [chainhash.HashSize]byte
-	for i := range be {
-		be[i] = h[chainhash.HashSize-1-i]
-	}
-	return new(big.Int).SetBytes(be[:])
 }

@@ -137,6 +137,34 @@ func submitResult(blk *wire.MsgBlock, reason *string) error {
 	return nil
 }
 
+// submitAsTip hands blk to btcd with submitblock and checks, in the same
+// batch (one round trip), that it became the tip.
+func (n *Node) submitAsTip(ctx context.Context, blk *wire.MsgBlock) error {
+	var reason *string
+	var best struct {
+		Hash string `json:"hash"`
+	}
+	calls := []batchCall{
+		{method: "submitblock", params: []any{blockHex(blk)}, result: &reason},
+		{method: "getbestblock", result: &best},
+	}
+	if err := n.batch(ctx, calls); err != nil {
+		return err
+	}
+	for _, c := range calls {
+		if c.err != nil {
+			return c.err
+		}
+	}
+	if err := submitResult(blk, reason); err != nil {
+		return err
+	}
+	if hash := blk.BlockHash(); best.Hash != hash.String() {
+		return fmt.Errorf("block %s did not become the tip (tip %s)", hash, best.Hash)
+	}
+	return nil
+}
+
 // InvalidateBlock marks hash and its descendants invalid (invalidateblock),
 // making btcd reorganise to the best remaining branch.
 func (n *Node) InvalidateBlock(ctx context.Context, hash chainhash.Hash) error {

@@ -350,7 +350,7 @@ func (g *mainnetGen) mineRich(ctx context.Context, start time.Time, progress fun
 	blocks := make(chan *wire.MsgBlock, 1)
 	eg.Go(func() error {
 		for blk := range blocks {
-			if err := g.submitOnly(ectx, blk); err != nil {
+			if err := g.n.submitAsTip(ectx, blk); err != nil {
 				return err
 			}
 		}
@@ -777,7 +777,7 @@ func (g *mainnetGen) submit(ctx context.Context, blk *wire.MsgBlock) error {
 	if err := g.connect(blk); err != nil {
 		return err
 	}
-	return g.submitOnly(ctx, blk)
+	return g.n.submitAsTip(ctx, blk)
 }
 
 // connect records blk as the generator's tip and hands it to the sink.
@@ -789,33 +789,6 @@ func (g *mainnetGen) connect(blk *wire.MsgBlock) error {
 		g.times = g.times[1:]
 	}
 	return g.emit(g.height, blk)
-}
-
-// submitOnly hands blk to btcd with submitblock and checks it became the tip.
-func (g *mainnetGen) submitOnly(ctx context.Context, blk *wire.MsgBlock) error {
-	var reason *string
-	var best struct {
-		Hash string `json:"hash"`
-	}
-	calls := []batchCall{
-		{method: "submitblock", params: []any{blockHex(blk)}, result: &reason},
-		{method: "getbestblock", result: &best},
-	}
-	if err := g.n.batch(ctx, calls); err != nil {
-		return err
-	}
-	for _, c := range calls {
-		if c.err != nil {
-			return c.err
-		}
-	}
-	if err := submitResult(blk, reason); err != nil {
-		return err
-	}
-	if hash := blk.BlockHash(); best.Hash != hash.String() {
-		return fmt.Errorf("block %s did not become the tip (tip %s)", hash, best.Hash)
-	}
-	return nil
 }
 
 // nextBlockTime is max(now, median-time-past of times + 1s).

@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/big"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/v2"
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/txscript/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/headers"
 )
 
 // blockVersion signals BIP-9 bits 0-2 (CSV, segwit, taproot) so that side
@@ -161,42 +162,17 @@ func merkleRoot(txs []*wire.MsgTx, witness bool) chainhash.Hash {
 
 // solve grinds hdr.Nonce until the header hash meets hdr.Bits.
 func solve(hdr *wire.BlockHeader) {
-	target := compactToBig(hdr.Bits)
+	target := headers.CompactToBig(hdr.Bits)
 	for nonce := uint32(0); ; nonce++ {
 		hdr.Nonce = nonce
 		hash := hdr.BlockHash()
-		if hashToBig(&hash).Cmp(target) <= 0 {
+		if headers.HashToBig(&hash).Cmp(target) <= 0 {
 			return
 		}
 		if nonce == math.MaxUint32 {
 			hdr.Timestamp = hdr.Timestamp.Add(time.Second)
 		}
 	}
-}
-
-// compactToBig decodes the compact target encoding of header bits.
-func compactToBig(compact uint32) *big.Int {
-	mantissa := int64(compact & 0x007fffff)
-	exponent := uint(compact >> 24)
-	var n *big.Int
-	if exponent <= 3 {
-		n = big.NewInt(mantissa >> (8 * (3 - exponent)))
-	} else {
-		n = new(big.Int).Lsh(big.NewInt(mantissa), 8*(exponent-3))
-	}
-	if compact&0x00800000 != 0 {
-		n.Neg(n)
-	}
-	return n
-}
-
-// hashToBig reads a block hash as the little-endian number PoW compares.
-func hashToBig(h *chainhash.Hash) *big.Int {
-	var be [chainhash.HashSize]byte
-	for i := range be {
-		be[i] = h[chainhash.HashSize-1-i]
-	}
-	return new(big.Int).SetBytes(be[:])
 }
 
 // CoinbaseHeight reads a block's height from the BIP-34 push that starts its

@@ -182,27 +182,8 @@ func (b *richBuilder) relay(ctx context.Context, txs []*wire.MsgTx) error {
 // submitBlock hands btcd blk and checks, in the same batch, that it became
 // the tip.
 func (b *richBuilder) submitBlock(ctx context.Context, blk *wire.MsgBlock) error {
-	var reason *string
-	var best struct {
-		Hash string `json:"hash"`
-	}
-	calls := []batchCall{
-		{method: "submitblock", params: []any{blockHex(blk)}, result: &reason},
-		{method: "getbestblock", result: &best},
-	}
-	if err := b.n.batch(ctx, calls); err != nil {
-		return err
-	}
-	for _, c := range calls {
-		if c.err != nil {
-			return c.err
-		}
-	}
-	if err := submitResult(blk, reason); err != nil {
-		return err
-	}
-	if hash := blk.BlockHash(); best.Hash != hash.String() {
-		return fmt.Errorf("block %s at height %d did not become the tip (tip %s)", hash, b.height+1, best.Hash)
+	if err := b.n.submitAsTip(ctx, blk); err != nil {
+		return fmt.Errorf("height %d: %w", b.height+1, err)
 	}
 	return nil
 }

@@ -1,9 +1,9 @@
 package corefiles
 
 import (
-	"encoding/binary"
-
 	"github.com/btcsuite/btcd/btcec/v2"
+
+	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
 // AppendVarInt appends n in Bitcoin Core's VARINT encoding (serialize.h):
@@ -103,25 +103,12 @@ func AppendCoin(dst []byte, c Coin) []byte {
 // AppendBlockUndo appends a CBlockUndo: the coins spent by each
 // non-coinbase transaction, in block order.
 func AppendBlockUndo(dst []byte, txs [][]Coin) []byte {
-	dst = appendCompactSize(dst, uint64(len(txs)))
+	dst = wirescan.AppendCompactSize(dst, uint64(len(txs)))
 	for _, coins := range txs {
-		dst = appendCompactSize(dst, uint64(len(coins)))
+		dst = wirescan.AppendCompactSize(dst, uint64(len(coins)))
 		for _, c := range coins {
 			dst = AppendCoin(dst, c)
 		}
 	}
 	return dst
-}
-
-// appendCompactSize appends n as a Bitcoin CompactSize integer.
-func appendCompactSize(dst []byte, n uint64) []byte {
-	switch {
-	case n < 0xfd:
-		return append(dst, byte(n))
-	case n <= 0xffff:
-		return binary.LittleEndian.AppendUint16(append(dst, 0xfd), uint16(n))
-	case n <= 0xffffffff:
-		return binary.LittleEndian.AppendUint32(append(dst, 0xfe), uint32(n))
-	}
-	return binary.LittleEndian.AppendUint64(append(dst, 0xff), n)
 }

@@ -1,5 +1,6 @@
 // Package lightclient starts a real neutrino v0.18.0 light client whose only
-// peer is one address (a cfindexd), for tests and the regtest demo.
+// peer is one address (a cfindexd), for tests and the regtest demo, and
+// captures its log for tests (CaptureLog).
 //
 // Neutrino keeps some settings in package-level variables (DNS seeding, its
 // logger); Start turns DNS seeding off, so the client connects to nothing

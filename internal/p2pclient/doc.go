@@ -25,7 +25,9 @@
 // Untrusted input: every frame is checked for network magic, a printable
 // command, a payload no larger than that command's cap (MaxBlockPayload
 // for blocks and transactions, 4 MB for anything unknown — Core's
-// MAX_PROTOCOL_MESSAGE_LENGTH) and its checksum; list messages have their
-// declared counts checked against the payload before wire decodes them.
+// MAX_PROTOCOL_MESSAGE_LENGTH) and its checksum; list messages,
+// transactions and blocks have their declared counts checked against the
+// payload (bounds.go, with internal/wirescan's count reader) before wire
+// decodes them.
 // Every read has a deadline (Options.Timeout, or the context's).
 package p2pclient
