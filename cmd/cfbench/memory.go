@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -56,6 +57,17 @@ func rssPeaks(samples []rssSample) (rss, anon, file int64) {
 		rss, anon, file = max(rss, s.RSS), max(anon, s.Anon), max(file, s.File)
 	}
 	return rss, anon, file
+}
+
+// childPeakRSS is an exited child's peak resident set: hwm, its VmHWM read
+// just before it was stopped, or rusage's figure when /proc gave none (see
+// peakRSS for why rusage's is not the child's own).
+func childPeakRSS(hwm int64, state *os.ProcessState) int64 {
+	if hwm > 0 {
+		return hwm
+	}
+	_, _, peak := rusage(state)
+	return peak
 }
 
 // peakRSS is a child's peak resident set: the last VmHWM its samples saw

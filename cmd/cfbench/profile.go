@@ -374,11 +374,8 @@ func (s *countingRunSource) FetchBlocks(ctx context.Context, hashes []chainhash.
 	if err != nil {
 		return nil, err
 	}
-	var b gcs.BasicBuilder
 	for _, fb := range out {
-		b.Reset()
-		indexer.AddBasicScripts(&b, fb.OutputScripts, fb.PrevScripts)
-		s.n.elements.Add(int64(b.Len()))
+		s.n.elements.Add(int64(indexer.CountBasicScripts(fb.OutputScripts, fb.PrevScripts)))
 		s.n.bytes.Add(int64(len(fb.Raw)))
 	}
 	return out, nil
