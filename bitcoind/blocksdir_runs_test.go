@@ -1,11 +1,16 @@
 package bitcoind
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"math/rand/v2"
 	"sync"
 	"testing"
 
+	"github.com/btcsuite/btcd/chaincfg/v2"
 	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/internal/corefiles"
 )
@@ -134,5 +139,76 @@ func TestBlocksDirRunsStopAtTheCap(t *testing.T) {
 	}
 	if got != len(c.hashes) || calls < 3 {
 		t.Errorf("%d blocks in %d calls for a run of %d", got, calls, len(c.hashes))
+	}
+}
+
+// oneAtATime is a fallback RunBlockSource that answers the first block of
+// every run only, from the chain's blocks and REST bodies, as the txindex
+// source answers a prefix of a run that outgrows its cap.
+type oneAtATime struct {
+	t     *testing.T
+	c     *benchChain
+	calls int
+}
+
+func (s *oneAtATime) Mode() string { return "one-at-a-time" }
+
+func (s *oneAtATime) FetchBlock(context.Context, chainhash.Hash) (*wire.MsgBlock, [][]byte, error) {
+	return nil, nil, errors.New("FetchBlock not expected")
+}
+
+func (s *oneAtATime) FetchBlocks(_ context.Context, hashes []chainhash.Hash, _ *RunTurn) ([]FetchedBlock, error) {
+	s.calls++
+	b, err := scanBlock(s.c.raw[hashes[0]], hashes[0])
+	if err != nil {
+		return nil, err
+	}
+	scripts, _ := spentFromREST(s.t, s.c.spent[hashes[0]])
+	return []FetchedBlock{{Header: b.header, Hash: b.hash, OutputScripts: b.outs, PrevScripts: scripts, Raw: b.raw}}, nil
+}
+
+// TestBlocksDirFallbackRunsInParts checks that blocks missing from the
+// files are all fetched when the fallback returns runs in parts.
+func TestBlocksDirFallbackRunsInParts(t *testing.T) {
+	c := syntheticBenchChain(t, 0, 6, 20, corefiles.Options{})
+	// A directory that holds the first three blocks only.
+	short := t.TempDir()
+	params := &chaincfg.RegressionNetParams
+	w, err := corefiles.NewWriter(short, params, corefiles.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AddBlock(params.GenesisBlock); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range c.hashes[:3] {
+		var blk wire.MsgBlock
+		if err := blk.Deserialize(bytes.NewReader(c.raw[h])); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.AddBlock(&blk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fallback := &oneAtATime{t: t, c: c}
+	src := NewBlocksDirSource(openFixtureDir(t, short), fallback, testLogger(t))
+	got, err := src.FetchBlocks(testCtx(t), c.hashes, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(c.hashes) {
+		t.Fatalf("%d blocks for %d", len(got), len(c.hashes))
+	}
+	for i, fb := range got {
+		scripts, _ := spentFromREST(t, c.spent[c.hashes[i]])
+		if fb.Hash != c.hashes[i] || !equalScripts(fb.PrevScripts, scripts) {
+			t.Errorf("block %d: %s, spent scripts equal: %v", i, fb.Hash, equalScripts(fb.PrevScripts, scripts))
+		}
+	}
+	if files, fallbacks := src.BlockCounts(); files != 3 || fallbacks != uint64(len(c.hashes)-3) || fallback.calls != len(c.hashes)-3 {
+		t.Errorf("%d blocks from the files, %d from the fallback in %d calls", files, fallbacks, fallback.calls)
 	}
 }

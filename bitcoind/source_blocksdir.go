@@ -152,22 +152,27 @@ func (s *BlocksDirSource) FetchBlocks(ctx context.Context, hashes []chainhash.Ha
 	return out, nil
 }
 
-// fetchFallback fills out[i] for every i in missing from the fallback.
+// fetchFallback fills out[i] for every i in missing from the fallback. A
+// fallback that takes runs may return the first blocks of one only (the
+// txindex source bounds what a run holds): the rest is asked for next.
 func (s *BlocksDirSource) fetchFallback(ctx context.Context, hashes []chainhash.Hash, missing []int, out []FetchedBlock) error {
 	if runner, ok := s.fallback.(RunBlockSource); ok {
 		want := make([]chainhash.Hash, len(missing))
 		for j, i := range missing {
 			want[j] = hashes[i]
 		}
-		got, err := runner.FetchBlocks(ctx, want, nil)
-		if err != nil {
-			return err
-		}
-		if len(got) != len(want) {
-			return fmt.Errorf("fallback source returned %d blocks for %d", len(got), len(want))
-		}
-		for j, i := range missing {
-			out[i] = got[j]
+		for done := 0; done < len(want); {
+			got, err := runner.FetchBlocks(ctx, want[done:], nil)
+			if err != nil {
+				return err
+			}
+			if len(got) == 0 || len(got) > len(want)-done {
+				return fmt.Errorf("fallback source returned %d blocks for %d", len(got), len(want)-done)
+			}
+			for j, fb := range got {
+				out[missing[done+j]] = fb
+			}
+			done += len(got)
 		}
 		return nil
 	}
