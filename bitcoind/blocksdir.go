@@ -80,6 +80,9 @@ type BlocksDir struct {
 	revRecs  int
 	revClock uint64
 	hints    map[chainhash.Hash]undoPos
+	// undoReads counts the undo records read to find blocks' (tests
+	// check that the search starts where the record is).
+	undoReads atomic.Uint64
 }
 
 // blkEntry is one block record of a blk file.
@@ -100,6 +103,8 @@ type blkFile struct {
 	// forks are parent prefixes with two or more children in this file
 	// and its neighbours, sorted: blocks there may have an ambiguous undo.
 	forks []uint32
+	// version counts the walks that changed entries.
+	version uint64
 }
 
 // revFile is the record index of one rev file.
@@ -110,6 +115,14 @@ type revFile struct {
 	open    bool
 	recs    []revRec // in file order
 	used    uint64   // LRU clock
+	// blkOffs are the offsets of the block records of the blk file of the
+	// same number, in file order (as of its index's blkVersion), for a
+	// block's ordinal; delta is, for the last block whose record was found
+	// here, its record's index minus its ordinal (valid with hasDelta).
+	blkOffs    []uint32
+	blkVersion uint64
+	delta      int
+	hasDelta   bool
 }
 
 // revRec is one undo record.
@@ -121,6 +134,13 @@ type revRec struct {
 // undoPos is where a block's undo record was found.
 type undoPos struct {
 	file, idx int
+}
+
+// undoStart is where the search for a block's undo record starts: the
+// record index, and the block's ordinal among its blk file's records (-1
+// when unknown).
+type undoStart struct {
+	idx, ordinal int
 }
 
 // blkLoc is a candidate position of a block.
@@ -472,6 +492,7 @@ func (d *BlocksDir) walkBlkLocked(n int) error {
 		d.log.Debug().Int("file", n).Int64("offset", end).Msg("blocks dir: unexpected bytes in a blk file; records after them are read from the fallback source")
 	}
 	if added > 0 || from == 0 {
+		f.version++
 		slices.SortFunc(f.entries, func(a, b blkEntry) int {
 			if a.hash != b.hash {
 				if a.hash < b.hash {
@@ -550,7 +571,7 @@ func (d *BlocksDir) ReadUndo(ctx context.Context, b *scannedBlock, loc blkLoc) (
 			return nil, err
 		}
 		var found error = errUndoNotInFiles
-		eachOutward(len(recs), start, func(i int) bool {
+		eachOutward(len(recs), start.idx, func(i int) bool {
 			rec := recs[i]
 			if rec.ntx != want || tried[rec.off] {
 				return true
@@ -566,7 +587,7 @@ func (d *BlocksDir) ReadUndo(ctx context.Context, b *scannedBlock, loc blkLoc) (
 					return false
 				}
 			}
-			d.remember(b.hash, undoPos{file: loc.file, idx: i})
+			d.remember(b.hash, undoPos{file: loc.file, idx: i}, start.ordinal)
 			result, found = prev, nil
 			return false
 		})
@@ -598,10 +619,15 @@ func eachOutward(n, start int, fn func(int) bool) {
 }
 
 // revCandidates returns the undo records of loc's rev file and where to
-// start looking: after the parent's record when it is known, else at the
-// block's relative position in its blk file. refresh walks what was
-// appended to the rev file first.
-func (d *BlocksDir) revCandidates(loc blkLoc, parent chainhash.Hash, refresh bool) ([]revRec, int, error) {
+// start looking: after the parent's record when it is known (the next
+// block of a run), else at the block's ordinal among its blk file's records
+// shifted by what the last match in this file showed (none: by the blocks
+// that have no undo record, genesis in file 0). Core writes a rev file's
+// records in the order it connected their blocks and the blk file in the
+// order they arrived, the same order but for blocks downloaded out of
+// order, so the record is at the start or close to it. refresh walks what
+// was appended to the rev file first.
+func (d *BlocksDir) revCandidates(loc blkLoc, parent chainhash.Hash, refresh bool) ([]revRec, undoStart, error) {
 	d.revMu.Lock()
 	defer d.revMu.Unlock()
 	rf := d.rev[loc.file]
@@ -609,30 +635,71 @@ func (d *BlocksDir) revCandidates(loc blkLoc, parent chainhash.Hash, refresh boo
 		var err error
 		if rf, err = d.walkRevLocked(loc.file); err != nil {
 			if errors.Is(err, os.ErrNotExist) {
-				return nil, 0, fmt.Errorf("%w: rev%05d.dat is missing", errUndoNotInFiles, loc.file)
+				return nil, undoStart{}, fmt.Errorf("%w: rev%05d.dat is missing", errUndoNotInFiles, loc.file)
 			}
-			return nil, 0, err
+			return nil, undoStart{}, err
 		}
 	}
 	d.revClock++
 	rf.used = d.revClock
-	start := 0
-	if h, ok := d.hints[parent]; ok && h.file == loc.file {
-		start = h.idx + 1
-	} else if loc.extent > 0 {
-		start = int(int64(len(rf.recs)) * int64(loc.off) / loc.extent)
+	start := undoStart{ordinal: d.blockOrdinalLocked(rf, loc)}
+	switch h, ok := d.hints[parent]; {
+	case ok && h.file == loc.file:
+		start.idx = h.idx + 1
+	case start.ordinal < 0:
+	case rf.hasDelta:
+		start.idx = start.ordinal + rf.delta
+	default:
+		start.idx = start.ordinal - max(0, len(rf.blkOffs)-len(rf.recs))
 	}
 	return rf.recs, start, nil
 }
 
-// remember notes where b's undo record was, so its child starts there.
-func (d *BlocksDir) remember(hash chainhash.Hash, pos undoPos) {
+// blockOrdinalLocked returns the position of loc's block record among the
+// records of its blk file, in file order, or -1 when the file is not
+// indexed. The sorted offsets are kept with the rev file's index (and
+// counted in its bound) and rebuilt when the blk file's index changed.
+func (d *BlocksDir) blockOrdinalLocked(rf *revFile, loc blkLoc) int {
+	d.mu.RLock()
+	f := d.blk[loc.file]
+	if f == nil {
+		d.mu.RUnlock()
+		return -1
+	}
+	if rf.blkOffs == nil || rf.blkVersion != f.version {
+		d.revRecs -= len(rf.blkOffs)
+		offs := make([]uint32, len(f.entries))
+		for i, e := range f.entries {
+			offs[i] = e.off
+		}
+		rf.blkOffs, rf.blkVersion = offs, f.version
+		d.mu.RUnlock()
+		slices.Sort(offs)
+		d.revRecs += len(offs)
+		d.evictRevLocked(loc.file)
+	} else {
+		d.mu.RUnlock()
+	}
+	i, found := slices.BinarySearch(rf.blkOffs, loc.off)
+	if !found {
+		return -1
+	}
+	return i
+}
+
+// remember notes where b's undo record was, so its child starts there, and
+// how far from its block's ordinal (-1: unknown) it was, for blocks of the
+// same file without a known parent.
+func (d *BlocksDir) remember(hash chainhash.Hash, pos undoPos, ordinal int) {
 	d.revMu.Lock()
 	defer d.revMu.Unlock()
 	if len(d.hints) >= maxUndoHints {
 		clear(d.hints)
 	}
 	d.hints[hash] = pos
+	if rf := d.rev[pos.file]; rf != nil && ordinal >= 0 {
+		rf.delta, rf.hasDelta = pos.idx-ordinal, true
+	}
 }
 
 // walkRevLocked walks rev file n from where its last walk stopped and
@@ -701,21 +768,28 @@ func (d *BlocksDir) evictRevLocked(keep int) {
 		if victim < 0 {
 			return
 		}
-		d.revRecs -= len(d.rev[victim].recs)
+		d.revRecs -= len(d.rev[victim].recs) + len(d.rev[victim].blkOffs)
 		delete(d.rev, victim)
 	}
 }
 
 // tryUndo reads undo record rec of rev file n and returns b's spent
-// scripts if the record is b's: its checksum names b's parent and it has
-// b's shape.
+// scripts if the record is b's: it has b's shape and its checksum names
+// b's parent. The shape is read first: a record of another block with as
+// many transactions (every full block of a run has about as many) differs
+// within its first few transactions' input counts, so it is turned down
+// without hashing it.
 func (d *BlocksDir) tryUndo(n int, rec revRec, b *scannedBlock) (prev [][]byte, payload []byte, ok bool) {
-	payload, ok = d.readUndoRecord(n, rec, b.header.PrevBlock)
+	d.undoReads.Add(1)
+	payload, trailer, ok := d.readUndoPayload(n, rec)
 	if !ok {
 		return nil, nil, false
 	}
 	prev, err := prevScriptsFromUndo(payload, b)
 	if err != nil {
+		return nil, nil, false
+	}
+	if undoChecksum(b.header.PrevBlock, payload) != chainhash.Hash(trailer) {
 		return nil, nil, false
 	}
 	return prev, payload, true
@@ -724,18 +798,25 @@ func (d *BlocksDir) tryUndo(n int, rec revRec, b *scannedBlock) (prev [][]byte, 
 // readUndoRecord reads undo record rec of rev file n and returns its
 // CBlockUndo if its checksum is the one for a child of parent.
 func (d *BlocksDir) readUndoRecord(n int, rec revRec, parent chainhash.Hash) ([]byte, bool) {
+	payload, trailer, ok := d.readUndoPayload(n, rec)
+	return payload, ok && undoChecksum(parent, payload) == chainhash.Hash(trailer)
+}
+
+// readUndoPayload reads undo record rec of rev file n: its CBlockUndo and
+// the checksum after it, not checked.
+func (d *BlocksDir) readUndoPayload(n int, rec revRec) (payload, trailer []byte, ok bool) {
 	path := d.revPath(n)
 	f, release, err := d.files.acquire(path)
 	if err != nil {
-		return nil, false
+		return nil, nil, false
 	}
-	payload, trailer, err := d.revWalk.readRecord(f, int64(rec.off))
+	payload, trailer, err = d.revWalk.readRecord(f, int64(rec.off))
 	release()
 	if err != nil {
 		d.files.forget(path)
-		return nil, false
+		return nil, nil, false
 	}
-	return payload, undoChecksum(parent, payload) == chainhash.Hash(trailer)
+	return payload, trailer, true
 }
 
 // undoChecksum is the checksum Core writes after an undo record:
@@ -792,7 +873,7 @@ func (d *BlocksDir) IndexStats() (blocks, undoRecords int, bytes int64) {
 	d.revMu.Lock()
 	for _, rf := range d.rev {
 		undoRecords += len(rf.recs)
-		bytes += int64(cap(rf.recs)) * 12
+		bytes += int64(cap(rf.recs))*12 + int64(cap(rf.blkOffs))*4
 	}
 	bytes += int64(len(d.hints)) * 64
 	d.revMu.Unlock()

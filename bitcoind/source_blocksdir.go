@@ -28,6 +28,9 @@ type BlocksDirSource struct {
 	dir      *BlocksDir
 	fallback BlockSource // nil: no fallback, such blocks fail and are retried
 	log      zerolog.Logger
+	// runCap is where FetchBlocks stops reading a run (runCapBytes;
+	// tests lower it).
+	runCap int
 
 	fromFiles, fromFallback atomic.Uint64
 	toldFallback            atomic.Bool
@@ -41,7 +44,7 @@ var (
 // NewBlocksDirSource returns a source reading dir, asking fallback (which
 // may be nil) for what dir cannot answer.
 func NewBlocksDirSource(dir *BlocksDir, fallback BlockSource, log zerolog.Logger) *BlocksDirSource {
-	return &BlocksDirSource{dir: dir, fallback: fallback, log: log}
+	return &BlocksDirSource{dir: dir, fallback: fallback, log: log, runCap: runCapBytes}
 }
 
 // Mode implements BlockSource.
@@ -108,13 +111,21 @@ func (s *BlocksDirSource) FetchBlock(ctx context.Context, hash chainhash.Hash) (
 }
 
 // FetchBlocks implements RunBlockSource. The files need no turns: turn is
-// ended at once. Blocks the files cannot answer are fetched from the
-// fallback together, as one run when it takes runs.
+// ended at once. Reading stops once the blocks read hold 3 MiB (the
+// first blocks of the run come back; the caller asks for the rest), so a
+// run sized for small blocks that meets full ones holds a few megabytes,
+// not sixteen full blocks. Blocks the files cannot answer are fetched from
+// the fallback together, as one run when it takes runs.
 func (s *BlocksDirSource) FetchBlocks(ctx context.Context, hashes []chainhash.Hash, turn *RunTurn) ([]FetchedBlock, error) {
 	turn.Done()
 	out := make([]FetchedBlock, len(hashes))
 	var missing []int
+	held := 0
 	for i, h := range hashes {
+		if held >= s.runCap {
+			hashes, out = hashes[:i], out[:i]
+			break
+		}
 		b, prev, err := s.readFromFiles(ctx, h)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -128,6 +139,7 @@ func (s *BlocksDirSource) FetchBlocks(ctx context.Context, hashes []chainhash.Ha
 			continue
 		}
 		out[i] = FetchedBlock{Header: b.header, Hash: b.hash, OutputScripts: b.outs, PrevScripts: prev, Raw: b.raw}
+		held += len(b.raw)
 	}
 	s.fromFiles.Add(uint64(len(hashes) - len(missing)))
 	if len(missing) == 0 {
@@ -140,22 +152,27 @@ func (s *BlocksDirSource) FetchBlocks(ctx context.Context, hashes []chainhash.Ha
 	return out, nil
 }
 
-// fetchFallback fills out[i] for every i in missing from the fallback.
+// fetchFallback fills out[i] for every i in missing from the fallback. A
+// fallback that takes runs may return the first blocks of one only (the
+// txindex source bounds what a run holds): the rest is asked for next.
 func (s *BlocksDirSource) fetchFallback(ctx context.Context, hashes []chainhash.Hash, missing []int, out []FetchedBlock) error {
 	if runner, ok := s.fallback.(RunBlockSource); ok {
 		want := make([]chainhash.Hash, len(missing))
 		for j, i := range missing {
 			want[j] = hashes[i]
 		}
-		got, err := runner.FetchBlocks(ctx, want, nil)
-		if err != nil {
-			return err
-		}
-		if len(got) != len(want) {
-			return fmt.Errorf("fallback source returned %d blocks for %d", len(got), len(want))
-		}
-		for j, i := range missing {
-			out[i] = got[j]
+		for done := 0; done < len(want); {
+			got, err := runner.FetchBlocks(ctx, want[done:], nil)
+			if err != nil {
+				return err
+			}
+			if len(got) == 0 || len(got) > len(want)-done {
+				return fmt.Errorf("fallback source returned %d blocks for %d", len(got), len(want)-done)
+			}
+			for j, fb := range got {
+				out[missing[done+j]] = fb
+			}
+			done += len(got)
 		}
 		return nil
 	}

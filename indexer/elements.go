@@ -69,15 +69,39 @@ func AddBasicElements(b *gcs.BasicBuilder, block *wire.MsgBlock, prevScripts [][
 // RunBlockSource does. It does not Reset b.
 func AddBasicScripts(b *gcs.BasicBuilder, outputScripts, prevScripts [][]byte) {
 	for _, s := range outputScripts {
-		if len(s) == 0 || s[0] == opReturn {
-			continue
+		if basicOutput(s) {
+			b.Add(s)
 		}
-		b.Add(s)
 	}
 	for _, s := range prevScripts {
-		if len(s) == 0 {
-			continue
+		if len(s) > 0 {
+			b.Add(s)
 		}
-		b.Add(s)
 	}
+}
+
+// CountBasicScripts returns how many elements AddBasicScripts would add
+// (before the builder de-duplicates them), without adding them: what
+// cfindexd's progress lines count as filter elements, for callers that
+// only count (cmd/cfbench's profiled run, so its profile is the
+// daemon's work alone).
+func CountBasicScripts(outputScripts, prevScripts [][]byte) int {
+	n := 0
+	for _, s := range outputScripts {
+		if basicOutput(s) {
+			n++
+		}
+	}
+	for _, s := range prevScripts {
+		if len(s) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// basicOutput reports whether an output script is a basic-filter element:
+// not empty and not OP_RETURN-prefixed.
+func basicOutput(script []byte) bool {
+	return len(script) > 0 && script[0] != opReturn
 }

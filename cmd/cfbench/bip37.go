@@ -312,9 +312,7 @@ func benchBIP37(ctx context.Context, cfg bip37Config, logw io.Writer) (*bip37Rep
 	if err != nil {
 		return nil, err
 	}
-	if peak := func() int64 { _, _, p := rusage(state); return p }(); peak > rep.PeakRSS {
-		rep.PeakRSS = peak
-	}
+	rep.PeakRSS = childPeakRSS(rep.PeakRSS, state)
 	rep.LoadAfter = loadAverage()
 	s := &rep.Summary
 	s.ThroughputRatio = m.Ratio

@@ -35,6 +35,9 @@ type chainInfo struct {
 	Mainnet  *btcdtest.MainnetStats `json:"mainnet,omitempty"`
 	CacheDir string                 `json:"cache_dir,omitempty"`
 	Cached   bool                   `json:"cached,omitempty"`
+	// blockFile is the chain's block file (btcdtest.ReadBlockFile), when
+	// it has one: the blocks-dir source's files are written from it.
+	blockFile string
 }
 
 // buildChain starts btcd on simnet (which, unlike btcd's regtest, keeps its
@@ -101,5 +104,6 @@ func mainnetChain(ctx context.Context, cacheRoot, dataDir string, shape btcdtest
 	return node, chainInfo{
 		Kind: chainMainnet, Height: uint32(height), Tip: tip.String(), RichBlocks: shape.Blocks,
 		BuildTime: time.Since(start), Mainnet: &stats, CacheDir: filepath.Clean(c.Dir), Cached: !c.Generated,
+		blockFile: c.BlocksPath(),
 	}, nil
 }

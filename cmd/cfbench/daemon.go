@@ -97,7 +97,9 @@ type daemonResult struct {
 	CPU     time.Duration `json:"cpu_ns"`
 	UserCPU time.Duration `json:"user_cpu_ns"`
 	SysCPU  time.Duration `json:"sys_cpu_ns"`
-	// PeakRSS is the process's maximum resident set size in bytes.
+	// PeakRSS is the process's maximum resident set size in bytes: its
+	// VmHWM as last sampled (peakRSS; rusage's figure includes cfbench's
+	// own peak), rusage's elsewhere.
 	PeakRSS int64 `json:"peak_rss_bytes"`
 	// NodeCPU is btcd's CPU time during the catch-up (Linux /proc; zero
 	// elsewhere): with cfindexd's CPU it shows which side is the bottleneck.
@@ -151,7 +153,9 @@ func measureDaemon(ctx context.Context, run daemonRun) (daemonResult, error) {
 	}
 	res.GC = proc.gc
 	res.Lifetime = time.Since(proc.start)
-	res.UserCPU, res.SysCPU, res.PeakRSS = rusage(state)
+	var rusagePeak int64
+	res.UserCPU, res.SysCPU, rusagePeak = rusage(state)
+	res.PeakRSS = peakRSS(res.RSS, rusagePeak)
 	res.CPU = res.UserCPU + res.SysCPU
 	if !state.Success() {
 		return res, fmt.Errorf("cfindexd exited with %s after SIGTERM (log %s)", state, run.LogPath)

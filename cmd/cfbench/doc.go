@@ -23,28 +23,59 @@
 // so the cache is never written. -chain=rich measures on the small
 // tx-rich chain of btcdtest.BuildTxRichChain instead, built every run.
 //
-// For every source (-sources; today btcd's two: txindex with raw blocks
-// over btcd's P2P port, and txindex over JSON-RPC only) sync runs the real
-// cfindexd binary against btcd into an empty datadir and times it to the
-// node's tip (wall time from its JSON log, CPU and peak RSS from its
-// rusage, RSS sampled from /proc every 100 ms, Go's GC from gctrace lines),
-// then checks every block hash, filter and filter header of the store the
-// run left against btcd's own index (read in JSON-RPC batches once). It
-// then runs the first source once more in process (indexer.Follower wired
-// as in cmd/cfindexd) under the CPU profiler, with a heap profile at the
-// tip; measures each source's node floor — the same fetches, runs and
-// workers with nothing filtered or stored; and finally stops btcd, runs it
-// once with --dropcfindex and times btcd rebuilding its own filter index
-// from its log. The report gives per source blocks/s, MB/s of block data,
-// filter elements/s, CPU milliseconds per block of cfindexd and of btcd,
-// peak RSS (anonymous and file-backed parts), RSS over time, the ratio to
-// btcd's rebuild, and the goals (at least 2× btcd's rebuild; peak RSS at
-// most 150 MB).
+// For every source (-sources: txindex with raw blocks over btcd's P2P
+// port, txindex over JSON-RPC only, and the blocks-dir source) sync runs
+// the real cfindexd binary against btcd into an empty datadir and times it
+// to the node's tip (wall time from its JSON log, CPU from its rusage,
+// peak RSS from its VmHWM, RSS sampled from /proc every 100 ms, Go's GC
+// from gctrace lines), then checks every block hash, filter and filter
+// header of the store the run left against btcd's own index (read in
+// JSON-RPC batches once). It then runs one source (-profilesource, the
+// first by default) once more in process (indexer.Follower wired as in
+// cmd/cfindexd) under the CPU profiler, with heap profiles at the tip and
+// at the live heap's peak and, with -trace, an execution trace; runs the
+// blocks-dir source on the recorded Core v31 blocks directory; measures
+// each source's node floor — the same fetches, runs and workers with
+// nothing filtered or stored; and finally stops btcd, runs it once with
+// --dropcfindex and times btcd rebuilding its own filter index from its
+// log. The report gives per source blocks/s, MB/s of block data, filter
+// elements/s, CPU milliseconds per block of cfindexd and of btcd, peak
+// RSS (anonymous and file-backed parts), RSS over time, the ratio to
+// btcd's rebuild, and the goals: cfindexd's best source at least 2×
+// btcd's rebuild, the blocks-dir source at least 5× the blocks/s of
+// txindex over P2P, peak RSS at most 150 MB in every source.
 //
 // A source is one entry in syncSources (sources.go): its cfindexd flags
-// and how to open it in process. A source reading files (the blocks-dir
-// source, from Core-format files written from the chain's blocks.dat)
-// adds an entry and, in syncEnv, where its files are.
+// and how to open it in process.
+//
+// # The blocks-dir source
+//
+// btcd has no blocks directory in Core's format, so sync writes one from
+// the chain (blocksdir.go): every block of the cached chain's blocks.dat
+// (of btcd over RPC for -chain=rich), in order, through
+// internal/corefiles — connected on its parent for its undo data, in
+// 128 MiB blk/rev pairs (four for the mainnet-shaped chain: 486 MB of blk,
+// 80 MB of rev), preallocated in Core's chunks, obfuscated with a fixed
+// non-zero xor.dat key — into the work directory, and syncs it to disk
+// before measuring. cfindexd then runs with --prevoutsource=blocksdir
+// --blocksdir=<dir> --nodep2p=: the files give blocks and spent scripts,
+// btcd only the active chain's block hashes (getblockhash batches), as
+// Core would beside its own directory; the fallback (btcd's txindex over
+// JSON-RPC) is never asked on a complete directory. Writing takes 9-12 s
+// on the mainnet-shaped chain, a few percent of a whole run, so it is done
+// in every run rather than cached beside the chain: no cache entry to
+// keep in step with the writer, and the files are always the writer's
+// current output.
+//
+// The recorded Core v31 directory (testdata/bitcoind-v31-blocksdir: real
+// blk/rev/xor files of 204 small regtest blocks, a reorg among them) has
+// no node to go with it: sync indexes it in process (fixture.go) with the
+// follower wired as in cmd/cfindexd, the blocks-dir source without a
+// fallback, and the active chain's hashes from the fixture's chain.json
+// in place of getblockhash; every store must equal Core's own filters and
+// filter headers, and the three stale blocks, read from the files and
+// filtered, Core's too. Its blocks are tiny: it shows the reader on
+// Core's bytes, not speed.
 //
 // # serve
 //
@@ -71,6 +102,10 @@
 // --httplisten=), so only the catch-up is measured, and names the source
 // with --prevoutsource and --nodep2p (an explicit empty --nodep2p for
 // JSON-RPC only: "auto" could find another node on a shared machine).
+// A daemon's peak RSS is its VmHWM, not rusage's ru_maxrss: Linux carries
+// the peak of the address space a process had before exec into the
+// latter, and Go starts children sharing cfbench's, so ru_maxrss is at
+// least cfbench's own peak (880 MB after writing the blocks directory).
 // serve connects its peers four at a time, because btcd v0.26.2 drops a
 // source /24 with more than eight handshakes in progress
 // (internal/inbound), and reads answers as raw frames in place and checks

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +19,9 @@ type rssSample struct {
 	RSS  int64 `json:"rss_bytes"`
 	Anon int64 `json:"anon_bytes"`
 	File int64 `json:"file_bytes"`
+	// HWM is the kernel's peak resident set of the process so far
+	// (VmHWM), which no sampling interval misses.
+	HWM int64 `json:"hwm_bytes"`
 }
 
 // rssSampleEvery is how often a run's RSS is read.
@@ -32,8 +36,8 @@ func sampleRSS(pid int, start time.Time, stop <-chan struct{}) <-chan []rssSampl
 		t := time.NewTicker(rssSampleEvery)
 		defer t.Stop()
 		for {
-			if rss, anon, file, ok := processRSS(pid); ok {
-				samples = append(samples, rssSample{At: time.Since(start), RSS: rss, Anon: anon, File: file})
+			if rss, anon, file, hwm, ok := processRSS(pid); ok {
+				samples = append(samples, rssSample{At: time.Since(start), RSS: rss, Anon: anon, File: file, HWM: hwm})
 			}
 			select {
 			case <-stop:
@@ -53,6 +57,35 @@ func rssPeaks(samples []rssSample) (rss, anon, file int64) {
 		rss, anon, file = max(rss, s.RSS), max(anon, s.Anon), max(file, s.File)
 	}
 	return rss, anon, file
+}
+
+// childPeakRSS is an exited child's peak resident set: hwm, its VmHWM read
+// just before it was stopped, or rusage's figure when /proc gave none (see
+// peakRSS for why rusage's is not the child's own).
+func childPeakRSS(hwm int64, state *os.ProcessState) int64 {
+	if hwm > 0 {
+		return hwm
+	}
+	_, _, peak := rusage(state)
+	return peak
+}
+
+// peakRSS is a child's peak resident set: the last VmHWM its samples saw
+// (and at least their largest RSS), or rusage's figure when /proc gave
+// none. rusage's ru_maxrss alone is not the child's: Linux carries the
+// peak of the address space a process had before exec into it, and Go
+// starts children with vfork semantics, so a child's ru_maxrss is at
+// least cfbench's own peak RSS (which, after writing a blocks directory
+// of the mainnet-shaped chain, is most of a gigabyte).
+func peakRSS(samples []rssSample, rusagePeak int64) int64 {
+	var hwm, rss int64
+	for _, s := range samples {
+		hwm, rss = max(hwm, s.HWM), max(rss, s.RSS)
+	}
+	if hwm == 0 {
+		return rusagePeak
+	}
+	return max(hwm, rss)
 }
 
 // rssCurve renders n evenly spaced samples (by time) in MB, for the table.

@@ -123,13 +123,14 @@ func loadAverage() string {
 	return strings.Join(f[:3], " ")
 }
 
-// processRSS is pid's resident set now (VmRSS) and its anonymous and
-// file-backed parts (RssAnon, RssFile: the store's mmap counts there), in
-// bytes; ok is false when /proc cannot be read.
-func processRSS(pid int) (rss, anon, file int64, ok bool) {
+// processRSS is pid's resident set now (VmRSS), its anonymous and
+// file-backed parts (RssAnon, RssFile: the store's mmap counts there) and
+// its peak so far (VmHWM), in bytes; ok is false when /proc cannot be
+// read.
+func processRSS(pid int) (rss, anon, file, hwm int64, ok bool) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, 0, 0, false
+		return 0, 0, 0, 0, false
 	}
 	for line := range bytes.SplitSeq(data, []byte("\n")) {
 		name, rest, found := bytes.Cut(line, []byte(":"))
@@ -144,6 +145,8 @@ func processRSS(pid int) (rss, anon, file int64, ok bool) {
 			dst = &anon
 		case "RssFile":
 			dst = &file
+		case "VmHWM":
+			dst = &hwm
 		default:
 			continue
 		}
@@ -154,5 +157,5 @@ func processRSS(pid int) (rss, anon, file int64, ok bool) {
 			}
 		}
 	}
-	return rss, anon, file, rss > 0
+	return rss, anon, file, hwm, rss > 0
 }

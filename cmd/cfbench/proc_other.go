@@ -27,4 +27,4 @@ func tcpActiveOpens() int64 { return -1 }
 func loadAverage() string { return "" }
 
 // processRSS needs /proc; ok is false elsewhere.
-func processRSS(int) (rss, anon, file int64, ok bool) { return 0, 0, 0, false }
+func processRSS(int) (rss, anon, file, hwm int64, ok bool) { return 0, 0, 0, 0, false }

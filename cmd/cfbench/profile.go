@@ -11,7 +11,9 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -33,6 +35,9 @@ type profileRun struct {
 	Source      syncSource
 	StorePath   string // a fresh store file
 	ProfilePath string // cpu.pprof is written here; listings beside it
+	// Trace records an execution trace of the run in trace.out beside
+	// the profile.
+	Trace       bool
 	TipHeight   uint32
 	Workers     int
 	BatchBlocks int
@@ -118,6 +123,13 @@ func profileFollower(ctx context.Context, run profileRun) (*profileResult, error
 	if err := pprof.StartCPUProfile(f); err != nil {
 		return nil, fmt.Errorf("cpu profile: %w", err)
 	}
+	dir := filepath.Dir(run.ProfilePath)
+	stopTrace, err := startTrace(run.Trace, filepath.Join(dir, "trace.out"))
+	if err != nil {
+		pprof.StopCPUProfile()
+		return nil, err
+	}
+	defer stopTrace()
 	cpu0, conns0 := selfCPU(), tcpActiveOpens()
 	start := time.Now()
 	runCtx, stop := context.WithCancel(ctx)
@@ -131,7 +143,6 @@ func profileFollower(ctx context.Context, run profileRun) (*profileResult, error
 	// script cache full, runs in flight): live objects as of a collection.
 	// And when the live heap peaks: heap-peak.pprof is rewritten whenever
 	// a collection leaves more live than any before.
-	dir := filepath.Dir(run.ProfilePath)
 	heapPath := filepath.Join(dir, "heap.pprof")
 	peakDone := make(chan struct{})
 	peak := watchPeakHeap(filepath.Join(dir, "heap-peak.pprof"), peakDone)
@@ -147,6 +158,7 @@ func profileFollower(ctx context.Context, run profileRun) (*profileResult, error
 	stop()
 	<-done
 	pprof.StopCPUProfile()
+	stopTrace()
 	if runErr != nil {
 		return nil, fmt.Errorf("follower: %w", runErr)
 	}
@@ -201,6 +213,29 @@ func profileFollower(ctx context.Context, run profileRun) (*profileResult, error
 		}
 	}
 	return res, nil
+}
+
+// startTrace starts an execution trace into path when on, and returns
+// what stops it (safe to call twice; a no-op when off).
+func startTrace(on bool, path string) (func(), error) {
+	if !on {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			trace.Stop()
+			f.Close()
+		})
+	}, nil
 }
 
 // watchPeakHeap samples the live heap every 50 ms until done is closed and
@@ -339,11 +374,8 @@ func (s *countingRunSource) FetchBlocks(ctx context.Context, hashes []chainhash.
 	if err != nil {
 		return nil, err
 	}
-	var b gcs.BasicBuilder
 	for _, fb := range out {
-		b.Reset()
-		indexer.AddBasicScripts(&b, fb.OutputScripts, fb.PrevScripts)
-		s.n.elements.Add(int64(b.Len()))
+		s.n.elements.Add(int64(indexer.CountBasicScripts(fb.OutputScripts, fb.PrevScripts)))
 		s.n.bytes.Add(int64(len(fb.Raw)))
 	}
 	return out, nil

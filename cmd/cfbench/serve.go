@@ -223,17 +223,19 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 	}
 	rep.BtcdPeakRSS = processPeakRSS(node.PID())
 
+	hwm := processPeakRSS(proc.cmd.Process.Pid)
 	state, err := proc.terminate(daemonStopLimit)
 	if err != nil {
 		return nil, err
 	}
-	_, _, rep.CFIndexdPeakRSS = rusage(state)
+	rep.CFIndexdPeakRSS = childPeakRSS(hwm, state)
 	if base != nil {
+		hwm := processPeakRSS(base.cmd.Process.Pid)
 		state, err := base.terminate(daemonStopLimit)
 		if err != nil {
 			return nil, err
 		}
-		_, _, rep.BaselinePeakRSS = rusage(state)
+		rep.BaselinePeakRSS = childPeakRSS(hwm, state)
 	}
 	if err := copyFile(node.LogPath(), filepath.Join(out, "btcd.out.log")); err != nil {
 		return nil, err

@@ -14,9 +14,11 @@ import (
 )
 
 // syncEnv is what a source needs to reach the chain: the node serving it
-// (and, for sources reading files, where they are).
+// and, for the blocks-dir source, the Core-format blocks directory written
+// from the chain (empty when no selected source reads it).
 type syncEnv struct {
-	Node *btcdtest.Node
+	Node      *btcdtest.Node
+	BlocksDir string
 }
 
 // syncSource is one way cfindexd gets blocks and the scripts they spend,
@@ -33,6 +35,9 @@ type syncSource struct {
 	// use with those flags, for the profiled in-process run and the node
 	// floor. closeAll releases both.
 	Open func(ctx context.Context, env syncEnv) (client *bitcoind.Client, source bitcoind.BlockSource, closeAll func(), err error)
+	// ReadsBlocksDir: the source reads syncEnv.BlocksDir, which the run
+	// writes from the chain before measuring.
+	ReadsBlocksDir bool
 }
 
 // syncSources lists every source, in report order.
@@ -62,6 +67,22 @@ func syncSources() []syncSource {
 			Open: func(ctx context.Context, env syncEnv) (*bitcoind.Client, bitcoind.BlockSource, func(), error) {
 				return openNodeSource(ctx, env.Node, bitcoind.SourceOptions{Force: bitcoind.ModeTxIndex})
 			},
+		},
+		{
+			Name:  "blocksdir",
+			Title: "blocks dir: Core-format blk/rev files, block hashes from btcd",
+			DaemonFlags: func(env syncEnv) []string {
+				// JSON-RPC only for what the files cannot answer (the
+				// fallback, txindex here; never used on a complete
+				// directory): no "auto" P2P discovery.
+				return []string{"--prevoutsource=blocksdir", "--blocksdir=" + env.BlocksDir, "--nodep2p="}
+			},
+			Open: func(ctx context.Context, env syncEnv) (*bitcoind.Client, bitcoind.BlockSource, func(), error) {
+				return openNodeSource(ctx, env.Node, bitcoind.SourceOptions{
+					Force: bitcoind.ModeBlocksDir, BlocksDir: env.BlocksDir, BlocksDirNet: env.Node.Params().Net,
+				})
+			},
+			ReadsBlocksDir: true,
 		},
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,13 +39,21 @@ type syncConfig struct {
 	// Verify compares every store (each daemon run's, the in-process
 	// run's) with btcd's own filters and filter headers.
 	Verify bool
-	// Profile runs the first source once more in process under the CPU
-	// profiler; TopN is how many lines of its top the table shows.
-	Profile bool
-	TopN    int
+	// Profile runs one source (ProfileSource, the first of Sources when
+	// not given) once more in process under the CPU profiler; TopN is how
+	// many lines of its top the table shows. Trace also records a runtime
+	// execution trace of that run (trace.out: where goroutines wait).
+	Profile       bool
+	ProfileSource syncSource
+	profileName   string
+	TopN          int
+	Trace         bool
 	// Floor and Rebuild measure the node floor and btcd's own rebuild;
 	// turning them off shortens a run that studies cfindexd alone.
 	Floor, Rebuild bool
+	// Fixture runs the blocks-dir source on the recorded Core v31 blocks
+	// directory (in process: it has no node).
+	Fixture bool
 	// Extra are more cfindexd flags for every daemon run.
 	Extra string
 }
@@ -63,10 +73,13 @@ func parseSyncFlags(args []string, stderr io.Writer) (syncConfig, error) {
 	fs.IntVar(&c.Workers, "workers", 8, "cfindexd --workers")
 	fs.IntVar(&c.BatchBlocks, "batchblocks", 500, "cfindexd --batchblocks")
 	fs.BoolVar(&c.Verify, "verify", true, "check every filter and filter header of every store against btcd's")
-	fs.BoolVar(&c.Profile, "profile", true, "profile the first source's catch-up in process")
+	fs.BoolVar(&c.Profile, "profile", true, "profile one source's catch-up in process")
+	fs.StringVar(&c.profileName, "profilesource", "", "the source -profile runs, one of -sources (default: the first)")
+	fs.BoolVar(&c.Trace, "trace", false, "also record an execution trace of the profiled run (trace.out in -out; go tool trace)")
 	fs.IntVar(&c.TopN, "top", 20, "lines of the CPU profile's top to print")
 	fs.BoolVar(&c.Floor, "floor", true, "measure the node floor of every source")
 	fs.BoolVar(&c.Rebuild, "rebuild", true, "measure btcd rebuilding its own cfindex (the ratio's other side)")
+	fs.BoolVar(&c.Fixture, "fixture", true, "also run the blocks-dir source on the recorded Core v31 blocks directory (testdata/bitcoind-v31-blocksdir)")
 	fs.StringVar(&c.Extra, "cfindexdflags", "", "more cfindexd flags for every run, space-separated (e.g. --scriptcache=32)")
 	if err := parseFlagSet(fs, args); err != nil {
 		return c, err
@@ -97,6 +110,14 @@ func (c *syncConfig) validate() error {
 	var err error
 	if c.Sources, err = pickSources(c.sourceList); err != nil {
 		return err
+	}
+	c.ProfileSource = c.Sources[0]
+	if c.profileName != "" {
+		i := slices.IndexFunc(c.Sources, func(s syncSource) bool { return s.Name == c.profileName })
+		if i < 0 {
+			return fmt.Errorf("%w: -profilesource %q is not one of -sources", errUsage, c.profileName)
+		}
+		c.ProfileSource = c.Sources[i]
 	}
 	return c.commonFlags.validate()
 }
@@ -147,6 +168,19 @@ func benchSync(ctx context.Context, cfg syncConfig, logw io.Writer) (*syncReport
 	}
 	env := syncEnv{Node: node}
 	say("chain: %d blocks (tip %s)", chain.Height+1, chain.Tip)
+	var blocksDir *blocksDirInfo
+	if slices.ContainsFunc(cfg.Sources, func(s syncSource) bool { return s.ReadsBlocksDir }) {
+		say("writing the chain as Bitcoin Core's blocks directory (blk/rev/xor)")
+		info, err := writeBlocksDir(ctx, filepath.Join(work, "blocks"), chain, node)
+		if err != nil {
+			return nil, err
+		}
+		say("  %d blocks in %d blk/rev pairs (%.1f MB blk, %.1f MB rev) in %s", info.Blocks, info.Files, mb(info.BlkBytes), mb(info.RevBytes), dur(info.Took))
+		env.BlocksDir, blocksDir = info.Dir, &info
+		// The writer's UTXO set and blocks are garbage now: hand the
+		// memory back before the measurements share the machine.
+		debug.FreeOSMemory()
+	}
 	say("reading btcd's filters and filter headers (the oracle)")
 	oracle, err := node.FilterChain(ctx)
 	if err != nil {
@@ -160,7 +194,7 @@ func benchSync(ctx context.Context, cfg syncConfig, logw io.Writer) (*syncReport
 		oracle = nil
 	}
 
-	rep := &syncReport{Chain: chain, Workers: cfg.Workers, BatchBlocks: cfg.BatchBlocks, Out: out, LoadBefore: loadAverage()}
+	rep := &syncReport{Chain: chain, BlocksDir: blocksDir, Runs: cfg.Runs, Workers: cfg.Workers, BatchBlocks: cfg.BatchBlocks, Out: out, LoadBefore: loadAverage()}
 	extra := strings.Fields(cfg.Extra)
 	for _, src := range cfg.Sources {
 		sr := sourceReport{Name: src.Name, Title: src.Title}
@@ -195,13 +229,14 @@ func benchSync(ctx context.Context, cfg syncConfig, logw io.Writer) (*syncReport
 	}
 
 	if cfg.Profile {
-		src := cfg.Sources[0]
+		src := cfg.ProfileSource
 		say("%s: in-process catch-up with the CPU profile", src.Name)
 		prof, err := profileFollower(ctx, profileRun{
 			Env:         env,
 			Source:      src,
 			StorePath:   filepath.Join(work, "inprocess.db"),
 			ProfilePath: filepath.Join(out, "cpu.pprof"),
+			Trace:       cfg.Trace,
 			TipHeight:   chain.Height,
 			Workers:     cfg.Workers,
 			BatchBlocks: cfg.BatchBlocks,
@@ -213,6 +248,16 @@ func benchSync(ctx context.Context, cfg syncConfig, logw io.Writer) (*syncReport
 		}
 		os.Remove(filepath.Join(work, "inprocess.db"))
 		rep.InProcess = prof
+	}
+
+	if cfg.Fixture {
+		say("blocksdir on the recorded Core v31 blocks directory, in process (hashes from its chain.json)")
+		fx, err := measureFixture(ctx, work, cfg.Runs, cfg.Workers, cfg.BatchBlocks)
+		if err != nil {
+			return nil, err
+		}
+		say("  %d blocks (and %d stale ones) in %s; every filter and filter header equals Core's", fx.Blocks, fx.Stale, dur(fx.Wall))
+		rep.Fixture = fx
 	}
 
 	avgBlock := chainBytes(chain, rep.InProcess) / int64(len(hashes))

@@ -15,8 +15,10 @@ import (
 // mainnet-shaped chain generated into a fresh cache (3 blocks of 60
 // transactions on top of the ~300 activation blocks), the way
 // `go run ./cmd/cfbench sync -json` does, so neither the generator nor the
-// program can rot: every stage must succeed, every store must equal
-// btcd's index and the report must be consistent.
+// program can rot: every stage must succeed (the chain written as Core's
+// blocks directory for the blocks-dir source, the recorded Core v31
+// directory indexed in process), every store must equal btcd's index (or
+// Core's filters) and the report must be consistent.
 func TestSyncTinyMainnetChain(t *testing.T) {
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
@@ -34,8 +36,20 @@ func TestSyncTinyMainnetChain(t *testing.T) {
 		s.Blocks != int(c.Height)+1 || int32(c.Height) != c.Mainnet.Height || s.Bytes != c.Mainnet.ChainBytes {
 		t.Errorf("chain %+v, summary %+v", c, s)
 	}
-	if len(rep.Btcd) != 1 || rep.InProcess == nil || len(rep.Sources) != 2 {
+	if len(rep.Btcd) != 1 || rep.InProcess == nil || len(rep.Sources) != 3 {
 		t.Fatalf("runs: %d btcd, in-process %v, %d sources", len(rep.Btcd), rep.InProcess != nil, len(rep.Sources))
+	}
+	if d := rep.BlocksDir; d == nil || d.Blocks != s.Blocks || d.Files != 1 || d.BlkBytes < s.Bytes || d.RevBytes <= 0 || d.Took <= 0 {
+		t.Errorf("blocks dir %+v, chain of %d blocks, %d bytes", d, s.Blocks, s.Bytes)
+	}
+	if f := rep.Fixture; f == nil || !f.Verified || f.Blocks != 201 || f.Stale != 3 || len(f.Runs) != 1 || f.Wall <= 0 ||
+		f.Runs[0].FromFiles < 201 || f.Runs[0].FromFallback != 0 || f.Elements <= 201 || f.BlockBytes <= 0 {
+		t.Errorf("Core fixture run %+v", f)
+	}
+	// Which source is fastest on a chain this small is not the test's to
+	// say (fixed costs dominate): only that the figures are there.
+	if s.Best == "" || s.BestRatio <= 0 || s.BlocksDirOverP2P <= 0 {
+		t.Errorf("best source %s (ratio %.2f), blocks dir over txindex-p2p %.2f", s.Best, s.BestRatio, s.BlocksDirOverP2P)
 	}
 	if b := rep.Btcd[0]; b.CatchUp <= 0 || b.FromStart < b.CatchUp || b.FromHeight != -1 || b.ToHeight != int(c.Height) {
 		t.Errorf("btcd run %+v, chain height %d", b, c.Height)
@@ -44,7 +58,7 @@ func TestSyncTinyMainnetChain(t *testing.T) {
 		p.BlockBytes != s.Bytes || p.FromCache == 0 || len(p.Top) < 3 || !strings.Contains(strings.Join(p.Top, "\n"), "flat%") {
 		t.Errorf("in-process run %+v", p)
 	}
-	for i, name := range []string{"txindex-p2p", "txindex-rpc"} {
+	for i, name := range []string{"txindex-p2p", "txindex-rpc", "blocksdir"} {
 		sr := rep.Sources[i]
 		m := sr.Summary
 		if sr.Name != name || len(sr.Runs) != 1 || len(sr.Floor) != 1 || !m.Verified {
@@ -55,19 +69,22 @@ func TestSyncTinyMainnetChain(t *testing.T) {
 		if d.CatchUp <= 0 || d.CPU <= 0 || d.PeakRSS <= 0 || d.Lifetime < d.CatchUp || len(d.RSS) == 0 || d.GC.Cycles == 0 || d.GC.MaxLive <= 0 {
 			t.Errorf("%s: cfindexd run %+v", name, d)
 		}
-		if m.BlocksPerS <= 0 || m.MBPerS <= 0 || m.ElementsPerS <= 0 || m.CPUPerBlock <= 0 || m.Ratio <= 0 ||
-			m.Floor <= 0 || m.CatchUpOverFloor <= 0 || m.PrevoutCachePct <= 0 || m.PeakAnon <= 0 {
+		// The blocks-dir source has no script cache: its share is -1.
+		if cached := name != "blocksdir"; m.BlocksPerS <= 0 || m.MBPerS <= 0 || m.ElementsPerS <= 0 || m.CPUPerBlock <= 0 || m.Ratio <= 0 ||
+			m.Floor <= 0 || m.CatchUpOverFloor <= 0 || (m.PrevoutCachePct > 0) != cached || m.PeakAnon <= 0 || m.PeakRSS < m.PeakAnon {
 			t.Errorf("%s: summary %+v", name, m)
 		}
 	}
-	for _, name := range []string{"cpu.pprof", "cpu-top.txt", "cpu-top-cum.txt", "cfindexd-txindex-p2p-run1.log", "cfindexd-txindex-rpc-run1.log", "btcd.out.log"} {
+	for _, name := range []string{"cpu.pprof", "cpu-top.txt", "cpu-top-cum.txt", "cfindexd-txindex-p2p-run1.log", "cfindexd-txindex-rpc-run1.log",
+		"cfindexd-blocksdir-run1.log", "btcd.out.log"} {
 		if fi, err := os.Stat(filepath.Join(out, name)); err != nil || fi.Size() == 0 {
 			t.Errorf("output %s missing or empty: %v", name, err)
 		}
 	}
 	var table bytes.Buffer
 	if err := rep.writeTable(&table); err != nil || !strings.Contains(table.String(), "mainnet-shaped") ||
-		!strings.Contains(table.String(), "RSS over the first run") {
+		!strings.Contains(table.String(), "RSS over the first run") || !strings.Contains(table.String(), "Core v31 fixture") ||
+		!strings.Contains(table.String(), "blocks dir at least 5×") {
 		t.Errorf("table (%v):\n%s", err, table.String())
 	}
 }
@@ -83,7 +100,8 @@ func TestSyncFlagsRejected(t *testing.T) {
 		{[]string{"-blocks=2000"}, "blocks"},
 		{[]string{"-txs=5"}, "-txs"},
 		{[]string{"-chain=regtest"}, "-chain"},
-		{[]string{"-sources=blocksdir"}, "-sources"},
+		{[]string{"-sources=nosuch"}, "-sources"},
+		{[]string{"-sources=txindex-rpc", "-profilesource=blocksdir"}, "-profilesource"},
 		{[]string{"-sources=txindex-rpc,txindex-rpc"}, "twice"},
 		{[]string{"-runs=0"}, "-runs"},
 		{[]string{"-workers=65"}, "-workers"},

@@ -15,20 +15,29 @@ const (
 	goalSyncRatio = 2.0
 	// goalPeakRSS: peak RSS at most 150 MB in every source.
 	goalPeakRSS = 150e6
+	// goalBlocksDirOverP2P: the blocks-dir source at least five times the
+	// blocks/s of txindex with blocks over btcd's P2P port.
+	goalBlocksDirOverP2P = 5.0
 )
 
 // syncReport is the result of the sync benchmark.
 type syncReport struct {
-	Chain       chainInfo `json:"chain"`
-	Workers     int       `json:"workers"`
-	BatchBlocks int       `json:"batch_blocks"`
-	Out         string    `json:"out_dir"`
+	Chain chainInfo `json:"chain"`
+	// BlocksDir is the Core-format directory the blocks-dir source read,
+	// when it was measured.
+	BlocksDir *blocksDirInfo `json:"blocks_dir,omitempty"`
+	// Runs is how many times each catch-up was measured.
+	Runs        int    `json:"runs"`
+	Workers     int    `json:"workers"`
+	BatchBlocks int    `json:"batch_blocks"`
+	Out         string `json:"out_dir"`
 	// LoadBefore and LoadAfter are the machine's load averages around the
 	// measurements.
 	LoadBefore string            `json:"load_avg_before"`
 	LoadAfter  string            `json:"load_avg_after"`
 	Sources    []sourceReport    `json:"sources"`
 	InProcess  *profileResult    `json:"in_process,omitempty"`
+	Fixture    *fixtureResult    `json:"core_fixture,omitempty"`
 	Btcd       []btcdIndexResult `json:"btcd_runs"`
 	Summary    syncSummary       `json:"summary"`
 }
@@ -96,6 +105,17 @@ type syncSummary struct {
 	BtcdBlocksPerS  float64       `json:"btcd_blocks_per_s"`
 	BtcdCPUPerBlock float64       `json:"btcd_cpu_s_per_block"`
 	BtcdPeakRSS     int64         `json:"btcd_peak_rss_bytes"` // the largest over the runs
+
+	// Best is the source with the shortest catch-up and BestRatio its
+	// ratio to btcd's rebuild (the 2× goal is cfindexd's, with the best
+	// source the node allows).
+	Best           string  `json:"best_source"`
+	BestRatio      float64 `json:"best_ratio"`
+	MeetsBestSpeed bool    `json:"meets_best_speed_goal"`
+	// BlocksDirOverP2P is the blocks-dir source's blocks/s over
+	// txindex-p2p's, 0 unless both were measured (goal: 5).
+	BlocksDirOverP2P   float64 `json:"blocksdir_over_txindex_p2p"`
+	MeetsBlocksDirGoal bool    `json:"meets_blocksdir_goal"`
 }
 
 // summarize fills the summaries from the runs.
@@ -116,8 +136,19 @@ func (r *syncReport) summarize() {
 		s.BtcdBlocksPerS = blocks / s.BtcdCatchUp.Seconds()
 	}
 	s.BtcdCPUPerBlock = medianFloat(r.Btcd, func(b btcdIndexResult) float64 { return b.CPU.Seconds() }) / blocks
+	byName := map[string]sourceSummary{}
 	for i := range r.Sources {
 		r.Sources[i].summarize(s)
+		m := r.Sources[i].Summary
+		byName[r.Sources[i].Name] = m
+		if m.CatchUp > 0 && (s.Best == "" || m.Ratio > s.BestRatio) {
+			s.Best, s.BestRatio = r.Sources[i].Name, m.Ratio
+		}
+	}
+	s.MeetsBestSpeed = s.BestRatio >= goalSyncRatio
+	if bd, p2p := byName["blocksdir"], byName["txindex-p2p"]; bd.BlocksPerS > 0 && p2p.BlocksPerS > 0 {
+		s.BlocksDirOverP2P = bd.BlocksPerS / p2p.BlocksPerS
+		s.MeetsBlocksDirGoal = s.BlocksDirOverP2P >= goalBlocksDirOverP2P
 	}
 }
 
@@ -167,8 +198,12 @@ func (r *syncReport) writeTable(w io.Writer) error {
 	s := r.Summary
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "chain\t%s\n", r.chainLine())
+	if d := r.BlocksDir; d != nil {
+		fmt.Fprintf(tw, "blocks dir\t%s: the chain in Core's format, %d blk/rev pairs (%.1f MB blk, %.1f MB rev, obfuscated), written in %s\n",
+			d.Dir, d.Files, mb(d.BlkBytes), mb(d.RevBytes), dur(d.Took))
+	}
 	fmt.Fprintf(tw, "runs\t%d per source, medians below; cfindexd --workers=%d --batchblocks=%d\n",
-		len(r.Btcd), r.Workers, r.BatchBlocks)
+		r.Runs, r.Workers, r.BatchBlocks)
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "\tcatch-up\tblocks/s\tMB/s\telements/s\tCPU ms/block (cfindexd / btcd)\tpeak RSS (anon / file)\tbtcd rebuild ÷ catch-up\tprevouts from cache")
 	for _, sr := range r.Sources {
@@ -195,6 +230,12 @@ func (r *syncReport) writeTable(w io.Writer) error {
 			p.Source, dur(p.Wall), float64(p.Blocks)/p.Wall.Seconds(), mb(p.BlockBytes)/p.Wall.Seconds(),
 			float64(p.Elements)/p.Wall.Seconds(), 1000*p.CPU.Seconds()/float64(max(1, p.Blocks)), pct(cachePct(p.FromCache, p.FromNode)))
 	}
+	if f := r.Fixture; f != nil && f.Wall > 0 {
+		cpu := medianOf(f.Runs, func(x fixtureRun) time.Duration { return x.CPU })
+		fmt.Fprintf(tw, "blocks dir on the recorded Core v31 directory, in process (no node: hashes from chain.json)\t%s\t%.0f\t%.1f\t%.0f\t%.2f / –\t\t\t–\n",
+			dur(f.Wall), float64(f.Blocks)/f.Wall.Seconds(), mb(f.BlockBytes)/f.Wall.Seconds(), float64(f.Elements)/f.Wall.Seconds(),
+			1000*cpu.Seconds()/float64(f.Blocks))
+	}
 	fmt.Fprintln(tw)
 	for _, sr := range r.Sources {
 		m := sr.Summary
@@ -213,6 +254,16 @@ func (r *syncReport) writeTable(w io.Writer) error {
 		if m.Verified {
 			fmt.Fprintf(tw, "\tfilters\tevery run's store equals btcd's index (%d blocks: hashes, filters, filter headers)\n", s.Blocks)
 		}
+	}
+	if s.Best != "" && len(r.Btcd) > 0 {
+		fmt.Fprintf(tw, "goal: cfindexd at least %.0f× btcd's rebuild\t%s with its best source, %s (%.2f×)\n", goalSyncRatio, verdict(s.MeetsBestSpeed), s.Best, s.BestRatio)
+	}
+	if s.BlocksDirOverP2P > 0 {
+		fmt.Fprintf(tw, "goal: blocks dir at least %.0f× txindex over P2P\t%s (%.1f× the blocks/s)\n", goalBlocksDirOverP2P, verdict(s.MeetsBlocksDirGoal), s.BlocksDirOverP2P)
+	}
+	if f := r.Fixture; f != nil && f.Verified {
+		fmt.Fprintf(tw, "Core v31 fixture\t%s: every run's store equals Core's filters and filter headers (%d blocks, all read from Core's files), and so do the %d stale blocks'; runs %s\n",
+			f.Dir, f.Blocks, f.Stale, runList(f.Runs, func(x fixtureRun) time.Duration { return x.Wall }))
 	}
 	if p := r.InProcess; p != nil && p.Connections >= 0 {
 		fmt.Fprintf(tw, "RPC connections, in-process run\t%d (%.2f per block; btcd closes each after one HTTP request)\n",
