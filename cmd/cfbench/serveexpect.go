@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"sync"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/headers"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
 // expectedAnswers holds every byte a correct server sends for the chain
@@ -178,7 +178,7 @@ func (e *expectedAnswers) checkCFHeaders(first, stop uint32, hdr, payload []byte
 		return fmt.Errorf("cfheaders for %d..%d: previous filter header differs from btcd's", first, stop)
 	}
 	var countBytes [9]byte
-	if !bytes.Equal(payload[fixed:fixed+varLen], appendCompactSize(countBytes[:0], uint64(count))) {
+	if !bytes.Equal(payload[fixed:fixed+varLen], wirescan.AppendCompactSize(countBytes[:0], uint64(count))) {
 		return fmt.Errorf("cfheaders for %d..%d: count is not %d", first, stop, count)
 	}
 	if !bytes.Equal(payload[fixed+varLen:], e.filterHashes[first*chainhash.HashSize:(stop+1)*chainhash.HashSize]) {
@@ -195,17 +195,4 @@ func (e *expectedAnswers) checkCFHeaders(first, stop uint32, hdr, payload []byte
 		return fmt.Errorf("cfheaders for %d..%d: checksum %x, want %x", first, stop, hdr[20:24], sum[:4])
 	}
 	return nil
-}
-
-// appendCompactSize appends n as a CompactSize.
-func appendCompactSize(dst []byte, n uint64) []byte {
-	switch {
-	case n < 0xfd:
-		return append(dst, byte(n))
-	case n <= 0xffff:
-		return binary.LittleEndian.AppendUint16(append(dst, 0xfd), uint16(n))
-	case n <= 0xffffffff:
-		return binary.LittleEndian.AppendUint32(append(dst, 0xfe), uint32(n))
-	}
-	return binary.LittleEndian.AppendUint64(append(dst, 0xff), n)
 }
