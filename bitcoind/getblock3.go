@@ -397,7 +397,17 @@ func (d *g3Decoder) object(names []string, nullAbsent bool, read func(i int) err
 		return 0, err
 	}
 	var have uint32
-	err := d.members(func(name []byte) error {
+	err := d.items('}', "a member", func() error {
+		if err := d.open('"'); err != nil {
+			return err
+		}
+		name, err := d.name(d.key[:])
+		if err != nil {
+			return err
+		}
+		if err := d.open(':'); err != nil {
+			return err
+		}
 		for i, n := range names {
 			if string(name) != n {
 				continue
@@ -417,7 +427,7 @@ func (d *g3Decoder) object(names []string, nullAbsent bool, read func(i int) err
 			return fmt.Errorf("member %q", name)
 		}
 		return d.skipValue()
-	}, d.key[:])
+	})
 	return have, err
 }
 
@@ -518,54 +528,16 @@ func (d *g3Decoder) null() (bool, error) {
 	return true, nil
 }
 
-// members reads an object's members after its '{': for each, the name
-// (into key; longer names are passed truncated to an empty slice, which
-// matches nothing) and then member, which must consume the value.
-func (d *g3Decoder) members(member func(name []byte) error, key []byte) error {
-	if d.depth++; d.depth > maxG3Depth {
-		return errors.New("nested too deeply")
-	}
-	defer func() { d.depth-- }()
-	c, err := d.next()
-	if err != nil {
-		return err
-	}
-	if c == '}' {
-		d.pos++
-		return nil
-	}
-	for {
-		if err := d.open('"'); err != nil {
-			return err
-		}
-		name, err := d.name(key)
-		if err != nil {
-			return err
-		}
-		if err := d.open(':'); err != nil {
-			return err
-		}
-		if err := member(name); err != nil {
-			return err
-		}
-		c, err := d.next()
-		if err != nil {
-			return err
-		}
-		d.pos++
-		switch c {
-		case ',':
-		case '}':
-			return nil
-		default:
-			return fmt.Errorf("found %q after a member", c)
-		}
-	}
-}
-
 // elements reads an array's elements after its '[': element must consume
 // each.
 func (d *g3Decoder) elements(element func() error) error {
+	return d.items(']', "an element", element)
+}
+
+// items reads the items of an object (its members) or an array (its
+// elements) after the opening bracket, up to end: item must consume each;
+// what names an item in errors.
+func (d *g3Decoder) items(end byte, what string, item func() error) error {
 	if d.depth++; d.depth > maxG3Depth {
 		return errors.New("nested too deeply")
 	}
@@ -574,12 +546,12 @@ func (d *g3Decoder) elements(element func() error) error {
 	if err != nil {
 		return err
 	}
-	if c == ']' {
+	if c == end {
 		d.pos++
 		return nil
 	}
 	for {
-		if err := element(); err != nil {
+		if err := item(); err != nil {
 			return err
 		}
 		c, err := d.next()
@@ -589,10 +561,10 @@ func (d *g3Decoder) elements(element func() error) error {
 		d.pos++
 		switch c {
 		case ',':
-		case ']':
+		case end:
 			return nil
 		default:
-			return fmt.Errorf("found %q after an element", c)
+			return fmt.Errorf("found %q after %s", c, what)
 		}
 	}
 }
