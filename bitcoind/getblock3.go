@@ -104,8 +104,7 @@ type g3Decoder struct {
 	rerr error
 	want chainhash.Hash
 
-	hdr  wire.BlockHeader
-	seen uint8 // g3Has* bits of the header members read
+	hdr wire.BlockHeader
 
 	// raw holds g3Reserve bytes, then every transaction's bytes; txEnd[i]
 	// is where transaction i ends in raw and txVins[i] its vin count.
@@ -117,69 +116,54 @@ type g3Decoder struct {
 	prevs   []byte
 	prevEnd []uint32
 	depth   int
+	// key holds the member name object is at, until its value is read
+	// (a nested object reuses it). It is longer than every name object
+	// reads: a longer one comes back empty and is skipped.
+	key [24]byte
 }
 
-// Header members (g3Decoder.seen).
+// The block members read, in the order result passes them to object.
 const (
-	g3HasVersion uint8 = 1 << iota
-	g3HasPrev
-	g3HasMerkle
-	g3HasTime
-	g3HasBits
-	g3HasNonce
-	g3HasTx
-	g3HeaderNeeded = g3HasVersion | g3HasMerkle | g3HasTime | g3HasBits | g3HasNonce | g3HasTx
+	g3Version = iota
+	g3Prev
+	g3Merkle
+	g3Time
+	g3Bits
+	g3Nonce
+	g3Tx
+	// g3HeaderNeeded are the members every block has (the genesis block
+	// has no previousblockhash).
+	g3HeaderNeeded = 1<<g3Version | 1<<g3Merkle | 1<<g3Time | 1<<g3Bits | 1<<g3Nonce | 1<<g3Tx
 )
 
 // reply reads the envelope {"result":…,"error":…,"id":…}.
 func (d *g3Decoder) reply(status int) (FetchedBlock, error) {
-	if err := d.open('{'); err != nil {
-		return FetchedBlock{}, err
-	}
+	const resultMember, errorMember = 0, 1
 	var fb FetchedBlock
-	haveResult := false
-	var key [16]byte
-	err := d.members(func(name []byte) error {
-		switch string(name) {
-		case "result":
-			if haveResult {
-				return errors.New(`repeated member "result"`)
-			}
-			haveResult = true
-			if null, err := d.null(); err != nil || null {
-				haveResult = !null
-				return err
-			}
+	have, err := d.object([]string{resultMember: "result", errorMember: "error"}, true, func(i int) error {
+		if i == resultMember {
 			var err error
 			fb, err = d.result()
 			return err
-		case "error":
-			if null, err := d.null(); err != nil || null {
-				return err
-			}
-			var rpcErr RPCError
-			rest := io.Reader(bytes.NewReader(d.buf[d.pos:]))
-			if d.src != nil {
-				rest = io.MultiReader(rest, d.src)
-			}
-			if err := json.NewDecoder(io.LimitReader(rest, maxG3ErrorBytes)).Decode(&rpcErr); err != nil {
-				return fmt.Errorf("error object: %v", err)
-			}
-			rpcErr.Method = "getblock"
-			return &rpcErr
 		}
-		if equalFoldAny(name, "result", "error") {
-			return fmt.Errorf("member %q", name)
+		var rpcErr RPCError
+		rest := io.Reader(bytes.NewReader(d.buf[d.pos:]))
+		if d.src != nil {
+			rest = io.MultiReader(rest, d.src)
 		}
-		return d.skipValue()
-	}, key[:])
+		if err := json.NewDecoder(io.LimitReader(rest, maxG3ErrorBytes)).Decode(&rpcErr); err != nil {
+			return fmt.Errorf("error object: %v", err)
+		}
+		rpcErr.Method = "getblock"
+		return &rpcErr
+	})
 	if err != nil {
 		return FetchedBlock{}, err
 	}
 	if status != http.StatusOK {
 		return FetchedBlock{}, fmt.Errorf("HTTP %d without an error object", status)
 	}
-	if !haveResult {
+	if have&(1<<resultMember) == 0 {
 		return FetchedBlock{}, errors.New("null or missing result")
 	}
 	return fb, nil
@@ -187,82 +171,49 @@ func (d *g3Decoder) reply(status int) (FetchedBlock, error) {
 
 // result reads the block object and assembles the block.
 func (d *g3Decoder) result() (FetchedBlock, error) {
-	if err := d.open('{'); err != nil {
-		return FetchedBlock{}, err
-	}
 	d.raw = make([]byte, g3Reserve, g3Reserve+8<<10)
-	var key [24]byte
-	known := []string{"version", "previousblockhash", "merkleroot", "time", "bits", "nonce", "tx"}
-	err := d.members(func(name []byte) error {
-		bit, ok := g3HeaderBit(name)
-		if !ok {
-			if equalFoldAny(name, known...) {
-				return fmt.Errorf("member %q", name)
-			}
-			return d.skipValue()
-		}
-		if d.seen&bit != 0 {
-			return fmt.Errorf("repeated member %q", name)
-		}
-		d.seen |= bit
+	names := []string{
+		g3Version: "version", g3Prev: "previousblockhash", g3Merkle: "merkleroot",
+		g3Time: "time", g3Bits: "bits", g3Nonce: "nonce", g3Tx: "tx",
+	}
+	have, err := d.object(names, false, func(i int) error {
 		var err error
-		switch bit {
-		case g3HasVersion:
+		switch i {
+		case g3Version:
 			var v int64
 			v, err = d.int(32)
 			d.hdr.Version = int32(v)
-		case g3HasPrev:
+		case g3Prev:
 			d.hdr.PrevBlock, err = d.hash()
-		case g3HasMerkle:
+		case g3Merkle:
 			d.hdr.MerkleRoot, err = d.hash()
-		case g3HasTime:
+		case g3Time:
 			var v int64
 			v, err = d.int(64)
 			d.hdr.Timestamp = time.Unix(v, 0)
-		case g3HasBits:
+		case g3Bits:
 			var v uint64
 			v, err = d.hexUint32()
 			d.hdr.Bits = uint32(v)
-		case g3HasNonce:
+		case g3Nonce:
 			var v int64
 			v, err = d.uint32()
 			d.hdr.Nonce = uint32(v)
-		case g3HasTx:
+		case g3Tx:
 			err = d.txs()
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+			return fmt.Errorf("%s: %w", names[i], err)
 		}
 		return nil
-	}, key[:])
+	})
 	if err != nil {
 		return FetchedBlock{}, err
 	}
-	if d.seen&g3HeaderNeeded != g3HeaderNeeded {
-		return FetchedBlock{}, fmt.Errorf("header or transactions missing (members %06b)", d.seen)
+	if have&g3HeaderNeeded != g3HeaderNeeded {
+		return FetchedBlock{}, fmt.Errorf("header or transactions missing (members %06b)", have)
 	}
 	return d.assemble()
-}
-
-// g3HeaderBit maps a block member name to its bit.
-func g3HeaderBit(name []byte) (uint8, bool) {
-	switch string(name) {
-	case "version":
-		return g3HasVersion, true
-	case "previousblockhash":
-		return g3HasPrev, true
-	case "merkleroot":
-		return g3HasMerkle, true
-	case "time":
-		return g3HasTime, true
-	case "bits":
-		return g3HasBits, true
-	case "nonce":
-		return g3HasNonce, true
-	case "tx":
-		return g3HasTx, true
-	}
-	return 0, false
 }
 
 // txs reads the "tx" array.
@@ -271,43 +222,25 @@ func (d *g3Decoder) txs() error {
 		return err
 	}
 	return d.elements(func() error {
-		if err := d.open('{'); err != nil {
-			return err
-		}
+		const txHex, txVin = 0, 1
 		i := len(d.txEnd)
-		haveHex, haveVin := false, false
-		var key [16]byte
-		err := d.members(func(name []byte) error {
-			switch string(name) {
-			case "hex":
-				if haveHex {
-					return errors.New(`repeated member "hex"`)
-				}
-				haveHex = true
-				if err := d.open('"'); err != nil {
-					return err
-				}
-				var err error
-				if d.raw, err = d.hexString(d.raw, g3Reserve+maxG3BlockBytes); err != nil {
-					return fmt.Errorf("hex: %w", err)
-				}
-				return nil
-			case "vin":
-				if haveVin {
-					return errors.New(`repeated member "vin"`)
-				}
-				haveVin = true
+		have, err := d.object([]string{txHex: "hex", txVin: "vin"}, false, func(member int) error {
+			if member == txVin {
 				return d.vins(i)
 			}
-			if equalFoldAny(name, "hex", "vin") {
-				return fmt.Errorf("member %q", name)
+			if err := d.open('"'); err != nil {
+				return err
 			}
-			return d.skipValue()
-		}, key[:])
+			var err error
+			if d.raw, err = d.hexString(d.raw, g3Reserve+maxG3BlockBytes); err != nil {
+				return fmt.Errorf("hex: %w", err)
+			}
+			return nil
+		})
 		if err != nil {
 			return fmt.Errorf("transaction %d: %w", i, err)
 		}
-		if !haveHex || !haveVin {
+		if have != 1<<txHex|1<<txVin {
 			return fmt.Errorf("transaction %d: no hex or no vin", i)
 		}
 		d.txEnd = append(d.txEnd, uint32(len(d.raw)))
@@ -322,49 +255,21 @@ func (d *g3Decoder) vins(i int) error {
 	}
 	n := uint32(0)
 	err := d.elements(func() error {
-		if err := d.open('{'); err != nil {
-			return err
-		}
-		coinbase, prevout := false, false
-		var key [16]byte
-		err := d.members(func(name []byte) error {
-			switch string(name) {
-			case "coinbase":
-				if coinbase {
-					return errors.New(`repeated member "coinbase"`)
-				}
-				null, err := d.null()
-				if err != nil || null {
-					return err
-				}
-				coinbase = true
-				return d.skipValue()
-			case "prevout":
-				if prevout {
-					return errors.New(`repeated member "prevout"`)
-				}
-				null, err := d.null()
-				if err != nil || null {
-					return err
-				}
-				prevout = true
-				if i == 0 {
-					return d.skipValue() // the coinbase spends nothing
-				}
+		// A null coinbase or prevout counts as none.
+		const vinCoinbase, vinPrevout = 0, 1
+		have, err := d.object([]string{vinCoinbase: "coinbase", vinPrevout: "prevout"}, true, func(member int) error {
+			if member == vinPrevout && i > 0 {
 				return d.prevout()
 			}
-			if equalFoldAny(name, "coinbase", "prevout") {
-				return fmt.Errorf("member %q", name)
-			}
-			return d.skipValue()
-		}, key[:])
+			return d.skipValue() // the coinbase spends nothing
+		})
 		if err != nil {
 			return fmt.Errorf("input %d: %w", n, err)
 		}
 		switch {
-		case i == 0 && !coinbase:
+		case i == 0 && have&(1<<vinCoinbase) == 0:
 			return errors.New("first transaction is not a coinbase")
-		case i > 0 && !prevout:
+		case i > 0 && have&(1<<vinPrevout) == 0:
 			// Core omits prevout when the block's undo data is gone.
 			return fmt.Errorf("%w: getblock %s 3: transaction %d input %d has no prevout (undo data missing)", ErrPruned, d.want, i, n)
 		}
@@ -381,39 +286,9 @@ func (d *g3Decoder) vins(i int) error {
 
 // prevout reads an input's "prevout" object for its scriptPubKey.hex.
 func (d *g3Decoder) prevout() error {
-	if err := d.open('{'); err != nil {
-		return err
-	}
-	have := false
 	before := len(d.prevEnd)
-	var key [16]byte
-	err := d.members(func(name []byte) error {
-		if string(name) != "scriptPubKey" {
-			if equalFoldAny(name, "scriptPubKey") {
-				return fmt.Errorf("member %q", name)
-			}
-			return d.skipValue()
-		}
-		if have {
-			return errors.New(`repeated member "scriptPubKey"`)
-		}
-		have = true
-		if err := d.open('{'); err != nil {
-			return err
-		}
-		haveHex := false
-		var key [8]byte
-		return d.members(func(name []byte) error {
-			if string(name) != "hex" {
-				if equalFoldAny(name, "hex") {
-					return fmt.Errorf("member %q", name)
-				}
-				return d.skipValue()
-			}
-			if haveHex {
-				return errors.New(`repeated member "hex"`)
-			}
-			haveHex = true
+	_, err := d.object([]string{"scriptPubKey"}, false, func(int) error {
+		_, err := d.object([]string{"hex"}, false, func(int) error {
 			if err := d.open('"'); err != nil {
 				return err
 			}
@@ -424,8 +299,9 @@ func (d *g3Decoder) prevout() error {
 			}
 			d.prevEnd = append(d.prevEnd, uint32(len(d.prevs)))
 			return nil
-		}, key[:])
-	}, key[:])
+		})
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -507,6 +383,52 @@ func equalFoldAny(name []byte, names ...string) bool {
 		}
 	}
 	return false
+}
+
+// object reads a JSON object whose members names[i] are read at most once
+// each, by read(i), which must consume the value; it returns the members
+// read, bit i for names[i]. A repeated member is an error, and so is one
+// whose name equals one of names but for case (Core never sends one, and
+// encoding/json would take it for ours); other members are skipped. With
+// nullAbsent a null value is consumed as if the member were absent (a
+// later one with a value is still read).
+func (d *g3Decoder) object(names []string, nullAbsent bool, read func(i int) error) (uint32, error) {
+	if err := d.open('{'); err != nil {
+		return 0, err
+	}
+	var have uint32
+	err := d.items('}', "a member", func() error {
+		if err := d.open('"'); err != nil {
+			return err
+		}
+		name, err := d.name(d.key[:])
+		if err != nil {
+			return err
+		}
+		if err := d.open(':'); err != nil {
+			return err
+		}
+		for i, n := range names {
+			if string(name) != n {
+				continue
+			}
+			if have&(1<<i) != 0 {
+				return fmt.Errorf("repeated member %q", n)
+			}
+			if nullAbsent {
+				if null, err := d.null(); err != nil || null {
+					return err
+				}
+			}
+			have |= 1 << i
+			return read(i)
+		}
+		if equalFoldAny(name, names...) {
+			return fmt.Errorf("member %q", name)
+		}
+		return d.skipValue()
+	})
+	return have, err
 }
 
 // JSON scanning. Each function starts at the next value (whitespace
@@ -606,54 +528,16 @@ func (d *g3Decoder) null() (bool, error) {
 	return true, nil
 }
 
-// members reads an object's members after its '{': for each, the name
-// (into key; longer names are passed truncated to an empty slice, which
-// matches nothing) and then member, which must consume the value.
-func (d *g3Decoder) members(member func(name []byte) error, key []byte) error {
-	if d.depth++; d.depth > maxG3Depth {
-		return errors.New("nested too deeply")
-	}
-	defer func() { d.depth-- }()
-	c, err := d.next()
-	if err != nil {
-		return err
-	}
-	if c == '}' {
-		d.pos++
-		return nil
-	}
-	for {
-		if err := d.open('"'); err != nil {
-			return err
-		}
-		name, err := d.name(key)
-		if err != nil {
-			return err
-		}
-		if err := d.open(':'); err != nil {
-			return err
-		}
-		if err := member(name); err != nil {
-			return err
-		}
-		c, err := d.next()
-		if err != nil {
-			return err
-		}
-		d.pos++
-		switch c {
-		case ',':
-		case '}':
-			return nil
-		default:
-			return fmt.Errorf("found %q after a member", c)
-		}
-	}
-}
-
 // elements reads an array's elements after its '[': element must consume
 // each.
 func (d *g3Decoder) elements(element func() error) error {
+	return d.items(']', "an element", element)
+}
+
+// items reads the items of an object (its members) or an array (its
+// elements) after the opening bracket, up to end: item must consume each;
+// what names an item in errors.
+func (d *g3Decoder) items(end byte, what string, item func() error) error {
 	if d.depth++; d.depth > maxG3Depth {
 		return errors.New("nested too deeply")
 	}
@@ -662,12 +546,12 @@ func (d *g3Decoder) elements(element func() error) error {
 	if err != nil {
 		return err
 	}
-	if c == ']' {
+	if c == end {
 		d.pos++
 		return nil
 	}
 	for {
-		if err := element(); err != nil {
+		if err := item(); err != nil {
 			return err
 		}
 		c, err := d.next()
@@ -677,10 +561,10 @@ func (d *g3Decoder) elements(element func() error) error {
 		d.pos++
 		switch c {
 		case ',':
-		case ']':
+		case end:
 			return nil
 		default:
-			return fmt.Errorf("found %q after an element", c)
+			return fmt.Errorf("found %q after %s", c, what)
 		}
 	}
 }

@@ -41,15 +41,7 @@ func TestMempoolMirrorFollowsBtcd(t *testing.T) {
 	defer c.Close()
 	m := newTestMirror(t, c, MempoolConfig{PollInterval: 500 * time.Millisecond})
 	sub := m.Subscribe(64)
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- m.Run(runCtx) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	defer runMirror(ctx, t, m)()
 
 	var sent []*wire.MsgTx
 	for i := range 5 {

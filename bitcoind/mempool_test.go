@@ -111,6 +111,21 @@ func newTestMirror(t *testing.T, src MempoolSource, cfg MempoolConfig) *MempoolM
 	return m
 }
 
+// runMirror runs m until ctx ends or the function it returns is called,
+// which waits for Run to return and fails the test if it returned an
+// error: defer runMirror(ctx, t, m)().
+func runMirror(ctx context.Context, t *testing.T, m *MempoolMirror) (stop func()) {
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- m.Run(runCtx) }()
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}
+}
+
 // The mirror holds at most MaxBytes, evicts in arrival order, does not
 // fetch an evicted transaction again while the node still has it, and
 // forgets what leaves the node's mempool.

@@ -99,15 +99,7 @@ func TestMempoolMirrorReplaysCoreZMQ(t *testing.T) {
 	src := &fixtureMempool{fx: fx, nextSeq: 1}
 	m := newTestMirror(t, src, MempoolConfig{ZMQSequence: pub.Endpoint(), ZMQRawTx: pub.Endpoint(), ResyncInterval: time.Hour, RawTxWait: 20 * time.Millisecond})
 	sub := m.Subscribe(1000)
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- m.Run(runCtx) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	defer runMirror(ctx, t, m)()
 	for _, topic := range []string{TopicSequence, TopicRawTx} {
 		if err := pub.WaitSubscribed(ctx, topic, 1); err != nil {
 			t.Fatal(err)

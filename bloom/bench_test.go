@@ -61,49 +61,41 @@ func BenchmarkFilterBlock(b *testing.B) {
 	blk := testvectors.BigBlock(b)
 	txids := BlockTxids(blk)
 	b.Logf("block 277647: %d transactions", len(blk.Transactions))
-	sparse := func() *Filter {
-		f := benchFilter(b, wire.BloomUpdateNone)
-		for i := 0; i < len(txids); i += 20 {
-			f.Insert(txids[i][:])
-		}
-		return f
+	filters := []struct {
+		name   string
+		filter func(b *testing.B) *Filter
+	}{
+		{"no-match", func(b *testing.B) *Filter { return benchFilter(b, wire.BloomUpdateNone) }},
+		{"5pct-match", func(b *testing.B) *Filter {
+			f := benchFilter(b, wire.BloomUpdateNone)
+			for i := 0; i < len(txids); i += 20 {
+				f.Insert(txids[i][:])
+			}
+			return f
+		}},
 	}
-	b.Run("cfindexd/no-match", func(b *testing.B) {
-		f := benchFilter(b, wire.BloomUpdateNone)
-		b.ReportAllocs()
-		for b.Loop() {
-			FilterBlock(blk, txids, f)
-		}
-	})
-	b.Run("cfindexd/5pct-match", func(b *testing.B) {
-		f := sparse()
-		b.ReportAllocs()
-		for b.Loop() {
-			FilterBlock(blk, txids, f)
-		}
-	})
-	b.Run("btcutil/no-match", func(b *testing.B) {
-		f := btcbloom.LoadFilter(benchFilter(b, wire.BloomUpdateNone).MsgFilterLoad())
-		ublk := btcutil.NewBlock(blk)
-		for _, tx := range ublk.Transactions() {
-			_ = tx.Hash()
-		}
-		b.ReportAllocs()
-		for b.Loop() {
-			btcbloom.NewMerkleBlock(ublk, f)
-		}
-	})
-	b.Run("btcutil/5pct-match", func(b *testing.B) {
-		f := btcbloom.LoadFilter(sparse().MsgFilterLoad())
-		ublk := btcutil.NewBlock(blk)
-		for _, tx := range ublk.Transactions() {
-			_ = tx.Hash()
-		}
-		b.ReportAllocs()
-		for b.Loop() {
-			btcbloom.NewMerkleBlock(ublk, f)
-		}
-	})
+	for _, fc := range filters {
+		b.Run("cfindexd/"+fc.name, func(b *testing.B) {
+			f := fc.filter(b)
+			b.ReportAllocs()
+			for b.Loop() {
+				FilterBlock(blk, txids, f)
+			}
+		})
+	}
+	for _, fc := range filters {
+		b.Run("btcutil/"+fc.name, func(b *testing.B) {
+			f := btcbloom.LoadFilter(fc.filter(b).MsgFilterLoad())
+			ublk := btcutil.NewBlock(blk)
+			for _, tx := range ublk.Transactions() {
+				_ = tx.Hash()
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				btcbloom.NewMerkleBlock(ublk, f)
+			}
+		})
+	}
 }
 
 // BenchmarkDecodeVerifyMerkleBlock is the wallet side: decode and verify

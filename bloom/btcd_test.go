@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"context"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/btcsuite/btcd/btcutil/v2"
 	btcbloom "github.com/btcsuite/btcd/btcutil/v2/bloom"
-	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/bloom"
@@ -19,14 +16,6 @@ import (
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/p2pclient"
 )
-
-// envInt reads a positive integer knob, or def.
-func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
-		return v
-	}
-	return def
-}
 
 // buildDiffChain starts btcd and builds the differential's chain
 // (internal/bloomtest).
@@ -41,9 +30,6 @@ func buildDiffChain(ctx context.Context, t *testing.T, richBlocks, payments int)
 	t.Logf("btcd chain: %d blocks, %d payments in the last block (%d transactions)", len(c.Blocks), c.Payments, len(last.Transactions))
 	return c
 }
-
-// diffFPRs are the rates the differential's random filters are sized for.
-var diffFPRs = []float64{0.2, 0.05, 0.01, 0.001, 0.0001}
 
 func serializeTx(t *testing.T, tx *wire.MsgTx, witness bool) []byte {
 	t.Helper()
@@ -84,7 +70,7 @@ func TestFilteredBlocksEqualBtcd(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	c := buildDiffChain(ctx, t, envInt("CFINDEXD_TEST_BLOOM_DIFF_BLOCKS", 30), 150)
+	c := buildDiffChain(ctx, t, bloomtest.EnvInt("CFINDEXD_TEST_BLOOM_DIFF_BLOCKS", 30), 150)
 	peer, err := p2pclient.Dial(ctx, c.Node.P2PAddr(), p2pclient.Options{
 		Params: c.Node.Params(), Require: wire.SFNodeBloom, Services: wire.SFNodeWitness,
 	})
@@ -95,12 +81,11 @@ func TestFilteredBlocksEqualBtcd(t *testing.T) {
 
 	start := time.Now()
 	rng := rand.New(rand.NewPCG(37, 2013))
-	modes := []wire.BloomUpdateType{wire.BloomUpdateNone, wire.BloomUpdateAll, wire.BloomUpdateP2PubkeyOnly}
-	sequences := envInt("CFINDEXD_TEST_BLOOM_DIFF_FILTERS", 15)
+	sequences := bloomtest.EnvInt("CFINDEXD_TEST_BLOOM_DIFF_FILTERS", 15)
 	var blocksCompared, txsCompared, adds, reloads, emptyElement int
 	for seq := range sequences {
-		mode := modes[seq%len(modes)]
-		model := c.RandomFilter(rng, mode, diffFPRs)
+		mode := bloomtest.SequenceMode(seq)
+		model := c.RandomFilter(rng, mode)
 		oracle := btcbloom.LoadFilter(model.MsgFilterLoad())
 		if err := peer.LoadFilter(ctx, model); err != nil {
 			t.Fatal(err)
@@ -122,7 +107,7 @@ func TestFilteredBlocksEqualBtcd(t *testing.T) {
 				if err := peer.Send(ctx, wire.NewMsgFilterClear()); err != nil {
 					t.Fatal(err)
 				}
-				model = c.RandomFilter(rng, mode, diffFPRs)
+				model = c.RandomFilter(rng, mode)
 				oracle = btcbloom.LoadFilter(model.MsgFilterLoad())
 				if err := peer.LoadFilter(ctx, model); err != nil {
 					t.Fatal(err)
@@ -130,10 +115,7 @@ func TestFilteredBlocksEqualBtcd(t *testing.T) {
 				reloads++
 			}
 			n := min(1+rng.IntN(32), len(c.Blocks)-i)
-			hashes := make([]chainhash.Hash, n)
-			for j := range hashes {
-				hashes[j] = c.Blocks[i+j].BlockHash()
-			}
+			hashes := c.Hashes(i, n)
 			witness := rng.IntN(2) == 0
 			got, err := peer.GetFilteredBlocks(ctx, hashes, witness)
 			if err != nil {

@@ -26,6 +26,46 @@ var (
 	_ p2p.Metrics      = (*Metrics)(nil)
 )
 
+// newMetricsHandler returns fresh Metrics and the handler of a server on
+// the recorded view that exports them.
+func newMetricsHandler(t *testing.T) (*Metrics, http.Handler) {
+	t.Helper()
+	m := NewMetrics()
+	s, err := New(Config{}, recordedView(t), m, zerologNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, s.Handler()
+}
+
+// metricSample is one series of /metrics (its name and label pairs) and
+// the value a test wants it at.
+type metricSample struct {
+	name   string
+	labels []string
+	want   float64
+}
+
+// wantZeroAtStart fails the test for each sample not exported at 0 in fams.
+func wantZeroAtStart(t *testing.T, fams map[string]*dto.MetricFamily, samples []metricSample) {
+	t.Helper()
+	for _, s := range samples {
+		if got := metricValue(fams, s.name, s.labels...); got != 0 {
+			t.Errorf("%s%v = %v at start, want 0", s.name, s.labels, got)
+		}
+	}
+}
+
+// wantSamples fails the test for each sample not at its want in fams.
+func wantSamples(t *testing.T, fams map[string]*dto.MetricFamily, samples []metricSample) {
+	t.Helper()
+	for _, s := range samples {
+		if got := metricValue(fams, s.name, s.labels...); got != s.want {
+			t.Errorf("%s%v = %v, want %v", s.name, s.labels, got, s.want)
+		}
+	}
+}
+
 // scrape GETs /metrics and parses it with Prometheus' own text parser.
 func scrape(t *testing.T, h http.Handler) map[string]*dto.MetricFamily {
 	t.Helper()

@@ -73,6 +73,11 @@ func (b *buckets) missing(what string, h uint32) error {
 	return fmt.Errorf("%s at %d: %w", what, h, ErrNotFound)
 }
 
+// missingHeader and missingFilterHeader are missing for the headers and
+// filterheaders buckets.
+func (b *buckets) missingHeader(h uint32) error       { return b.missing("header", h) }
+func (b *buckets) missingFilterHeader(h uint32) error { return b.missing("filter header", h) }
+
 // readBackfill returns the heights whose checksums the backfill has not
 // written yet, next..end-1, and false when there are none.
 func (b *buckets) readBackfill() (next, end uint32, pending bool, err error) {

@@ -18,38 +18,23 @@ func TestReadersDuringWrites(t *testing.T) {
 	s, _ := openTest(t, a[0].Hash)
 	commitAll(t, s, a[:100], 100)
 
-	stop := make(chan struct{})
-	errs := make(chan error, 8)
-	var wg sync.WaitGroup
-	for r := 0; r < 3; r++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				tip, _ := s.Tip()
-				start := uint32(0)
-				if tip.Height >= 150 {
-					start = tip.Height - 150
-				}
-				recs, err := s.FiltersForStop(tip.Hash, start)
-				if err != nil {
-					errs <- fmt.Errorf("FiltersForStop(tip %d): %w", tip.Height, err)
-					return
-				}
-				for i := 1; i < len(recs); i++ {
-					if recs[i].Header.PrevBlock != recs[i-1].Hash || recs[i].FilterHeader != filterHeader(recs[i].Filter, recs[i-1].FilterHeader) {
-						errs <- fmt.Errorf("read at tip %d: height %d does not link", tip.Height, recs[i].Height)
-						return
-					}
-				}
+	stopReaders := readConcurrently(t, 3, func() error {
+		tip, _ := s.Tip()
+		start := uint32(0)
+		if tip.Height >= 150 {
+			start = tip.Height - 150
+		}
+		recs, err := s.FiltersForStop(tip.Hash, start)
+		if err != nil {
+			return fmt.Errorf("FiltersForStop(tip %d): %w", tip.Height, err)
+		}
+		for i := 1; i < len(recs); i++ {
+			if recs[i].Header.PrevBlock != recs[i-1].Hash || recs[i].FilterHeader != filterHeader(recs[i].Filter, recs[i-1].FilterHeader) {
+				return fmt.Errorf("read at tip %d: height %d does not link", tip.Height, recs[i].Height)
 			}
-		}()
-	}
+		}
+		return nil
+	})
 
 	// The writer: extend A, reorg to B and back, waiting on TipChanged from
 	// a second goroutine for each step.
@@ -77,13 +62,40 @@ func TestReadersDuringWrites(t *testing.T) {
 			t.Fatalf("step %d: TipChanged waiter did not wake", i)
 		}
 	}
-	close(stop)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	stopReaders()
 	if tip, _ := s.Tip(); tip != tipOf(a[399]) {
 		t.Fatalf("final tip %+v", tip)
+	}
+}
+
+// readConcurrently runs read in a loop on each of n goroutines until the
+// function it returns is called, which waits for them and fails the test
+// with every error read returned (a goroutine stops at its first).
+func readConcurrently(t *testing.T, n int, read func() error) (stop func()) {
+	done := make(chan struct{})
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if err := read(); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	return func() {
+		close(done)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
+	bolt "go.etcd.io/bbolt"
 )
 
 // FilterByHash returns the record of the block hash, on the active chain
@@ -99,10 +100,25 @@ func (b *buckets) scanFilterHeaders(start uint32, out []chainhash.Hash) error {
 // hash at heights start, start+1, ... start+n-1 (i counting from 0), with
 // one cursor over the filterheaders bucket.
 func (b *buckets) scanFilterChain(start uint32, n int, visit func(i int, filterHeader, filterHash chainhash.Hash)) error {
+	return eachHeight(b.filterHeaders, start, n, b.missingFilterHeader, func(h uint32, v []byte) error {
+		fh, fhash, err := decodeFilterHeaderValue(v)
+		if err != nil {
+			return fmt.Errorf("filter header at %d: %w", h, err)
+		}
+		visit(int(h-start), fh, fhash)
+		return nil
+	})
+}
+
+// eachHeight calls visit with the value at each of the heights start,
+// start+1, ... start+n-1 of bkt (a bucket keyed by height), in order, with
+// one cursor, until visit returns an error; the first height without a
+// key ends the walk with missing(height).
+func eachHeight(bkt *bolt.Bucket, start uint32, n int, missing func(h uint32) error, visit func(h uint32, v []byte) error) error {
 	if n == 0 {
 		return nil
 	}
-	c := b.filterHeaders.Cursor()
+	c := bkt.Cursor()
 	k, v := c.Seek(heightKey(start))
 	for i := 0; i < n; i++ {
 		if i > 0 {
@@ -110,13 +126,11 @@ func (b *buckets) scanFilterChain(start uint32, n int, visit func(i int, filterH
 		}
 		h := start + uint32(i)
 		if !isHeight(k, h) {
-			return b.missing("filter header", h)
+			return missing(h)
 		}
-		fh, fhash, err := decodeFilterHeaderValue(v)
-		if err != nil {
-			return fmt.Errorf("filter header at %d: %w", h, err)
+		if err := visit(h, v); err != nil {
+			return err
 		}
-		visit(i, fh, fhash)
 	}
 	return nil
 }

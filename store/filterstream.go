@@ -37,25 +37,14 @@ func (s *Store) BlockHashesForStop(stop chainhash.Hash, start uint32) ([]chainha
 		for i, st := range p.stale {
 			out[len(out)-1-i] = st.hash
 		}
-		if nActive == 0 {
-			return nil
-		}
-		c := b.headers.Cursor()
-		k, v := c.Seek(heightKey(start))
-		for i := 0; i < nActive; i++ {
-			if i > 0 {
-				k, v = c.Next()
-			}
-			h := start + uint32(i)
-			if !isHeight(k, h) {
-				return fmt.Errorf("height %d: %w", h, ErrNotFound)
-			}
+		notFound := func(h uint32) error { return fmt.Errorf("height %d: %w", h, ErrNotFound) }
+		return eachHeight(b.headers, start, nActive, notFound, func(h uint32, v []byte) error {
 			if len(v) < hashLen {
 				return fmt.Errorf("%w: header value at height %d is %d bytes", ErrCorrupt, h, len(v))
 			}
-			out[i] = chainhash.Hash(v[:hashLen])
-		}
-		return nil
+			out[h-start] = chainhash.Hash(v[:hashLen])
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("block hashes from %d to stop %s: %w", start, stop, err)

@@ -4,14 +4,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 	bolt "go.etcd.io/bbolt"
-	"golang.org/x/sys/unix"
 )
 
 // BenchmarkOpenChecks measures what Open's checks of an existing file cost
@@ -22,10 +20,7 @@ import (
 // CFINDEXD_TEST_BENCH_STORE_MB sets the store's size (default 256; mainnet's
 // store is about 5,000).
 func BenchmarkOpenChecks(b *testing.B) {
-	mb := 256
-	if v, err := strconv.Atoi(os.Getenv("CFINDEXD_TEST_BENCH_STORE_MB")); err == nil && v > 0 {
-		mb = v
-	}
+	mb := benchStoreMB("CFINDEXD_TEST_BENCH_STORE_MB")
 	path := filepath.Join(b.TempDir(), "large.db")
 	genesis := buildLargeStore(b, path, int64(mb)<<20)
 	fi, err := os.Stat(path)
@@ -33,16 +28,6 @@ func BenchmarkOpenChecks(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Logf("store of %d MB", fi.Size()>>20)
-	evict := func(b *testing.B) {
-		f, err := os.Open(path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer f.Close()
-		if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
-			b.Fatal(err)
-		}
-	}
 	checkOnly := func(b *testing.B) {
 		f, err := os.Open(path)
 		if err != nil {
@@ -76,7 +61,7 @@ func BenchmarkOpenChecks(b *testing.B) {
 				for b.Loop() {
 					if cold {
 						b.StopTimer()
-						evict(b)
+						evictFile(b, path)
 						b.StartTimer()
 					}
 					bench.fn(b)
@@ -87,7 +72,7 @@ func BenchmarkOpenChecks(b *testing.B) {
 	b.Run("bbolt-tx.Check/cold", func(b *testing.B) {
 		for b.Loop() {
 			b.StopTimer()
-			evict(b)
+			evictFile(b, path)
 			db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
 			if err != nil {
 				b.Fatal(err)
@@ -113,39 +98,13 @@ func BenchmarkOpenChecks(b *testing.B) {
 // path and returns its genesis hash.
 func buildLargeStore(b *testing.B, path string, size int64) chainhash.Hash {
 	b.Helper()
-	const filterLen, batch = 25_000, 500
+	const filterLen = 25_000
 	rng := rand.NewChaCha8([32]byte{1})
-	var (
-		prev, prevFH chainhash.Hash
-		genesis      chainhash.Hash
-		s            *Store
-	)
-	recs := make([]BlockRecord, 0, batch)
-	blocks := int(size / (filterLen + 200))
-	for h := 0; h < blocks; h++ {
-		hdr := wire.BlockHeader{Version: 1, PrevBlock: prev, Timestamp: time.Unix(1_600_000_000+int64(h)*600, 0), Bits: 0x207fffff, Nonce: uint32(h)}
+	base := wire.BlockHeader{Version: 1, Timestamp: time.Unix(1_600_000_000, 0), Bits: 0x207fffff}
+	return writeBenchChain(b, path, int(size/(filterLen+200)), base, func(int) []byte {
 		filter := make([]byte, filterLen)
 		filter[0], filter[1], filter[2] = 0xfd, 0x10, 0x27 // CompactSize 10,000 elements
 		_, _ = rng.Read(filter[3:])
-		r := BlockRecord{Height: uint32(h), Hash: hdr.BlockHash(), Header: hdr, Filter: filter, FilterHeader: filterHeader(filter, prevFH)}
-		if h == 0 {
-			genesis = r.Hash
-			var err error
-			if s, err = Open(path, genesis, Options{NoSync: true}); err != nil {
-				b.Fatal(err)
-			}
-		}
-		recs = append(recs, r)
-		prev, prevFH = r.Hash, r.FilterHeader
-		if len(recs) == batch || h == blocks-1 {
-			if err := s.CommitBatch(recs); err != nil {
-				b.Fatal(err)
-			}
-			recs = recs[:0]
-		}
-	}
-	if err := s.Close(); err != nil {
-		b.Fatal(err)
-	}
-	return genesis
+		return filter
+	}, nil)
 }

@@ -84,19 +84,12 @@ func (v *Snapshot) Headers(start, end uint32) ([]wire.BlockHeader, error) {
 		return nil, fmt.Errorf("headers %d..%d: %w", start, end, err)
 	}
 	out := make([]wire.BlockHeader, end-start+1)
-	c := v.b.headers.Cursor()
-	k, val := c.Seek(heightKey(start))
-	for i := range out {
-		if i > 0 {
-			k, val = c.Next()
-		}
-		if k == nil || !isHeight(k, start+uint32(i)) {
-			return nil, fmt.Errorf("headers %d..%d: %w", start, end, v.b.missing("header", start+uint32(i)))
-		}
-		var err error
-		if _, out[i], err = decodeHeaderValue(val); err != nil {
-			return nil, fmt.Errorf("headers %d..%d: %w", start, end, err)
-		}
+	err := eachHeight(v.b.headers, start, len(out), v.b.missingHeader, func(h uint32, val []byte) (err error) {
+		_, out[h-start], err = decodeHeaderValue(val)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("headers %d..%d: %w", start, end, err)
 	}
 	return out, nil
 }

@@ -3,7 +3,6 @@ package store
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 )
 
@@ -16,55 +15,37 @@ func TestSnapshotIsOneState(t *testing.T) {
 	s, _ := openTest(t, a[0].Hash)
 	commitAll(t, s, a[:50], 50)
 
-	stop := make(chan struct{})
-	errs := make(chan error, 4)
-	var wg sync.WaitGroup
-	for range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				err := s.Read(func(v *Snapshot) error {
-					tip, ok := v.Tip()
-					if !ok {
-						return errors.New("empty snapshot")
-					}
-					if h, err := v.HashAt(tip.Height); err != nil || h != tip.Hash {
-						return fmt.Errorf("tip %d %s: hash there %s (%v)", tip.Height, tip.Hash, h, err)
-					}
-					if _, err := v.HashAt(tip.Height + 1); !errors.Is(err, ErrNotFound) {
-						return fmt.Errorf("tip %d: height above it: %v", tip.Height, err)
-					}
-					height, active, err := v.HeightOf(tip.Hash)
-					if err != nil || !active || height != tip.Height {
-						return fmt.Errorf("tip %d: HeightOf %d %v %v", tip.Height, height, active, err)
-					}
-					start := uint32(max(int(tip.Height)-20, 0))
-					hs, err := v.Headers(start, tip.Height)
-					if err != nil {
-						return err
-					}
-					fhs, err := v.FilterHeadersByHeight(tip.Height, tip.Height)
-					if err != nil || fhs[0] != tip.FilterHeader {
-						return fmt.Errorf("tip %d: filter header %v (%v)", tip.Height, fhs, err)
-					}
-					if hs[len(hs)-1].BlockHash() != tip.Hash {
-						return fmt.Errorf("tip %d: last header is not the tip's", tip.Height)
-					}
-					return nil
-				})
-				if err != nil {
-					errs <- err
-					return
-				}
+	stopReaders := readConcurrently(t, 3, func() error {
+		return s.Read(func(v *Snapshot) error {
+			tip, ok := v.Tip()
+			if !ok {
+				return errors.New("empty snapshot")
 			}
-		}()
-	}
+			if h, err := v.HashAt(tip.Height); err != nil || h != tip.Hash {
+				return fmt.Errorf("tip %d %s: hash there %s (%v)", tip.Height, tip.Hash, h, err)
+			}
+			if _, err := v.HashAt(tip.Height + 1); !errors.Is(err, ErrNotFound) {
+				return fmt.Errorf("tip %d: height above it: %v", tip.Height, err)
+			}
+			height, active, err := v.HeightOf(tip.Hash)
+			if err != nil || !active || height != tip.Height {
+				return fmt.Errorf("tip %d: HeightOf %d %v %v", tip.Height, height, active, err)
+			}
+			start := uint32(max(int(tip.Height)-20, 0))
+			hs, err := v.Headers(start, tip.Height)
+			if err != nil {
+				return err
+			}
+			fhs, err := v.FilterHeadersByHeight(tip.Height, tip.Height)
+			if err != nil || fhs[0] != tip.FilterHeader {
+				return fmt.Errorf("tip %d: filter header %v (%v)", tip.Height, fhs, err)
+			}
+			if hs[len(hs)-1].BlockHash() != tip.Hash {
+				return fmt.Errorf("tip %d: last header is not the tip's", tip.Height)
+			}
+			return nil
+		})
+	})
 	for h := 50; h < len(a); h++ {
 		if err := s.CommitBatch(a[h : h+1]); err != nil {
 			t.Fatal(err)
@@ -78,10 +59,5 @@ func TestSnapshotIsOneState(t *testing.T) {
 			}
 		}
 	}
-	close(stop)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	stopReaders()
 }

@@ -113,23 +113,19 @@ func (s *Store) AppendFilterHashesForStop(dst []byte, stop chainhash.Hash, start
 			if start > 0 {
 				from = start - 1
 			}
-			c := b.filterHeaders.Cursor()
-			k, v := c.Seek(heightKey(from))
-			for h := from; h < start+uint32(nActive); h++ {
-				if h > from {
-					k, v = c.Next()
-				}
-				if !isHeight(k, h) {
-					return b.missing("filter header", h)
-				}
+			err := eachHeight(b.filterHeaders, from, int(start-from)+nActive, b.missingFilterHeader, func(h uint32, v []byte) error {
 				if len(v) != filterHeaderValueLen {
 					return fmt.Errorf("filter header at %d: %w: filter header value is %d bytes, want %d", h, ErrCorrupt, len(v), filterHeaderValueLen)
 				}
 				if h < start {
 					prevHeader = chainhash.Hash(v[:hashLen])
-					continue
+				} else {
+					out = append(out, v[hashLen:]...)
 				}
-				out = append(out, v[hashLen:]...)
+				return nil
+			})
+			if err != nil {
+				return err
 			}
 		}
 		// p.stale is highest first; the answer is ascending.

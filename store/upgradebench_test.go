@@ -4,14 +4,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 	bolt "go.etcd.io/bbolt"
-	"golang.org/x/sys/unix"
 )
 
 // BenchmarkUpgradeSchema1 measures the upgrade of a mainnet-shaped store
@@ -23,24 +21,11 @@ import (
 // backfill of every checksum to its end (what a one-time upgrade at Open
 // would take instead), and what the checksums add to the file.
 func BenchmarkUpgradeSchema1(b *testing.B) {
-	mb := 256
-	if v, err := strconv.Atoi(os.Getenv("CFINDEXD_BENCH_STORE_MB")); err == nil && v > 0 {
-		mb = v
-	}
+	mb := benchStoreMB("CFINDEXD_BENCH_STORE_MB")
 	path := filepath.Join(b.TempDir(), "mainnet-shaped.db")
 	start := time.Now()
 	genesis, blocks := buildMainnetShapedStore(b, path, int64(mb)<<20)
 	b.Logf("built a store of %d blocks, %d MB, in %s", blocks, fileMB(b, path), time.Since(start).Round(time.Second))
-	evict := func() {
-		f, err := os.Open(path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer f.Close()
-		if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
-			b.Fatal(err)
-		}
-	}
 	for _, cold := range []bool{true, false} {
 		name := "warm"
 		if cold {
@@ -52,7 +37,7 @@ func BenchmarkUpgradeSchema1(b *testing.B) {
 				downgradeToV1(b, path)
 				before := fileMB(b, path)
 				if cold {
-					evict()
+					evictFile(b, path)
 				} else {
 					warmFile(b, path)
 				}
@@ -125,19 +110,14 @@ func warmFile(b *testing.B, path string) {
 // its genesis hash and number of blocks.
 func buildMainnetShapedStore(b *testing.B, path string, size int64) (chainhash.Hash, int) {
 	b.Helper()
-	const batch, minLen, maxLen = 500, 200, 11_000
+	const minLen, maxLen = 200, 11_000
 	blocks := int(size / ((minLen+maxLen)/2 + 200))
 	rng := rand.NewChaCha8([32]byte{2})
 	random := make([]byte, maxLen+4096)
-	var (
-		prev, prevFH chainhash.Hash
-		genesis      chainhash.Hash
-		s            *Store
-	)
-	recs := make([]BlockRecord, 0, batch)
-	arena := make([]byte, 0, batch*maxLen)
-	for h := 0; h < blocks; h++ {
-		hdr := wire.BlockHeader{Version: 1, PrevBlock: prev, Timestamp: time.Unix(1_231_006_505+int64(h)*600, 0), Bits: 0x1d00ffff, Nonce: uint32(h)}
+	// A batch's filters share one arena, reused once it is committed.
+	arena := make([]byte, 0, benchBatch*maxLen)
+	base := wire.BlockHeader{Version: 1, Timestamp: time.Unix(1_231_006_505, 0), Bits: 0x1d00ffff}
+	genesis := writeBenchChain(b, path, blocks, base, func(h int) []byte {
 		n := minLen + (maxLen-minLen)*h/max(blocks-1, 1)
 		if h%64 == 0 {
 			_, _ = rng.Read(random)
@@ -146,25 +126,7 @@ func buildMainnetShapedStore(b *testing.B, path string, size int64) (chainhash.H
 		filter := append(arena[len(arena):len(arena)], 0xfd, byte(n/3), byte(n/3>>8))
 		filter = append(filter, random[off:off+n-3]...)
 		arena = arena[:len(arena)+len(filter)]
-		r := BlockRecord{Height: uint32(h), Hash: hdr.BlockHash(), Header: hdr, Filter: filter, FilterHeader: filterHeader(filter, prevFH)}
-		if h == 0 {
-			genesis = r.Hash
-			var err error
-			if s, err = Open(path, genesis, Options{NoSync: true}); err != nil {
-				b.Fatal(err)
-			}
-		}
-		recs = append(recs, r)
-		prev, prevFH = r.Hash, r.FilterHeader
-		if len(recs) == batch || h == blocks-1 {
-			if err := s.CommitBatch(recs); err != nil {
-				b.Fatal(err)
-			}
-			recs, arena = recs[:0], arena[:0]
-		}
-	}
-	if err := s.Close(); err != nil {
-		b.Fatal(err)
-	}
+		return filter
+	}, func() { arena = arena[:0] })
 	return genesis, blocks
 }

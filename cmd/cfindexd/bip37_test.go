@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -19,14 +17,6 @@ import (
 	"github.com/cfindexd/cfindexd/internal/p2pclient"
 	"github.com/cfindexd/cfindexd/internal/testtime"
 )
-
-// bip37Env reads a positive integer knob, or def.
-func bip37Env(name string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
-		return v
-	}
-	return def
-}
 
 // TestBIP37DaemonEqualsBtcd is issue 10's differential through the real
 // daemon: cfindexd (--peerbloomfilters) and btcd, the oracle, get the same
@@ -64,7 +54,7 @@ func TestBIP37DaemonEqualsBtcd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	node := btcdtest.Start(t, btcdtest.Options{TxIndex: true, WalletSeed: 37})
-	chain, err := bloomtest.Build(ctx, node, bip37Env("CFINDEXD_BIP37_DIFF_BLOCKS", 30), 150)
+	chain, err := bloomtest.Build(ctx, node, bloomtest.EnvInt("CFINDEXD_BIP37_DIFF_BLOCKS", 30), 150)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,13 +83,11 @@ func TestBIP37DaemonEqualsBtcd(t *testing.T) {
 
 	start := time.Now()
 	rng := rand.New(rand.NewPCG(37, 2025))
-	modes := []wire.BloomUpdateType{wire.BloomUpdateNone, wire.BloomUpdateAll, wire.BloomUpdateP2PubkeyOnly}
-	fprs := []float64{0.2, 0.05, 0.01, 0.001, 0.0001}
-	sequences := bip37Env("CFINDEXD_BIP37_DIFF_FILTERS", 12)
+	sequences := bloomtest.EnvInt("CFINDEXD_BIP37_DIFF_FILTERS", 12)
 	var blocks, txs, adds, reloads, endedByEmpty int
 	for seq := range sequences {
-		mode := modes[seq%len(modes)]
-		model := chain.RandomFilter(rng, mode, fprs)
+		mode := bloomtest.SequenceMode(seq)
+		model := chain.RandomFilter(rng, mode)
 		both(model.MsgFilterLoad())
 	sequence:
 		for i := 0; i < len(chain.Blocks); {
@@ -111,7 +99,7 @@ func TestBIP37DaemonEqualsBtcd(t *testing.T) {
 				adds++
 			case r == 3:
 				both(wire.NewMsgFilterClear())
-				model = chain.RandomFilter(rng, mode, fprs)
+				model = chain.RandomFilter(rng, mode)
 				both(model.MsgFilterLoad())
 				reloads++
 			}

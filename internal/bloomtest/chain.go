@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strconv"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/txscript/v2"
@@ -108,10 +110,11 @@ func (c *Chain) Hashes(from, n int) []chainhash.Hash {
 
 // RandomFilter draws a wallet-like filter: 1..60 elements, about two in
 // three of them real elements of the chain, the rest random 20-byte
-// strings, sized for one of fprs, in mode. It never holds the empty
-// element, whose matching btcd and Core disagree on (bloom/doc.go,
-// difference 2).
-func (c *Chain) RandomFilter(rng *rand.Rand, mode wire.BloomUpdateType, fprs []float64) *bloom.Filter {
+// strings, sized for a false-positive rate from 0.2 down to 0.0001, in
+// mode. It never holds the empty element, whose matching btcd and Core
+// disagree on (bloom/doc.go, difference 2).
+func (c *Chain) RandomFilter(rng *rand.Rand, mode wire.BloomUpdateType) *bloom.Filter {
+	fprs := [...]float64{0.2, 0.05, 0.01, 0.001, 0.0001}
 	for {
 		n := 1 + rng.IntN(60)
 		p, err := bloom.ParamsFor(n, fprs[rng.IntN(len(fprs))])
@@ -138,3 +141,21 @@ func (c *Chain) RandomFilter(rng *rand.Rand, mode wire.BloomUpdateType, fprs []f
 
 // Element returns a random element of the pool.
 func (c *Chain) Element(rng *rand.Rand) []byte { return c.Pool[rng.IntN(len(c.Pool))] }
+
+// SequenceMode is the update mode of the differential's filter sequence
+// seq: BLOOM_UPDATE_NONE, BLOOM_UPDATE_ALL and BLOOM_UPDATE_P2PUBKEY_ONLY in
+// turn.
+func SequenceMode(seq int) wire.BloomUpdateType {
+	modes := [...]wire.BloomUpdateType{wire.BloomUpdateNone, wire.BloomUpdateAll, wire.BloomUpdateP2PubkeyOnly}
+	return modes[seq%len(modes)]
+}
+
+// EnvInt reads a positive integer from the environment variable name (a
+// knob that makes a differential larger), or def when it is unset or not
+// one.
+func EnvInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}

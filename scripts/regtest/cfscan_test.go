@@ -52,21 +52,7 @@ func TestCfscanFindsTheDemoPaymentBothWays(t *testing.T) {
 	defer stopDemo()
 	state := filepath.Join(t.TempDir(), "state")
 	var out syncBuffer
-	ready := make(chan *report, 1)
-	done := make(chan error, 1)
-	go func() {
-		_, err := runDemo(demoCtx, demoConfig{StateDir: state, Node: nodeBtcd, Blocks: 20, Keep: true, Out: &out,
-			onReady: func(r *report) { ready <- r }})
-		done <- err
-	}()
-	var rep *report
-	select {
-	case rep = <-ready:
-	case err := <-done:
-		t.Fatalf("demo ended before its report: %v\n%s", err, out.String())
-	case <-ctx.Done():
-		t.Fatalf("no demo report:\n%s", out.String())
-	}
+	rep, done := startKeptDemo(demoCtx, t, state, 20, &out, nil)
 	defer func() {
 		stopDemo()
 		select {

@@ -107,6 +107,34 @@ func testDemoRun(t *testing.T, kind string) {
 	}
 }
 
+// startKeptDemo runs the demo with -keep on blocks blocks, its state in
+// state and its output in out, until ctx ends, and returns its report
+// once it is ready and the channel its result arrives on. The demo ending
+// first, ctx ending or wait (nil: none) firing first fails t.
+func startKeptDemo(ctx context.Context, t *testing.T, state string, blocks int, out *syncBuffer, wait <-chan time.Time) (*report, <-chan error) {
+	t.Helper()
+	ready := make(chan *report, 1)
+	done := make(chan error, 1)
+	go func() {
+		_, err := runDemo(ctx, demoConfig{
+			StateDir: state, Node: nodeBtcd, Blocks: blocks, Keep: true, Out: out,
+			onReady: func(r *report) { ready <- r },
+		})
+		done <- err
+	}()
+	select {
+	case rep := <-ready:
+		return rep, done
+	case err := <-done:
+		t.Fatalf("demo ended before its report: %v\n%s", err, out.String())
+	case <-ctx.Done():
+		t.Fatalf("no demo report:\n%s", out.String())
+	case <-wait:
+		t.Fatalf("no demo report in time:\n%s", out.String())
+	}
+	return nil, nil
+}
+
 // TestStopEndsAKeptDemo runs the demo with -keep, then the README's stop
 // command: every process the demo recorded exits and the state directory
 // is removed, and the kept demo returns.
@@ -118,23 +146,7 @@ func TestStopEndsAKeptDemo(t *testing.T) {
 	defer cancel()
 	state := filepath.Join(t.TempDir(), "state")
 	var out syncBuffer
-	ready := make(chan *report, 1)
-	done := make(chan error, 1)
-	go func() {
-		_, err := runDemo(ctx, demoConfig{
-			StateDir: state, Node: nodeBtcd, Blocks: 5, Keep: true, Out: &out,
-			onReady: func(r *report) { ready <- r },
-		})
-		done <- err
-	}()
-	var rep *report
-	select {
-	case rep = <-ready:
-	case err := <-done:
-		t.Fatalf("demo ended before its report: %v\n%s", err, out.String())
-	case <-time.After(testtime.Scale(2 * time.Minute)):
-		t.Fatalf("no report within 2 minutes:\n%s", out.String())
-	}
+	rep, done := startKeptDemo(ctx, t, state, 5, &out, time.After(testtime.Scale(2*time.Minute)))
 	t.Log("demo output:\n" + out.String())
 	for _, want := range []string{"still running (-keep)", "node RPC", "node P2P            " + rep.NodeP2P, "cfindexd P2P        " + rep.P2PAddr,
 		"cfindexd HTTP       http://" + rep.HTTPAddr, "neutrino            in this process, peer " + rep.P2PAddr, rep.MineCommand} {
