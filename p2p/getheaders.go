@@ -57,19 +57,26 @@ func buildHeaders(env *handlerEnv, st *peerState, m *wire.MsgGetHeaders) (*wire.
 	}
 	if fork < tip.Height {
 		end := min(tip.Height, fork+MaxHeadersResults)
+		// The answer ends early at the hash stop when it is an active block
+		// within the range: one look-up instead of hashing every header.
+		stopHeight, active, err := env.view.HeightOf(m.HashStop)
+		switch {
+		case errors.Is(err, ErrNotFound):
+		case err != nil:
+			return nil, fmt.Errorf("getheaders stop %s: %w", m.HashStop, err)
+		case active && stopHeight > fork && stopHeight < end:
+			end = stopHeight
+		}
 		hdrs, err := env.view.Headers(fork+1, end)
 		if err != nil {
 			return nil, ignoreNotFound(fmt.Errorf("getheaders %d..%d: %w", fork+1, end, err))
 		}
-		var last chainhash.Hash
+		resp.Headers = make([]*wire.BlockHeader, len(hdrs))
 		for i := range hdrs {
-			resp.Headers = append(resp.Headers, &hdrs[i])
-			last = hdrs[i].BlockHash()
-			if last == m.HashStop {
-				break
-			}
+			resp.Headers[i] = &hdrs[i]
 		}
-		if len(resp.Headers) > 0 {
+		if n := len(hdrs); n > 0 {
+			last := hdrs[n-1].BlockHash()
 			st.known.Add(last[:])
 		}
 	}

@@ -119,3 +119,29 @@ func BenchmarkServeGetCFHeaders(b *testing.B) {
 	}
 	b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(answers), "cpu-ns/answer")
 }
+
+// BenchmarkServeGetHeaders is the same for a getheaders answer of 2,000
+// headers (a locator of one active block's hash, as a peer starting from
+// genesis sends).
+func BenchmarkServeGetHeaders(b *testing.B) {
+	s, p, blocks, ctx := benchServer(b, 2300)
+	emit := p.emit(ctx)
+	cpu0 := processCPU()
+	var answers int
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		answers++
+		start := uint32(i*131) % uint32(len(blocks)-2001)
+		msg := wire.NewMsgGetHeaders()
+		if err := msg.AddBlockLocatorHash(&blocks[start].hash); err != nil {
+			b.Fatal(err)
+		}
+		if err := dispatch(ctx, s.env, p.st, msg, emit); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for p.budget.Queued() > 0 {
+		time.Sleep(time.Millisecond)
+	}
+	b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(answers), "cpu-ns/answer")
+}
