@@ -148,7 +148,14 @@ func startDaemon(ctx context.Context, t *testing.T, node *btcdtest.Node, tip int
 		"--rpcconnect="+host, "--rpcport="+port, "--rpcuser="+node.User(), "--rpcpassword="+node.Password(),
 		"--nodep2p="+node.P2PAddr(), "--httplisten=", "--listen="+p2pAddr, "--pollinterval=100ms",
 		"--logformat=json", "--loglevel=info")
-	cmd.Env = append(os.Environ(), "CFINDEXD_CONFIG=")
+	// Without the developer's CFINDEXD_* variables, which cfindexd would
+	// obey or refuse.
+	cmd.Env = []string{"CFINDEXD_CONFIG="}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CFINDEXD_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
