@@ -35,6 +35,7 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/internal/attackwire"
 )
 
 const (
@@ -360,13 +361,13 @@ func TestAttackHugeDeclaredCounts(t *testing.T) {
 	// further, so every kind comes first now and then, and the first round
 	// starts with a malformed getdata, so that an address is discouraged
 	// however few rounds a loaded machine gets through.
-	payloads := hugeCountPayloads()
+	payloads := attackwire.HugeCountPayloads()
 	names := slices.Sorted(maps.Keys(payloads))
 	first := slices.Index(names, "getdata of 50,000 entries")
 	names = append(names[first:], names[:first]...)
 	frames := make([][]byte, len(names))
 	for k, name := range names {
-		frames[k] = rawFrame(commandOf(name), payloads[name])
+		frames[k] = rawFrame(attackwire.CommandOf(name), payloads[name])
 	}
 	rotated := func(k int) []byte {
 		k %= len(frames)
