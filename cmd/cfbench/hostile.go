@@ -392,6 +392,10 @@ func (r *hostileReport) writeTable(w io.Writer) error {
 		if c.UpError != "" {
 			fmt.Fprintf(w, "  %s: %s\n", c.Name, c.UpError)
 		}
+		if p99 := c.Good.Latency.P99; p99 > hostileP99Goal/4 {
+			fmt.Fprintf(w, "  %s: the well-behaved client's p99 by request: getcfilters %s, getcfheaders %s, REST filter %s, bulk file %s\n", c.Name,
+				latency(c.Good.ByKind["getcfilters"].P99), latency(c.Good.ByKind["getcfheaders"].P99), latency(c.Good.ByKind["rest"].P99), latency(c.Good.ByKind["bulk"].P99))
+		}
 		if c.HTTPConns > 0 {
 			fmt.Fprintf(w, "  %s: %d idle connections aimed for (open file limit %d)\n", c.Name, c.HTTPConns, r.NoFile)
 		}

@@ -151,8 +151,10 @@ type goodClientResult struct {
 	Refused      int    `json:"refused"`
 	BulkRefused  int    `json:"bulk_refused"`
 	FirstRefusal string `json:"first_refusal,omitempty"`
-	// Latency is over every answered request, P2P and HTTP.
-	Latency latencyStats `json:"latency"`
+	// Latency is over every answered request, P2P and HTTP; ByKind per
+	// kind of request.
+	Latency latencyStats            `json:"latency"`
+	ByKind  map[string]latencyStats `json:"latency_by_kind"`
 }
 
 // Ranges the well-behaved client asks for.
@@ -177,9 +179,10 @@ type goodClient struct {
 	rng                   *rand.Rand
 	http                  *http.Client
 
-	mu  sync.Mutex
-	res goodClientResult
-	lat []time.Duration
+	mu     sync.Mutex
+	res    goodClientResult
+	lat    []time.Duration
+	byKind map[*int][]time.Duration
 }
 
 // newGoodClient makes the client; it runs with run.
@@ -215,6 +218,10 @@ func (g *goodClient) answered(kind *int, took time.Duration) {
 	*kind++
 	g.res.Requests++
 	g.lat = append(g.lat, took)
+	if g.byKind == nil {
+		g.byKind = make(map[*int][]time.Duration)
+	}
+	g.byKind[kind] = append(g.byKind[kind], took)
 }
 
 // result returns what the client saw so far.
@@ -223,6 +230,10 @@ func (g *goodClient) result() goodClientResult {
 	defer g.mu.Unlock()
 	r := g.res
 	r.Latency = newLatencyStats(append([]time.Duration(nil), g.lat...))
+	r.ByKind = make(map[string]latencyStats)
+	for name, kind := range map[string]*int{"getcfilters": &g.res.Filters, "getcfheaders": &g.res.Headers, "rest": &g.res.REST, "bulk": &g.res.Bulk} {
+		r.ByKind[name] = newLatencyStats(append([]time.Duration(nil), g.byKind[kind]...))
+	}
 	return r
 }
 
