@@ -337,6 +337,7 @@ func runHostileClass(ctx context.Context, cfg hostileConfig, base daemonRun, cla
 // readiness check over HTTP.
 func waitServing(ctx context.Context, proc *daemonProc, env attackEnv) error {
 	deadline := time.Now().Add(2 * time.Minute)
+	client := &http.Client{Timeout: 5 * time.Second}
 	var last error
 	for time.Now().Before(deadline) {
 		select {
@@ -352,7 +353,7 @@ func waitServing(ctx context.Context, proc *daemonProc, env attackEnv) error {
 			continue
 		}
 		p.close()
-		resp, err := http.Get("http://" + env.httpAddr + "/readyz")
+		resp, err := client.Get("http://" + env.httpAddr + "/readyz")
 		if err != nil {
 			last = err
 			continue
