@@ -64,15 +64,17 @@ func (c *Client) getBlocksHex(ctx context.Context, hashes []chainhash.Hash, maxR
 		}
 		err = c.callHexBatchPrefix(ctx, "getblock", params, maxReply, &got, use, fail)
 	}
+	// The errors name the call (getblock, batch of n getblock) already;
+	// the block is what they lack.
 	if err != nil {
 		if len(hashes) == 1 {
-			return 0, fmt.Errorf("getblock %s: %w", hashes[0], err)
+			return 0, fmt.Errorf("block %s: %w", hashes[0], err)
 		}
-		return 0, fmt.Errorf("getblock %s and %d more: %w", hashes[0], len(hashes)-1, err)
+		return 0, fmt.Errorf("blocks %s and %d more: %w", hashes[0], len(hashes)-1, err)
 	}
 	for i, err := range errs[:got] {
 		if err != nil {
-			return 0, fmt.Errorf("getblock %s: %w", hashes[i], err)
+			return 0, fmt.Errorf("block %s: %w", hashes[i], err)
 		}
 	}
 	return got, nil

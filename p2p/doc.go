@@ -79,7 +79,7 @@
 // every 1,000th filter header, as Bitcoin Core's filter index does.
 //
 // MemoryBound computes what all this adds up to for a configuration;
-// README.md spells the formula out (about 205 MiB with the defaults).
+// README.md spells the formula out (about 210 MiB with the defaults).
 //
 // # Slots, eviction, discouragement (admission.go, eviction.go, discourage.go)
 //

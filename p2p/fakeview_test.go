@@ -63,6 +63,9 @@ type fakeView struct {
 	sharedFilter []byte
 	// filtersRead counts filters EachFilter handed out.
 	filtersRead atomic.Int64
+	// readErr, when set, is what every filter read (EachFilter,
+	// AppendFilterHashes) fails with: a store fault.
+	readErr error
 }
 
 var _ ChainView = (*fakeView)(nil)
@@ -287,6 +290,9 @@ func (v *fakeView) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i i
 	if v.eachHook != nil {
 		v.eachHook()
 	}
+	if v.readErr != nil {
+		return 0, v.readErr
+	}
 	for i, h := range hashes {
 		v.mu.Lock()
 		b, ok := v.byHash[h]
@@ -307,6 +313,9 @@ func (v *fakeView) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i i
 }
 
 func (v *fakeView) AppendFilterHashes(dst []byte, stop chainhash.Hash, start uint32) (chainhash.Hash, []byte, error) {
+	if v.readErr != nil {
+		return chainhash.Hash{}, dst, v.readErr
+	}
 	bs, err := v.chainTo(stop, start)
 	if err != nil {
 		return chainhash.Hash{}, dst, err

@@ -26,8 +26,9 @@ func TestDecodedBlockCostHeldToHeap(t *testing.T) {
 		raws[i] = buf.Bytes()
 		size += buf.Len()
 	}
-	// wire's decoder keeps a free list of script buffers (up to 6 MB):
-	// fill it first, so that it does not count as the blocks' memory.
+	// wire's decoder borrows a 4 MiB script slab per decode from a free
+	// list that keeps them (MemoryBound counts it apart): have one there
+	// first, so that it does not count as the blocks' memory.
 	for _, raw := range raws {
 		if _, err := decodeBlock(raw, true); err != nil {
 			t.Fatal(err)

@@ -39,6 +39,13 @@ const (
 	// block about blockFetchFactor times (hex reply, decoded, encoded).
 	maxBlockBytes    = 4_000_000
 	blockFetchFactor = 5
+	// wireScriptSlab is what btcd's wire (v2.0.1) borrows for the scripts
+	// of every block or transaction it decodes: a 4 MiB slab from a free
+	// list that keeps up to 125 of them for good. The server's decodes
+	// are the block fetches (MaxBlockFetches at once) and, with BIP-37,
+	// one block at a time, so that many slabs stay on the heap whatever
+	// the blocks' sizes.
+	wireScriptSlab = 4 << 20
 	// discouragedEntryBytes is the cost of one discouragement entry.
 	discouragedEntryBytes = 64
 
@@ -69,15 +76,18 @@ const (
 //	      SendBudget + peers × 272 KiB)
 //	+ 5 × RecvBudget (4 × without relay)             large frames being decoded
 //	+ MaxFilterWork × 512 KiB                        answers being built
-//	+ BlockCacheBytes + MaxBlockFetches × 5 × 4 MB   blocks (with a fetcher)
+//	+ BlockCacheBytes + MaxBlockFetches × (5 × 4 MB  blocks (with a fetcher)
+//	                    + 4 MiB)                     and wire's script slabs
 //	+ MaxDiscouraged × 64 B
 //
 // (256 KiB is the largest filter a cfilter carries. One queue entry per
 // peer may exceed the send budgets so that a reading peer always
 // progresses: a frame, or a chunk of cfilter frames, under 16 KiB plus
 // the largest frame, 272 KiB.) With the defaults and 125 peers this is
-// about 205 MiB; it is a worst case that needs every peer to hit every
-// limit at once.
+// about 210 MiB; it is a worst case that needs every peer to hit every
+// limit at once. (wire borrows a 4 MiB slab for the scripts of each block
+// it decodes and keeps it in a free list afterwards: one per concurrent
+// block fetch.)
 //
 // BIP-37 serving (Bloom.Enabled) adds per peer its state (a 36,000-byte
 // filter, the announcer's queue, a mempool answer chunk, matched
@@ -85,7 +95,8 @@ const (
 // largest unshared frame from 256 KiB to a 400,000-byte transaction (a
 // merkleblock over 256 KiB is refused), and server-wide the decoded blocks
 // (Bloom.FilteredBlockCacheBytes, pinned blocks included, and one block
-// being decoded, 16 MB): about 310 MiB with the defaults.
+// being decoded, 16 MB, with its script slab): about 325 MiB with the
+// defaults.
 func MemoryBound(cfg Config) int64 {
 	c := cfg.withDefaults()
 	n := int64(c.MaxPeers)
@@ -97,7 +108,7 @@ func MemoryBound(cfg Config) int64 {
 		queueEntry = max(queueEntry, maxTxFrame)
 		bloomBytes = n * bloomPeerBytes
 		if c.Blocks != nil {
-			bloomBytes += c.Bloom.FilteredBlockCacheBytes + maxDecodedBlock
+			bloomBytes += c.Bloom.FilteredBlockCacheBytes + maxDecodedBlock + wireScriptSlab
 		}
 	}
 	perPeer := int64(peerReadBuffer+peerWriteBuffer+decodedFactor*maxSmallFrame+
@@ -109,7 +120,7 @@ func MemoryBound(cfg Config) int64 {
 	}
 	var blocks int64
 	if c.Blocks != nil {
-		blocks = c.BlockCacheBytes + int64(c.MaxBlockFetches)*blockFetchFactor*maxBlockBytes
+		blocks = c.BlockCacheBytes + int64(c.MaxBlockFetches)*(blockFetchFactor*maxBlockBytes+wireScriptSlab)
 	}
 	return n*perPeer + queued + recv + blocks + bloomBytes +
 		int64(c.MaxFilterWork)*answerBuild +

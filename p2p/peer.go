@@ -218,7 +218,7 @@ func (p *peer) tickLoop(ctx context.Context) (err error) {
 			}
 			msg, err := announcement(view, tip, p.st.known, p.st.preferHeaders.Load())
 			if err != nil {
-				p.log.Warn().Err(err).Msg("building tip announcement failed")
+				ourFailure(&p.log, err).Err(err).Msg("building tip announcement failed")
 				continue
 			}
 			if msg != nil {
@@ -248,7 +248,7 @@ func (p *peer) readLoop(ctx context.Context) error {
 		case errors.Is(err, ErrMisbehaving), errors.Is(err, errDisconnect), ctx.Err() != nil:
 			return err
 		default:
-			p.log.Warn().Err(err).Str("cmd", f.command).Msg("request failed on our side; peer kept")
+			ourFailure(&p.log, err).Err(err).Str("cmd", f.command).Msg("request failed on our side; peer kept")
 		}
 	}
 }

@@ -140,7 +140,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			// transient: back off and retry, as net/http does.
 			if !errors.Is(err, net.ErrClosed) {
 				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				s.log.Warn().Err(err).Dur("backoff", backoff).Msg("accept failed")
+				s.log.Warn().Err(err).Stringer("backoff", backoff).Msg("accept failed")
 				select {
 				case <-time.After(backoff):
 					continue

@@ -205,7 +205,7 @@ func TestBulkBadRequests(t *testing.T) {
 	}
 	// With every bulk slot taken, the next download is refused with 503.
 	busy := newTestServer(t, synthView(t, synthChain(t, 10, 3)), Config{MaxBulkInFlight: 1})
-	release, _ := busy.bulkSlots.acquire(clientKeyOf("198.51.100.7:1")) // another client
+	release, _ := busy.bulkSlots.acquire(clientKeyOf("198.51.100.7:1"), func() {}) // another client
 	if resp := do(t, busy.Handler(), "GET", "/bulk/headers/0-10.bin", nil); resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("bulk download beyond the limit: %d", resp.StatusCode)
 	}

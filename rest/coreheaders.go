@@ -49,7 +49,7 @@ func (s *Server) serveCoreHeaders(w http.ResponseWriter, req coreRequest) {
 			return
 		}
 	}
-	writeCoreBody(w, req.format, buf.Bytes(), "")
+	writeCoreBody(w, req.format, [][]byte{buf.Bytes()}, nil)
 }
 
 // serveCoreHashByHeight answers /rest/blockhashbyheight/<height>.<fmt>.
@@ -81,7 +81,7 @@ func (s *Server) serveCoreHashByHeight(w http.ResponseWriter, req coreRequest) {
 		_, _ = w.Write([]byte(body))
 		return
 	}
-	writeCoreBody(w, req.format, hash[:], `{"blockhash":"`+hash.String()+`"}`)
+	writeCoreBody(w, req.format, [][]byte{hash[:]}, jsonText(`{"blockhash":"`+hash.String()+`"}`))
 }
 
 // Core's URI prefixes of the chain endpoints served from the store's

@@ -1,12 +1,10 @@
 package rest
 
 import (
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 
@@ -30,28 +28,6 @@ func writeCoreError(w http.ResponseWriter, e *coreError) {
 	w.Header().Set("Content-Length", strconv.Itoa(len(msg)))
 	w.WriteHeader(e.status)
 	_, _ = w.Write([]byte(msg))
-}
-
-// writeCoreBody sends a 200 in format f: raw bytes, lower-case hex plus a
-// newline, or the given JSON text plus a newline.
-func writeCoreBody(w http.ResponseWriter, f restFormat, raw []byte, jsonText string) {
-	var body []byte
-	switch f {
-	case formatBin:
-		w.Header().Set("Content-Type", ctBinary)
-		body = raw
-	case formatHex:
-		w.Header().Set("Content-Type", ctText)
-		body = make([]byte, hex.EncodedLen(len(raw))+1)
-		hex.Encode(body, raw)
-		body[len(body)-1] = '\n'
-	case formatJSON:
-		w.Header().Set("Content-Type", ctJSON)
-		body = []byte(jsonText + "\n")
-	}
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(body)
 }
 
 // formatError is Core's answer to a missing or unknown extension, which it
@@ -80,21 +56,17 @@ func (s *Server) serveCoreFilter(w http.ResponseWriter, req coreRequest) {
 	}
 	// Only the form asked for is built; nothing is hashed (the store keeps
 	// the filter as it is served).
-	if req.format == formatJSON {
-		writeCoreBody(w, req.format, nil, `{"filter":"`+hex.EncodeToString(rec.Filter)+`"}`)
-		return
-	}
-	writeCoreBody(w, req.format, serializeBlockFilter(req.hash, rec.Filter), "")
+	writeCoreBody(w, req.format, [][]byte{blockFilterPrefix(req.hash, rec.Filter), rec.Filter}, jsonHexField{"filter", rec.Filter})
 }
 
-// serializeBlockFilter is Core's BlockFilter serialization: filter type
-// byte, block hash in internal order, CompactSize length, encoded filter
-// (which starts with its own CompactSize N). It is also the payload of the
-// P2P cfilter message, whose prefix store.PutCFilterPrefix writes.
-func serializeBlockFilter(hash chainhash.Hash, filter []byte) []byte {
-	out := make([]byte, store.CFilterPrefixLen(len(filter)), store.CFilterPrefixLen(len(filter))+len(filter))
+// blockFilterPrefix is what comes before the encoded filter (which starts
+// with its own CompactSize N) in Core's BlockFilter serialization: filter
+// type byte, block hash in internal order, CompactSize length. It is also
+// the P2P cfilter message's payload prefix (store.PutCFilterPrefix).
+func blockFilterPrefix(hash chainhash.Hash, filter []byte) []byte {
+	out := make([]byte, store.CFilterPrefixLen(len(filter)))
 	store.PutCFilterPrefix(out, &hash, len(filter))
-	return append(out, filter...)
+	return out
 }
 
 // serveCoreFilterHeaders answers /rest/blockfilterheaders/basic/....
@@ -117,17 +89,10 @@ func (s *Server) serveCoreFilterHeaders(w http.ResponseWriter, req coreRequest) 
 		return
 	}
 	raw := make([]byte, 0, len(fhs)*chainhash.HashSize)
-	var js strings.Builder
-	js.WriteByte('[')
-	for i, fh := range fhs {
+	for _, fh := range fhs {
 		raw = append(raw, fh[:]...)
-		if i > 0 {
-			js.WriteByte(',')
-		}
-		js.WriteString(`"` + fh.String() + `"`)
 	}
-	js.WriteByte(']')
-	writeCoreBody(w, req.format, raw, js.String())
+	writeCoreBody(w, req.format, [][]byte{raw}, jsonHashArray(raw))
 }
 
 // activeFrom reads with read the active chain from the block hash upward,

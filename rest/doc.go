@@ -42,7 +42,12 @@
 //     request read, no file descriptor kept.
 //   - Bulk downloads (bulkslots.go, minrate.go): at most MaxBulkInFlight at
 //     once and MaxBulkPerAddr per client address (503 with Retry-After
-//     beyond). Each window of BulkMinRateWindow, the first included, must
+//     beyond). With every slot taken, a newcomer takes over the youngest
+//     download of the network group (IPv4 /16, IPv6 /32) holding the most
+//     slots if that group holds at least two more than the newcomer's (the
+//     download is cut; groups cannot take slots back and forth), so a few
+//     hosts reading just above the minimum rate cannot lock out every other
+//     network. Each window of BulkMinRateWindow, the first included, must
 //     deliver BulkMinRate × BulkMinRateWindow bytes to the socket, or the
 //     download is cut off through the connection's write deadline and its
 //     slot freed. Counting per window, not on average, keeps socket buffers

@@ -204,7 +204,7 @@ func pollOnce(ctx context.Context, c *http.Client, base string, chain []store.Bl
 			return false, fmt.Errorf("%s: %d bytes, want filter header %s first", url, len(b), rec.FilterHeader)
 		}
 	case 2:
-		if !bytes.Equal(b, serializeBlockFilter(rec.Hash, rec.Filter)) {
+		if !bytes.Equal(b, append(blockFilterPrefix(rec.Hash, rec.Filter), rec.Filter...)) {
 			return false, fmt.Errorf("%s: wrong filter", url)
 		}
 	case 3:

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -183,8 +184,13 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveBulkRoute takes a bulk slot (or answers 503) and serves the file.
+// If a newcomer takes the slot over (bulkSlots), the download is cut off.
 func (s *Server) serveBulkRoute(w http.ResponseWriter, r *http.Request, t target) {
-	release, refused := s.bulkSlots.acquire(clientKeyOf(r.RemoteAddr))
+	cw := &cutWriter{ResponseWriter: w}
+	release, refused := s.bulkSlots.acquire(clientKeyOf(r.RemoteAddr), func() {
+		s.log.Debug().Str("client", r.RemoteAddr).Msg("bulk download cut off: its slot was taken over by a client of a network holding fewer slots")
+		cw.cut()
+	})
 	if release == nil {
 		s.metrics.httpBulkRefused(refused)
 		w.Header().Set("Retry-After", "5")
@@ -196,8 +202,41 @@ func (s *Server) serveBulkRoute(w http.ResponseWriter, r *http.Request, t target
 		return
 	}
 	defer release()
-	s.serveBulkFile(w, r, t)
+	s.serveBulkFile(cw, r, t)
 }
+
+// errBulkTakenOver ends a bulk download whose slot another client took
+// over.
+var errBulkTakenOver = errors.New("bulk slot taken over by another client")
+
+// cutWriter is a bulk download's response writer that cut ends: every
+// write after it fails, and the one in progress is interrupted through
+// the connection's write deadline.
+type cutWriter struct {
+	http.ResponseWriter
+	taken atomic.Bool
+}
+
+// cut ends the download; it may be called from any goroutine.
+func (c *cutWriter) cut() {
+	c.taken.Store(true)
+	_ = http.NewResponseController(c.ResponseWriter).SetWriteDeadline(time.Now())
+}
+
+// Write writes p unless the download was cut.
+func (c *cutWriter) Write(p []byte) (int, error) {
+	if c.taken.Load() {
+		return 0, errBulkTakenOver
+	}
+	n, err := c.ResponseWriter.Write(p)
+	if err != nil && c.taken.Load() {
+		err = errBulkTakenOver
+	}
+	return n, err
+}
+
+// Unwrap gives http.ResponseController the connection's writer.
+func (c *cutWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
 // serveMetrics refreshes the gauges read from the store, then serves the
 // registry.

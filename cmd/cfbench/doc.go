@@ -4,6 +4,7 @@
 //	go run ./cmd/cfbench sync [flags]   catch-up: cfindexd vs btcd's own cfindex
 //	go run ./cmd/cfbench serve [flags]  serving getcfilters/getcfheaders to many peers
 //	go run ./cmd/cfbench bip37 [flags]  the serve load beside BIP-37 wallets, against itself alone
+//	go run ./cmd/cfbench hostile [flags] every attack class of issue 9, a well-behaved client beside it
 //
 // # sync
 //
@@ -95,6 +96,40 @@
 // btcd's own filters (getcfilter over RPC, fetched before the load), and
 // the server's and the load generator's CPU time per filter served are
 // reported beside the rates.
+//
+// # hostile
+//
+// hostile runs the real cfindexd binary against btcd on the mainnet-shaped
+// chain (mainnet-size filters, ~22 KB; -chain=rich for the small tx-rich
+// chain) and attacks it, one class of issue 9's table at a time, for
+// -duration (30 s) each: huge declared counts as the first frame and
+// after verack, 120 peers pipelining getcfilters and never reading, 16
+// addresses filling every slot, 20,000 idle HTTP keep-alive connections
+// (-httpconns; at most the open file limit, raised to its hard limit,
+// less 1,000), 8 slow readers of the bulk filters file, 120 peers asking
+// for random blocks, 50,000-entry invs with relaytx on, 3.9 MB of a 4 MB
+// tx frame from 120 peers, invalid requests from one address, and
+// getheaders from genesis (the corrupt-store half of that row is offline:
+// cmd/cfindexd's store-fault tests). Attackers dial from 127.x.y.z
+// source addresses (a /16 block per class), never decode what they read,
+// and reconnect when the daemon drops them. The attack payloads with huge
+// counts are internal/attackwire's, shared with the p2p package's tests.
+//
+// Each class gets a fresh cfindexd process (both listeners on loopback,
+// default limits, relaytx where the class needs it) on the store one
+// catch-up built, so the peak RSS (VmHWM, read before SIGTERM) is the
+// class's own. Beside the attack, after -settle, a well-behaved client from
+// a fresh address (for the invalid-requests class: the attacker's address,
+// as behind one NAT) loops getcfilters of 100 blocks and getcfheaders of
+// 1,000 over P2P, a REST filter and the bulk filter-headers file over HTTP,
+// comparing every byte with btcd's filters; it counts answers, latency
+// and refusals (a refused or dropped connection, a timeout, a non-200
+// answer, wrong bytes). The report gives per class the peak RSS, the
+// client's requests, p50/p99/max and refusals, whether cfindexd stayed up
+// and exited 0 on SIGTERM, and what the attack did; then it checks every
+// filter and filter header of the store against btcd's. Goals: peak RSS
+// ≤ 250 MB in every class, the client never refused, its p99 ≤ 2 s, the
+// store intact.
 //
 // # Measurement choices
 //

@@ -24,9 +24,10 @@ type subcommand struct {
 // subcommands lists the benchmarks by name.
 func subcommands() map[string]subcommand {
 	return map[string]subcommand{
-		"sync":  {summary: "catch-up speed, CPU and RSS of cfindexd vs btcd building its own cfindex", run: runSync},
-		"serve": {summary: "getcfilters/getcfheaders throughput and latency under 100 peers, cfindexd vs btcd", run: runServe},
-		"bip37": {summary: "BIP-157 throughput beside 100 BIP-37 wallets vs alone, and cfindexd's RSS", run: runBIP37},
+		"sync":    {summary: "catch-up speed, CPU and RSS of cfindexd vs btcd building its own cfindex", run: runSync},
+		"serve":   {summary: "getcfilters/getcfheaders throughput and latency under 100 peers, cfindexd vs btcd", run: runServe},
+		"bip37":   {summary: "BIP-157 throughput beside 100 BIP-37 wallets vs alone, and cfindexd's RSS", run: runBIP37},
+		"hostile": {summary: "every attack class of issue 9 against cfindexd: its peak RSS, a well-behaved client's p99 and refusals", run: runHostile},
 	}
 }
 
@@ -71,7 +72,7 @@ var errUsage = errors.New("usage")
 func usage(w io.Writer, cmds map[string]subcommand) {
 	fmt.Fprintln(w, "Usage: cfbench <subcommand> [flags]")
 	fmt.Fprintln(w)
-	for _, name := range []string{"sync", "serve", "bip37"} {
-		fmt.Fprintf(w, "  %-6s %s\n", name, cmds[name].summary)
+	for _, name := range []string{"sync", "serve", "bip37", "hostile"} {
+		fmt.Fprintf(w, "  %-7s %s\n", name, cmds[name].summary)
 	}
 }

@@ -62,7 +62,18 @@ func (f frame) is(cmd string) bool {
 // dialPeer connects to addr and completes the version/verack handshake as
 // a light client (no services, no tx relay) within timeout.
 func dialPeer(addr string, params *chaincfg.Params, nonce uint64, timeout time.Duration) (*wirePeer, error) {
-	conn, err := net.DialTimeout("tcp", addr, timeout)
+	return dialPeerFrom(addr, "", params, nonce, timeout)
+}
+
+// dialPeerFrom is dialPeer from the local address localIP (any when
+// empty): hostile's clients stand in for many hosts with 127.x.y.z source
+// addresses.
+func dialPeerFrom(addr, localIP string, params *chaincfg.Params, nonce uint64, timeout time.Duration) (*wirePeer, error) {
+	d := net.Dialer{Timeout: timeout}
+	if localIP != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(localIP)}
+	}
+	conn, err := d.Dial("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", addr, err)
 	}

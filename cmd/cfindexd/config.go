@@ -101,7 +101,7 @@ type Config struct {
 
 	// Load on the node and memory (perf-bench, issue 12).
 	RPCThreads  int `toml:"rpcthreads" usage:"the node's -rpcthreads: getblock-3 mode keeps one fewer requests in flight; 0 = Core's default for its version (4, or 16 since v29)"`
-	MemoryLimit int `toml:"memorylimit" usage:"MiB the Go runtime aims to stay under (soft limit: the GC works harder near it); 0 = derived from scriptcache and workers; the GOMEMLIMIT environment variable overrides it"`
+	MemoryLimit int `toml:"memorylimit" usage:"MiB the Go runtime aims to stay under (soft limit: the GC works harder near it); 0 = the sum of the budgets (indexer, P2P, HTTP, mempool mirror, 32 MiB base), at most 3/4 of a cgroup's memory.max; the GOMEMLIMIT environment variable overrides it"`
 }
 
 // defaultConfig returns the configuration used for every key that no file,

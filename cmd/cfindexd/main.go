@@ -47,7 +47,9 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	}
 	log := newLogger(cfg, stderr)
 	env := environMap(environ)
-	applyMemoryLimit(cfg, func(k string) string { return env[k] }, log)
+	if nw, err := lookupNetwork(cfg.Chain); err == nil { // else runDaemon reports it
+		applyMemoryLimit(cfg, memoryBudgetOf(cfg, nw), func(k string) string { return env[k] }, cgroupMemoryMax(os.ReadFile), log)
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -8,9 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -371,76 +376,142 @@ func TestTakeReindexFlag(t *testing.T) {
 	}
 }
 
-// TestFDBudget: the open file limit must cover the caps (the defaults fit
-// in the usual 1024); a listener that is off needs none.
+// TestFDBudget: the open file limit must cover the caps and the node
+// connections (the defaults fit in the usual 1024); a listener that is off
+// needs none; maxblockfetches, workers and the mempool mirror raise it.
 func TestFDBudget(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.Listen, cfg.HTTPListen = ":8383", "127.0.0.1:8384"
-	need := uint64(cfg.MaxPeers + cfg.HTTPMaxConns + fdReserve)
-	if err := fdBudget(cfg, need); err != nil {
+	need, _, _, node := fdNeed(cfg)
+	// The indexer's 16 (Core's rpcthreads, above 2 × 8 workers) + 4, the
+	// P2P block source's 4, the peers' client's 2 + 1.
+	if node != 16+4+4+2+1 || need != cfg.MaxPeers+cfg.HTTPMaxConns+node+fdFixed {
+		t.Fatalf("need %d with %d node connections", need, node)
+	}
+	if err := fdBudget(cfg, uint64(need)); err != nil {
 		t.Fatalf("limit %d: %v", need, err)
 	}
 	// The defaults run under the common soft limit of 1024.
 	if err := fdBudget(cfg, 1024); err != nil {
 		t.Fatalf("defaults under ulimit -n 1024: %v", err)
 	}
-	if err := fdBudget(cfg, need-1); err == nil || !strings.Contains(err.Error(), "LimitNOFILE") {
+	if err := fdBudget(cfg, uint64(need-1)); err == nil || !strings.Contains(err.Error(), "LimitNOFILE") {
 		t.Fatalf("limit %d: %v", need-1, err)
 	}
+	for _, tc := range []struct {
+		name string
+		cfg  func(c *Config)
+		more int
+	}{
+		{"maxblockfetches", func(c *Config) { c.MaxBlockFetches += 10 }, 10},
+		{"workers beyond the RPC threads", func(c *Config) { c.Workers = 20 }, 40 - 16},
+		{"rpcthreads", func(c *Config) { c.RPCThreads = 64 }, 64 - 16},
+		{"the mempool mirror", func(c *Config) { c.PeerBloomFilters = true }, 1},
+	} {
+		c := cfg
+		tc.cfg(&c)
+		if got, _, _, _ := fdNeed(c); got != need+tc.more {
+			t.Errorf("%s: need %d, want %d", tc.name, got, need+tc.more)
+		}
+	}
 	cfg.HTTPListen, cfg.Listen = "", ""
-	if err := fdBudget(cfg, fdReserve); err != nil {
+	if err := fdBudget(cfg, uint64(node+fdFixed)); err != nil {
 		t.Fatalf("both listeners off: %v", err)
 	}
 }
 
-// TestSystemdLimitsMatchBudgets keeps the unit's resource limits in step
-// with the defaults: LimitNOFILE covers what the daemon demands at start
-// with room to double the caps, GOMEMLIMIT sits below MemoryMax, and
-// TasksMax is set.
+// TestSystemdLimitsMatchBudgets keeps the unit's resource limits, and the
+// numbers its comments derive them from, equal to what the code computes
+// for the defaults with BIP-37 serving on (on 2 cores, as the comments
+// say): LimitNOFILE covers twice the connection caps, MemoryMax leaves the
+// budgets under the three quarters cfindexd's soft limit may take (with
+// room for 64 cores' answer-building slots), no GOMEMLIMIT pins a limit
+// the configuration no longer matches, and TasksMax is set.
 func TestSystemdLimitsMatchBudgets(t *testing.T) {
 	raw, err := os.ReadFile(unitPath)
 	if err != nil {
 		t.Fatal(err)
 	}
+	unit := string(raw)
 	values := map[string]string{}
-	for _, line := range strings.Split(string(raw), "\n") {
+	for _, line := range strings.Split(unit, "\n") {
 		if k, v, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(line, "#") {
 			values[k] = v
+			if k == "Environment" && strings.Contains(v, "GOMEMLIMIT") {
+				t.Errorf("the unit sets GOMEMLIMIT (%s): cfindexd derives its limit from its configuration", v)
+			}
 		}
 	}
-	size := func(s string) uint64 {
-		var n uint64
-		var unit string
-		if _, err := fmt.Sscanf(s, "%d%s", &n, &unit); err != nil {
-			t.Fatalf("size %q: %v", s, err)
+	nums := func(re string) []int {
+		t.Helper()
+		var out []int
+		for _, m := range regexp.MustCompile(re).FindAllStringSubmatch(unit, -1) {
+			n, err := strconv.Atoi(m[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, n)
 		}
-		switch unit {
-		case "G":
-			return n << 30
-		case "MiB", "M":
-			return n << 20
-		}
-		t.Fatalf("size %q: unknown unit", s)
-		return 0
+		return out
 	}
+	mib := func(b int64) int { return int(math.Round(float64(b) / (1 << 20))) }
+
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	nw, err := lookupNetwork("main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := defaultConfig()
+	cfg.PeerBloomFilters = true
+
+	// File descriptors.
 	var nofile uint64
 	if _, err := fmt.Sscan(values["LimitNOFILE"], &nofile); err != nil {
 		t.Fatalf("LimitNOFILE %q", values["LimitNOFILE"])
 	}
-	cfg := defaultConfig()
-	cfg.Listen, cfg.HTTPListen = ":8383", ":8384"
-	cfg.MaxPeers, cfg.HTTPMaxConns = 2*cfg.MaxPeers, 2*cfg.HTTPMaxConns
-	if err := fdBudget(cfg, nofile); err != nil {
+	need, _, _, node := fdNeed(cfg)
+	doubled := cfg
+	doubled.MaxPeers, doubled.HTTPMaxConns = 2*cfg.MaxPeers, 2*cfg.HTTPMaxConns
+	needDoubled, _, _, _ := fdNeed(doubled)
+	if err := fdBudget(doubled, nofile); err != nil {
 		t.Errorf("LimitNOFILE=%d does not fit twice the default caps: %v", nofile, err)
 	}
-	limit, ok := strings.CutPrefix(values["Environment"], "GOMEMLIMIT=")
-	if !ok {
-		t.Fatalf("no Environment=GOMEMLIMIT=: %q", values["Environment"])
+	if got, want := nums(`\+ (\d+) node connections`), []int{node}; !slices.Equal(got, want) {
+		t.Errorf("unit says %v node connections, the code %v", got, want)
 	}
-	if size(limit) >= size(values["MemoryMax"]) {
-		t.Errorf("GOMEMLIMIT %s is not below MemoryMax %s", limit, values["MemoryMax"])
+	if got, want := nums(`= (\d+); cfindexd refuses`), []int{need}; !slices.Equal(got, want) {
+		t.Errorf("unit says %v descriptors, the code %v", got, want)
 	}
-	if values["TasksMax"] == "" {
-		t.Error("no TasksMax=")
+	if got, want := nums(`httpmaxconns \((\d+)\)`), []int{needDoubled}; !slices.Equal(got, want) {
+		t.Errorf("unit says %v for twice the caps, the code %v", got, want)
+	}
+
+	// Memory.
+	b := memoryBudgetOf(cfg, nw)
+	plain := memoryBudgetOf(defaultConfig(), nw)
+	if got, want := nums(`(?m)(\d+) MiB$`), []int{mib(b.Indexer), mib(b.P2P), mib(b.HTTP), mib(b.Mempool), mib(b.Base)}; !slices.Equal(got, want) {
+		t.Errorf("unit's budgets %v MiB, the code's %v", got, want)
+	}
+	if got, want := nums(`= (\d+) MiB, reached`), []int{mib(b.total())}; !slices.Equal(got, want) {
+		t.Errorf("unit's total %v MiB, the code's %v", got, want)
+	}
+	if got, want := nums(`\((\d+) MiB without\)`), []int{mib(plain.P2P)}; !slices.Equal(got, want) {
+		t.Errorf("unit's P2P bound without BIP-37 %v MiB, the code's %v", got, want)
+	}
+	var maxMiB int64
+	if _, err := fmt.Sscanf(values["MemoryMax"], "%dM", &maxMiB); err != nil {
+		t.Fatalf("MemoryMax %q: want <n>M", values["MemoryMax"])
+	}
+	soft, _ := capToCgroup(math.MaxInt64, maxMiB<<20)
+	if got, want := nums(`\((\d+) MiB here\)`), []int{mib(soft)}; !slices.Equal(got, want) {
+		t.Errorf("unit says the soft limit may take %v MiB of MemoryMax, the code %v", got, want)
+	}
+	// 64 cores build up to 128 answers at once (512 KiB each), 2 cores 4.
+	if many := b.total() + 124*512<<10; many > soft {
+		t.Errorf("MemoryMax=%dM: its three quarters (%d MiB) are below the budgets on 64 cores (%d MiB)", maxMiB, soft>>20, many>>20)
+	}
+	var tasks int
+	if _, err := fmt.Sscan(values["TasksMax"], &tasks); err != nil || tasks < 128 {
+		t.Errorf("TasksMax %q: want at least 128 (64 cores and the runtime's own)", values["TasksMax"])
 	}
 }
