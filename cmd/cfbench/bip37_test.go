@@ -15,15 +15,11 @@ import (
 // must bring one merkleblock per block asked; the report must be
 // consistent, with cfindexd's own count of BIP-37 work and its RSS.
 func TestBIP37TinyChain(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	args := []string{"bip37", "-blocks=150", "-peers=4", "-bloompeers=4", "-batch=20", "-warmup=200ms", "-duration=1s", "-rounds=2",
-		"-json", "-timeout=3m", "-out=" + t.TempDir()}
-	if code := run(args, &stdout, &stderr); code != 0 {
-		t.Fatalf("exit %d\nstderr:\n%s", code, stderr.String())
-	}
+	stdout := runBench(t, t.TempDir(), "bip37", "-blocks=150", "-peers=4", "-bloompeers=4", "-batch=20", "-warmup=200ms", "-duration=1s", "-rounds=2",
+		"-json", "-timeout=3m")
 	var rep bip37Report
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-		t.Fatalf("decode report: %v\n%s", err, stdout.String())
+	if err := json.Unmarshal(stdout, &rep); err != nil {
+		t.Fatalf("decode report: %v\n%s", err, string(stdout))
 	}
 	for name, l := range map[string]loadResult{"alone": rep.Alone, "mixed": rep.Mixed} {
 		if l.Errors != 0 || l.FilterReqs == 0 || l.HeaderReqs == 0 || l.FiltersPerS <= 0 {

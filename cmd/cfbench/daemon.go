@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -170,9 +171,9 @@ type daemonProc struct {
 	lines chan logLine  // closed when stderr ends
 	done  chan struct{} // closed when the process has exited
 	state *os.ProcessState
-	err   error // from Wait
-	last  string
-	gc    gcStats // valid once done is closed
+	err   error                  // from Wait
+	last  atomic.Pointer[string] // the last JSON log line, set by the reader
+	gc    gcStats                // valid once done is closed
 }
 
 // logLine is one decoded JSON log line and when cfbench read it.
@@ -230,7 +231,8 @@ func startDaemon(ctx context.Context, run daemonRun) (*daemonProc, error) {
 				p.gc.add(sc.Bytes())
 				continue
 			}
-			p.last = sc.Text()
+			line := sc.Text()
+			p.last.Store(&line)
 			select {
 			case p.lines <- logLine{at: at, fields: m}:
 			default: // nobody waits for lines this far ahead: drop
@@ -251,15 +253,23 @@ func (p *daemonProc) waitFor(ctx context.Context, pred func(logLine) bool) (logL
 		case l, ok := <-p.lines:
 			if !ok {
 				<-p.done
-				return logLine{}, fmt.Errorf("cfindexd exited (%v) before the awaited log line; last line: %s", p.err, p.last)
+				return logLine{}, fmt.Errorf("cfindexd exited (%v) before the awaited log line; last line: %s", p.err, p.lastLine())
 			}
 			if pred(l) {
 				return l, nil
 			}
 		case <-ctx.Done():
-			return logLine{}, fmt.Errorf("waiting for cfindexd: %w", ctx.Err())
+			return logLine{}, fmt.Errorf("waiting for cfindexd: %w; its last log line: %s", ctx.Err(), p.lastLine())
 		}
 	}
+}
+
+// lastLine returns the last JSON log line read so far ("" before any).
+func (p *daemonProc) lastLine() string {
+	if l := p.last.Load(); l != nil {
+		return *l
+	}
+	return ""
 }
 
 // terminate sends SIGTERM and waits up to limit for the exit.

@@ -311,7 +311,7 @@ func runHostileClass(ctx context.Context, cfg hostileConfig, base daemonRun, cla
 
 	select {
 	case <-proc.done:
-		res.UpError = fmt.Sprintf("cfindexd exited during the attack (%v); last line: %s", proc.err, proc.last)
+		res.UpError = fmt.Sprintf("cfindexd exited during the attack (%v); last line: %s", proc.err, proc.lastLine())
 		return res, nil
 	default:
 	}
@@ -342,7 +342,7 @@ func waitServing(ctx context.Context, proc *daemonProc, env attackEnv) error {
 	for time.Now().Before(deadline) {
 		select {
 		case <-proc.done:
-			return fmt.Errorf("cfindexd exited at start (%v); last line: %s", proc.err, proc.last)
+			return fmt.Errorf("cfindexd exited at start (%v); last line: %s", proc.err, proc.lastLine())
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(200 * time.Millisecond):

@@ -25,14 +25,10 @@ func TestHostileEveryClass(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("dialing from 127.x.y.z source addresses needs Linux")
 	}
-	var stdout, stderr bytes.Buffer
-	args := []string{"hostile", "-chain=rich", "-blocks=120", "-duration=1500ms", "-httpconns=2000", "-json", "-timeout=5m", "-out=" + t.TempDir()}
-	if code := run(args, &stdout, &stderr); code != 0 {
-		t.Fatalf("exit %d\nstderr:\n%s", code, stderr.String())
-	}
+	stdout := runBench(t, t.TempDir(), "hostile", "-chain=rich", "-blocks=120", "-duration=1500ms", "-httpconns=2000", "-json", "-timeout=5m")
 	var rep hostileReport
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-		t.Fatalf("decode report: %v\n%s", err, stdout.String())
+	if err := json.Unmarshal(stdout, &rep); err != nil {
+		t.Fatalf("decode report: %v\n%s", err, string(stdout))
 	}
 	if len(rep.Classes) != len(hostileClasses()) {
 		t.Fatalf("%d classes in the report, want %d", len(rep.Classes), len(hostileClasses()))

@@ -22,14 +22,10 @@ import (
 // answer every request (each byte checked against btcd's filters) and the
 // report must be consistent.
 func TestServeTinyChain(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	args := []string{"serve", "-blocks=150", "-peers=5", "-warmup=200ms", "-duration=1s", "-rounds=2", "-json", "-timeout=2m", "-out=" + t.TempDir()}
-	if code := run(args, &stdout, &stderr); code != 0 {
-		t.Fatalf("exit %d\nstderr:\n%s", code, stderr.String())
-	}
+	stdout := runBench(t, t.TempDir(), "serve", "-blocks=150", "-peers=5", "-warmup=200ms", "-duration=1s", "-rounds=2", "-json", "-timeout=2m")
 	var rep serveReport
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-		t.Fatalf("decode report: %v\n%s", err, stdout.String())
+	if err := json.Unmarshal(stdout, &rep); err != nil {
+		t.Fatalf("decode report: %v\n%s", err, string(stdout))
 	}
 	if len(rep.CFIndexdRuns) != 2 || len(rep.BaselineRuns) != 0 {
 		t.Errorf("%d cfindexd rounds and %d baseline rounds, want 2 and 0", len(rep.CFIndexdRuns), len(rep.BaselineRuns))

@@ -21,15 +21,11 @@ import (
 // Core's filters) and the report must be consistent.
 func TestSyncTinyMainnetChain(t *testing.T) {
 	out := t.TempDir()
-	var stdout, stderr bytes.Buffer
-	code := run([]string{"sync", "-chain=mainnet", "-blocks=3", "-txs=60", "-oldcoins=1200", "-runs=1", "-json", "-top=5",
-		"-timeout=3m", "-out=" + out, "-cache=" + t.TempDir()}, &stdout, &stderr)
-	if code != 0 {
-		t.Fatalf("exit %d\nstderr:\n%s", code, stderr.String())
-	}
+	stdout := runBench(t, out, "sync", "-chain=mainnet", "-blocks=3", "-txs=60", "-oldcoins=1200", "-runs=1", "-json", "-top=5",
+		"-timeout=3m", "-cache="+t.TempDir())
 	var rep syncReport
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-		t.Fatalf("decode report: %v\n%s", err, stdout.String())
+	if err := json.Unmarshal(stdout, &rep); err != nil {
+		t.Fatalf("decode report: %v\n%s", err, string(stdout))
 	}
 	s, c := rep.Summary, rep.Chain
 	if c.Kind != chainMainnet || c.Cached || c.Mainnet == nil || c.RichBlocks != 3 || c.Mainnet.Txs != 180 ||
