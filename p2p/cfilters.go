@@ -69,8 +69,9 @@ func handleGetCFilters(ctx context.Context, env *handlerEnv, st *peerState, m *w
 	if err != nil {
 		return err
 	}
-	hashes, err := env.view.BlockHashesForStop(m.StopHash, m.StartHeight)
+	hashes, err := env.view.AppendBlockHashes(env.hashLists.get(), m.StopHash, m.StartHeight)
 	release()
+	defer env.hashLists.put(hashes)
 	if err != nil {
 		return ignoreNotFound(fmt.Errorf("getcfilters %d..%s: %w", m.StartHeight, m.StopHash, err))
 	}
@@ -138,6 +139,28 @@ func (fp *framePool) put(b []byte) {
 	if cap(b) == fp.size {
 		b = b[:0]
 		fp.pool.Put(&b)
+	}
+}
+
+// hashListPool keeps the block-hash lists of getcfilters answers between
+// answers (MaxGetCFilters hashes, 32 KB, each), so that streaming an answer
+// allocates nothing in proportion to its length. Safe for concurrent use.
+type hashListPool struct{ pool sync.Pool }
+
+// get returns an empty list with room for MaxGetCFilters hashes.
+func (hp *hashListPool) get() []chainhash.Hash {
+	if l, ok := hp.pool.Get().(*[]chainhash.Hash); ok {
+		return (*l)[:0]
+	}
+	return make([]chainhash.Hash, 0, MaxGetCFilters)
+}
+
+// put takes back a list nobody uses any more; lists grown past
+// MaxGetCFilters are left to the collector.
+func (hp *hashListPool) put(l []chainhash.Hash) {
+	if cap(l) == MaxGetCFilters {
+		l = l[:0]
+		hp.pool.Put(&l)
 	}
 }
 

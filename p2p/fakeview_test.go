@@ -53,7 +53,7 @@ type fakeView struct {
 	rng     *rand.Rand
 	// misses, when set, receives every hash HeightOf did not find.
 	misses chan chainhash.Hash
-	// filtersHook, when set, runs inside BlockHashesForStop before it
+	// filtersHook, when set, runs inside AppendBlockHashes before it
 	// reads.
 	filtersHook func()
 	// eachHook, when set, runs inside EachFilter before it reads.
@@ -269,19 +269,18 @@ func (v *fakeView) chainTo(stop chainhash.Hash, start uint32) ([]*fakeBlock, err
 	return out, nil
 }
 
-func (v *fakeView) BlockHashesForStop(stop chainhash.Hash, start uint32) ([]chainhash.Hash, error) {
+func (v *fakeView) AppendBlockHashes(dst []chainhash.Hash, stop chainhash.Hash, start uint32) ([]chainhash.Hash, error) {
 	if v.filtersHook != nil {
 		v.filtersHook()
 	}
 	bs, err := v.chainTo(stop, start)
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
-	out := make([]chainhash.Hash, len(bs))
-	for i, b := range bs {
-		out[i] = b.hash
+	for _, b := range bs {
+		dst = append(dst, b.hash)
 	}
-	return out, nil
+	return dst, nil
 }
 
 // EachFilter looks each block up by hash, as the store does (active or

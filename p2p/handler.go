@@ -52,14 +52,17 @@ type handlerEnv struct {
 	// chunks and headerFrames hold the buffers of cfilter chunks and of
 	// cfheaders frames that the writers are done with.
 	chunks, headerFrames framePool
-	blocks               *blockProxy // nil: no block fetcher
-	relay                TxRelayer   // nil: transaction relay disabled
-	relayWait            time.Duration
-	relayRate            *sharedBucket // server-wide transaction relay rate
-	bloom                *bloomServer  // nil: BIP-37 serving off
-	metrics              Metrics
-	log                  zerolog.Logger
-	now                  func() time.Time
+	// hashLists holds the block-hash lists of getcfilters answers being
+	// streamed (MaxGetCFilters hashes each), reused between answers.
+	hashLists hashListPool
+	blocks    *blockProxy // nil: no block fetcher
+	relay     TxRelayer   // nil: transaction relay disabled
+	relayWait time.Duration
+	relayRate *sharedBucket // server-wide transaction relay rate
+	bloom     *bloomServer  // nil: BIP-37 serving off
+	metrics   Metrics
+	log       zerolog.Logger
+	now       func() time.Time
 }
 
 // peerState is what handlers know about one peer. The reader goroutine owns

@@ -50,8 +50,8 @@ func (v storeView) Headers(start, end uint32) ([]wire.BlockHeader, error) {
 	return hs, notFound(err)
 }
 
-func (v storeView) BlockHashesForStop(stop chainhash.Hash, start uint32) ([]chainhash.Hash, error) {
-	hs, err := v.s.BlockHashesForStop(stop, start)
+func (v storeView) AppendBlockHashes(dst []chainhash.Hash, stop chainhash.Hash, start uint32) ([]chainhash.Hash, error) {
+	hs, err := v.s.AppendBlockHashesForStop(dst, stop, start)
 	return hs, notFound(err)
 }
 

@@ -32,11 +32,11 @@ type ChainView interface {
 	HeaderByHash(hash chainhash.Hash) (wire.BlockHeader, uint32, error)
 	// Headers returns the active-chain headers of heights start..end inclusive.
 	Headers(start, end uint32) ([]wire.BlockHeader, error)
-	// BlockHashesForStop returns the hashes of the blocks at heights
-	// start..height(stop) on the chain that ends at stop (active or stale),
-	// in height order, read from one snapshot: the blocks a getcfilters
-	// answer covers.
-	BlockHashesForStop(stop chainhash.Hash, start uint32) ([]chainhash.Hash, error)
+	// AppendBlockHashes returns dst with the hashes of the blocks at
+	// heights start..height(stop) on the chain that ends at stop (active or
+	// stale) appended, in height order, read from one snapshot: the blocks
+	// a getcfilters answer covers. On error dst is returned unchanged.
+	AppendBlockHashes(dst []chainhash.Hash, stop chainhash.Hash, start uint32) ([]chainhash.Hash, error)
 	// EachFilter calls fn with the BIP-158 filters (wire form: CompactSize
 	// N, then the GCS stream, exactly what a cfilter carries) of the blocks
 	// hashes[0], hashes[1], ... at heights start, start+1, ..., in order,
@@ -45,7 +45,7 @@ type ChainView interface {
 	// CompactSize length, filter; see store.CFilterChecksum), until fn
 	// returns more=false or an error; it returns how many fn got. The
 	// checksum is kept beside the filter, not computed per call.
-	// The blocks are a BlockHashesForStop answer (or part of one), and the
+	// The blocks are an AppendBlockHashes answer (or part of one), and the
 	// filters are theirs whatever reorgs happened since, so an answer
 	// streamed in several calls is the one snapshot's. filter is valid only
 	// during fn, which must not modify or keep it; fn should be quick (a

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	bolt "go.etcd.io/bbolt"
@@ -26,28 +27,36 @@ import (
 // transaction: the blocks a getcfilters(start, stop) answer covers, active
 // or stale as in FiltersForStop. Errors are those of FiltersForStop.
 func (s *Store) BlockHashesForStop(stop chainhash.Hash, start uint32) ([]chainhash.Hash, error) {
-	var out []chainhash.Hash
+	return s.AppendBlockHashesForStop(nil, stop, start)
+}
+
+// AppendBlockHashesForStop is BlockHashesForStop appending the hashes to
+// dst, so that a caller answering many requests can reuse one slice. On
+// error dst is returned unchanged.
+func (s *Store) AppendBlockHashesForStop(dst []chainhash.Hash, stop chainhash.Hash, start uint32) ([]chainhash.Hash, error) {
+	out := dst
 	err := s.view(func(b *buckets) error {
 		p, err := b.planForStop(stop, start)
 		if err != nil {
 			return err
 		}
-		out = make([]chainhash.Hash, p.stopHeight-start+1)
-		nActive := len(out) - len(p.stale)
+		out = slices.Grow(dst, int(p.stopHeight-start+1))[:len(dst)+int(p.stopHeight-start+1)]
+		hs := out[len(dst):]
+		nActive := len(hs) - len(p.stale)
 		for i, st := range p.stale {
-			out[len(out)-1-i] = st.hash
+			hs[len(hs)-1-i] = st.hash
 		}
 		notFound := func(h uint32) error { return fmt.Errorf("height %d: %w", h, ErrNotFound) }
 		return eachHeight(b.headers, start, nActive, notFound, func(h uint32, v []byte) error {
 			if len(v) < hashLen {
 				return fmt.Errorf("%w: header value at height %d is %d bytes", ErrCorrupt, h, len(v))
 			}
-			out[h-start] = chainhash.Hash(v[:hashLen])
+			hs[h-start] = chainhash.Hash(v[:hashLen])
 			return nil
 		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("block hashes from %d to stop %s: %w", start, stop, err)
+		return dst, fmt.Errorf("block hashes from %d to stop %s: %w", start, stop, err)
 	}
 	return out, nil
 }
