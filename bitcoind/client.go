@@ -186,10 +186,28 @@ func (c *Client) CallBatch(ctx context.Context, calls []BatchCall) error {
 	})
 }
 
+// Busy nodes: btcd turns a request away with HTTP 503 "Too busy" while
+// rpcmaxclients (10 by default) requests are in flight, and Core with
+// "Work queue depth exceeded" while its work queue (-rpcworkqueue) is
+// full. Both clear as soon as another request finishes, so post sends such
+// a request again after busyBackoff, doubling, up to busyRetries times
+// (about 3 s in all) before it returns the error: a burst of concurrent
+// requests (the fetch workers, the block proxy, the mempool mirror) must
+// not fail a whole catch-up round, whose retry waits seconds.
+const (
+	busyRetries = 6
+	busyBackoff = 50 * time.Millisecond
+)
+
+// errNodeBusy marks a 503 that means the node's RPC server is busy.
+var errNodeBusy = errors.New("node busy")
+
 // post sends one JSON-RPC HTTP request and hands a JSON reply body to
-// decode. It re-reads the cookie and retries once after a 401.
+// decode. It re-reads the cookie and retries once after a 401, and retries
+// a request the node turned away as busy (busyRetries).
 func (c *Client) post(ctx context.Context, what string, body []byte, decode func(status int, r io.Reader) error) error {
-	for attempt := 0; ; attempt++ {
+	cookieRetried, busy := false, 0
+	for {
 		user, password, cookie, err := c.creds.get()
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
@@ -208,13 +226,26 @@ func (c *Client) post(ctx context.Context, what string, body []byte, decode func
 			return c.transportError(ctx, what, err)
 		}
 		reply := &recordingReader{r: resp.Body}
-		retry, err := c.handleReply(what, resp, reply, attempt == 0, cookie, decode)
+		retry, err := c.handleReply(what, resp, reply, !cookieRetried, cookie, decode)
 		timedOut := cctx.Err() != nil
 		drainClose(resp.Body)
 		cancel()
 		if retry {
+			cookieRetried = true
 			c.log.Info().Str("cookie", c.cfg.CookieFile).Msg("node rejected credentials; re-read cookie file, retrying")
 			continue
+		}
+		if errors.Is(err, errNodeBusy) && busy < busyRetries {
+			wait := busyBackoff << busy
+			busy++
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+				continue
+			case <-ctx.Done():
+				t.Stop()
+				return fmt.Errorf("%s: %w", what, ctx.Err())
+			}
 		}
 		switch {
 		case err == nil:
@@ -279,14 +310,18 @@ func (c *Client) transportError(ctx context.Context, what string, err error) err
 // Core's "Request rejected during server shutdown" (the node is stopping,
 // which heals when it is back), and otherwise the two causes Core has for
 // a 503 on RPC: a full work queue ("Work queue depth exceeded") or a
-// shutdown that older versions answer with libevent's bare 503 page.
+// shutdown that older versions answer with libevent's bare 503 page; and
+// btcd's at its client limit ("Too busy"). A full work queue and btcd's
+// limit are errNodeBusy too.
 func unavailable(body []byte) error {
 	msg := strings.TrimSpace(string(body))
 	switch {
 	case strings.Contains(msg, "Request rejected during server shutdown"):
 		return fmt.Errorf("HTTP 503 %q: the node is shutting down: %w", msg, ErrUnreachable)
 	case strings.Contains(msg, "Work queue depth exceeded"):
-		return fmt.Errorf("HTTP 503 %q: RPC work queue full (raise -rpcworkqueue): %w", msg, ErrUnreachable)
+		return fmt.Errorf("HTTP 503 %q: RPC work queue full (raise -rpcworkqueue): %w%.0w", msg, ErrUnreachable, errNodeBusy)
+	case strings.Contains(msg, "Too busy"):
+		return fmt.Errorf("HTTP 503 %q: the node's RPC server is at its client limit (btcd's rpcmaxclients): %w%.0w", msg, ErrUnreachable, errNodeBusy)
 	}
 	return fmt.Errorf("HTTP 503 %q: RPC work queue full (raise -rpcworkqueue) or the node is shutting down: %w", msg, ErrUnreachable)
 }
