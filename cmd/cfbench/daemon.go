@@ -223,15 +223,19 @@ func startDaemon(ctx context.Context, run daemonRun) (*daemonProc, error) {
 		defer close(p.lines)
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		var lines daemonLines
 		for sc.Scan() {
 			at := time.Now()
 			fmt.Fprintln(logFile, sc.Text())
+			obj, gcLine := lines.split(sc.Bytes())
+			if gcLine != nil {
+				p.gc.add(gcLine)
+			}
 			var m map[string]any
-			if json.Unmarshal(sc.Bytes(), &m) != nil {
-				p.gc.add(sc.Bytes())
+			if obj == nil || json.Unmarshal(obj, &m) != nil {
 				continue
 			}
-			line := sc.Text()
+			line := string(obj)
 			p.last.Store(&line)
 			select {
 			case p.lines <- logLine{at: at, fields: m}:
@@ -243,6 +247,36 @@ func startDaemon(ctx context.Context, run daemonRun) (*daemonProc, error) {
 		close(p.done)
 	}()
 	return p, nil
+}
+
+// daemonLines separates cfindexd's two kinds of stderr lines: its JSON log
+// lines and the runtime's gctrace lines (GODEBUG=gctrace=1). The runtime
+// writes a gctrace line in several writes and the logger a JSON line in
+// one, so a JSON line can land in the middle of a gctrace line: "gc 3"
+// then the whole JSON line, then " @0.028s 6%: …" on the next line. Read
+// as one line, that JSON line would be lost (and with it, once, the
+// "caught up" line a benchmark waited three minutes for), and the gctrace
+// line would be read as two broken ones. The zero value is ready.
+type daemonLines struct {
+	gcHead []byte // the start of a gctrace line a JSON line interrupted
+}
+
+// split returns the JSON object a line holds (nil if none) and the
+// gctrace line it completes (nil if none). A gctrace line never holds a
+// '{'; a JSON line starts with one.
+func (d *daemonLines) split(line []byte) (obj, gcLine []byte) {
+	if i := bytes.IndexByte(line, '{'); i >= 0 {
+		if i > 0 {
+			d.gcHead = append(d.gcHead[:0], line[:i]...)
+		}
+		return line[i:], nil
+	}
+	if len(d.gcHead) > 0 {
+		gcLine = append(d.gcHead, line...)
+		d.gcHead = nil
+		return nil, gcLine
+	}
+	return nil, line
 }
 
 // waitFor returns the first log line satisfying pred. It fails when the
