@@ -147,8 +147,13 @@ func TestStartRefusesWhatCannotHeal(t *testing.T) {
 			[]string{"httplisten " + taken.Addr().String(), "address already in use"}},
 		{"p2p port taken", append(withoutFlag(noNode, "listen"), "--datadir="+t.TempDir(), "--httplisten=", "--listen="+taken.Addr().String()),
 			[]string{"listen " + taken.Addr().String(), "address already in use"}},
+		// btcd's RPC server waits for the end of a request line and so
+		// usually says nothing to a version message ("sent no version
+		// message"); when the message's random nonce or its timestamp holds
+		// a newline byte it answers 400 ("answered like an HTTP server (is
+		// this the RPC port?)"). Either names the port as not the node's.
 		{"nodep2p is the RPC port", append(withoutFlag(btcdArgs(node, "regtest", t.TempDir()), "nodep2p"), "--nodep2p="+node.RPCHost()),
-			[]string{"nodep2p " + node.RPCHost(), "not the P2P port of the node cfindexd follows", "sent no version message"}},
+			[]string{"nodep2p " + node.RPCHost(), "not the P2P port of the node cfindexd follows"}},
 		{"nodep2p on another network", append(withoutFlag(btcdArgs(node, "regtest", t.TempDir()), "nodep2p"), "--nodep2p="+simnet.P2PAddr()),
 			[]string{"nodep2p " + simnet.P2PAddr(), "it is a node on simnet, but cfindexd follows regtest"}},
 		{"nodep2p on another chain", append(withoutFlag(btcdArgs(node, "regtest", t.TempDir()), "nodep2p"), "--nodep2p="+unrelated.P2PAddr()),
