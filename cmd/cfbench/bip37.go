@@ -152,20 +152,7 @@ type bip37Round struct {
 
 // runBIP37 is the bip37 subcommand.
 func runBIP37(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg, err := parseBIP37Flags(args, stderr)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
-	defer cancel()
-	rep, err := benchBIP37(ctx, cfg, stderr)
-	if err != nil {
-		return err
-	}
-	if cfg.JSON {
-		return writeJSON(stdout, rep)
-	}
-	return rep.writeTable(stdout)
+	return runSubcommand(ctx, args, stdout, stderr, parseBIP37Flags, benchBIP37)
 }
 
 // benchBIP37 runs the BIP-157 serve load alone and then beside the BIP-37

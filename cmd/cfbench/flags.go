@@ -29,6 +29,10 @@ type commonFlags struct {
 	Keep bool
 }
 
+// common returns the common flags; every subcommand's configuration
+// embeds them.
+func (c commonFlags) common() commonFlags { return c }
+
 // register adds the common flags to fs, with the subcommand's defaults
 // for -blocks and -timeout.
 func (c *commonFlags) register(fs *flag.FlagSet, blocks int, timeout time.Duration) {

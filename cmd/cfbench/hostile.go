@@ -154,20 +154,7 @@ type hostileReport struct {
 
 // runHostile is the hostile subcommand.
 func runHostile(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg, err := parseHostileFlags(args, stderr)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
-	defer cancel()
-	rep, err := benchHostile(ctx, cfg, stderr)
-	if err != nil {
-		return err
-	}
-	if cfg.JSON {
-		return writeJSON(stdout, rep)
-	}
-	return rep.writeTable(stdout)
+	return runSubcommand(ctx, args, stdout, stderr, parseHostileFlags, benchHostile)
 }
 
 // raiseNoFile raises this process's open file limit to its hard limit

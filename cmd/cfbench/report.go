@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -59,4 +60,26 @@ func medianFloat[T any](xs []T, f func(T) float64) float64 {
 	}
 	slices.Sort(v)
 	return v[len(v)/2]
+}
+
+// runSubcommand is a benchmark subcommand's whole run: parse its flags,
+// run its benchmark under -timeout with progress on stderr, and print the
+// report on stdout, as JSON with -json and as a table otherwise.
+func runSubcommand[C interface{ common() commonFlags }, R interface{ writeTable(io.Writer) error }](
+	ctx context.Context, args []string, stdout, stderr io.Writer,
+	parse func([]string, io.Writer) (C, error), bench func(context.Context, C, io.Writer) (R, error)) error {
+	cfg, err := parse(args, stderr)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.common().Timeout)
+	defer cancel()
+	rep, err := bench(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	if cfg.common().JSON {
+		return writeJSON(stdout, rep)
+	}
+	return rep.writeTable(stdout)
 }

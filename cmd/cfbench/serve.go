@@ -78,20 +78,7 @@ func (c serveConfig) validate() error {
 // runServe is the serve subcommand: the same chain served by cfindexd and
 // by btcd to the same load of peers, one server after the other.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg, err := parseServeFlags(args, stderr)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
-	defer cancel()
-	rep, err := benchServe(ctx, cfg, stderr)
-	if err != nil {
-		return err
-	}
-	if cfg.JSON {
-		return writeJSON(stdout, rep)
-	}
-	return rep.writeTable(stdout)
+	return runSubcommand(ctx, args, stdout, stderr, parseServeFlags, benchServe)
 }
 
 // benchServe runs the serve benchmark, logging progress to logw.

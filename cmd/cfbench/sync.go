@@ -132,20 +132,7 @@ func (c *syncConfig) shape() btcdtest.MainnetShape {
 // process, measure the node floor of every source, then drop btcd's
 // cfindex and time btcd rebuilding it, and report.
 func runSync(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg, err := parseSyncFlags(args, stderr)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
-	defer cancel()
-	rep, err := benchSync(ctx, cfg, stderr)
-	if err != nil {
-		return err
-	}
-	if cfg.JSON {
-		return writeJSON(stdout, rep)
-	}
-	return rep.writeTable(stdout)
+	return runSubcommand(ctx, args, stdout, stderr, parseSyncFlags, benchSync)
 }
 
 // benchSync runs the whole sync benchmark, logging progress to logw, and
