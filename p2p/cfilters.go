@@ -69,7 +69,7 @@ func handleGetCFilters(ctx context.Context, env *handlerEnv, st *peerState, m *w
 	if err != nil {
 		return err
 	}
-	hashes, err := env.view.AppendBlockHashes(env.hashLists.get(), m.StopHash, m.StartHeight)
+	hashes, err := env.view.AppendBlockHashes(env.hashLists.get(MaxGetCFilters), m.StopHash, m.StartHeight)
 	release()
 	defer env.hashLists.put(hashes)
 	if err != nil {
@@ -112,55 +112,37 @@ func handleGetCFilters(ctx context.Context, env *handlerEnv, st *peerState, m *w
 // make it grow.
 const chunkCap = filterChunkBytes + 4<<10
 
-// framePool keeps frame buffers of one capacity between answers: the
-// writer hands each back once written (outbound.Recycle), so a busy server
-// builds filter answers without allocating or zeroing memory. Safe for
-// concurrent use; the zero value is not ready (size).
-type framePool struct {
+// slicePool keeps slices of one capacity between answers, so a busy
+// server answers without allocating or zeroing memory: frame buffers,
+// which the writer hands back once written (outbound.Recycle), and the
+// block-hash lists of getcfilters answers. Safe for concurrent use; the
+// zero value is not ready (size).
+type slicePool[T any] struct {
 	size int
 	pool sync.Pool
 }
 
-// get returns an empty buffer with room for need bytes: one of the pool's
-// capacity if need fits in it, else one of its own.
-func (fp *framePool) get(need int) []byte {
-	if need > fp.size {
-		return make([]byte, 0, need)
+// framePool is the slicePool of frame buffers.
+type framePool = slicePool[byte]
+
+// get returns an empty slice with room for need elements: one of the
+// pool's capacity if need fits in it, else one of its own.
+func (sp *slicePool[T]) get(need int) []T {
+	if need > sp.size {
+		return make([]T, 0, need)
 	}
-	if b, ok := fp.pool.Get().(*[]byte); ok {
+	if b, ok := sp.pool.Get().(*[]T); ok {
 		return (*b)[:0]
 	}
-	return make([]byte, 0, fp.size)
+	return make([]T, 0, sp.size)
 }
 
-// put takes back a buffer nobody uses any more; buffers of another
-// capacity (grown for a large filter) are left to the collector.
-func (fp *framePool) put(b []byte) {
-	if cap(b) == fp.size {
+// put takes back a slice nobody uses any more; slices of another capacity
+// (grown for a large filter) are left to the collector.
+func (sp *slicePool[T]) put(b []T) {
+	if cap(b) == sp.size {
 		b = b[:0]
-		fp.pool.Put(&b)
-	}
-}
-
-// hashListPool keeps the block-hash lists of getcfilters answers between
-// answers (MaxGetCFilters hashes, 32 KB, each), so that streaming an answer
-// allocates nothing in proportion to its length. Safe for concurrent use.
-type hashListPool struct{ pool sync.Pool }
-
-// get returns an empty list with room for MaxGetCFilters hashes.
-func (hp *hashListPool) get() []chainhash.Hash {
-	if l, ok := hp.pool.Get().(*[]chainhash.Hash); ok {
-		return (*l)[:0]
-	}
-	return make([]chainhash.Hash, 0, MaxGetCFilters)
-}
-
-// put takes back a list nobody uses any more; lists grown past
-// MaxGetCFilters are left to the collector.
-func (hp *hashListPool) put(l []chainhash.Hash) {
-	if cap(l) == MaxGetCFilters {
-		l = l[:0]
-		hp.pool.Put(&l)
+		sp.pool.Put(&b)
 	}
 }
 

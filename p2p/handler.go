@@ -54,7 +54,7 @@ type handlerEnv struct {
 	chunks, headerFrames framePool
 	// hashLists holds the block-hash lists of getcfilters answers being
 	// streamed (MaxGetCFilters hashes each), reused between answers.
-	hashLists hashListPool
+	hashLists slicePool[chainhash.Hash]
 	blocks    *blockProxy // nil: no block fetcher
 	relay     TxRelayer   // nil: transaction relay disabled
 	relayWait time.Duration

@@ -58,7 +58,7 @@ func New(cfg Config) (*Server, error) {
 		now:        cfg.Now,
 	}
 	env.releaseWork = func() { <-env.filterWork }
-	env.chunks.size, env.headerFrames.size = chunkCap, maxCFHeadersFrame
+	env.chunks.size, env.headerFrames.size, env.hashLists.size = chunkCap, maxCFHeadersFrame, MaxGetCFilters
 	if cfg.Blocks != nil {
 		env.blocks = newBlockProxy(cfg.Blocks, newFetchGate(cfg.MaxBlockFetches, cfg.IndexerBusy),
 			newUploadTarget(cfg.MaxUploadTarget), cfg.BlockCacheBytes)
