@@ -257,9 +257,7 @@ func hostileClasses() []attackClass {
 					if c == nil {
 						return
 					}
-					stop := context.AfterFunc(ctx, c.close)
-					defer stop()
-					defer c.close()
+					defer c.closeWith(ctx)()
 					rng := newRand(uint64(i), uint64(round))
 					for ctx.Err() == nil {
 						gd := wire.NewMsgGetData()
@@ -292,9 +290,7 @@ func hostileClasses() []attackClass {
 					if c == nil {
 						return
 					}
-					stop := context.AfterFunc(ctx, c.close)
-					defer stop()
-					defer c.close()
+					defer c.closeWith(ctx)()
 					go c.drain() // the server's getdata for the transactions
 					inv := wire.NewMsgInvSizeHint(50_000)
 					for range 50_000 {
@@ -373,9 +369,7 @@ func hostileClasses() []attackClass {
 					if c == nil {
 						return
 					}
-					stop := context.AfterFunc(ctx, c.close)
-					defer stop()
-					defer c.close()
+					defer c.closeWith(ctx)()
 					gh := wire.NewMsgGetHeaders()
 					_ = gh.AddBlockLocatorHash(&env.hashes[0])
 					for ctx.Err() == nil {

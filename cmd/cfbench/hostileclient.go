@@ -133,6 +133,16 @@ func (c *rawConn) closedWithin(d time.Duration) bool {
 // close closes the connection.
 func (c *rawConn) close() { _ = c.conn.Close() }
 
+// closeWith closes the connection when ctx ends, and returns a function
+// that closes it at once (for a defer when the caller is done with it).
+func (c *rawConn) closeWith(ctx context.Context) func() {
+	stop := context.AfterFunc(ctx, c.close)
+	return func() {
+		stop()
+		c.close()
+	}
+}
+
 // goodClientResult is what the well-behaved client saw during one class.
 type goodClientResult struct {
 	// Requests are the answered requests of each kind: getcfilters of
