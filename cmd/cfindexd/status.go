@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -52,7 +53,7 @@ func runStatus(args, environ []string, stdout, stderr io.Writer) int {
 	url := "http://" + dialAddr(cfg.HTTPListen) + "/status"
 	ctx, cancel := context.WithTimeout(context.Background(), statusTimeout)
 	defer cancel()
-	body, err := fetchStatus(ctx, url)
+	body, err := fetchStatus(ctx, url, statusHint(cfg))
 	if err != nil {
 		fmt.Fprintf(stderr, "cfindexd status: %v\n", err)
 		return 1
@@ -92,8 +93,19 @@ func dialAddr(listen string) string {
 	return net.JoinHostPort(host, port)
 }
 
-// fetchStatus GETs url and returns the body of a 200.
-func fetchStatus(ctx context.Context, url string) ([]byte, error) {
+// statusHint follows "no cfindexd answers": whose port was asked, and how
+// to ask another daemon.
+func statusHint(cfg Config) string {
+	where := ""
+	if nw, err := lookupNetwork(cfg.Chain); err == nil && cfg.HTTPListen == net.JoinHostPort("127.0.0.1", strconv.Itoa(nw.HTTPPort)) {
+		where = " (" + nw.Name + "'s default HTTP port)"
+	}
+	return where + "; is it running? For a daemon on another chain or port pass --chain=NAME, --conf=FILE (the daemon's configuration) or --httplisten=HOST:PORT"
+}
+
+// fetchStatus GETs url and returns the body of a 200; hint ends the error
+// when nothing answers.
+func fetchStatus(ctx context.Context, url, hint string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
@@ -101,7 +113,7 @@ func fetchStatus(ctx context.Context, url string) ([]byte, error) {
 	client := &http.Client{Transport: &http.Transport{Proxy: nil}}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("no cfindexd answers at %s (is it running, with this httplisten?): %w", url, err)
+		return nil, fmt.Errorf("no cfindexd answers at %s: %w%s", url, err, hint)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
