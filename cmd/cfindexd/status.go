@@ -53,7 +53,7 @@ func runStatus(args, environ []string, stdout, stderr io.Writer) int {
 	url := "http://" + dialAddr(cfg.HTTPListen) + "/status"
 	ctx, cancel := context.WithTimeout(context.Background(), statusTimeout)
 	defer cancel()
-	body, err := fetchStatus(ctx, url, statusHint(cfg))
+	body, err := fetchStatus(ctx, url, askedPort(cfg))
 	if err != nil {
 		fmt.Fprintf(stderr, "cfindexd status: %v\n", err)
 		return 1
@@ -93,19 +93,19 @@ func dialAddr(listen string) string {
 	return net.JoinHostPort(host, port)
 }
 
-// statusHint follows "no cfindexd answers": whose port was asked, and how
-// to ask another daemon.
-func statusHint(cfg Config) string {
-	where := ""
+// askedPort says, for "no cfindexd answers", when status asked the chain's
+// default HTTP port; empty otherwise.
+func askedPort(cfg Config) string {
 	if nw, err := lookupNetwork(cfg.Chain); err == nil && cfg.HTTPListen == net.JoinHostPort("127.0.0.1", strconv.Itoa(nw.HTTPPort)) {
-		where = " (" + nw.Name + "'s default HTTP port)"
+		return " (" + nw.Name + "'s default HTTP port)"
 	}
-	return where + "; is it running? For a daemon on another chain or port pass --chain=NAME, --conf=FILE (the daemon's configuration) or --httplisten=HOST:PORT"
+	return ""
 }
 
-// fetchStatus GETs url and returns the body of a 200; hint ends the error
-// when nothing answers.
-func fetchStatus(ctx context.Context, url, hint string) ([]byte, error) {
+// fetchStatus GETs url and returns the body of a 200. When nothing
+// answers, the error names url and what follows it (askedPort), and says
+// how to ask another daemon.
+func fetchStatus(ctx context.Context, url, asked string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
@@ -113,7 +113,7 @@ func fetchStatus(ctx context.Context, url, hint string) ([]byte, error) {
 	client := &http.Client{Transport: &http.Transport{Proxy: nil}}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("no cfindexd answers at %s: %w%s", url, err, hint)
+		return nil, fmt.Errorf("no cfindexd answers at %s%s: %w; is it running? For a daemon on another chain or port pass --chain=NAME, --conf=FILE (the daemon's configuration) or --httplisten=HOST:PORT", url, asked, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
