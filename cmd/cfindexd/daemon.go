@@ -12,8 +12,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/httpapi"
 	"github.com/cfindexd/cfindexd/p2p"
-	"github.com/cfindexd/cfindexd/rest"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -81,7 +81,7 @@ func runDaemonOn(ctx context.Context, cfg Config, nw network, confFile string, l
 	}
 	defer lns.close()
 
-	metrics := rest.NewMetrics()
+	metrics := httpapi.NewMetrics()
 	metrics.SetBuildInfo(version)
 	tip, haveTip := st.Tip()
 	if haveTip {
@@ -120,20 +120,20 @@ func runDaemonOn(ctx context.Context, cfg Config, nw network, confFile string, l
 	if err != nil {
 		return fmt.Errorf("p2p: %w", err)
 	}
-	httpServer, err := rest.New(httpLimits(cfg, rest.Config{
+	httpServer, err := httpapi.New(httpLimits(cfg, httpapi.Config{
 		Addr:             cfg.HTTPListen,
 		Net:              nw.Params.Net,
 		ReorgSafetyDepth: uint32(cfg.ReorgSafetyDepth),
 		ReadyMaxLag:      uint32(cfg.ReadyBlocks),
 		ReadyMaxTipAge:   maxTipAge,
-		Status: func() rest.DaemonStatus {
-			return rest.DaemonStatus{
+		Status: func() httpapi.DaemonStatus {
+			return httpapi.DaemonStatus{
 				Version: build.Version, Commit: build.Commit, GoVersion: build.GoVersion,
 				Started: started, Chain: nw.Name, Node: link.nodeStatus(),
 				Peers: p2pServer.PeerCount(), StorePath: storePath,
 			}
 		},
-	}), rest.NewStoreView(st), metrics, log)
+	}), httpapi.NewStoreView(st), metrics, log)
 	if err != nil {
 		return fmt.Errorf("http: %w", err)
 	}
@@ -212,7 +212,7 @@ func checkNodeState(ctx context.Context, client *bitcoind.Client, st *store.Stor
 }
 
 // reportStoreSize keeps the store-size gauge current.
-func reportStoreSize(ctx context.Context, st *store.Store, m *rest.Metrics) {
+func reportStoreSize(ctx context.Context, st *store.Store, m *httpapi.Metrics) {
 	t := time.NewTicker(10 * time.Second)
 	defer t.Stop()
 	for {
