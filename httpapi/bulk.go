@@ -211,7 +211,7 @@ func (s *Server) serveBulkFile(w http.ResponseWriter, r *http.Request, t target)
 	body := newMinRateWriter(w, s.cfg.BulkMinRate, s.cfg.BulkMinRateWindow, time.Now().Add(s.cfg.BulkWriteTimeout), time.Now)
 	wrote := func(err error) bool {
 		if errors.Is(err, errTooSlow) {
-			s.metrics.httpBulkSlowCut()
+			s.metrics.HTTPBulkSlowCut()
 			s.log.Debug().Str("client", r.RemoteAddr).Str("file", f.kind).Int("min_rate", s.cfg.BulkMinRate).
 				Msg("bulk download cut off: the client reads slower than the minimum rate")
 		}

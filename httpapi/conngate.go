@@ -55,7 +55,7 @@ const refusalWriteTimeout = 50 * time.Millisecond
 type connGate struct {
 	net.Listener
 	maxConns, maxPerAddr int
-	metrics              *Metrics
+	metrics              Observer
 	now                  func() time.Time
 
 	mu     sync.Mutex
@@ -63,7 +63,7 @@ type connGate struct {
 	byAddr map[clientKey]int
 }
 
-func newConnGate(ln net.Listener, cfg Config, m *Metrics) *connGate {
+func newConnGate(ln net.Listener, cfg Config, m Observer) *connGate {
 	return &connGate{
 		Listener:   ln,
 		maxConns:   cfg.MaxConns,
@@ -136,9 +136,9 @@ func (g *connGate) admit(c net.Conn) *gatedConn {
 	g.byAddr[key]++
 	open := len(g.conns)
 	g.mu.Unlock()
-	g.metrics.httpConnsOpen(open)
+	g.metrics.HTTPConnsOpen(open)
 	if victim != nil {
-		g.metrics.httpConnEvicted(reason)
+		g.metrics.HTTPConnEvicted(reason)
 		// Closing wakes the server goroutine blocked reading it; its own
 		// Close later finds the place already given back.
 		_ = victim.Conn.Close()
@@ -168,7 +168,7 @@ func (g *connGate) pickVictim(ok func(*gatedConn) bool) *gatedConn {
 
 // refuse answers c with refusalResponse and closes it.
 func (g *connGate) refuse(c net.Conn, reason string) {
-	g.metrics.httpConnRefused(reason)
+	g.metrics.HTTPConnRefused(reason)
 	_ = c.SetWriteDeadline(g.now().Add(refusalWriteTimeout))
 	_, _ = c.Write(refusalResponse)
 	_ = c.Close()
@@ -180,7 +180,7 @@ func (g *connGate) release(c *gatedConn) {
 	g.releaseLocked(c)
 	open := len(g.conns)
 	g.mu.Unlock()
-	g.metrics.httpConnsOpen(open)
+	g.metrics.HTTPConnsOpen(open)
 }
 
 func (g *connGate) releaseLocked(c *gatedConn) {

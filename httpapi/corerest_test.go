@@ -14,7 +14,7 @@ import (
 
 func newTestServer(tb testing.TB, v ChainView, cfg Config) *Server {
 	tb.Helper()
-	s, err := New(cfg, v, nil, zerolog.Nop())
+	s, err := New(cfg, v, newTestMetrics(), zerolog.Nop())
 	if err != nil {
 		tb.Fatal(err)
 	}

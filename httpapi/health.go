@@ -40,7 +40,7 @@ func (s *Server) serveReadyz(w http.ResponseWriter) {
 	if indexed {
 		h := int64(tip.Height)
 		rd.IndexedHeight = &h
-		age = s.metrics.now().Sub(blockTime)
+		age = s.now().Sub(blockTime)
 		secs := int64(age / time.Second)
 		rd.IndexedTipAge = &secs
 	}

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/rs/zerolog"
 
 	"github.com/cfindexd/cfindexd/store"
@@ -39,7 +38,7 @@ type liveServer struct {
 // ends, and fails the test if Serve returns early.
 func serveLive(t *testing.T, v ChainView, cfg Config, log zerolog.Logger) *liveServer {
 	t.Helper()
-	s, err := New(cfg, v, nil, log)
+	s, err := New(cfg, v, newTestMetrics(), log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,19 +134,11 @@ func openFDs(t *testing.T) int {
 	return len(fds)
 }
 
-// metric reads a metric from the server's registry directly (a scrape of
-// /metrics reads the tip, which some test views block).
+// metric reads a metric the server reported (a scrape of /metrics reads
+// the tip, which some test views block).
 func (ls *liveServer) metric(t *testing.T, name string, labels ...string) float64 {
 	t.Helper()
-	got, err := ls.metrics.reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fams := make(map[string]*dto.MetricFamily, len(got))
-	for _, f := range got {
-		fams[f.GetName()] = f
-	}
-	return metricValue(fams, name, labels...)
+	return ls.testMetrics().value(name, labels...)
 }
 
 // hostAddr returns a distinct loopback address for the i-th stand-in host.
@@ -600,7 +591,7 @@ func TestClientKey(t *testing.T) {
 // minute whatever the configuration, and the per-address caps never exceed
 // the totals.
 func TestLimitDefaults(t *testing.T) {
-	if _, err := New(Config{IdleTimeout: MaxIdleTimeout + time.Second}, newFakeView(), nil, zerolog.Nop()); !errors.Is(err, ErrBadConfig) {
+	if _, err := New(Config{IdleTimeout: MaxIdleTimeout + time.Second}, newFakeView(), newTestMetrics(), zerolog.Nop()); !errors.Is(err, ErrBadConfig) {
 		t.Errorf("idle timeout above %v: %v", MaxIdleTimeout, err)
 	}
 	s := newTestServer(t, newFakeView(), Config{MaxConns: 10, MaxConnsPerAddr: 50, MaxBulkInFlight: 3, MaxBulkPerAddr: 5})

@@ -30,8 +30,8 @@ func (s *Server) recoverPanic(w *statusRecorder, r *http.Request) {
 	}
 	s.log.Error().Str("panic", fmt.Sprint(v)).Str("method", r.Method).Str("path", path).
 		Str("client", r.RemoteAddr).Str("stack", string(debug.Stack())).Msg("http handler panicked")
-	s.metrics.httpHandlerPanicked()
-	s.metrics.Error("http")
+	s.metrics.HTTPHandlerPanicked()
+	s.metrics.Error(ErrorKind)
 	if w.status != 0 {
 		panic(http.ErrAbortHandler)
 	}

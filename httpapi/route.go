@@ -51,6 +51,17 @@ var routeNames = [...]string{
 
 func (r route) String() string { return routeNames[r] }
 
+// RouteCodes returns every route label HTTPRequest reports, each with the
+// status code its requests are answered with when nothing goes wrong: the
+// series worth exporting before the first request.
+func RouteCodes() map[string]int {
+	codes := make(map[string]int, len(routeNames))
+	for r := range route(len(routeNames)) {
+		codes[r.String()] = 200
+	}
+	return codes
+}
+
 // isREST reports whether r is under Core's /rest/ prefix.
 func (r route) isREST() bool {
 	switch r {

@@ -23,36 +23,34 @@ import (
 type Server struct {
 	cfg       Config
 	view      ChainView
-	metrics   *Metrics
+	metrics   Metrics
 	log       zerolog.Logger
 	bulkSlots *bulkSlots
+	now       func() time.Time // the clock of /readyz's tip age
 }
 
 // New checks cfg (zero fields take the defaults) and returns a server over
-// view. metrics may be nil, in which case the server makes its own (and
-// /readyz stays 503 until something reports the node's tip through it).
-func New(cfg Config, view ChainView, metrics *Metrics, log zerolog.Logger) (*Server, error) {
+// view that reports to, and serves, metrics.
+func New(cfg Config, view ChainView, metrics Metrics, log zerolog.Logger) (*Server, error) {
 	if view == nil {
 		return nil, fmt.Errorf("%w: nil chain view", ErrBadConfig)
+	}
+	if metrics == nil {
+		return nil, fmt.Errorf("%w: nil metrics", ErrBadConfig)
 	}
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
-	}
-	if metrics == nil {
-		metrics = NewMetrics()
 	}
 	return &Server{
 		cfg:       cfg,
 		view:      view,
 		metrics:   metrics,
 		log:       log.With().Str("component", "http").Logger(),
-		bulkSlots: newBulkSlots(cfg.MaxBulkInFlight, cfg.MaxBulkPerAddr, metrics.httpBulkInFlight),
+		bulkSlots: newBulkSlots(cfg.MaxBulkInFlight, cfg.MaxBulkPerAddr, metrics.HTTPBulkInFlight),
+		now:       time.Now,
 	}, nil
 }
-
-// Metrics returns the metrics the server reports to and serves.
-func (s *Server) Metrics() *Metrics { return s.metrics }
 
 // Handler returns the server's http.Handler, for tests and for embedding.
 func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
@@ -135,7 +133,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	began := time.Now()
 	rec := &statusRecorder{ResponseWriter: w}
 	route := routeNotFound
-	defer func() { s.metrics.httpRequest(route, rec.code(), time.Since(began)) }()
+	defer func() { s.metrics.HTTPRequest(route.String(), rec.code(), time.Since(began)) }()
 	defer s.recoverPanic(rec, r)
 	if len(r.RequestURI) > s.cfg.MaxURILength {
 		writeText(rec, http.StatusRequestURITooLong, "request target too long")
@@ -192,7 +190,7 @@ func (s *Server) serveBulkRoute(w http.ResponseWriter, r *http.Request, t target
 		cw.cut()
 	})
 	if release == nil {
-		s.metrics.httpBulkRefused(refused)
+		s.metrics.HTTPBulkRefused(refused)
 		w.Header().Set("Retry-After", "5")
 		if refused == "per_address" {
 			writeText(w, http.StatusServiceUnavailable, "too many bulk downloads from your address in flight; retry")
@@ -245,7 +243,7 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	if tip, blockTime, ok := s.indexedTip(); ok {
 		s.metrics.SetIndexedTip(tip.Height, blockTime)
 	}
-	s.metrics.handler().ServeHTTP(w, r)
+	s.metrics.Handler().ServeHTTP(w, r)
 }
 
 // indexedTip returns the indexed tip and its block timestamp, read from one
@@ -269,7 +267,7 @@ func (s *Server) indexedTip() (tip store.Tip, blockTime time.Time, ok bool) {
 // internalError logs err and answers 500 without details.
 func (s *Server) internalError(w http.ResponseWriter, what string, err error) {
 	s.log.Error().Err(err).Str("request", what).Msg("http request failed")
-	s.metrics.Error("http")
+	s.metrics.Error(ErrorKind)
 	writeText(w, http.StatusInternalServerError, "internal error")
 }
 

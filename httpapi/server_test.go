@@ -25,13 +25,13 @@ func TestHealthAndReadiness(t *testing.T) {
 		t.Fatal(err)
 	}
 	tipTime := tipHdr.Timestamp
-	m := NewMetrics()
+	m := newTestMetrics()
 	now := tipTime.Add(time.Minute)
-	m.now = func() time.Time { return now }
 	s, err := New(Config{}, v, m, zerologNop())
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.now = func() time.Time { return now }
 	h := s.Handler()
 	if resp := do(t, h, "GET", "/healthz", nil); resp.StatusCode != 200 || string(body(t, resp)) != "ok\n" {
 		t.Fatalf("/healthz: %d", resp.StatusCode)
@@ -82,9 +82,9 @@ func TestHealthAndReadiness(t *testing.T) {
 	ready(200, "")
 
 	aged := newTestServer(t, v, Config{ReadyMaxTipAge: 2 * time.Hour})
-	aged.Metrics().now = func() time.Time { return now }
-	aged.Metrics().NodeTip(115, tipTime)
-	aged.Metrics().NodeReachable(nil)
+	aged.now = func() time.Time { return now }
+	aged.testMetrics().NodeTip(115, tipTime)
+	aged.testMetrics().NodeReachable(nil)
 	now = tipTime.Add(2 * time.Hour)
 	readyOn(aged.Handler(), 200, "")
 	now = tipTime.Add(2*time.Hour + time.Second)
@@ -95,12 +95,12 @@ func TestHealthAndReadiness(t *testing.T) {
 	ready(200, "")
 
 	lax := newTestServer(t, v, Config{ReadyMaxLag: 20})
-	lax.Metrics().NodeTip(118, tipTime)
+	lax.testMetrics().NodeTip(118, tipTime)
 	readyOn(lax.Handler(), 200, "")
 	empty := newTestServer(t, newFakeView(), Config{})
-	empty.Metrics().NodeTip(0, tipTime)
+	empty.testMetrics().NodeTip(0, tipTime)
 	readyOn(empty.Handler(), 503, "nothing indexed yet")
-	if _, err := New(Config{ReadyMaxTipAge: -time.Second}, v, nil, zerologNop()); !errors.Is(err, ErrBadConfig) {
+	if _, err := New(Config{ReadyMaxTipAge: -time.Second}, v, newTestMetrics(), zerologNop()); !errors.Is(err, ErrBadConfig) {
 		t.Errorf("negative ReadyMaxTipAge: %v", err)
 	}
 }
@@ -166,10 +166,13 @@ func TestRunDisabledAndBadAddr(t *testing.T) {
 	if err := newTestServer(t, newFakeView(), Config{Addr: "127.0.0.1:notaport"}).Run(ctx); err == nil {
 		t.Error("bad address accepted")
 	}
-	if _, err := New(Config{WriteTimeout: -1}, newFakeView(), nil, zerologNop()); !errors.Is(err, ErrBadConfig) {
+	if _, err := New(Config{WriteTimeout: -1}, newFakeView(), newTestMetrics(), zerologNop()); !errors.Is(err, ErrBadConfig) {
 		t.Errorf("negative timeout: %v", err)
 	}
-	if _, err := New(Config{}, nil, nil, zerologNop()); !errors.Is(err, ErrBadConfig) {
+	if _, err := New(Config{}, nil, newTestMetrics(), zerologNop()); !errors.Is(err, ErrBadConfig) {
 		t.Errorf("nil view: %v", err)
+	}
+	if _, err := New(Config{}, newFakeView(), nil, zerologNop()); !errors.Is(err, ErrBadConfig) {
+		t.Errorf("nil metrics: %v", err)
 	}
 }

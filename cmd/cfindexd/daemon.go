@@ -13,6 +13,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/httpapi"
+	"github.com/cfindexd/cfindexd/metrics"
 	"github.com/cfindexd/cfindexd/p2p"
 	"github.com/cfindexd/cfindexd/store"
 )
@@ -81,7 +82,7 @@ func runDaemonOn(ctx context.Context, cfg Config, nw network, confFile string, l
 	}
 	defer lns.close()
 
-	metrics := httpapi.NewMetrics()
+	metrics := metrics.New()
 	metrics.SetBuildInfo(version)
 	tip, haveTip := st.Tip()
 	if haveTip {
@@ -212,7 +213,7 @@ func checkNodeState(ctx context.Context, client *bitcoind.Client, st *store.Stor
 }
 
 // reportStoreSize keeps the store-size gauge current.
-func reportStoreSize(ctx context.Context, st *store.Store, m *httpapi.Metrics) {
+func reportStoreSize(ctx context.Context, st *store.Store, m *metrics.Metrics) {
 	t := time.NewTicker(10 * time.Second)
 	defer t.Stop()
 	for {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/httpapi"
+	"github.com/cfindexd/cfindexd/metrics"
 	"github.com/cfindexd/cfindexd/p2p"
 )
 
@@ -64,7 +65,7 @@ type nodeLink struct {
 	// over one connection of its own; nil unless the mirror runs
 	// (peerbloomfilters with a mempoolmirror budget).
 	mempoolClients []*bitcoind.Client
-	metrics        *httpapi.Metrics
+	metrics        *metrics.Metrics
 
 	mu      sync.Mutex
 	current int // index of the candidate in use; -1 until one answered
@@ -74,7 +75,7 @@ type nodeLink struct {
 // newNodeLink makes the clients of every candidate; none is contacted.
 // Every client, the peers' included, gets the same credentials and TLS
 // settings (rpccert).
-func newNodeLink(cfg Config, nw network, metrics *httpapi.Metrics, log zerolog.Logger) (*nodeLink, error) {
+func newNodeLink(cfg Config, nw network, metrics *metrics.Metrics, log zerolog.Logger) (*nodeLink, error) {
 	l := &nodeLink{candidates: rpcCandidates(cfg, nw), metrics: metrics, current: -1}
 	for _, cand := range l.candidates {
 		nodeCfg := bitcoind.Config{

@@ -13,8 +13,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cfindexd/cfindexd/bitcoind"
-	"github.com/cfindexd/cfindexd/httpapi"
 	"github.com/cfindexd/cfindexd/indexer"
+	"github.com/cfindexd/cfindexd/metrics"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -59,7 +59,7 @@ type nodeSupervisor struct {
 	nw         network
 	st         *store.Store
 	link       *nodeLink
-	metrics    *httpapi.Metrics
+	metrics    *metrics.Metrics
 	wake       <-chan struct{}
 	log        zerolog.Logger
 	watchEvery time.Duration
@@ -329,7 +329,7 @@ func closeSource(src bitcoind.BlockSource) {
 // behind plus those of the current one. The metrics export 0 until the
 // first source that counts (txindex) is used.
 type prevoutTotals struct {
-	metrics *httpapi.Metrics
+	metrics *metrics.Metrics
 
 	mu                  sync.Mutex
 	registered          bool

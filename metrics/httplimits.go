@@ -1,4 +1,4 @@
-package httpapi
+package metrics
 
 import "github.com/prometheus/client_golang/prometheus"
 
@@ -35,10 +35,23 @@ func newLimitMetrics(reg *prometheus.Registry) *limitMetrics {
 	return m
 }
 
-func (m *Metrics) httpConnsOpen(n int)        { m.limits.connsOpen.Set(float64(n)) }
-func (m *Metrics) httpConnRefused(cap string) { m.limits.connsRefused.WithLabelValues(cap).Inc() }
-func (m *Metrics) httpConnEvicted(cap string) { m.limits.connsEvicted.WithLabelValues(cap).Inc() }
-func (m *Metrics) httpBulkInFlight(n int)     { m.limits.bulkInFlight.Set(float64(n)) }
-func (m *Metrics) httpBulkRefused(cap string) { m.limits.bulkRefused.WithLabelValues(cap).Inc() }
-func (m *Metrics) httpBulkSlowCut()           { m.limits.bulkSlowCut.Inc() }
-func (m *Metrics) httpHandlerPanicked()       { m.limits.panics.Inc() }
+// HTTPConnsOpen implements httpapi.Observer.
+func (m *Metrics) HTTPConnsOpen(n int) { m.limits.connsOpen.Set(float64(n)) }
+
+// HTTPConnRefused implements httpapi.Observer.
+func (m *Metrics) HTTPConnRefused(cap string) { m.limits.connsRefused.WithLabelValues(cap).Inc() }
+
+// HTTPConnEvicted implements httpapi.Observer.
+func (m *Metrics) HTTPConnEvicted(cap string) { m.limits.connsEvicted.WithLabelValues(cap).Inc() }
+
+// HTTPBulkInFlight implements httpapi.Observer.
+func (m *Metrics) HTTPBulkInFlight(n int) { m.limits.bulkInFlight.Set(float64(n)) }
+
+// HTTPBulkRefused implements httpapi.Observer.
+func (m *Metrics) HTTPBulkRefused(cap string) { m.limits.bulkRefused.WithLabelValues(cap).Inc() }
+
+// HTTPBulkSlowCut implements httpapi.Observer.
+func (m *Metrics) HTTPBulkSlowCut() { m.limits.bulkSlowCut.Inc() }
+
+// HTTPHandlerPanicked implements httpapi.Observer.
+func (m *Metrics) HTTPHandlerPanicked() { m.limits.panics.Inc() }

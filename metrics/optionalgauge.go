@@ -1,4 +1,4 @@
-package httpapi
+package metrics
 
 import "github.com/prometheus/client_golang/prometheus"
 

@@ -1,4 +1,4 @@
-package httpapi
+package metrics
 
 import (
 	"net/http"
@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/cfindexd/cfindexd/httpapi"
 	"github.com/cfindexd/cfindexd/indexer"
 	"github.com/cfindexd/cfindexd/p2p"
 	"github.com/cfindexd/cfindexd/store"
@@ -29,12 +30,12 @@ var httpDurationBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1
 // Metrics holds cfindexd's Prometheus metrics in a private registry (never
 // the global default one), with Go runtime and process collectors. Its
 // methods are what the other packages report through: it satisfies
-// indexer.Observer (NodeTip, NodeReachable, Committed, Reorg, Error) and
+// indexer.Observer (NodeTip, NodeReachable, Committed, Reorg, Error),
 // p2p.Metrics (MessageReceived, MessageSent, PeersConnected,
-// PeerDisconnected and the defence counters below). Every counter and
-// every label value the code knows is exported from the start, at 0, so a
-// rate() or an alert works before the first event. All methods are safe
-// for concurrent use and cheap.
+// PeerDisconnected and the defence counters below), p2p.BloomMetrics and
+// httpapi.Metrics. Every counter and every label value the code knows is
+// exported from the start, at 0, so a rate() or an alert works before the
+// first event. All methods are safe for concurrent use and cheap.
 type Metrics struct {
 	reg   *prometheus.Registry
 	serve http.Handler
@@ -83,8 +84,17 @@ type reachability struct {
 	err error // nil: the node answered
 }
 
-// NewMetrics creates the metrics and their registry.
-func NewMetrics() *Metrics {
+// The interfaces the other packages declare for what they report.
+var (
+	_ indexer.Observer = (*Metrics)(nil)
+	_ p2p.Metrics      = (*Metrics)(nil)
+	_ p2p.BatchMetrics = (*Metrics)(nil)
+	_ p2p.BloomMetrics = (*Metrics)(nil)
+	_ httpapi.Metrics  = (*Metrics)(nil)
+)
+
+// New creates the metrics and their registry.
+func New() *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry(), now: time.Now}
 	m.nodeTip.Store(-1)
 	m.indexedTime.Store(-1)
@@ -130,9 +140,9 @@ func NewMetrics() *Metrics {
 		Buckets: httpDurationBuckets,
 	}, []string{"route"})
 	m.reg.MustRegister(m.httpDuration)
-	for r := range route(len(routeNames)) {
-		m.httpRequests.WithLabelValues(r.String(), "200")
-		m.httpDuration.WithLabelValues(r.String())
+	for r, code := range httpapi.RouteCodes() {
+		m.httpRequests.WithLabelValues(r, strconv.Itoa(code))
+		m.httpDuration.WithLabelValues(r)
 	}
 	m.errors = cv("errors_total", "Errors, by kind.", "kind")
 	for _, kind := range errorKinds() {
@@ -167,9 +177,9 @@ func NewMetrics() *Metrics {
 }
 
 // errorKinds lists every kind Error is called with: the follower's, and
-// "http" for a request that failed on the server's side.
+// the HTTP server's for a request that failed on the server's side.
 func errorKinds() []string {
-	return append(indexer.ErrorKinds(), "http")
+	return append(indexer.ErrorKinds(), httpapi.ErrorKind)
 }
 
 // SetBuildInfo sets cfindexd_build_info{version,commit,goversion} to 1:
@@ -226,12 +236,9 @@ func (m *Metrics) prevoutCounts() (fromCache, fromNode uint64) {
 	return 0, 0
 }
 
-// Registry returns the private registry, for packages that add their own
-// collectors.
-func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
-
-// handler serves the registry in the Prometheus text format.
-func (m *Metrics) handler() http.Handler { return m.serve }
+// Handler serves the registry in the Prometheus text format
+// (httpapi.Metrics).
+func (m *Metrics) Handler() http.Handler { return m.serve }
 
 // NodeTip records the node's tip as last seen: its height and its block
 // timestamp (indexer.Observer).
@@ -242,7 +249,7 @@ func (m *Metrics) NodeTip(height int64, blockTime time.Time) {
 }
 
 // NodeHeight returns the node's tip height as last seen; false before the
-// first NodeTip.
+// first NodeTip (httpapi.NodeState).
 func (m *Metrics) NodeHeight() (int64, bool) {
 	h := m.nodeTip.Load()
 	return h, h >= 0
@@ -261,7 +268,7 @@ func (m *Metrics) NodeReachable(err error) {
 
 // NodeReachability returns the error of the follower's last round that
 // could not reach the node (nil if it could), and false before the first
-// round.
+// round (httpapi.NodeState).
 func (m *Metrics) NodeReachability() (error, bool) {
 	r := m.reach.Load()
 	if r == nil {
@@ -309,10 +316,10 @@ func (m *Metrics) Reorg(depth int) {
 }
 
 // Error counts one error of kind ("node", "store", "network", "reorg",
-// "http", ...).
+// "http", ...): indexer.Observer and httpapi.Observer.
 func (m *Metrics) Error(kind string) { m.errors.WithLabelValues(kind).Inc() }
 
-// SetStoreSize records the size of the store on disk.
+// SetStoreSize records the size of the store on disk (httpapi.Observer).
 func (m *Metrics) SetStoreSize(bytes int64) { m.storeSize.Set(float64(bytes)) }
 
 // SetIndexedHeight records the indexed tip height (the server refreshes it
@@ -320,7 +327,8 @@ func (m *Metrics) SetStoreSize(bytes int64) { m.storeSize.Set(float64(bytes)) }
 func (m *Metrics) SetIndexedHeight(height uint32) { m.indexedHeight.Set(float64(height)) }
 
 // SetIndexedTip records the indexed tip's height and block timestamp (the
-// server refreshes both from the store at each scrape).
+// HTTP server refreshes both from the store at each scrape:
+// httpapi.Observer).
 func (m *Metrics) SetIndexedTip(height uint32, blockTime time.Time) {
 	m.indexedHeight.Set(float64(height))
 	m.indexedTime.Store(blockTime.Unix())
@@ -331,10 +339,11 @@ func (m *Metrics) lastIndexedTimestamp() (float64, bool) {
 	return float64(t), t >= 0
 }
 
-// httpRequest counts one answered HTTP request and its duration.
-func (m *Metrics) httpRequest(r route, code int, took time.Duration) {
-	m.httpRequests.WithLabelValues(r.String(), strconv.Itoa(code)).Inc()
-	m.httpDuration.WithLabelValues(r.String()).Observe(took.Seconds())
+// HTTPRequest counts one answered HTTP request and its duration
+// (httpapi.Observer).
+func (m *Metrics) HTTPRequest(route string, code int, took time.Duration) {
+	m.httpRequests.WithLabelValues(route, strconv.Itoa(code)).Inc()
+	m.httpDuration.WithLabelValues(route).Observe(took.Seconds())
 }
 
 // --- P2P metrics (p2p.Metrics) ---
@@ -376,8 +385,6 @@ func (m *Metrics) MessagesSent(command string, count, bytes int) {
 	m.p2pSentMsgs.WithLabelValues(command).Add(float64(count))
 	m.p2pSentBytes.WithLabelValues(command).Add(float64(bytes))
 }
-
-var _ p2p.BatchMetrics = (*Metrics)(nil)
 
 // PeersConnected sets the number of peers past the handshake (p2p.Metrics).
 func (m *Metrics) PeersConnected(n int) { m.peers.Set(float64(n)) }

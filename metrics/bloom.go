@@ -1,4 +1,4 @@
-package httpapi
+package metrics
 
 import (
 	"sync/atomic"
@@ -8,8 +8,6 @@ import (
 
 	"github.com/cfindexd/cfindexd/p2p"
 )
-
-var _ p2p.BloomMetrics = (*Metrics)(nil)
 
 // bloomMetrics are the metrics of BIP-37 serving (p2p.BloomMetrics) and of
 // the mempool mirror it announces from. They are registered at start, at
