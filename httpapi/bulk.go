@@ -12,7 +12,6 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 
 	"github.com/cfindexd/cfindexd/internal/wirescan"
-	"github.com/cfindexd/cfindexd/store"
 )
 
 // Record sizes of the flat bulk files.
@@ -39,8 +38,8 @@ type bulkFile struct {
 }
 
 var (
-	headersFile  = bulkFile{kind: "headers", itemSize: blockHeaderSize, chunk: store.MaxRange, read: readHeaders}
-	fheadersFile = bulkFile{kind: "filterheaders", itemSize: filterHeaderSize, chunk: store.MaxRange, read: readFilterHeaders}
+	headersFile  = bulkFile{kind: "headers", itemSize: blockHeaderSize, chunk: MaxRange, read: readHeaders}
+	fheadersFile = bulkFile{kind: "filterheaders", itemSize: filterHeaderSize, chunk: MaxRange, read: readFilterHeaders}
 	filtersFile  = bulkFile{kind: "filters", chunk: filtersChunk, read: readFilters}
 )
 
@@ -113,7 +112,7 @@ func (s *Server) bulkFileOf(t target, start uint32) bulkFile {
 
 // bulkRange resolves the heights of a bulk target against the tip. A
 // non-empty refusal is the text of a 404 instead.
-func bulkRange(t target, tip store.Tip, have bool, depth uint32) (start, end uint32, final bool, refusal string) {
+func bulkRange(t target, tip Tip, have bool, depth uint32) (start, end uint32, final bool, refusal string) {
 	if !have {
 		return 0, 0, false, "the index is empty"
 	}

@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"github.com/btcsuite/btcd/wire/v2"
-
-	"github.com/cfindexd/cfindexd/store"
 )
 
 // headersJSONError answers /rest/headers/<hash>.json. Core's JSON form
@@ -60,7 +58,7 @@ func (s *Server) serveCoreHashByHeight(w http.ResponseWriter, req coreRequest) {
 	}
 	// One read: the height is above the tip exactly when it has no hash.
 	hash, err := s.view.HashAt(req.height)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, ErrNotFound) {
 		writeCoreError(w, &coreError{http.StatusNotFound, "Block height out of range"})
 		return
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 
-	"github.com/cfindexd/cfindexd/store"
+	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
 // Content types exactly as Core sends them.
@@ -41,7 +41,7 @@ func (s *Server) serveCoreFilter(w http.ResponseWriter, req coreRequest) {
 		return
 	}
 	rec, _, err := s.view.FilterByHash(req.hash)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, ErrNotFound) {
 		e := &coreError{http.StatusNotFound, req.hashStr + " not found"}
 		writeCoreError(w, e)
 		return
@@ -61,12 +61,12 @@ func (s *Server) serveCoreFilter(w http.ResponseWriter, req coreRequest) {
 
 // blockFilterPrefix is what comes before the encoded filter (which starts
 // with its own CompactSize N) in Core's BlockFilter serialization: filter
-// type byte, block hash in internal order, CompactSize length. It is also
-// the P2P cfilter message's payload prefix (store.PutCFilterPrefix).
+// type byte (0, basic), block hash in internal order, CompactSize length.
+// It is also the P2P cfilter message's payload prefix.
 func blockFilterPrefix(hash chainhash.Hash, filter []byte) []byte {
-	out := make([]byte, store.CFilterPrefixLen(len(filter)))
-	store.PutCFilterPrefix(out, &hash, len(filter))
-	return out
+	out := make([]byte, 1+chainhash.HashSize, 1+chainhash.HashSize+wirescan.CompactSizeLen(uint64(len(filter))))
+	copy(out[1:], hash[:])
+	return wirescan.AppendCompactSize(out, uint64(len(filter)))
 }
 
 // serveCoreFilterHeaders answers /rest/blockfilterheaders/basic/....
@@ -100,7 +100,7 @@ func (s *Server) serveCoreFilterHeaders(w http.ResponseWriter, req coreRequest) 
 // unknown or not on the active chain gives nothing, as in Core.
 func activeFrom[T any](r ChainReader, hash chainhash.Hash, count int, read func(start, end uint32) ([]T, error)) ([]T, error) {
 	height, active, err := r.HeightOf(hash)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && !active) {
+	if errors.Is(err, ErrNotFound) || (err == nil && !active) {
 		return nil, nil
 	}
 	if err != nil {

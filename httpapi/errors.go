@@ -2,11 +2,15 @@ package httpapi
 
 import "errors"
 
-// Sentinel errors returned by New and Run.
+// Sentinel errors.
 var (
 	// ErrBadConfig is returned by New for a configuration it cannot run
 	// with (negative limits, a nil view).
 	ErrBadConfig = errors.New("bad http server config")
+
+	// ErrNotFound is what a ChainReader's errors wrap for a height or a
+	// hash it does not hold.
+	ErrNotFound = errors.New("not found")
 
 	// ErrViewChanged is returned internally when the active chain moved
 	// under a multi-read answer (a reorg during the request); handlers turn

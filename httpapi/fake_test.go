@@ -15,8 +15,8 @@ import (
 // records by height, stale records by hash, ErrNotFound for the rest.
 type fakeView struct {
 	mu     sync.RWMutex
-	active []store.BlockRecord
-	stale  map[chainhash.Hash]store.BlockRecord
+	active []BlockRecord
+	stale  map[chainhash.Hash]BlockRecord
 	size   int64
 	// rangeReads counts range reads, so tests can prove a 304 read no
 	// data.
@@ -26,11 +26,11 @@ type fakeView struct {
 var _ ChainView = (*fakeView)(nil)
 
 func newFakeView() *fakeView {
-	return &fakeView{stale: make(map[chainhash.Hash]store.BlockRecord), size: 4096}
+	return &fakeView{stale: make(map[chainhash.Hash]BlockRecord), size: 4096}
 }
 
 // commit appends recs to the active chain.
-func (f *fakeView) commit(recs ...store.BlockRecord) {
+func (f *fakeView) commit(recs ...BlockRecord) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, r := range recs {
@@ -43,7 +43,7 @@ func (f *fakeView) commit(recs ...store.BlockRecord) {
 }
 
 // addStale records a block outside the active chain.
-func (f *fakeView) addStale(r store.BlockRecord) {
+func (f *fakeView) addStale(r BlockRecord) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.stale[r.Hash] = r
@@ -70,7 +70,7 @@ func (f *fakeView) Read(fn func(ChainReader) error) error {
 	return fn(fakeState{f})
 }
 
-func (f *fakeView) Tip() (store.Tip, bool) {
+func (f *fakeView) Tip() (Tip, bool) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	return fakeState{f}.Tip()
@@ -100,13 +100,13 @@ func (f *fakeView) Headers(start, end uint32) ([]wire.BlockHeader, error) {
 	return fakeState{f}.Headers(start, end)
 }
 
-func (f *fakeView) FilterByHash(hash chainhash.Hash) (store.BlockRecord, bool, error) {
+func (f *fakeView) FilterByHash(hash chainhash.Hash) (BlockRecord, bool, error) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	return fakeState{f}.FilterByHash(hash)
 }
 
-func (f *fakeView) FiltersByHeight(start, end uint32) ([]store.BlockRecord, error) {
+func (f *fakeView) FiltersByHeight(start, end uint32) ([]BlockRecord, error) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	return fakeState{f}.FiltersByHeight(start, end)
@@ -124,24 +124,24 @@ func (f *fakeView) SizeBytes() int64 {
 	return f.size
 }
 
-func (s fakeState) Tip() (store.Tip, bool) {
+func (s fakeState) Tip() (Tip, bool) {
 	if len(s.f.active) == 0 {
-		return store.Tip{}, false
+		return Tip{}, false
 	}
 	r := s.f.active[len(s.f.active)-1]
-	return store.Tip{Height: r.Height, Hash: r.Hash, FilterHeader: r.FilterHeader}, true
+	return Tip{Height: r.Height, Hash: r.Hash, FilterHeader: r.FilterHeader}, true
 }
 
 func (s fakeState) HashAt(height uint32) (chainhash.Hash, error) {
 	if int(height) >= len(s.f.active) {
-		return chainhash.Hash{}, fmt.Errorf("hash at %d: %w", height, store.ErrNotFound)
+		return chainhash.Hash{}, fmt.Errorf("hash at %d: %w", height, ErrNotFound)
 	}
 	return s.f.active[height].Hash, nil
 }
 
 func (s fakeState) HeaderAt(height uint32) (wire.BlockHeader, error) {
 	if int(height) >= len(s.f.active) {
-		return wire.BlockHeader{}, fmt.Errorf("header at %d: %w", height, store.ErrNotFound)
+		return wire.BlockHeader{}, fmt.Errorf("header at %d: %w", height, ErrNotFound)
 	}
 	return s.f.active[height].Header, nil
 }
@@ -155,18 +155,18 @@ func (s fakeState) HeightOf(hash chainhash.Hash) (uint32, bool, error) {
 	if r, ok := s.f.stale[hash]; ok {
 		return r.Height, false, nil
 	}
-	return 0, false, fmt.Errorf("height of %s: %w", hash, store.ErrNotFound)
+	return 0, false, fmt.Errorf("height of %s: %w", hash, ErrNotFound)
 }
 
 func (s fakeState) checkRange(start, end uint32) error {
 	if start > end {
 		return fmt.Errorf("%d..%d: %w", start, end, store.ErrBadRange)
 	}
-	if end-start >= store.MaxRange {
+	if end-start >= MaxRange {
 		return fmt.Errorf("%d..%d: %w", start, end, store.ErrRangeTooLarge)
 	}
 	if int(end) >= len(s.f.active) {
-		return fmt.Errorf("%d..%d: %w", start, end, store.ErrNotFound)
+		return fmt.Errorf("%d..%d: %w", start, end, ErrNotFound)
 	}
 	s.f.rangeReads.Add(1)
 	return nil
@@ -183,7 +183,7 @@ func (s fakeState) Headers(start, end uint32) ([]wire.BlockHeader, error) {
 	return out, nil
 }
 
-func (s fakeState) FilterByHash(hash chainhash.Hash) (store.BlockRecord, bool, error) {
+func (s fakeState) FilterByHash(hash chainhash.Hash) (BlockRecord, bool, error) {
 	for _, r := range s.f.active {
 		if r.Hash == hash {
 			return r, true, nil
@@ -192,14 +192,14 @@ func (s fakeState) FilterByHash(hash chainhash.Hash) (store.BlockRecord, bool, e
 	if r, ok := s.f.stale[hash]; ok {
 		return r, false, nil
 	}
-	return store.BlockRecord{}, false, fmt.Errorf("filter of %s: %w", hash, store.ErrNotFound)
+	return BlockRecord{}, false, fmt.Errorf("filter of %s: %w", hash, ErrNotFound)
 }
 
-func (s fakeState) FiltersByHeight(start, end uint32) ([]store.BlockRecord, error) {
+func (s fakeState) FiltersByHeight(start, end uint32) ([]BlockRecord, error) {
 	if err := s.checkRange(start, end); err != nil {
 		return nil, err
 	}
-	return append([]store.BlockRecord(nil), s.f.active[start:end+1]...), nil
+	return append([]BlockRecord(nil), s.f.active[start:end+1]...), nil
 }
 
 func (s fakeState) FilterHeadersByHeight(start, end uint32) ([]chainhash.Hash, error) {

@@ -20,8 +20,6 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/rs/zerolog"
-
-	"github.com/cfindexd/cfindexd/store"
 )
 
 // ioDeadline bounds every single network operation of these tests; it is
@@ -232,7 +230,7 @@ type blockingView struct {
 	waiting atomic.Int32
 }
 
-func (b *blockingView) Tip() (store.Tip, bool) {
+func (b *blockingView) Tip() (Tip, bool) {
 	b.waiting.Add(1)
 	<-b.release
 	return b.fakeView.Tip()
@@ -317,7 +315,7 @@ type paddedView struct {
 	pad int
 }
 
-func (p paddedView) FiltersByHeight(start, end uint32) ([]store.BlockRecord, error) {
+func (p paddedView) FiltersByHeight(start, end uint32) ([]BlockRecord, error) {
 	recs, err := p.fakeView.FiltersByHeight(start, end)
 	return padFilters(recs, p.pad), err
 }
@@ -336,13 +334,13 @@ type paddedReader struct {
 	pad int
 }
 
-func (p paddedReader) FiltersByHeight(start, end uint32) ([]store.BlockRecord, error) {
+func (p paddedReader) FiltersByHeight(start, end uint32) ([]BlockRecord, error) {
 	recs, err := p.ChainReader.FiltersByHeight(start, end)
 	return padFilters(recs, p.pad), err
 }
 
 // padFilters replaces each filter with pad bytes.
-func padFilters(recs []store.BlockRecord, pad int) []store.BlockRecord {
+func padFilters(recs []BlockRecord, pad int) []BlockRecord {
 	for i := range recs {
 		recs[i].Filter = bytes.Repeat([]byte{byte(i)}, pad)
 	}
@@ -482,11 +480,11 @@ func TestSlowBulkReadersDoNotBlockFreshClient(t *testing.T) {
 // chunk of a bulk download, as a bug in a store read would.
 type panicView struct{ *fakeView }
 
-func (p panicView) FilterByHash(chainhash.Hash) (store.BlockRecord, bool, error) {
+func (p panicView) FilterByHash(chainhash.Hash) (BlockRecord, bool, error) {
 	panic("injected store panic")
 }
 
-func (p panicView) FiltersByHeight(start, end uint32) ([]store.BlockRecord, error) {
+func (p panicView) FiltersByHeight(start, end uint32) ([]BlockRecord, error) {
 	if start > 0 {
 		panic("injected store panic mid-download")
 	}

@@ -4,8 +4,6 @@ import (
 	"unsafe"
 
 	"github.com/btcsuite/btcd/wire/v2"
-
-	"github.com/cfindexd/cfindexd/store"
 )
 
 // What the HTTP memory bound is made of.
@@ -23,7 +21,7 @@ const (
 	// headerAnswer is the largest headers answer: 2,000 decoded headers
 	// and their serialization (the hex and JSON forms are encoded as they
 	// are written, corebody.go).
-	headerAnswer = store.MaxRange * (int(unsafe.Sizeof(wire.BlockHeader{})) + blockHeaderSize)
+	headerAnswer = MaxRange * (int(unsafe.Sizeof(wire.BlockHeader{})) + blockHeaderSize)
 	// largestAnswer is the most one request's answer holds while a slow
 	// client reads it: a block filter with its 38-byte prefix, or 2,000
 	// headers.

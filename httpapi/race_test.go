@@ -44,10 +44,10 @@ func TestRESTNeverFailsWhileBlocksCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if err := st.CommitBatch(chain[:base+1]); err != nil {
+	if err := st.CommitBatch(storeRecords(chain[:base+1])); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(newTestServer(t, NewStoreView(st), Config{Net: chaincfg.RegressionNetParams.Net, MaxBulkPerAddr: DefaultMaxBulkInFlight}).Handler())
+	srv := httptest.NewServer(newTestServer(t, newStoreView(st), Config{Net: chaincfg.RegressionNetParams.Net, MaxBulkPerAddr: DefaultMaxBulkInFlight}).Handler())
 	defer srv.Close()
 
 	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(3*time.Minute))
@@ -119,12 +119,12 @@ func TestRESTNeverFailsWhileBlocksCommit(t *testing.T) {
 // every fifth block it rolls the top three back (the tip goes down, as
 // when the node invalidates blocks) and recommits them. It returns when
 // the last block is committed.
-func commitAndRollBack(ctx context.Context, st *store.Store, chain []store.BlockRecord, base int) error {
+func commitAndRollBack(ctx context.Context, st *store.Store, chain []BlockRecord, base int) error {
 	for h := base + 1; h < len(chain); h++ {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if err := st.CommitBatch(chain[h : h+1]); err != nil {
+		if err := st.CommitBatch(storeRecords(chain[h : h+1])); err != nil {
 			return err
 		}
 		if h%5 != 0 {
@@ -134,7 +134,7 @@ func commitAndRollBack(ctx context.Context, st *store.Store, chain []store.Block
 			return err
 		}
 		for r := h - 2; r <= h; r++ {
-			if err := st.CommitBatch(chain[r : r+1]); err != nil {
+			if err := st.CommitBatch(storeRecords(chain[r : r+1])); err != nil {
 				return err
 			}
 		}
@@ -145,7 +145,7 @@ func commitAndRollBack(ctx context.Context, st *store.Store, chain []store.Block
 // pollOnce sends request kind (0..7) about height h of chain and checks
 // the answer: never a 5xx, and a 200 carries exactly the block's data. ok
 // reports a 200 with data.
-func pollOnce(ctx context.Context, c *http.Client, base string, chain []store.BlockRecord, h, kind int) (ok bool, err error) {
+func pollOnce(ctx context.Context, c *http.Client, base string, chain []BlockRecord, h, kind int) (ok bool, err error) {
 	rec := chain[h]
 	hash := rec.Hash.String()
 	var url string
@@ -239,7 +239,7 @@ func pollOnce(ctx context.Context, c *http.Client, base string, chain []store.Bl
 
 // checkFiltersFile checks that a filters file holds the filters of chain
 // from height 0, in order, and nothing else.
-func checkFiltersFile(b []byte, chain []store.BlockRecord) error {
+func checkFiltersFile(b []byte, chain []BlockRecord) error {
 	for h := 0; len(b) > 0; h++ {
 		n, sz, err := wirescan.ReadCompactSize(b)
 		if err != nil || uint64(len(b)-sz) < n || h >= len(chain) {

@@ -13,8 +13,6 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
-
-	"github.com/cfindexd/cfindexd/store"
 )
 
 // coreDir holds the responses recorded from Bitcoin Core v31 (regtest).
@@ -42,8 +40,8 @@ type recordedHeader struct {
 // recordedChain is the Core regtest chain: 116 active blocks (headers known
 // from height 95 up) and two stale ones.
 type recordedChain struct {
-	active []store.BlockRecord
-	stale  []store.BlockRecord
+	active []BlockRecord
+	stale  []BlockRecord
 }
 
 func mustHash(tb testing.TB, s string) chainhash.Hash {
@@ -85,13 +83,13 @@ func loadRecordedChain(tb testing.TB) recordedChain {
 	}
 	readJSON(tb, filepath.Join(coreDir, "rpc/heights-0000-0094.hash-and-getblockfilter.json"), &early)
 	var c recordedChain
-	c.active = make([]store.BlockRecord, len(early))
+	c.active = make([]BlockRecord, len(early))
 	for k, v := range early {
 		h, err := strconv.Atoi(k)
 		if err != nil || h >= len(early) {
 			tb.Fatalf("height key %q", k)
 		}
-		c.active[h] = store.BlockRecord{
+		c.active[h] = BlockRecord{
 			Height:       uint32(h),
 			Hash:         mustHash(tb, v.Hash),
 			Filter:       mustHex(tb, v.GetBlockFilter.Filter),
@@ -120,7 +118,7 @@ func loadRecordedChain(tb testing.TB) recordedChain {
 			Nonce:      rh.Nonce,
 		}
 		hdr.Timestamp = unixTime(rh.Time)
-		rec := store.BlockRecord{
+		rec := BlockRecord{
 			Height:       rh.Height,
 			Hash:         mustHash(tb, rh.Hash),
 			Header:       hdr,

@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-
-	"github.com/cfindexd/cfindexd/store"
 )
 
 // Server is the HTTP server: Core-compatible REST filter endpoints, bulk
@@ -248,7 +246,7 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 
 // indexedTip returns the indexed tip and its block timestamp, read from one
 // snapshot; false on an empty index or a failed read.
-func (s *Server) indexedTip() (tip store.Tip, blockTime time.Time, ok bool) {
+func (s *Server) indexedTip() (tip Tip, blockTime time.Time, ok bool) {
 	err := s.view.Read(func(v ChainReader) error {
 		if tip, ok = v.Tip(); !ok {
 			return nil
@@ -259,7 +257,7 @@ func (s *Server) indexedTip() (tip store.Tip, blockTime time.Time, ok bool) {
 	})
 	if err != nil {
 		s.log.Error().Err(err).Msg("read the indexed tip")
-		return store.Tip{}, time.Time{}, false
+		return Tip{}, time.Time{}, false
 	}
 	return tip, blockTime, ok
 }

@@ -30,14 +30,14 @@ func TestRealStoreMatchesFake(t *testing.T) {
 	}
 	defer st.Close()
 	for i := 0; i < len(chain); i += 500 {
-		if err := st.CommitBatch(chain[i:min(i+500, len(chain))]); err != nil {
+		if err := st.CommitBatch(storeRecords(chain[i:min(i+500, len(chain))])); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if _, err := st.Rollback(fork); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.CommitBatch(branch[fork+1:]); err != nil {
+	if err := st.CommitBatch(storeRecords(branch[fork+1:])); err != nil {
 		t.Fatal(err)
 	}
 
@@ -46,7 +46,7 @@ func TestRealStoreMatchesFake(t *testing.T) {
 	fv.commit(branch[fork+1:]...)
 
 	cfg := Config{Net: chaincfg.RegressionNetParams.Net, ReorgSafetyDepth: 100}
-	real := newTestServer(t, NewStoreView(st), cfg).Handler()
+	real := newTestServer(t, newStoreView(st), cfg).Handler()
 	fake := newTestServer(t, fv, cfg).Handler()
 
 	tip := branch[len(branch)-1]

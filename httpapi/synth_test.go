@@ -13,7 +13,6 @@ import (
 
 	"github.com/cfindexd/cfindexd/gcs"
 	"github.com/cfindexd/cfindexd/headers"
-	"github.com/cfindexd/cfindexd/store"
 )
 
 // Regtest genesis filter and filter header as Core v31 reported them
@@ -25,7 +24,7 @@ const (
 )
 
 // genesisRecord is the regtest genesis block as the store holds it.
-func genesisRecord(tb testing.TB) store.BlockRecord {
+func genesisRecord(tb testing.TB) BlockRecord {
 	tb.Helper()
 	p := chaincfg.RegressionNetParams
 	f := mustHex(tb, regtestGenesisFilter)
@@ -33,7 +32,7 @@ func genesisRecord(tb testing.TB) store.BlockRecord {
 	if fh != mustHash(tb, regtestGenesisFilterHeader) {
 		tb.Fatalf("genesis filter header %s", fh)
 	}
-	return store.BlockRecord{Height: 0, Hash: *p.GenesisHash, Header: p.GenesisBlock.Header, Filter: f, FilterHeader: fh}
+	return BlockRecord{Height: 0, Hash: *p.GenesisHash, Header: p.GenesisBlock.Header, Filter: f, FilterHeader: fh}
 }
 
 // mineRegtest finds a nonce that meets regtest's proof of work (about two
@@ -58,10 +57,10 @@ func mineRegtest(h *wire.BlockHeader) {
 // extendChain appends n blocks on top of base (which must end with the
 // block to build on): mined regtest headers ten minutes apart and real
 // BIP-158 filters of a few pseudo-random scripts drawn from seed.
-func extendChain(tb testing.TB, base []store.BlockRecord, n int, seed uint64) []store.BlockRecord {
+func extendChain(tb testing.TB, base []BlockRecord, n int, seed uint64) []BlockRecord {
 	tb.Helper()
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	out := append([]store.BlockRecord(nil), base...)
+	out := append([]BlockRecord(nil), base...)
 	for range n {
 		prev := out[len(out)-1]
 		var root chainhash.Hash
@@ -86,7 +85,7 @@ func extendChain(tb testing.TB, base []store.BlockRecord, n int, seed uint64) []
 			elems[i] = e
 		}
 		f := gcs.BuildBasic(hash, elems)
-		out = append(out, store.BlockRecord{
+		out = append(out, BlockRecord{
 			Height:       prev.Height + 1,
 			Hash:         hash,
 			Header:       hdr,
@@ -98,11 +97,11 @@ func extendChain(tb testing.TB, base []store.BlockRecord, n int, seed uint64) []
 }
 
 // synthChain is the regtest genesis plus n synthetic blocks.
-func synthChain(tb testing.TB, n int, seed uint64) []store.BlockRecord {
-	return extendChain(tb, []store.BlockRecord{genesisRecord(tb)}, n, seed)
+func synthChain(tb testing.TB, n int, seed uint64) []BlockRecord {
+	return extendChain(tb, []BlockRecord{genesisRecord(tb)}, n, seed)
 }
 
-func synthView(tb testing.TB, recs []store.BlockRecord) *fakeView {
+func synthView(tb testing.TB, recs []BlockRecord) *fakeView {
 	v := newFakeView()
 	v.commit(recs...)
 	return v

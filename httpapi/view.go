@@ -3,18 +3,37 @@ package httpapi
 import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
-
-	"github.com/cfindexd/cfindexd/store"
 )
 
+// MaxRange is the most heights one range read of a ChainReader must
+// answer (the filter store's own limit).
+const MaxRange = 2000
+
+// Tip is the highest indexed block of the active chain.
+type Tip struct {
+	Height       uint32
+	Hash         chainhash.Hash
+	FilterHeader chainhash.Hash
+}
+
+// BlockRecord is one indexed block with its filter.
+type BlockRecord struct {
+	Height       uint32
+	Hash         chainhash.Hash
+	Header       wire.BlockHeader
+	Filter       []byte // BIP-158 wire form: CompactSize N, then the Golomb-coded set
+	FilterHeader chainhash.Hash
+	FilterHash   chainhash.Hash // dSHA256(Filter)
+}
+
 // ChainReader reads the filter store. Every method must be safe for
-// concurrent use, return errors wrapping store.ErrNotFound for heights or
-// hashes it does not hold, and never return slices that alias memory the
+// concurrent use, return errors wrapping ErrNotFound for heights or hashes
+// it does not hold, and never return slices that alias memory the
 // implementation may later change.
 type ChainReader interface {
 	// Tip returns the highest indexed block of the active chain; false on
 	// an empty index.
-	Tip() (store.Tip, bool)
+	Tip() (Tip, bool)
 	// HashAt returns the hash of the active block at height.
 	HashAt(height uint32) (chainhash.Hash, error)
 	// HeightOf returns the height of hash and whether it is on the active
@@ -23,20 +42,20 @@ type ChainReader interface {
 	// HeaderAt returns the header of the active block at height.
 	HeaderAt(height uint32) (wire.BlockHeader, error)
 	// Headers returns the active block headers at start..end inclusive (at
-	// most store.MaxRange of them).
+	// most MaxRange of them).
 	Headers(start, end uint32) ([]wire.BlockHeader, error)
 	// FilterByHash returns the record of hash, active or stale.
-	FilterByHash(hash chainhash.Hash) (store.BlockRecord, bool, error)
+	FilterByHash(hash chainhash.Hash) (BlockRecord, bool, error)
 	// FiltersByHeight returns the active records at start..end inclusive
-	// (at most store.MaxRange of them).
-	FiltersByHeight(start, end uint32) ([]store.BlockRecord, error)
+	// (at most MaxRange of them).
+	FiltersByHeight(start, end uint32) ([]BlockRecord, error)
 	// FilterHeadersByHeight returns the active filter headers at
-	// start..end inclusive (at most store.MaxRange of them).
+	// start..end inclusive (at most MaxRange of them).
 	FilterHeadersByHeight(start, end uint32) ([]chainhash.Hash, error)
 }
 
 // ChainView is the read-only part of the filter store the HTTP server
-// needs; NewStoreView adapts *store.Store, tests use an in-memory fake.
+// needs; the daemon adapts the store to it, tests use an in-memory fake.
 //
 // Its own ChainReader methods may each see a different state (the indexer
 // commits between two calls). A request whose answer takes more than one
@@ -52,20 +71,3 @@ type ChainView interface {
 	// SizeBytes returns the size of the store on disk.
 	SizeBytes() int64
 }
-
-// storeView adapts *store.Store to ChainView.
-type storeView struct{ *store.Store }
-
-// NewStoreView returns st as a ChainView; Read is st.Read.
-func NewStoreView(st *store.Store) ChainView { return storeView{st} }
-
-// Read implements ChainView with one store snapshot.
-func (v storeView) Read(fn func(ChainReader) error) error {
-	return v.Store.Read(func(s *store.Snapshot) error { return fn(s) })
-}
-
-// The real store and its snapshots must keep satisfying the view.
-var (
-	_ ChainView   = storeView{}
-	_ ChainReader = (*store.Snapshot)(nil)
-)

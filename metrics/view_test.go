@@ -12,7 +12,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cfindexd/cfindexd/httpapi"
-	"github.com/cfindexd/cfindexd/store"
 )
 
 // tipView is the smallest httpapi.ChainView the metrics tests need: a tip
@@ -26,30 +25,30 @@ var tipTime = time.Unix(1_600_000_000, 0)
 
 var _ httpapi.ChainView = tipView{}
 
-func (v tipView) Tip() (store.Tip, bool) { return store.Tip{Height: tipHeight}, !v.empty }
+func (v tipView) Tip() (httpapi.Tip, bool) { return httpapi.Tip{Height: tipHeight}, !v.empty }
 func (v tipView) HashAt(h uint32) (chainhash.Hash, error) {
-	return chainhash.Hash{}, fmt.Errorf("hash at %d: %w", h, store.ErrNotFound)
+	return chainhash.Hash{}, fmt.Errorf("hash at %d: %w", h, httpapi.ErrNotFound)
 }
 func (v tipView) HeightOf(hash chainhash.Hash) (uint32, bool, error) {
-	return 0, false, fmt.Errorf("height of %s: %w", hash, store.ErrNotFound)
+	return 0, false, fmt.Errorf("height of %s: %w", hash, httpapi.ErrNotFound)
 }
 func (v tipView) HeaderAt(h uint32) (wire.BlockHeader, error) {
 	if v.empty || h != tipHeight {
-		return wire.BlockHeader{}, fmt.Errorf("header at %d: %w", h, store.ErrNotFound)
+		return wire.BlockHeader{}, fmt.Errorf("header at %d: %w", h, httpapi.ErrNotFound)
 	}
 	return wire.BlockHeader{Timestamp: tipTime}, nil
 }
 func (v tipView) Headers(start, end uint32) ([]wire.BlockHeader, error) {
-	return nil, fmt.Errorf("headers %d..%d: %w", start, end, store.ErrNotFound)
+	return nil, fmt.Errorf("headers %d..%d: %w", start, end, httpapi.ErrNotFound)
 }
-func (v tipView) FilterByHash(hash chainhash.Hash) (store.BlockRecord, bool, error) {
-	return store.BlockRecord{Hash: hash, Filter: []byte{0}}, true, nil
+func (v tipView) FilterByHash(hash chainhash.Hash) (httpapi.BlockRecord, bool, error) {
+	return httpapi.BlockRecord{Hash: hash, Filter: []byte{0}}, true, nil
 }
-func (v tipView) FiltersByHeight(start, end uint32) ([]store.BlockRecord, error) {
-	return nil, fmt.Errorf("filters %d..%d: %w", start, end, store.ErrNotFound)
+func (v tipView) FiltersByHeight(start, end uint32) ([]httpapi.BlockRecord, error) {
+	return nil, fmt.Errorf("filters %d..%d: %w", start, end, httpapi.ErrNotFound)
 }
 func (v tipView) FilterHeadersByHeight(start, end uint32) ([]chainhash.Hash, error) {
-	return nil, fmt.Errorf("filter headers %d..%d: %w", start, end, store.ErrNotFound)
+	return nil, fmt.Errorf("filter headers %d..%d: %w", start, end, httpapi.ErrNotFound)
 }
 func (v tipView) Read(fn func(httpapi.ChainReader) error) error { return fn(v) }
 func (v tipView) SizeBytes() int64                              { return 4096 }

@@ -134,7 +134,7 @@ func runDaemonOn(ctx context.Context, cfg Config, nw network, confFile string, l
 				Peers: p2pServer.PeerCount(), StorePath: storePath,
 			}
 		},
-	}), httpapi.NewStoreView(st), metrics, log)
+	}), newHTTPView(st), metrics, log)
 	if err != nil {
 		return fmt.Errorf("http: %w", err)
 	}
