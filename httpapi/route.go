@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"net/http"
 	"strconv"
 	"strings"
 )
@@ -53,13 +54,25 @@ func (r route) String() string { return routeNames[r] }
 
 // RouteCodes returns every route label HTTPRequest reports, each with the
 // status code its requests are answered with when nothing goes wrong: the
-// series worth exporting before the first request.
+// series worth exporting before the first request. A path served by no
+// route is answered 404 (never 200), a malformed bulk request 400.
 func RouteCodes() map[string]int {
 	codes := make(map[string]int, len(routeNames))
 	for r := range route(len(routeNames)) {
-		codes[r.String()] = 200
+		codes[r.String()] = r.usualCode()
 	}
 	return codes
+}
+
+// usualCode is the status code of r's answers when nothing goes wrong.
+func (r route) usualCode() int {
+	switch r {
+	case routeNotFound, routeRESTUnknown:
+		return http.StatusNotFound
+	case routeBulkBad:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
 }
 
 // isREST reports whether r is under Core's /rest/ prefix.

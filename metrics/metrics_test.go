@@ -204,9 +204,11 @@ func histogramCount(fams map[string]*dto.MetricFamily, name, key, value string) 
 
 // TestMetricsPresentFromStart: before any event, /metrics already has the
 // Go and process collectors, the build info, every error kind, P2P
-// disconnect cause and sent command, every route's request counter and
-// duration histogram, both prevout sources and node_up, all at 0; the
-// gauges that cannot be known yet (the node's tip age) are absent.
+// disconnect cause and sent command, every route's request counter (at
+// the code it answers when nothing goes wrong) and duration histogram,
+// both prevout sources and node_up, all at 0; the gauges that cannot be
+// known yet (the node's tip age) and series that can never move are
+// absent.
 func TestMetricsPresentFromStart(t *testing.T) {
 	m := New()
 	h := newServer(t, tipView{empty: true}, m)
@@ -238,6 +240,12 @@ func TestMetricsPresentFromStart(t *testing.T) {
 	for _, z := range zero {
 		if got := metricValue(fams, z[0], z[1:]...); got != 0 {
 			t.Errorf("%s%v = %v at start, want 0", z[0], z[1:], got)
+		}
+	}
+	// A route that never answers 200 has no 200 series from the start.
+	for _, r := range []string{"other", "rest_unknown", "bulk_bad_request"} {
+		if got := metricValue(fams, "cfindexd_http_requests_total", "route", r, "code", "200"); got != -1 {
+			t.Errorf("http_requests_total{route=%q,code=\"200\"} exported (%v); that route never answers 200", r, got)
 		}
 	}
 	for _, absent := range []string{"cfindexd_node_tip_age_seconds", "cfindexd_last_indexed_timestamp_seconds"} {
