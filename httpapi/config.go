@@ -36,10 +36,6 @@ const (
 
 // Config configures the HTTP server. Zero values take the defaults above.
 type Config struct {
-	// Addr is the listen address (host:port). Empty disables HTTP: Run
-	// returns nil at once.
-	Addr string
-
 	// Net is the network magic written into neutrino import files
 	// (wire.MainNet, wire.TestNet3, wire.TestNet, ...). Zero means
 	// wire.MainNet.
@@ -105,8 +101,8 @@ type Config struct {
 	BulkWriteTimeout  time.Duration
 	IdleTimeout       time.Duration
 
-	// ShutdownTimeout bounds the graceful shutdown after the context of Run
-	// ends; connections still open then are closed.
+	// ShutdownTimeout bounds the graceful shutdown after the context of
+	// Serve ends; connections still open then are closed.
 	ShutdownTimeout time.Duration
 
 	// Status supplies the daemon's part of GET /status (status.go); nil

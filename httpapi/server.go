@@ -16,8 +16,8 @@ import (
 )
 
 // Server is the HTTP server: Core-compatible REST filter endpoints, bulk
-// bootstrap files, /metrics, /healthz and /readyz. Create it with New and
-// run it with Run (or Serve on a listener of your own).
+// bootstrap files, /metrics, /healthz, /readyz and /status. Create it with
+// New and run it with Serve.
 type Server struct {
 	cfg       Config
 	view      ChainView
@@ -52,22 +52,6 @@ func New(cfg Config, view ChainView, metrics Metrics, log zerolog.Logger) (*Serv
 
 // Handler returns the server's http.Handler, for tests and for embedding.
 func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
-
-// Run listens on Config.Addr and serves until ctx ends, then shuts down
-// gracefully (in-flight requests get Config.ShutdownTimeout). With an empty
-// Addr HTTP is off and Run returns nil at once.
-func (s *Server) Run(ctx context.Context) error {
-	if s.cfg.Addr == "" {
-		s.log.Info().Msg("http disabled (no listen address)")
-		return nil
-	}
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", s.cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("http listen %s: %w", s.cfg.Addr, err)
-	}
-	return s.Serve(ctx, ln)
-}
 
 // Serve serves on ln (which it closes) until ctx ends, then shuts down
 // gracefully: it stops accepting, lets requests in flight finish for up to

@@ -155,17 +155,9 @@ func TestServeLifecycle(t *testing.T) {
 	}
 }
 
-// TestRunDisabledAndBadAddr: no address means HTTP is off; a bad address
-// fails at once.
-func TestRunDisabledAndBadAddr(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(10*time.Second))
-	defer cancel()
-	if err := newTestServer(t, newFakeView(), Config{}).Run(ctx); err != nil {
-		t.Errorf("disabled Run: %v", err)
-	}
-	if err := newTestServer(t, newFakeView(), Config{Addr: "127.0.0.1:notaport"}).Run(ctx); err == nil {
-		t.Error("bad address accepted")
-	}
+// TestNewRefusesBadConfig: New refuses a negative limit, a nil view and
+// nil metrics.
+func TestNewRefusesBadConfig(t *testing.T) {
 	if _, err := New(Config{WriteTimeout: -1}, newFakeView(), newTestMetrics(), zerologNop()); !errors.Is(err, ErrBadConfig) {
 		t.Errorf("negative timeout: %v", err)
 	}

@@ -122,7 +122,6 @@ func runDaemonOn(ctx context.Context, cfg Config, nw network, confFile string, l
 		return fmt.Errorf("p2p: %w", err)
 	}
 	httpServer, err := httpapi.New(httpLimits(cfg, httpapi.Config{
-		Addr:             cfg.HTTPListen,
 		Net:              nw.Params.Net,
 		ReorgSafetyDepth: uint32(cfg.ReorgSafetyDepth),
 		ReadyMaxLag:      uint32(cfg.ReadyBlocks),
