@@ -14,14 +14,43 @@ import (
 	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
+// The bulk files are flat binary files by height, for the basic filter
+// type and the active chain only.
+//
+// headers and filterheaders ranges (<start>-<end>.bin, inclusive) start at
+// a multiple of BulkInterval and hold at most BulkInterval heights, in
+// canonical decimals, ending at most at the tip. headers is the 80-byte
+// wire serialization of each block header in height order; filterheaders
+// the 32-byte filter header of each height in internal byte order (as in
+// cfheaders), where header(h) = dSHA256(dSHA256(filter(h)) || header(h-1))
+// and header(-1) = 0.
+//
+// filters/<start>.bin (start a multiple of BulkInterval) holds the filters
+// of heights start .. min(start+BulkInterval-1, tip), each a CompactSize
+// length then the BIP-158 filter, in height order with nothing else. To
+// verify one, take the filter header at start-1 (zero for start 0), fold
+// the filters through the formula above and compare each result with the
+// filterheaders file.
+//
+// index.json gives tip_height, tip_hash, tip_filter_header, final_height
+// (the highest height at least ReorgSafetyDepth deep, -1 if none),
+// interval, reorg_safety_depth and network_magic.
+//
+// A range whose last height is at least ReorgSafetyDepth below the tip is
+// final: a strong ETag and an immutable one-year Cache-Control. Other
+// ranges, filters files not yet full and the whole-chain neutrino files
+// get a weak ETag and max-age NearTipMaxAge (cache.go). The ETag commits to
+// the range's end block hash and filter header, so If-None-Match is
+// answered 304 without reading the range. Bulk responses allow any origin
+// (CORS): the data is public.
+
 // Record sizes of the flat bulk files.
 const (
 	blockHeaderSize  = 80
 	filterHeaderSize = chainhash.HashSize
 	// filtersChunk is how many filters one store read fetches while a
-	// filters file streams; it bounds the memory of one download: about
-	// twice 64 mainnet-sized (25 KB) filters, 3.2 MB, so the default eight
-	// downloads hold some 26 MB.
+	// filters file streams; it bounds the memory of one download to twice
+	// that many filters (MemoryBound).
 	filtersChunk = 64
 )
 

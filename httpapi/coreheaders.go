@@ -16,7 +16,8 @@ import (
 var headersJSONError = &coreError{http.StatusNotFound, "output format not found (available: .bin, .hex)"}
 
 // serveCoreHeaders answers /rest/headers/<hash>.<bin|hex>?count=N: the
-// 80-byte headers of the active chain from hash upward.
+// 80-byte headers of the active chain from hash upward (empty for an
+// unknown or stale block), .hex their hex plus "\n".
 func (s *Server) serveCoreHeaders(w http.ResponseWriter, req coreRequest) {
 	if req.err != nil {
 		writeCoreError(w, req.err)
@@ -50,7 +51,11 @@ func (s *Server) serveCoreHeaders(w http.ResponseWriter, req coreRequest) {
 	writeCoreBody(w, req.format, [][]byte{buf.Bytes()}, nil)
 }
 
-// serveCoreHashByHeight answers /rest/blockhashbyheight/<height>.<fmt>.
+// serveCoreHashByHeight answers /rest/blockhashbyheight/<height>.<fmt>:
+// the active block hash at height, .bin 32 bytes in internal order, .hex
+// display order plus "\n", .json {"blockhash":"<hex>"}. Errors: 400
+// "Invalid height: <sanitized raw>" (Core's ParseInt32: optional '+', no
+// "+-", negative refused) and 404 "Block height out of range".
 func (s *Server) serveCoreHashByHeight(w http.ResponseWriter, req coreRequest) {
 	if req.err != nil {
 		writeCoreError(w, req.err)

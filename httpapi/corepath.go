@@ -52,6 +52,17 @@ type coreError struct {
 // coreRequest is a parsed Core-compatible /rest/ request. If err is set it
 // is the answer; otherwise the parameters are valid and the handler looks
 // the block up, then rejects formatUndef, in Core's order.
+//
+// Errors are text/plain, the message followed by CRLF, checked in that
+// order: wrong number of path parts (400 "Invalid URI format. ..."), bad
+// count (400 "Header count is invalid or out of acceptable range (1-2000):
+// <raw>"), bad hash (400 "Invalid hash: <raw>"; anything but exactly 64 hex
+// digits, which includes an unknown extension such as ".xml" since Core
+// only strips .bin/.hex/.json), filter type other than basic (400 "Unknown
+// filtertype <name>"), unknown block (404 "<hash> not found"), and only
+// then a missing extension (404 "output format not found (available:
+// .bin, .hex, .json)"). Counts are strict decimal (no sign, no spaces),
+// 1..2000, 5 when absent.
 type coreRequest struct {
 	headers bool // a list request with a count
 	hash    chainhash.Hash

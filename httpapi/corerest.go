@@ -34,7 +34,13 @@ func writeCoreError(w http.ResponseWriter, e *coreError) {
 // gives only after the block lookup.
 var formatError = &coreError{http.StatusNotFound, "output format not found (available: " + availableFormats + ")"}
 
-// serveCoreFilter answers /rest/blockfilter/basic/<hash>.<fmt>.
+// serveCoreFilter answers /rest/blockfilter/basic/<hash>.<fmt>. .bin is
+// Core's serialized BlockFilter: the filter type byte (0 = basic), the
+// block hash in internal byte order, a CompactSize length, then the filter
+// as BIP-158 encodes it (CompactSize N, then the Golomb-coded set). .hex is
+// the same bytes as lower-case hex plus "\n"; .json is {"filter":"<hex of
+// the filter>"} plus "\n". Stale blocks whose filter is still stored are
+// served too.
 func (s *Server) serveCoreFilter(w http.ResponseWriter, req coreRequest) {
 	if req.err != nil {
 		writeCoreError(w, req.err)
@@ -69,7 +75,12 @@ func blockFilterPrefix(hash chainhash.Hash, filter []byte) []byte {
 	return wirescan.AppendCompactSize(out, uint64(len(filter)))
 }
 
-// serveCoreFilterHeaders answers /rest/blockfilterheaders/basic/....
+// serveCoreFilterHeaders answers /rest/blockfilterheaders/basic/...: the
+// filter headers of the active chain from the given block upward, at most
+// count of them. .bin is 32 bytes each in internal order, .hex their hex
+// plus "\n", .json an array of display-order hex strings plus "\n". A block
+// that is unknown or not on the active chain gives an empty 200 (Core's
+// behaviour).
 func (s *Server) serveCoreFilterHeaders(w http.ResponseWriter, req coreRequest) {
 	if req.err != nil {
 		writeCoreError(w, req.err)

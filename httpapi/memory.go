@@ -40,11 +40,9 @@ const (
 //	+ MaxBulkInFlight × 2 × 64 × 256 KiB     bulk filter chunks (read, and appended)
 //
 // The answers are the worst case: 2,000 headers, or a filter of wire's
-// maximum size; with mainnet's 25 KB filters a bulk download holds about
-// 3 MB. With the defaults (512 connections, 8 downloads) this is about
-// 460 MiB, and it needs every connection to ask for the largest answer and
-// stop reading at once; idle keep-alive connections hold the first term
-// only (about 30 MiB for 512).
+// maximum size. Reaching the bound needs every connection to ask for the
+// largest answer and stop reading at once; idle keep-alive connections
+// hold the first term only.
 func MemoryBound(cfg Config) int64 {
 	c, err := cfg.withDefaults()
 	if err != nil {

@@ -7,8 +7,12 @@ import (
 )
 
 // Neutrino header-import file format (neutrino v0.18.0 chainimport): a
-// 10-byte metadata prefix, then fixed-size headers from the start height
-// upward with nothing between them.
+// 10-byte metadata prefix, then fixed-size headers (80-byte block headers
+// or 32-byte filter headers) from the start height upward with nothing
+// between them. ImportOptions.BlockHeadersSource and FilterHeadersSource
+// take the URLs. The range form pins both files to the same heights; the
+// whole-chain form follows the tip, so two downloads may differ by a
+// block.
 const (
 	// NeutrinoMetadataSize is chainimport.ImportMetadataSize.
 	NeutrinoMetadataSize = 4 + 1 + 1 + 4
