@@ -9,11 +9,11 @@
 // is prefixed cfindexd_. Names and labels are what dashboards and alerts
 // rely on: change them only on purpose.
 //
-// Every counter, and every label value a counter can take that the code
-// knows in advance (error kinds, disconnect causes, commands sent, refusal
-// reasons, prevout sources, each HTTP route at the status it answers when
-// nothing goes wrong), is exported from the start at 0, so a rate() or an
-// alert works before the first event. A series that can never move is not
+// Every counter is exported from the start at 0, and so are the label
+// values the code lists in advance (error kinds, disconnect causes,
+// commands sent, refusal reasons, prevout sources, each HTTP route at the
+// status it answers when nothing goes wrong), so a rate() or an alert
+// works before the first event. A series that can never move is not
 // pre-created. Label values are fixed names, never raw input (an HTTP
 // route is its label, not its path), so the series count stays bounded
 // whatever clients send.
