@@ -204,21 +204,3 @@ func (g *connGate) connState(c net.Conn, state http.ConnState) {
 	gc.state, gc.since = state, g.now()
 	g.mu.Unlock()
 }
-
-// open returns the number of connections admitted and not yet closed.
-func (g *connGate) open() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return len(g.conns)
-}
-
-// addrString renders a key for logs.
-func addrString(k clientKey) string {
-	if !k.IsValid() {
-		return "unknown"
-	}
-	if k.Is6() {
-		return k.String() + "/64"
-	}
-	return k.String()
-}
