@@ -189,6 +189,19 @@ func TestMetricsMove(t *testing.T) {
 	}
 }
 
+// TestNodeTipAgeNeverNegative: a node tip stamped ahead of the clock
+// (simnet mines faster than a block a second) is 0 s old, never negative.
+func TestNodeTipAgeNeverNegative(t *testing.T) {
+	m := New()
+	now := time.Unix(1_700_000_000, 0)
+	m.now = func() time.Time { return now }
+	h := newServer(t, tipView{}, m)
+	m.NodeTip(130, now.Add(16*time.Second))
+	if got := metricValue(scrape(t, h), "cfindexd_node_tip_age_seconds"); got != 0 {
+		t.Errorf("node tip 16 s ahead of the clock: cfindexd_node_tip_age_seconds %v, want 0", got)
+	}
+}
+
 // histogramCount returns the sample count of the histogram name whose label
 // key has value; 0 if absent.
 func histogramCount(fams map[string]*dto.MetricFamily, name, key, value string) uint64 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -162,6 +163,28 @@ func TestVersionAndHelpExitZero(t *testing.T) {
 	for _, k := range configKeys() {
 		if !strings.Contains(out.String(), "--"+k.Name) {
 			t.Errorf("--help does not list --%s", k.Name)
+		}
+	}
+}
+
+// trackerNumber matches a reference to the issue tracker ("issue 9",
+// "#12"), which means nothing to a user.
+var trackerNumber = regexp.MustCompile(`(?i)\bissues? *#?\d|#\d`)
+
+// TestHelpSaysOneDefaultPerKey runs the binary's --help: every key's
+// description names its default once, and no line cites the tracker.
+func TestHelpSaysOneDefaultPerKey(t *testing.T) {
+	out, err := exec.Command(daemonBinary, "--help").Output()
+	if err != nil {
+		t.Fatalf("--help: %v", err)
+	}
+	lines := strings.Split(string(out), "\n")
+	for i, line := range lines {
+		if n := strings.Count(line, "(default"); n > 1 {
+			t.Errorf("--help line %d gives %d defaults: %q", i+1, n, line)
+		}
+		if trackerNumber.MatchString(line) {
+			t.Errorf("--help line %d cites the tracker: %q", i+1, line)
 		}
 	}
 }
