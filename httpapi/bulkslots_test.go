@@ -19,10 +19,6 @@ import (
 // taken over is cut and its release gives nothing back twice.
 func TestBulkSlotTakeover(t *testing.T) {
 	key := func(s string) clientKey { return netip.MustParseAddr(s) }
-	type hold struct {
-		ip string
-		ok bool // acquired
-	}
 	for _, tc := range []struct {
 		name     string
 		held     []string // acquired in order, all succeed
