@@ -11,6 +11,8 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // errUploadTarget ends a peer that asks for a historical block after the
@@ -153,7 +155,7 @@ func (c *blockProxy) fetch(ctx context.Context, key blockKey) (encodedBlock, err
 		return encodedBlock{}, fmt.Errorf("encode block %s: %w", key.hash, err)
 	}
 	payload := buf.Bytes()
-	return encodedBlock{payload: payload, sum: payloadChecksum(payload)}, nil
+	return encodedBlock{payload: payload, sum: wireframe.PayloadChecksum(payload)}, nil
 }
 
 // historicalRefused reports whether a block with header time blockTime

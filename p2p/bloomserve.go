@@ -10,6 +10,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/bloom"
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // Refusal reasons of BloomMetrics.BloomFilterRefused.
@@ -274,9 +275,9 @@ func bloomNotServed(cmd string) error {
 
 // encodedFrame returns a complete frame of cmd carrying payload.
 func encodedFrame(net wire.BitcoinNet, cmd string, payload []byte) []byte {
-	frame := make([]byte, frameHeaderSize+len(payload))
-	putFrameHeader(frame, net, cmd, len(payload), payloadChecksum(payload))
-	copy(frame[frameHeaderSize:], payload)
+	frame := make([]byte, wireframe.HeaderSize+len(payload))
+	wireframe.PutHeader(frame, net, cmd, len(payload), wireframe.PayloadChecksum(payload))
+	copy(frame[wireframe.HeaderSize:], payload)
 	return frame
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/cfindexd/cfindexd/headers"
 	"github.com/cfindexd/cfindexd/internal/testtime"
 	"github.com/cfindexd/cfindexd/store"
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // wireCFilterFrames returns the cfilter frames wire encodes for bs, back
@@ -41,7 +42,7 @@ func readCFilterFrames(conn net.Conn, rd *bufio.Reader, net wire.BitcoinNet, n i
 	var out []byte
 	for got := 0; got < n; {
 		_ = conn.SetReadDeadline(time.Now().Add(testtime.Scale(ioTimeout)))
-		var hdr [frameHeaderSize]byte
+		var hdr [wireframe.HeaderSize]byte
 		if _, err := io.ReadFull(rd, hdr[:]); err != nil {
 			return nil, fmt.Errorf("after %d cfilters: %w", got, err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/bloom"
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // Filtered-block bounds.
@@ -36,7 +37,7 @@ const (
 	// exceed it, which no wallet's filter within Bloom.MaxFPR does; the
 	// request is refused (disconnect without penalty). Core has no such
 	// limit.
-	maxMerkleBlockPayload = maxUnsharedFrame - frameHeaderSize
+	maxMerkleBlockPayload = maxUnsharedFrame - wireframe.HeaderSize
 )
 
 // decodedBlock is a block decoded for filtering, with its txids, shared
@@ -398,11 +399,11 @@ func serveFilteredBlock(ctx context.Context, env *handlerEnv, st *peerState, iv 
 // txFrame is a tx frame carrying tx without witness.
 func txFrame(net wire.BitcoinNet, tx *wire.MsgTx) []byte {
 	var buf bytes.Buffer
-	buf.Grow(frameHeaderSize + tx.SerializeSizeStripped())
-	buf.Write(make([]byte, frameHeaderSize))
+	buf.Grow(wireframe.HeaderSize + tx.SerializeSizeStripped())
+	buf.Write(make([]byte, wireframe.HeaderSize))
 	_ = tx.SerializeNoWitness(&buf)
 	frame := buf.Bytes()
-	putFrameHeader(frame, net, wire.CmdTx, len(frame)-frameHeaderSize, payloadChecksum(frame[frameHeaderSize:]))
+	wireframe.PutHeader(frame, net, wire.CmdTx, len(frame)-wireframe.HeaderSize, wireframe.PayloadChecksum(frame[wireframe.HeaderSize:]))
 	return frame
 }
 

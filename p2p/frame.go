@@ -3,7 +3,6 @@ package p2p
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"time"
@@ -13,15 +12,15 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/cfindexd/cfindexd/bloom"
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // Message size limits, checked against the length in a frame header before
 // anything is read or allocated for the payload.
 const (
-	frameHeaderSize = 24
 	// maxFramePayload is Core's MAX_PROTOCOL_MESSAGE_LENGTH: larger frames
 	// of any command disconnect the peer.
-	maxFramePayload = 4_000_000
+	maxFramePayload = wireframe.MaxPayload
 	// maxLocatorSize is Core's MAX_LOCATOR_SZ; a getheaders with more
 	// locator hashes is refused (disconnect without penalty, as Core).
 	maxLocatorSize = 101
@@ -122,42 +121,30 @@ var commandRules = map[string]commandRule{
 	wire.CmdGetBlocks:   {maxPayload: maxFramePayload, action: actionDecode, bloomOnly: true, bloomMaxPayload: maxGetHeadersPayload, withoutBloom: actionIgnore},
 }
 
-// frameHeader is the 24-byte P2P v1 message header.
+// frameHeader is a decoded P2P v1 message header.
 type frameHeader struct {
-	magic    wire.BitcoinNet
-	command  string
-	length   uint32
-	checksum [4]byte
+	wireframe.Header
+	command string
 }
 
 // parseFrameHeader decodes and validates a header: magic, a command of
 // printable ASCII padded with NULs, and the payload cap of the command.
-func parseFrameHeader(b *[frameHeaderSize]byte, net wire.BitcoinNet) (frameHeader, commandRule, error) {
-	h := frameHeader{
-		magic:  wire.BitcoinNet(binary.LittleEndian.Uint32(b[0:4])),
-		length: binary.LittleEndian.Uint32(b[16:20]),
+func parseFrameHeader(b *[wireframe.HeaderSize]byte, net wire.BitcoinNet) (frameHeader, commandRule, error) {
+	wh, cmd, ok := wireframe.DecodeHeader(b)
+	h := frameHeader{Header: wh}
+	if h.Magic != net {
+		return h, commandRule{}, misbehaving("wrong network magic %08x", uint32(h.Magic))
 	}
-	copy(h.checksum[:], b[20:24])
-	if h.magic != net {
-		return h, commandRule{}, misbehaving("wrong network magic %08x", uint32(h.magic))
+	if !ok {
+		return h, commandRule{}, misbehaving("malformed command %q", cmd)
 	}
-	cmd := b[4:16]
-	n := bytes.IndexByte(cmd, 0)
-	if n < 0 {
-		n = len(cmd)
-	}
-	for i, c := range cmd {
-		if i < n && (c < 0x20 || c > 0x7e) || i >= n && c != 0 {
-			return h, commandRule{}, misbehaving("malformed command %q", cmd)
-		}
-	}
-	h.command = internCommand(cmd[:n])
+	h.command = internCommand(cmd)
 	rule, ok := commandRules[h.command]
 	if !ok {
 		rule = commandRule{maxPayload: maxFramePayload, action: actionIgnore}
 	}
-	if h.length > rule.maxPayload {
-		return h, rule, misbehaving("%s payload of %d bytes over the cap of %d", h.command, h.length, rule.maxPayload)
+	if h.Length > rule.maxPayload {
+		return h, rule, misbehaving("%s payload of %d bytes over the cap of %d", h.command, h.Length, rule.maxPayload)
 	}
 	return h, rule, nil
 }
@@ -217,7 +204,7 @@ type frameReader struct {
 	// as in fuzzing).
 	setDeadline func(time.Time) error
 	net         wire.BitcoinNet
-	hdr         [frameHeaderSize]byte
+	hdr         [wireframe.HeaderSize]byte
 	// recv is the server-wide receive budget for decoded large frames
 	// (nil: unlimited).
 	recv    *semaphore.Weighted
@@ -239,7 +226,7 @@ func (fr *frameReader) next(st readState) (inFrame, error) {
 	if err != nil {
 		return inFrame{command: h.command, release: noRelease}, err
 	}
-	f := inFrame{command: h.command, size: frameHeaderSize + int(h.length), release: noRelease}
+	f := inFrame{command: h.command, size: wireframe.HeaderSize + int(h.Length), release: noRelease}
 	action := rule.action
 	if rule.bloomOnly && !st.bloom {
 		action = rule.withoutBloom
@@ -253,25 +240,25 @@ func (fr *frameReader) next(st readState) (inFrame, error) {
 	if action == actionForbidden && !st.handshaking {
 		return f, bloomNotServed(h.command)
 	}
-	if decode && rule.bloomOnly && h.length > rule.bloomMaxPayload {
-		return f, misbehaving("%s payload of %d bytes over the cap of %d", h.command, h.length, rule.bloomMaxPayload)
+	if decode && rule.bloomOnly && h.Length > rule.bloomMaxPayload {
+		return f, misbehaving("%s payload of %d bytes over the cap of %d", h.command, h.Length, rule.bloomMaxPayload)
 	}
-	large := h.length > maxSmallFrame
+	large := h.Length > maxSmallFrame
 	if decode && large && fr.recv != nil {
-		if fr.recv.TryAcquire(int64(h.length)) {
-			n := int64(h.length)
+		if fr.recv.TryAcquire(int64(h.Length)) {
+			n := int64(h.Length)
 			f.release = func() { fr.recv.Release(n) }
 		} else {
 			decode, f.dropped = false, true
 		}
 	}
-	payload, err := fr.readPayload(h.length, decode, large, st.deadline)
+	payload, err := fr.readPayload(h.Length, decode, large, st.deadline)
 	if err != nil || !decode {
 		f.release()
 		f.release = noRelease
 		return f, err
 	}
-	if sum := chainhash.DoubleHashH(payload); !bytes.Equal(sum[:4], h.checksum[:]) {
+	if wireframe.PayloadChecksum(payload) != h.Checksum {
 		f.release()
 		f.release = noRelease
 		f.badChecksum = true
@@ -337,20 +324,4 @@ func encodeFrame(msg wire.Message, pver uint32, net wire.BitcoinNet, enc wire.Me
 		return nil, fmt.Errorf("encode %s: %w", msg.Command(), err)
 	}
 	return buf.Bytes(), nil
-}
-
-// putFrameHeader writes the header of a frame of command whose payload is
-// payloadLen bytes with checksum sum (the first 4 bytes of its dSHA256).
-func putFrameHeader(dst []byte, net wire.BitcoinNet, command string, payloadLen int, sum [4]byte) {
-	binary.LittleEndian.PutUint32(dst[0:4], uint32(net))
-	clear(dst[4:16])
-	copy(dst[4:16], command)
-	binary.LittleEndian.PutUint32(dst[16:20], uint32(payloadLen))
-	copy(dst[20:24], sum[:])
-}
-
-// payloadChecksum is the frame checksum of payload.
-func payloadChecksum(payload []byte) [4]byte {
-	h := chainhash.DoubleHashH(payload)
-	return [4]byte{h[0], h[1], h[2], h[3]}
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 	"golang.org/x/sync/semaphore"
+
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // newTestFrameReader reads frames from r without deadlines.
@@ -27,7 +29,7 @@ func newTestFrameReader(r io.Reader, recv *semaphore.Weighted) *frameReader {
 // rawFrame is a frame of cmd carrying payload with a correct checksum.
 func rawFrame(cmd string, payload []byte) []byte {
 	b := rawHeader(chaincfg.RegressionNetParams.Net, cmd, uint32(len(payload)))
-	sum := payloadChecksum(payload)
+	sum := wireframe.PayloadChecksum(payload)
 	copy(b[20:24], sum[:])
 	return append(b, payload...)
 }

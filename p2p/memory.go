@@ -5,6 +5,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/bloom"
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // Per-peer buffers and the sizes the memory bound is made of.
@@ -17,7 +18,7 @@ const (
 	// carrying the largest filter wire lets a cfilter carry (a getheaders
 	// answer, 162 KB, is smaller). Blocks are larger but shared between
 	// peers through the block cache.
-	maxUnsharedFrame = frameHeaderSize + 1 + chainhash.HashSize + 5 + wire.MaxCFilterDataSize
+	maxUnsharedFrame = wireframe.HeaderSize + 1 + chainhash.HashSize + 5 + wire.MaxCFilterDataSize
 	// decodedFactor bounds a decoded message plus what its handler derives
 	// from it (a getdata's notfound list) as a multiple of its payload,
 	// once declared counts are checked against the payload.
@@ -62,7 +63,7 @@ const (
 	// 400,000 bytes (MAX_STANDARD_TX_WEIGHT). A block may carry a larger,
 	// non-standard one (up to 1 MB without witness); serving it exceeds
 	// the bound by the difference, for as long as it is queued.
-	maxTxFrame = frameHeaderSize + 400_000
+	maxTxFrame = wireframe.HeaderSize + 400_000
 )
 
 // MemoryBound returns the most heap the P2P server can hold for its peers

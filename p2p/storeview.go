@@ -6,7 +6,9 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
 	"github.com/cfindexd/cfindexd/store"
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // storeView adapts *store.Store to ChainView: it converts the store's
@@ -56,7 +58,7 @@ func (v storeView) AppendBlockHashes(dst []chainhash.Hash, stop chainhash.Hash, 
 }
 
 func (v storeView) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int, filter []byte, checksum [4]byte) (bool, error)) (int, error) {
-	n, err := v.s.EachFilter(start, hashes, func(i int, filter []byte, sum store.Checksum) (bool, error) {
+	n, err := v.s.EachFilter(start, hashes, func(i int, filter []byte, sum wireframe.Checksum) (bool, error) {
 		return fn(i, filter, sum)
 	})
 	return n, notFound(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 
 	"github.com/cfindexd/cfindexd/store"
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // Content types exactly as Core sends them.
@@ -62,10 +63,10 @@ func (s *Server) serveCoreFilter(w http.ResponseWriter, req coreRequest) {
 // blockFilterPrefix is what comes before the encoded filter (which starts
 // with its own CompactSize N) in Core's BlockFilter serialization: filter
 // type byte, block hash in internal order, CompactSize length. It is also
-// the P2P cfilter message's payload prefix (store.PutCFilterPrefix).
+// the P2P cfilter message's payload prefix (wireframe.PutCFilterPrefix).
 func blockFilterPrefix(hash chainhash.Hash, filter []byte) []byte {
-	out := make([]byte, store.CFilterPrefixLen(len(filter)))
-	store.PutCFilterPrefix(out, &hash, len(filter))
+	out := make([]byte, wireframe.CFilterPrefixLen(len(filter)))
+	wireframe.PutCFilterPrefix(out, &hash, len(filter))
 	return out
 }
 

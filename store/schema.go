@@ -7,6 +7,8 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // SchemaVersion is the on-disk layout version this code writes and reads.
@@ -58,7 +60,7 @@ const (
 	// filter header, then the filter hash.
 	filterHeaderValueLen = 2 * hashLen
 	// staleFixedLen is the part of a stale value before the filter.
-	staleFixedLen = heightLen + headerLen + 2*hashLen + ChecksumLen
+	staleFixedLen = heightLen + headerLen + 2*hashLen + wireframe.ChecksumSize
 	// staleFixedLenV1 is that part in schema 1, which had no checksum.
 	staleFixedLenV1 = heightLen + headerLen + 2*hashLen
 	// backfillValueLen is the value of meta/checksum_backfill.
@@ -190,7 +192,7 @@ const (
 // height || header || filter header || filter hash || checksum || filter.
 // r.FilterHash must already be dSHA256(r.Filter) and sum the cfilter
 // checksum of r.
-func staleValue(r *BlockRecord, sum Checksum) []byte {
+func staleValue(r *BlockRecord, sum wireframe.Checksum) []byte {
 	v := make([]byte, staleFixedLen+len(r.Filter))
 	binary.BigEndian.PutUint32(v, r.Height)
 	putHeader(v[heightLen:], &r.Header)
@@ -204,9 +206,9 @@ func staleValue(r *BlockRecord, sum Checksum) []byte {
 // decodeStale decodes a stale value into a record whose Filter aliases v,
 // and the record's cfilter checksum; callers copy the filter out before
 // the transaction ends.
-func decodeStale(hash chainhash.Hash, v []byte) (BlockRecord, Checksum, error) {
+func decodeStale(hash chainhash.Hash, v []byte) (BlockRecord, wireframe.Checksum, error) {
 	if len(v) <= staleFixedLen || len(v) > staleFixedLen+MaxFilterSize {
-		return BlockRecord{}, Checksum{}, fmt.Errorf("%w: stale value for %s is %d bytes, want %d..%d", ErrCorrupt, hash, len(v), staleFixedLen+1, staleFixedLen+MaxFilterSize)
+		return BlockRecord{}, wireframe.Checksum{}, fmt.Errorf("%w: stale value for %s is %d bytes, want %d..%d", ErrCorrupt, hash, len(v), staleFixedLen+1, staleFixedLen+MaxFilterSize)
 	}
 	return BlockRecord{
 		Height:       binary.BigEndian.Uint32(v),
@@ -215,15 +217,15 @@ func decodeStale(hash chainhash.Hash, v []byte) (BlockRecord, Checksum, error) {
 		FilterHeader: chainhash.Hash(v[staleFilterHeaderAt:staleFilterHashAt]),
 		FilterHash:   chainhash.Hash(v[staleFilterHashAt:staleChecksumAt]),
 		Filter:       v[staleFixedLen:],
-	}, Checksum(v[staleChecksumAt:staleFixedLen]), nil
+	}, wireframe.Checksum(v[staleChecksumAt:staleFixedLen]), nil
 }
 
 // decodeChecksum decodes a value of the checksums bucket.
-func decodeChecksum(v []byte) (Checksum, error) {
-	if len(v) != ChecksumLen {
-		return Checksum{}, fmt.Errorf("%w: checksum is %d bytes, want %d", ErrCorrupt, len(v), ChecksumLen)
+func decodeChecksum(v []byte) (wireframe.Checksum, error) {
+	if len(v) != wireframe.ChecksumSize {
+		return wireframe.Checksum{}, fmt.Errorf("%w: checksum is %d bytes, want %d", ErrCorrupt, len(v), wireframe.ChecksumSize)
 	}
-	return Checksum(v), nil
+	return wireframe.Checksum(v), nil
 }
 
 // backfillValue is the value of meta/checksum_backfill: next || end.

@@ -1,4 +1,4 @@
-package store
+package wireframe
 
 import (
 	"crypto/sha256"
@@ -8,13 +8,6 @@ import (
 
 	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
-
-// ChecksumLen is the length of a P2P message checksum.
-const ChecksumLen = 4
-
-// Checksum is the P2P message checksum of a block's cfilter message: the
-// first 4 bytes of dSHA256 of its payload.
-type Checksum [ChecksumLen]byte
 
 // basicFilterType is BIP-158's basic filter type, the first byte of a
 // cfilter payload.
@@ -39,23 +32,24 @@ func PutCFilterPrefix(dst []byte, blockHash *chainhash.Hash, filterLen int) int 
 	return 1 + chainhash.HashSize + wirescan.PutCompactSize(dst[1+chainhash.HashSize:], uint64(filterLen))
 }
 
-// CFilterChecksum returns the P2P message checksum of the cfilter message
+// CFilterChecksum returns the message checksum of the cfilter message
 // carrying filter (BIP-158 wire form) for blockHash: the first 4 bytes of
 // dSHA256(0x00 || blockHash || CompactSize(len(filter)) || filter). The
 // store keeps it for every filter so that a server can send a cfilter
 // without hashing; this function is its definition.
 func CFilterChecksum(blockHash *chainhash.Hash, filter []byte) Checksum {
-	var h checksummer
-	return h.sum(blockHash, filter)
+	var h CFilterHasher
+	return h.Sum(blockHash, filter)
 }
 
-// checksummer computes cfilter checksums with one reused SHA-256 state.
+// CFilterHasher computes CFilterChecksum with one reused SHA-256 state.
 // The zero value is ready; it is not safe for concurrent use.
-type checksummer struct {
+type CFilterHasher struct {
 	d hash.Hash
 }
 
-func (c *checksummer) sum(blockHash *chainhash.Hash, filter []byte) Checksum {
+// Sum returns CFilterChecksum(blockHash, filter).
+func (c *CFilterHasher) Sum(blockHash *chainhash.Hash, filter []byte) Checksum {
 	if c.d == nil {
 		c.d = sha256.New()
 	}
@@ -67,5 +61,5 @@ func (c *checksummer) sum(blockHash *chainhash.Hash, filter []byte) Checksum {
 	var first [sha256.Size]byte
 	c.d.Sum(first[:0])
 	second := sha256.Sum256(first[:])
-	return Checksum(second[:ChecksumLen])
+	return Checksum(second[:ChecksumSize])
 }
