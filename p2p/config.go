@@ -47,7 +47,7 @@ const (
 // Config configures a Server. Zero values take the defaults above.
 type Config struct {
 	// ListenAddr is the host:port Run listens on; empty disables the server
-	// (Run returns nil at once). DefaultPort gives the port per chain.
+	// (Run returns nil at once).
 	ListenAddr string
 	// Params selects the network: message magic, genesis.
 	Params *chaincfg.Params

@@ -10,9 +10,6 @@ import (
 // view.
 var ErrNotFound = errors.New("p2p: not found")
 
-// ErrUnknownChain is returned by DefaultPort for a chain name it does not know.
-var ErrUnknownChain = errors.New("p2p: unknown chain")
-
 // ErrBadConfig is wrapped by Config.Validate for every invalid setting.
 var ErrBadConfig = errors.New("p2p: invalid config")
 

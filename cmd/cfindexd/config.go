@@ -16,6 +16,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/netparams"
 	"github.com/cfindexd/cfindexd/p2p"
 	"github.com/cfindexd/cfindexd/rest"
 )
@@ -404,7 +405,7 @@ func (c *Config) readFile(path string) error {
 // validate checks every value once at start so that a bad value fails with
 // one line instead of surfacing later.
 func (c *Config) validate() error {
-	nw, err := lookupNetwork(c.Chain)
+	nw, err := netparams.Lookup(c.Chain)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/cfindexd/cfindexd/netparams"
 	"github.com/cfindexd/cfindexd/p2p"
 	"github.com/cfindexd/cfindexd/rest"
 )
@@ -17,7 +18,7 @@ import (
 // The budgets are the servers' own bounds for the daemon's configuration,
 // plus the indexer's and the mirror's; each key moves its part.
 func TestMemoryBudgets(t *testing.T) {
-	nw, err := lookupNetwork("main")
+	nw, err := netparams.Lookup("main")
 	if err != nil {
 		t.Fatal(err)
 	}

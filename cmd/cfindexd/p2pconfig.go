@@ -7,6 +7,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/netparams"
 	"github.com/cfindexd/cfindexd/p2p"
 	"github.com/cfindexd/cfindexd/rest"
 	"github.com/cfindexd/cfindexd/store"
@@ -63,7 +64,7 @@ type peerNode interface {
 
 // p2pConfig builds the P2P server's configuration from the daemon's; node
 // may be nil (no block proxy, no relay).
-func p2pConfig(cfg Config, nw network, st *store.Store, metrics *rest.Metrics, node peerNode, log zerolog.Logger) (p2p.Config, error) {
+func p2pConfig(cfg Config, nw netparams.Network, st *store.Store, metrics *rest.Metrics, node peerNode, log zerolog.Logger) (p2p.Config, error) {
 	whitelist, err := p2p.ParseWhitelist(cfg.Whitelist)
 	if err != nil {
 		return p2p.Config{}, fmt.Errorf("whitelist: %w", err)

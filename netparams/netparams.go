@@ -1,6 +1,7 @@
-package main
+package netparams
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -8,10 +9,12 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/v2"
 )
 
-// network ties a chain name an operator types (Bitcoin Core's names, plus
-// btcd's simnet) to the consensus parameters and the default ports of the
-// node and of cfindexd on that network.
-type network struct {
+// ErrUnknownChain is returned by Lookup for a chain name it does not know.
+var ErrUnknownChain = errors.New("unknown chain")
+
+// Network ties a chain name an operator types to the consensus parameters
+// and the default ports of the node and of cfindexd on that network.
+type Network struct {
 	// Name is the canonical chain name (Core's -chain= value).
 	Name string
 	// Params are btcd's consensus parameters; Params.GenesisHash identifies
@@ -27,17 +30,16 @@ type network struct {
 	NodeP2PPort string
 	// CookieSubdir is where Core keeps .cookie below its datadir.
 	CookieSubdir string
-	// P2PPort is cfindexd's default P2P port (p2p.DefaultPort).
+	// P2PPort is cfindexd's default P2P port.
 	P2PPort int
-	// HTTPPort is cfindexd's default HTTP port on this network, chosen to
-	// collide with neither Core's nor btcd's defaults.
+	// HTTPPort is cfindexd's default HTTP port.
 	HTTPPort int
 }
 
-// networks lists every chain cfindexd can follow, keyed by canonical name.
+// All returns every network cfindexd can follow, keyed by canonical name.
 // It is a function, not a package variable, so nothing can mutate it.
-func networks() map[string]network {
-	nets := map[string]network{
+func All() map[string]Network {
+	nets := map[string]Network{
 		"main":     {Name: "main", Params: &chaincfg.MainNetParams, RPCPort: 8332, BtcdRPCPort: 8334, CookieSubdir: "", P2PPort: 8383, HTTPPort: 8384},
 		"test":     {Name: "test", Params: &chaincfg.TestNet3Params, RPCPort: 18332, BtcdRPCPort: 18334, CookieSubdir: "testnet3", P2PPort: 18383, HTTPPort: 18384},
 		"testnet4": {Name: "testnet4", Params: &chaincfg.TestNet4Params, RPCPort: 48332, BtcdRPCPort: 48334, CookieSubdir: "testnet4", P2PPort: 48383, HTTPPort: 48384},
@@ -52,9 +54,9 @@ func networks() map[string]network {
 	return nets
 }
 
-// chainAliases maps other spellings operators use (btcd's and Core's older
+// aliases maps other spellings operators use (btcd's and Core's older
 // names) to the canonical name.
-func chainAliases() map[string]string {
+func aliases() map[string]string {
 	return map[string]string{
 		"mainnet":  "main",
 		"testnet":  "test",
@@ -62,13 +64,14 @@ func chainAliases() map[string]string {
 	}
 }
 
-// lookupNetwork resolves a chain name, accepting aliases, case-insensitively.
-func lookupNetwork(name string) (network, error) {
+// Lookup resolves a chain name, accepting aliases, case-insensitively.
+// Errors wrap ErrUnknownChain.
+func Lookup(name string) (Network, error) {
 	n := strings.ToLower(strings.TrimSpace(name))
-	if canon, ok := chainAliases()[n]; ok {
+	if canon, ok := aliases()[n]; ok {
 		n = canon
 	}
-	nets := networks()
+	nets := All()
 	if nw, ok := nets[n]; ok {
 		return nw, nil
 	}
@@ -77,5 +80,5 @@ func lookupNetwork(name string) (network, error) {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	return network{}, fmt.Errorf("unknown chain %q (want one of %s)", name, strings.Join(names, ", "))
+	return Network{}, fmt.Errorf("%w %q (want one of %s)", ErrUnknownChain, name, strings.Join(names, ", "))
 }
