@@ -153,7 +153,7 @@ func TestCFilterFramesMatchWire(t *testing.T) {
 	for _, view := range []struct {
 		name string
 		view ChainView
-	}{{"fake view", model}, {"store", NewStoreView(st)}} {
+	}{{"fake view", model}, {"store", newStoreView(st)}} {
 		t.Run(view.name, func(t *testing.T) {
 			cfg := testConfig(nil)
 			cfg.View = view.view
@@ -236,7 +236,7 @@ func TestCFilterFramesFromUpgradedStore(t *testing.T) {
 	}
 
 	cfg := testConfig(nil)
-	cfg.View = NewStoreView(st)
+	cfg.View = newStoreView(st)
 	srv := startServer(t, cfg)
 	c, _ := connect(t, srv.addr)
 	check := func(when string) {
@@ -307,7 +307,7 @@ func compareCFilterFramesWithBtcd(t *testing.T, btcdAddr string, cfg Config, vie
 	commitAll(t, st, blocks)
 
 	fromView, fromStore := cfg, cfg
-	fromView.View, fromStore.View = view, NewStoreView(st)
+	fromView.View, fromStore.View = view, newStoreView(st)
 	netMagic := cfg.Params.Net
 	clients := map[string]*rawClient{
 		"btcd":           dialLenient(t, btcdAddr, netMagic),

@@ -10,6 +10,11 @@ import (
 // view.
 var ErrNotFound = errors.New("p2p: not found")
 
+// ErrCorrupt is what a ChainView error wraps when the view's data is
+// damaged: the operator has to act (the error should say how), so the
+// server logs the failed request at error rather than warn.
+var ErrCorrupt = errors.New("p2p: chain view is corrupt")
+
 // ErrBadConfig is wrapped by Config.Validate for every invalid setting.
 var ErrBadConfig = errors.New("p2p: invalid config")
 

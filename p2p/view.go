@@ -18,7 +18,8 @@ type Tip struct {
 // filter is not yet written must not be visible here.
 //
 // Methods return ErrNotFound (possibly wrapped) for an unknown hash or a
-// height above the tip; any other error is a failure of the view. All
+// height above the tip; any other error is a failure of the view, one
+// wrapping ErrCorrupt when its data is damaged. All
 // methods must be safe for concurrent use.
 type ChainView interface {
 	// Tip returns the committed tip; false on an empty store.

@@ -79,7 +79,7 @@ func p2pConfig(cfg Config, nw netparams.Network, st *store.Store, metrics *rest.
 	return p2p.Config{
 		ListenAddr:        cfg.Listen,
 		Params:            nw.Params,
-		View:              p2p.NewStoreView(st),
+		View:              newStoreView(st),
 		Blocks:            blocks,
 		Relay:             relay,
 		RelayTx:           cfg.RelayTx,

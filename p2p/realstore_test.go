@@ -1,6 +1,8 @@
 package p2p
 
 import (
+	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -8,7 +10,66 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/store"
+	"github.com/cfindexd/cfindexd/wireframe"
 )
+
+// storeView is a ChainView over a real store for this package's tests
+// and benchmarks, as the daemon's adapter (cmd/cfindexd) is: the store's
+// records converted to this package's, its ErrNotFound to ErrNotFound.
+type storeView struct{ s *store.Store }
+
+func newStoreView(s *store.Store) ChainView { return storeView{s} }
+
+func notFound(err error) error {
+	if err != nil && errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%w: %w", ErrNotFound, err)
+	}
+	return err
+}
+
+func (v storeView) Tip() (Tip, bool) {
+	t, ok := v.s.Tip()
+	return Tip{Height: t.Height, Hash: t.Hash}, ok
+}
+
+func (v storeView) TipChanged() <-chan struct{} { return v.s.TipChanged() }
+
+func (v storeView) HeightOf(hash chainhash.Hash) (uint32, bool, error) {
+	h, active, err := v.s.HeightOf(hash)
+	return h, active, notFound(err)
+}
+
+func (v storeView) HeaderByHash(hash chainhash.Hash) (wire.BlockHeader, uint32, error) {
+	hdr, h, err := v.s.HeaderByHash(hash)
+	return hdr, h, notFound(err)
+}
+
+func (v storeView) Headers(start, end uint32) ([]wire.BlockHeader, error) {
+	hs, err := v.s.Headers(start, end)
+	return hs, notFound(err)
+}
+
+func (v storeView) AppendBlockHashes(dst []chainhash.Hash, stop chainhash.Hash, start uint32) ([]chainhash.Hash, error) {
+	hs, err := v.s.AppendBlockHashesForStop(dst, stop, start)
+	return hs, notFound(err)
+}
+
+func (v storeView) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int, filter []byte, checksum [4]byte) (bool, error)) (int, error) {
+	n, err := v.s.EachFilter(start, hashes, func(i int, filter []byte, sum wireframe.Checksum) (bool, error) {
+		return fn(i, filter, sum)
+	})
+	return n, notFound(err)
+}
+
+func (v storeView) AppendFilterHashes(dst []byte, stop chainhash.Hash, start uint32) (chainhash.Hash, []byte, error) {
+	prev, out, err := v.s.AppendFilterHashesForStop(dst, stop, start)
+	return prev, out, notFound(err)
+}
+
+func (v storeView) FilterHeaderCheckpoints(stop chainhash.Hash, interval uint32) ([]chainhash.Hash, error) {
+	hs, err := v.s.FilterHeaderCheckpoints(stop, interval)
+	return hs, notFound(err)
+}
 
 func records(bs []*fakeBlock) []store.BlockRecord {
 	out := make([]store.BlockRecord, len(bs))
@@ -31,7 +92,7 @@ func commitAll(t *testing.T, s *store.Store, bs []*fakeBlock) {
 
 // TestServesFromRealStore runs the BIP-157 requests against a bbolt store
 // holding an active chain of 2,600 blocks and a stale branch forking at
-// 1,500 up to 2,200, through NewStoreView.
+// 1,500 up to 2,200, through a store view.
 func TestServesFromRealStore(t *testing.T) {
 	model := newFakeView(2600, 31)
 	stale := model.makeBranch(model.at(1500), 700)
@@ -53,7 +114,7 @@ func TestServesFromRealStore(t *testing.T) {
 	commitAll(t, st, active[1501:2599]) // block 2599 comes during a wait below
 
 	cfg := testConfig(nil)
-	cfg.View = NewStoreView(st)
+	cfg.View = newStoreView(st)
 	srv := startServer(t, cfg)
 	c, v := connect(t, srv.addr)
 	if v.LastBlock != 2598 {

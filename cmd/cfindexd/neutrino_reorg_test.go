@@ -1,28 +1,29 @@
-package indexer
+package main
 
 import (
 	"context"
 	"net"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/btcsuite/btclog"
+	"github.com/rs/zerolog"
 
+	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/indexer"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/lightclient"
 	"github.com/cfindexd/cfindexd/internal/testtime"
 	"github.com/cfindexd/cfindexd/p2p"
+	"github.com/cfindexd/cfindexd/store"
 )
-
-// lessWorkDrop is neutrino's warning when its peer offers a branch with
-// less work than the one it has; it then disconnects the peer.
-const lessWorkDrop = "Reorg attempt that has less work than known chain"
 
 // heightObserver records the node heights the follower reports.
 type heightObserver struct {
-	NopObserver
+	indexer.NopObserver
 	mu      sync.Mutex
 	heights map[int64]int
 }
@@ -59,18 +60,30 @@ func TestNeutrinoKeepsPeerThroughReorgWindow(t *testing.T) {
 	if _, err := node.Generate(ctx, 200); err != nil {
 		t.Fatal(err)
 	}
-	log := testLogger(t)
-	client, source := btcdSource(ctx, t, node, log)
-	st := openStore(t, *node.Params().GenesisHash)
+	log := zerolog.Nop()
+	client, err := bitcoind.NewClient(bitcoind.Config{Host: node.RPCHost(), User: node.User(), Password: node.Password()}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	source, err := bitcoind.DetectSource(ctx, client, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(filepath.Join(t.TempDir(), "cf.db"), *node.Params().GenesisHash, store.Options{Timeout: time.Second, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
 	obs := &heightObserver{heights: map[int64]int{}}
-	f := NewFollower(Config{Genesis: *node.Params().GenesisHash, Workers: 2, PollInterval: time.Millisecond, ReorgSettle: time.Hour},
+	f := indexer.NewFollower(indexer.Config{Genesis: *node.Params().GenesisHash, Workers: 2, PollInterval: time.Millisecond, ReorgSettle: time.Hour},
 		client, source, st, nil, obs, log)
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	done := make(chan error, 1)
 	go func() { done <- f.Run(runCtx) }()
 
-	srv, err := p2p.New(p2p.Config{Params: node.Params(), View: p2p.NewStoreView(st), Blocks: p2p.NewNodeBlockFetcher(client), Log: log})
+	srv, err := p2p.New(p2p.Config{Params: node.Params(), View: newStoreView(st), Blocks: p2p.NewNodeBlockFetcher(client), Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
