@@ -104,19 +104,50 @@ func (b BloomConfig) withDefaults() BloomConfig {
 // validate reports the first invalid setting of a BloomConfig with
 // defaults applied.
 func (b BloomConfig) validate() error {
+	if err := CheckBloomFPR(b.MinFPR, b.MaxFPR); err != nil {
+		return fmt.Errorf("Bloom.%w", err)
+	}
 	switch {
-	case !(b.MaxFPR > 0 && b.MaxFPR <= 1):
-		return fmt.Errorf("Bloom.MaxFPR %v outside (0, 1]", b.MaxFPR)
-	case !(b.MinFPR >= 0 && b.MinFPR < 1) || math.IsNaN(b.MinFPR):
-		return fmt.Errorf("Bloom.MinFPR %v outside [0, 1)", b.MinFPR)
-	case b.MinFPR > b.MaxFPR:
-		return fmt.Errorf("Bloom.MinFPR %v above Bloom.MaxFPR %v", b.MinFPR, b.MaxFPR)
 	case b.UpdateAllowance < 1 || b.UpdateBlocks < 1:
 		return fmt.Errorf("Bloom.UpdateAllowance %d and Bloom.UpdateBlocks %d must be positive", b.UpdateAllowance, b.UpdateBlocks)
-	case !(b.CPUShare > 0 && b.CPUShare <= 1):
-		return fmt.Errorf("Bloom.CPUShare %v outside (0, 1]", b.CPUShare)
+	case CheckBloomCPUShare(b.CPUShare) != nil:
+		return fmt.Errorf("Bloom.%w", CheckBloomCPUShare(b.CPUShare))
 	case b.FilteredBlockCacheBytes < 1:
 		return fmt.Errorf("Bloom.FilteredBlockCacheBytes %d must be positive", b.FilteredBlockCacheBytes)
+	}
+	return nil
+}
+
+// BloomFPRError is CheckBloomFPR's error: Field (MaxFPR or MinFPR) is
+// invalid for Reason.
+type BloomFPRError struct {
+	Field  string
+	Reason string
+}
+
+func (e *BloomFPRError) Error() string { return e.Field + " " + e.Reason }
+
+// CheckBloomFPR reports whether minFPR and maxFPR are valid
+// BloomConfig.MinFPR and MaxFPR: maxFPR in (0, 1], minFPR in [0, 1) and
+// not above maxFPR. Its error is a *BloomFPRError naming the field, so
+// that a caller can name its own setting.
+func CheckBloomFPR(minFPR, maxFPR float64) error {
+	switch {
+	case !(maxFPR > 0 && maxFPR <= 1):
+		return &BloomFPRError{"MaxFPR", fmt.Sprintf("%v is outside (0, 1]", maxFPR)}
+	case !(minFPR >= 0 && minFPR < 1) || math.IsNaN(minFPR):
+		return &BloomFPRError{"MinFPR", fmt.Sprintf("%v is outside [0, 1)", minFPR)}
+	case minFPR > maxFPR:
+		return &BloomFPRError{"MinFPR", fmt.Sprintf("%v is above the maximum %v: no filter could pass", minFPR, maxFPR)}
+	}
+	return nil
+}
+
+// CheckBloomCPUShare reports whether share is a valid BloomConfig.CPUShare:
+// in (0, 1].
+func CheckBloomCPUShare(share float64) error {
+	if !(share > 0 && share <= 1) {
+		return fmt.Errorf("CPUShare %v outside (0, 1]", share)
 	}
 	return nil
 }

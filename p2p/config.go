@@ -38,6 +38,10 @@ const (
 	// DefaultTxRelayRate is the server-wide rate of transactions passed to
 	// the node, per second (bursts of ten times as many).
 	DefaultTxRelayRate = 20
+	// DefaultMaxUploadTarget is the upload target a daemon should start
+	// with (5,000 MiB of blocks a day); a zero Config.MaxUploadTarget
+	// means no target, so it is not applied to Config.
+	DefaultMaxUploadTarget = 5000 << 20
 
 	// MaxStopHashWait bounds Config.StopHashWait: a peer's reader is parked
 	// for that long, so it must stay short.
