@@ -12,6 +12,7 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 
+	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 	"github.com/cfindexd/cfindexd/wireframe"
 )
 
@@ -26,7 +27,7 @@ var errUploadTarget = fmt.Errorf("%w: historical block requested with the upload
 type blockProxy struct {
 	fetcher BlockFetcher
 	gate    *fetchGate
-	upload  *uploadTarget
+	upload  *peerpolicy.UploadTarget
 	maxSize int64 // cache bound in bytes of payload
 
 	mu       sync.Mutex
@@ -62,7 +63,7 @@ type blockFetch struct {
 	err     error
 }
 
-func newBlockProxy(fetcher BlockFetcher, gate *fetchGate, upload *uploadTarget, cacheBytes int64) *blockProxy {
+func newBlockProxy(fetcher BlockFetcher, gate *fetchGate, upload *peerpolicy.UploadTarget, cacheBytes int64) *blockProxy {
 	return &blockProxy{
 		fetcher:  fetcher,
 		gate:     gate,
@@ -163,7 +164,7 @@ func (c *blockProxy) fetch(ctx context.Context, key blockKey) (encodedBlock, err
 // whitelisted, and the block is more than a week older than the tip (Core's
 // rule; recent blocks are always served).
 func (c *blockProxy) historicalRefused(blockTime, tipTime time.Time, whitelisted bool, now time.Time) bool {
-	return !whitelisted && tipTime.Sub(blockTime) > historicalBlockAge && c.upload.Reached(now)
+	return !whitelisted && tipTime.Sub(blockTime) > peerpolicy.HistoricalBlockAge && c.upload.Reached(now)
 }
 
 // fetchGate bounds node fetches in progress across peers: at most max, and

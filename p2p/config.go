@@ -8,6 +8,8 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/v2"
 	"github.com/rs/zerolog"
+
+	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
 
 // Defaults for Config fields left zero.
@@ -42,6 +44,9 @@ const (
 	// with (5,000 MiB of blocks a day); a zero Config.MaxUploadTarget
 	// means no target, so it is not applied to Config.
 	DefaultMaxUploadTarget = 5000 << 20
+
+	// DefaultMaxDiscouraged bounds the discouraged addresses remembered.
+	DefaultMaxDiscouraged = peerpolicy.DefaultMaxDiscouraged
 
 	// MaxStopHashWait bounds Config.StopHashWait: a peer's reader is parked
 	// for that long, so it must stay short.

@@ -419,14 +419,14 @@ const (
 // chargeFrames charges frames frames of bytes bytes sent to BIP-37 peers.
 func (bs *bloomServer) chargeFrames(frames, bytes int) {
 	d := time.Duration(frames)*bloomFrameCost + time.Duration(bytes)*bloomByteCost
-	bs.meter.charge(d)
+	bs.meter.Charge(d)
 	bs.metrics.BloomWork(d)
 }
 
 // work takes the BIP-37 CPU meter and returns the function that charges
 // the time spent and reports it.
 func (bs *bloomServer) work(ctx context.Context) (func(), error) {
-	done, err := bs.meter.acquire(ctx)
+	done, err := bs.meter.Acquire(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/semaphore"
+
+	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
 
 // decodableCommands are the commands decodePayload accepts, indexed by the
@@ -66,10 +68,10 @@ func fuzzEnvOf(view *fakeView, node *fakeNode) *handlerEnv {
 		view:       view,
 		net:        chaincfg.RegressionNetParams.Net,
 		filterWork: make(chan struct{}, 1),
-		blocks:     newBlockProxy(node, newFetchGate(1, nil), newUploadTarget(1), 1<<20),
+		blocks:     newBlockProxy(node, newFetchGate(1, nil), peerpolicy.NewUploadTarget(1), 1<<20),
 		relay:      node,
 		relayWait:  DefaultTxRelayTimeout,
-		relayRate:  newSharedBucket(1000, 1000),
+		relayRate:  peerpolicy.NewSharedBucket(1000, 1000),
 		metrics:    NopMetrics{},
 		log:        zerolog.Nop(),
 		now:        time.Now,

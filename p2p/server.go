@@ -14,6 +14,8 @@ import (
 
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/semaphore"
+
+	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
 
 // Server serves BIP-157 filters, headers and blocks to light clients. Build
@@ -26,8 +28,8 @@ type Server struct {
 	batch       BatchMetrics // metrics, if it counts messages in batches; else nil
 	nonce       uint64       // our version nonce
 	groupKey    [2]uint64
-	whitelist   whitelist
-	discouraged *discouragement
+	whitelist   peerpolicy.Whitelist
+	discouraged *peerpolicy.Discouragement
 	sendPool    *sendPool
 	recvBudget  *semaphore.Weighted
 
@@ -52,7 +54,7 @@ func New(cfg Config) (*Server, error) {
 		stopWait:   cfg.StopHashWait,
 		filterWork: make(chan struct{}, cfg.MaxFilterWork),
 		relayWait:  cfg.TxRelayTimeout,
-		relayRate:  newSharedBucket(cfg.TxRelayRate, 10*cfg.TxRelayRate),
+		relayRate:  peerpolicy.NewSharedBucket(cfg.TxRelayRate, 10*cfg.TxRelayRate),
 		metrics:    cfg.Metrics,
 		log:        log,
 		now:        cfg.Now,
@@ -61,7 +63,7 @@ func New(cfg Config) (*Server, error) {
 	env.chunks.size, env.headerFrames.size, env.hashLists.size = chunkCap, maxCFHeadersFrame, MaxGetCFilters
 	if cfg.Blocks != nil {
 		env.blocks = newBlockProxy(cfg.Blocks, newFetchGate(cfg.MaxBlockFetches, cfg.IndexerBusy),
-			newUploadTarget(cfg.MaxUploadTarget), cfg.BlockCacheBytes)
+			peerpolicy.NewUploadTarget(cfg.MaxUploadTarget), cfg.BlockCacheBytes)
 	}
 	if cfg.RelayTx {
 		env.relay = cfg.Relay
@@ -83,8 +85,8 @@ func New(cfg Config) (*Server, error) {
 		batch:       batch,
 		nonce:       keys[0],
 		groupKey:    [2]uint64{keys[1], keys[2]},
-		whitelist:   whitelist(cfg.Whitelist),
-		discouraged: newDiscouragement(cfg.MaxDiscouraged, ttl, keys[3], keys[4]),
+		whitelist:   peerpolicy.Whitelist(cfg.Whitelist),
+		discouraged: peerpolicy.NewDiscouragement(cfg.MaxDiscouraged, ttl, keys[3], keys[4]),
 		sendPool:    newSendPool(cfg.SendBudget),
 		recvBudget:  semaphore.NewWeighted(cfg.RecvBudget),
 		slots:       make(map[uint64]*peerSlot),

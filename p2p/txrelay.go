@@ -52,11 +52,11 @@ func handleTx(ctx context.Context, env *handlerEnv, st *peerState, tx *rawTx) er
 		return nil
 	}
 	now := env.now()
-	if !st.txBudget.take(now) {
+	if !st.txBudget.Take(now) {
 		env.log.Debug().Stringer("txid", tx.txid).Msg("transaction dropped: peer over its relay rate")
 		return nil
 	}
-	if !env.relayRate.take(now) {
+	if !env.relayRate.Take(now) {
 		env.log.Debug().Stringer("txid", tx.txid).Msg("transaction dropped: server over its relay rate")
 		return nil
 	}

@@ -1,4 +1,4 @@
-package p2p
+package peerpolicy
 
 import (
 	"net/netip"
@@ -12,7 +12,7 @@ import (
 // (BanMan's rolling Bloom filter of 50,000 addresses).
 const DefaultMaxDiscouraged = 50_000
 
-// discouragement is the list of address groups (addrGroup: an IPv4
+// Discouragement is the list of address groups (AddrGroup: an IPv4
 // address, an IPv6 /64) that misbehaved, as Core's BanMan keeps
 // discouraged addresses: a discouraged group is not refused, it is admitted
 // only while slots are free and evicted first. The list holds at most max
@@ -23,7 +23,7 @@ const DefaultMaxDiscouraged = 50_000
 // key is random per server, so nobody can craft a collision.
 //
 // Safe for concurrent use.
-type discouragement struct {
+type Discouragement struct {
 	mu      sync.Mutex
 	k0, k1  uint64
 	max     int
@@ -43,20 +43,20 @@ type discouraged struct {
 	until int64 // unix nanoseconds
 }
 
-// newDiscouragement returns an empty list of at most max groups, each kept
+// NewDiscouragement returns an empty list of at most max groups, each kept
 // for ttl, keyed by k0, k1.
-func newDiscouragement(max int, ttl time.Duration, k0, k1 uint64) *discouragement {
-	return &discouragement{k0: k0, k1: k1, max: max, ttl: ttl, entries: make(map[uint64]discouraged)}
+func NewDiscouragement(max int, ttl time.Duration, k0, k1 uint64) *Discouragement {
+	return &Discouragement{k0: k0, k1: k1, max: max, ttl: ttl, entries: make(map[uint64]discouraged)}
 }
 
-func (d *discouragement) key(ip netip.Addr) uint64 {
-	g := addrGroup(ip)
+func (d *Discouragement) key(ip netip.Addr) uint64 {
+	g := AddrGroup(ip)
 	b := g.Addr().As16()
 	return siphash.Hash(d.k0, d.k1, append(b[:], byte(g.Bits())))
 }
 
 // Add discourages ip's group from now for the list's ttl.
-func (d *discouragement) Add(ip netip.Addr, now time.Time) {
+func (d *Discouragement) Add(ip netip.Addr, now time.Time) {
 	k := d.key(ip)
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -78,7 +78,7 @@ func (d *discouragement) Add(ip netip.Addr, now time.Time) {
 }
 
 // Has reports whether ip's group is discouraged at now.
-func (d *discouragement) Has(ip netip.Addr, now time.Time) bool {
+func (d *Discouragement) Has(ip netip.Addr, now time.Time) bool {
 	k := d.key(ip)
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -88,12 +88,4 @@ func (d *discouragement) Has(ip netip.Addr, now time.Time) bool {
 		return false
 	}
 	return ok
-}
-
-// Len returns the number of groups held (lapsed ones not yet looked up
-// included).
-func (d *discouragement) Len() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return len(d.entries)
 }

@@ -1,4 +1,4 @@
-package p2p
+package peerpolicy
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 // ("127.0.0.1, 10.0.0.0/8, ::1, 2001:db8::/32"), as Bitcoin Core's
 // -whitelist takes them (without permission flags): a bare address is a
 // /32 or /128. Peers from these networks are exempt from the per-address
-// and per-subnet caps, from eviction, from discouragement and from the
+// and per-subnet caps, from eviction, from Discouragement and from the
 // upload target: use it for a trusted reverse proxy or a local Tor daemon,
 // whose many clients all arrive from one address. An empty string is an
 // empty list.
@@ -46,11 +46,11 @@ func ParseWhitelist(s string) ([]netip.Prefix, error) {
 	return out, nil
 }
 
-// whitelist answers whether an address is in one of its networks.
-type whitelist []netip.Prefix
+// Whitelist answers whether an address is in one of its networks.
+type Whitelist []netip.Prefix
 
-// contains reports whether ip (IPv4-mapped addresses unmapped) is listed.
-func (w whitelist) contains(ip netip.Addr) bool {
+// Contains reports whether ip (IPv4-mapped addresses unmapped) is listed.
+func (w Whitelist) Contains(ip netip.Addr) bool {
 	ip = ip.Unmap().WithZone("")
 	for _, p := range w {
 		if p.Contains(ip) {

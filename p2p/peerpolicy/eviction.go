@@ -1,4 +1,4 @@
-package p2p
+package peerpolicy
 
 import (
 	"cmp"
@@ -22,29 +22,29 @@ const (
 	evictProtectUseful = 8
 )
 
-// evictionCandidate describes one inbound peer for selectPeerToEvict. It
+// EvictionCandidate describes one inbound peer for SelectPeerToEvict. It
 // is plain data so that eviction is a pure function, tested without
 // sockets as Core tests SelectNodeToEvict.
-type evictionCandidate struct {
-	id        uint64
-	connected time.Time
+type EvictionCandidate struct {
+	ID        uint64
+	Connected time.Time
 	// minPing is the lowest ping round trip seen; zero if none yet (it
 	// then sorts as the slowest).
-	minPing time.Duration
+	MinPing time.Duration
 	// lastUseful is when a filter or header request of the peer was last
 	// answered; zero if never.
-	lastUseful time.Time
+	LastUseful time.Time
 	// netGroup is the keyed hash of the peer's netgroup (IPv4 /16, IPv6
 	// /32): equal for peers of one netgroup, unpredictable across groups.
-	netGroup uint64
+	NetGroup uint64
 	// preferEvict marks a peer whose address was discouraged when it
 	// connected: evicted before any other unprotected peer.
-	preferEvict bool
+	PreferEvict bool
 	// noBan marks a whitelisted peer: never evicted.
-	noBan bool
+	NoBan bool
 }
 
-// selectPeerToEvict picks the peer to disconnect so that a new inbound
+// SelectPeerToEvict picks the peer to disconnect so that a new inbound
 // peer can take its slot, or ok=false when every candidate is protected.
 //
 // As Core: whitelisted peers are never chosen; then one peer from each of
@@ -61,59 +61,59 @@ type evictionCandidate struct {
 // protection shields at most an eighth of the candidates, so that a server
 // with few slots can still make room (with Core's fixed counts, fewer than
 // about 30 peers are all protected and a newcomer is refused).
-func selectPeerToEvict(candidates []evictionCandidate) (id uint64, ok bool) {
-	cands := slices.DeleteFunc(slices.Clone(candidates), func(c evictionCandidate) bool { return c.noBan })
+func SelectPeerToEvict(candidates []EvictionCandidate) (id uint64, ok bool) {
+	cands := slices.DeleteFunc(slices.Clone(candidates), func(c EvictionCandidate) bool { return c.NoBan })
 
 	// Each fixed protection shields at most an eighth of the candidates,
 	// so that a small server (Core's numbers assume 125 slots) still has
 	// peers to evict.
 	scale := func(k int) int { return min(k, len(cands)/8) }
 	cands = protectNetGroups(cands, scale(evictProtectNetGroups))
-	eraseLastK(&cands, func(a, b evictionCandidate) int { // slowest first
-		return cmp.Compare(pingOrMax(b.minPing), pingOrMax(a.minPing))
-	}, scale(evictProtectPing), func(c evictionCandidate) bool { return c.minPing > 0 })
-	eraseLastK(&cands, func(a, b evictionCandidate) int { // least recently useful first
-		return a.lastUseful.Compare(b.lastUseful)
-	}, scale(evictProtectUseful), func(c evictionCandidate) bool { return !c.lastUseful.IsZero() })
-	eraseLastK(&cands, func(a, b evictionCandidate) int { // newest first
-		return b.connected.Compare(a.connected)
+	eraseLastK(&cands, func(a, b EvictionCandidate) int { // slowest first
+		return cmp.Compare(pingOrMax(b.MinPing), pingOrMax(a.MinPing))
+	}, scale(evictProtectPing), func(c EvictionCandidate) bool { return c.MinPing > 0 })
+	eraseLastK(&cands, func(a, b EvictionCandidate) int { // least recently useful first
+		return a.LastUseful.Compare(b.LastUseful)
+	}, scale(evictProtectUseful), func(c EvictionCandidate) bool { return !c.LastUseful.IsZero() })
+	eraseLastK(&cands, func(a, b EvictionCandidate) int { // newest first
+		return b.Connected.Compare(a.Connected)
 	}, len(cands)/2)
 	if len(cands) == 0 {
 		return 0, false
 	}
 
-	if slices.ContainsFunc(cands, func(c evictionCandidate) bool { return c.preferEvict }) {
-		cands = slices.DeleteFunc(cands, func(c evictionCandidate) bool { return !c.preferEvict })
+	if slices.ContainsFunc(cands, func(c EvictionCandidate) bool { return c.PreferEvict }) {
+		cands = slices.DeleteFunc(cands, func(c EvictionCandidate) bool { return !c.PreferEvict })
 	}
 
 	// cands is sorted newest first: each group's first member is its newest.
 	type group struct {
 		n      int
-		newest evictionCandidate
+		newest EvictionCandidate
 	}
 	groups := make(map[uint64]*group)
 	var best *group
 	for _, c := range cands {
-		g := groups[c.netGroup]
+		g := groups[c.NetGroup]
 		if g == nil {
 			g = &group{newest: c}
-			groups[c.netGroup] = g
+			groups[c.NetGroup] = g
 		}
 		g.n++
-		if best == nil || g.n > best.n || g.n == best.n && g.newest.connected.After(best.newest.connected) {
+		if best == nil || g.n > best.n || g.n == best.n && g.newest.Connected.After(best.newest.Connected) {
 			best = g
 		}
 	}
-	return best.newest.id, true
+	return best.newest.ID, true
 }
 
 // protectNetGroups removes from cands the longest-connected peer of each
 // of the n netgroups with the highest keyed hash.
-func protectNetGroups(cands []evictionCandidate, n int) []evictionCandidate {
+func protectNetGroups(cands []EvictionCandidate, n int) []EvictionCandidate {
 	var keys []uint64
 	for _, c := range cands {
-		if !slices.Contains(keys, c.netGroup) {
-			keys = append(keys, c.netGroup)
+		if !slices.Contains(keys, c.NetGroup) {
+			keys = append(keys, c.NetGroup)
 		}
 	}
 	slices.Sort(keys)
@@ -123,8 +123,8 @@ func protectNetGroups(cands []evictionCandidate, n int) []evictionCandidate {
 	for _, k := range keys {
 		oldest := -1
 		for i, c := range cands {
-			if c.netGroup == k && (oldest < 0 || c.connected.Before(cands[oldest].connected) ||
-				c.connected.Equal(cands[oldest].connected) && c.id < cands[oldest].id) {
+			if c.NetGroup == k && (oldest < 0 || c.Connected.Before(cands[oldest].Connected) ||
+				c.Connected.Equal(cands[oldest].Connected) && c.ID < cands[oldest].ID) {
 				oldest = i
 			}
 		}
@@ -137,19 +137,19 @@ func protectNetGroups(cands []evictionCandidate, n int) []evictionCandidate {
 // those that keep reports true (all when keep is omitted), as Core's
 // EraseLastKElements. Ties go newest first, so that of equals the longer
 // connected are protected, and then by id, for determinism.
-func eraseLastK(cands *[]evictionCandidate, order func(a, b evictionCandidate) int, k int, keep ...func(evictionCandidate) bool) {
+func eraseLastK(cands *[]EvictionCandidate, order func(a, b EvictionCandidate) int, k int, keep ...func(EvictionCandidate) bool) {
 	s := *cands
-	slices.SortStableFunc(s, func(a, b evictionCandidate) int {
+	slices.SortStableFunc(s, func(a, b EvictionCandidate) int {
 		if c := order(a, b); c != 0 {
 			return c
 		}
-		if c := b.connected.Compare(a.connected); c != 0 {
+		if c := b.Connected.Compare(a.Connected); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.id, b.id)
+		return cmp.Compare(a.ID, b.ID)
 	})
 	k = min(k, len(s))
-	tail := slices.DeleteFunc(s[len(s)-k:], func(c evictionCandidate) bool {
+	tail := slices.DeleteFunc(s[len(s)-k:], func(c EvictionCandidate) bool {
 		return len(keep) == 0 || keep[0](c)
 	})
 	*cands = append(s[:len(s)-k], tail...)

@@ -1,4 +1,4 @@
-package p2p
+package peerpolicy
 
 import (
 	"sync"
@@ -11,15 +11,15 @@ import (
 const (
 	uploadWindow  = 24 * time.Hour
 	uploadBuckets = 24
-	// historicalBlockAge is Core's HISTORICAL_BLOCK_AGE: blocks this much
+	// HistoricalBlockAge is Core's HISTORICAL_BLOCK_AGE: blocks this much
 	// older than the tip are "historical" and refused once the target is
 	// reached; newer blocks are always served.
-	historicalBlockAge = 7 * 24 * time.Hour
+	HistoricalBlockAge = 7 * 24 * time.Hour
 )
 
-// uploadTarget counts block bytes served over a sliding 24-hour window
+// UploadTarget counts block bytes served over a sliding 24-hour window
 // against a limit (0 = unlimited). Safe for concurrent use.
-type uploadTarget struct {
+type UploadTarget struct {
 	limit int64
 
 	mu      sync.Mutex
@@ -28,10 +28,10 @@ type uploadTarget struct {
 	hour int64
 }
 
-func newUploadTarget(limit int64) *uploadTarget { return &uploadTarget{limit: limit} }
+func NewUploadTarget(limit int64) *UploadTarget { return &UploadTarget{limit: limit} }
 
 // advance moves the window to now, clearing buckets that fell out of it.
-func (u *uploadTarget) advance(now time.Time) {
+func (u *UploadTarget) advance(now time.Time) {
 	h := now.UnixNano() / int64(uploadWindow/uploadBuckets)
 	if h <= u.hour {
 		return
@@ -47,7 +47,7 @@ func (u *uploadTarget) advance(now time.Time) {
 }
 
 // Add counts n bytes served at now.
-func (u *uploadTarget) Add(n int, now time.Time) {
+func (u *UploadTarget) Add(n int, now time.Time) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.advance(now)
@@ -55,7 +55,7 @@ func (u *uploadTarget) Add(n int, now time.Time) {
 }
 
 // Served returns the bytes served in the 24 hours up to now.
-func (u *uploadTarget) Served(now time.Time) int64 {
+func (u *UploadTarget) Served(now time.Time) int64 {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.advance(now)
@@ -67,6 +67,6 @@ func (u *uploadTarget) Served(now time.Time) int64 {
 }
 
 // Reached reports whether the target is set and the window has served it.
-func (u *uploadTarget) Reached(now time.Time) bool {
+func (u *UploadTarget) Reached(now time.Time) bool {
 	return u.limit > 0 && u.Served(now) >= u.limit
 }

@@ -1,4 +1,4 @@
-package p2p
+package peerpolicy
 
 import (
 	"context"
@@ -7,12 +7,12 @@ import (
 	"time"
 )
 
-// bloomWorkBurst is how much CPU time BIP-37 work may run ahead of its
+// WorkBurst is how much CPU time BIP-37 work may run ahead of its
 // share (per core of the share): a burst of new-block requests from many
 // wallets is served at once, a sustained load at the share.
-const bloomWorkBurst = 250 * time.Millisecond
+const WorkBurst = 250 * time.Millisecond
 
-// workMeter bounds BIP-37 work (decoding blocks, hashing txids, matching
+// WorkMeter bounds BIP-37 work (decoding blocks, hashing txids, matching
 // filters) across all peers, so that a hundred BIP-37 peers cannot take
 // the CPU BIP-157 peers and the indexer need: at most slots pieces of work
 // run at once, granted in arrival order (a peer has one request in
@@ -23,7 +23,7 @@ const bloomWorkBurst = 250 * time.Millisecond
 // overloaded, when charging more is the right side to err on).
 //
 // Safe for concurrent use.
-type workMeter struct {
+type WorkMeter struct {
 	rate  float64 // nanoseconds of work per nanosecond
 	burst float64 // bucket size in nanoseconds
 	slots int     // pieces of work at once
@@ -39,16 +39,16 @@ type workMeter struct {
 	spent time.Duration
 }
 
-// newWorkMeter returns a meter for share of procs cores.
-func newWorkMeter(share float64, procs int, now func() time.Time) *workMeter {
+// NewWorkMeter returns a meter for share of procs cores.
+func NewWorkMeter(share float64, procs int, now func() time.Time) *WorkMeter {
 	cores := share * float64(procs)
-	return &workMeter{
+	return &WorkMeter{
 		rate:   cores,
-		burst:  cores * float64(bloomWorkBurst),
+		burst:  cores * float64(WorkBurst),
 		slots:  max(1, int(math.Ceil(cores))),
 		now:    now,
 		sleep:  sleepCtx,
-		tokens: cores * float64(bloomWorkBurst),
+		tokens: cores * float64(WorkBurst),
 	}
 }
 
@@ -65,7 +65,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 // refillLocked adds the tokens earned since the last call.
-func (w *workMeter) refillLocked(now time.Time) {
+func (w *WorkMeter) refillLocked(now time.Time) {
 	if !w.last.IsZero() {
 		if dt := now.Sub(w.last); dt > 0 {
 			w.tokens = min(w.burst, w.tokens+float64(dt)*w.rate)
@@ -74,10 +74,10 @@ func (w *workMeter) refillLocked(now time.Time) {
 	w.last = now
 }
 
-// acquire waits for a slot and for the bucket to be out of debt, then
+// Acquire waits for a slot and for the bucket to be out of debt, then
 // returns done, which charges the work's time and frees the slot (call it
 // exactly once).
-func (w *workMeter) acquire(ctx context.Context) (done func(), err error) {
+func (w *WorkMeter) Acquire(ctx context.Context) (done func(), err error) {
 	if err := w.takeSlot(ctx); err != nil {
 		return nil, err
 	}
@@ -108,7 +108,7 @@ func (w *workMeter) acquire(ctx context.Context) (done func(), err error) {
 }
 
 // takeSlot waits for one of the slots, in arrival order.
-func (w *workMeter) takeSlot(ctx context.Context) error {
+func (w *WorkMeter) takeSlot(ctx context.Context) error {
 	w.mu.Lock()
 	if len(w.waiters) == 0 && w.running < w.slots {
 		w.running++
@@ -137,14 +137,14 @@ func (w *workMeter) takeSlot(ctx context.Context) error {
 	}
 }
 
-func (w *workMeter) releaseSlot() {
+func (w *WorkMeter) releaseSlot() {
 	w.mu.Lock()
 	w.running--
 	w.grantLocked()
 	w.mu.Unlock()
 }
 
-func (w *workMeter) grantLocked() {
+func (w *WorkMeter) grantLocked() {
 	for len(w.waiters) > 0 && w.running < w.slots {
 		ch := w.waiters[0]
 		w.waiters[0] = nil
@@ -154,20 +154,13 @@ func (w *workMeter) grantLocked() {
 	}
 }
 
-// charge adds d of work done outside a slot (what a piece of work costs
+// Charge adds d of work done outside a slot (what a piece of work costs
 // the rest of the server: its answer's frames written to the socket),
 // which later pieces wait for.
-func (w *workMeter) charge(d time.Duration) {
+func (w *WorkMeter) Charge(d time.Duration) {
 	w.mu.Lock()
 	w.refillLocked(w.now())
 	w.tokens -= float64(d)
 	w.spent += d
 	w.mu.Unlock()
-}
-
-// Spent returns the work charged so far.
-func (w *workMeter) Spent() time.Duration {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.spent
 }

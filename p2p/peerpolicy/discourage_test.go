@@ -1,4 +1,4 @@
-package p2p
+package peerpolicy
 
 import (
 	"net/netip"
@@ -9,7 +9,7 @@ import (
 // Discouragement covers the address's group (an IPv4 address, an IPv6
 // /64) and nothing beyond, and lapses after its duration.
 func TestDiscouragementCoversAddressGroup(t *testing.T) {
-	d := newDiscouragement(100, time.Hour, 1, 2)
+	d := NewDiscouragement(100, time.Hour, 1, 2)
 	now := time.Unix(1_700_000_000, 0)
 	d.Add(netip.MustParseAddr("2001:db8:1:2::1"), now)
 	d.Add(netip.MustParseAddr("198.51.100.1"), now)
@@ -26,7 +26,7 @@ func TestDiscouragementCoversAddressGroup(t *testing.T) {
 		}
 	}
 	if d.Has(netip.MustParseAddr("2001:db8:1:2::7"), now.Add(2*time.Hour)) {
-		t.Error("discouragement outlived its duration")
+		t.Error("Discouragement outlived its duration")
 	}
 }
 
@@ -34,7 +34,7 @@ func TestDiscouragementCoversAddressGroup(t *testing.T) {
 // past its size, and keeps an address discouraged again recently.
 func TestDiscouragementIsBoundedOldestFirst(t *testing.T) {
 	const size = 1000
-	d := newDiscouragement(size, 24*time.Hour, 3, 4)
+	d := NewDiscouragement(size, 24*time.Hour, 3, 4)
 	now := time.Unix(1_700_000_000, 0)
 	ip := func(i int) netip.Addr { return netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}) }
 	for i := range size {

@@ -1,4 +1,4 @@
-package p2p
+package peerpolicy
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
 // fakeClock is a clock that moves only when work "runs" or the meter
@@ -32,12 +34,12 @@ func (c *fakeClock) advance(d time.Duration) {
 // takes twice its CPU time in wall time once the burst is spent.
 func TestWorkMeterHoldsTheShare(t *testing.T) {
 	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	w := newWorkMeter(0.25, 2, clk.Now)
+	w := NewWorkMeter(0.25, 2, clk.Now)
 	w.sleep = func(_ context.Context, d time.Duration) error { clk.advance(d); return nil }
 	start := clk.Now()
 	const pieces, each = 1000, 10 * time.Millisecond
 	for range pieces {
-		done, err := w.acquire(context.Background())
+		done, err := w.Acquire(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,7 +49,7 @@ func TestWorkMeterHoldsTheShare(t *testing.T) {
 	wall := clk.Now().Sub(start)
 	work := pieces * each
 	// The share is half a core: wall ≈ 2 × work, less the burst.
-	if min := 2*work - time.Duration(float64(bloomWorkBurst)*0.5)*2 - time.Second; wall < min {
+	if min := 2*work - time.Duration(float64(WorkBurst)*0.5)*2 - time.Second; wall < min {
 		t.Fatalf("%v of work took %v of wall time: more than the share", work, wall)
 	}
 	if wall > 2*work+pieces*2*time.Millisecond {
@@ -62,14 +64,14 @@ func TestWorkMeterHoldsTheShare(t *testing.T) {
 // At most the meter's slots run at once, and waiters are served in
 // arrival order; a waiter whose context ends leaves the queue.
 func TestWorkMeterSlots(t *testing.T) {
-	w := newWorkMeter(0.5, 2, time.Now) // one core: one slot
+	w := NewWorkMeter(0.5, 2, time.Now) // one core: one slot
 	if w.slots != 1 {
 		t.Fatalf("%d slots for one core", w.slots)
 	}
 	var running, peak atomic.Int32
 	var order []int
 	var mu sync.Mutex
-	first, err := w.acquire(context.Background())
+	first, err := w.Acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +80,7 @@ func TestWorkMeterSlots(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			done, err := w.acquire(context.Background())
+			done, err := w.Acquire(context.Background())
 			if err != nil {
 				t.Error(err)
 				return
@@ -96,12 +98,12 @@ func TestWorkMeterSlots(t *testing.T) {
 			running.Add(-1)
 			done()
 		}()
-		waitFor(t, "the waiter to queue", ioTimeout, func() bool { w.mu.Lock(); defer w.mu.Unlock(); return len(w.waiters) == i+1 })
+		testtime.WaitFor(t, "the waiter to queue", 10*time.Second, func() bool { w.mu.Lock(); defer w.mu.Unlock(); return len(w.waiters) == i+1 })
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	leaver := make(chan error, 1)
-	go func() { _, err := w.acquire(ctx); leaver <- err }()
-	waitFor(t, "the leaver to queue", ioTimeout, func() bool { w.mu.Lock(); defer w.mu.Unlock(); return len(w.waiters) == 6 })
+	go func() { _, err := w.Acquire(ctx); leaver <- err }()
+	testtime.WaitFor(t, "the leaver to queue", 10*time.Second, func() bool { w.mu.Lock(); defer w.mu.Unlock(); return len(w.waiters) == 6 })
 	cancel()
 	if err := <-leaver; err == nil {
 		t.Fatal("a cancelled waiter got a slot")
