@@ -236,10 +236,3 @@ func (g *fetchGate) grantLocked() {
 		close(ch)
 	}
 }
-
-// InFlight returns the fetches in progress.
-func (g *fetchGate) InFlight() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.inFlight
-}

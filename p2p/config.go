@@ -55,9 +55,6 @@ const (
 
 // Config configures a Server. Zero values take the defaults above.
 type Config struct {
-	// ListenAddr is the host:port Run listens on; empty disables the server
-	// (Run returns nil at once).
-	ListenAddr string
 	// Params selects the network: message magic, genesis.
 	Params *chaincfg.Params
 	// View is the committed filter store. Required.

@@ -63,7 +63,7 @@
 // one allocation per chunk, none per filter) and queued as one entry.
 // Serving a filter hashes nothing and builds no wire.Message: the store
 // keeps each cfilter's message checksum beside its filter
-// (wireframe.CFilterChecksum), so a frame is the 24-byte header with that
+// (wireframe.CFilterHasher), so a frame is the 24-byte header with that
 // checksum, the 35-or-so-byte payload prefix and a copy of the filter; the
 // store's filters of stale blocks, with their checksums, make that one
 // snapshot's answer whatever reorgs happen meanwhile. The writer writes

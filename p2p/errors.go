@@ -21,7 +21,7 @@ var ErrBadConfig = errors.New("p2p: invalid config")
 // ErrMisbehaving is wrapped by every error that means the peer broke the
 // protocol after the handshake (a malformed message, a frame over its
 // command's cap, a wrong magic): the server disconnects it and discourages
-// its address (see Server.Discouraged).
+// its address (peerpolicy.Discouragement).
 var ErrMisbehaving = errors.New("misbehaving peer")
 
 // errDisconnect is wrapped by errors that end a connection without a

@@ -284,13 +284,6 @@ func decodeBlock(payload []byte, witness bool) (*wire.MsgBlock, error) {
 	return blk, nil
 }
 
-// Used returns the bytes held (decoded blocks alive and reservations).
-func (c *decodedCache) Used() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.used
-}
-
 // serveFilteredBlock answers one MSG_FILTERED_BLOCK as Core's
 // ProcessGetBlockData does: the block must be one the view knows (else it
 // goes in the notfound, as every block answer of this server); once the

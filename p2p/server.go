@@ -19,7 +19,7 @@ import (
 )
 
 // Server serves BIP-157 filters, headers and blocks to light clients. Build
-// it with New and run it with Run (or Serve on a listener of your own).
+// it with New and run it with Serve on a listener.
 type Server struct {
 	cfg         Config
 	env         *handlerEnv
@@ -104,21 +104,6 @@ func randomUint64s(n int) []uint64 {
 		out[i] = binary.LittleEndian.Uint64(b[8*i:])
 	}
 	return out
-}
-
-// Run listens on Config.ListenAddr and serves until ctx ends; it returns
-// nil then. An empty ListenAddr disables the server: Run returns nil at once.
-func (s *Server) Run(ctx context.Context) error {
-	if s.cfg.ListenAddr == "" {
-		s.log.Info().Msg("P2P server disabled (no listen address)")
-		return nil
-	}
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", s.cfg.ListenAddr)
-	if err != nil {
-		return fmt.Errorf("p2p listen %s: %w", s.cfg.ListenAddr, err)
-	}
-	return s.Serve(ctx, ln)
 }
 
 // Serve accepts peers on ln until ctx ends, then closes ln, disconnects
@@ -236,20 +221,6 @@ func (s *Server) PeerCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.connected
-}
-
-// ConnCount returns the number of admitted connections, handshaking
-// included.
-func (s *Server) ConnCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.slots)
-}
-
-// Discouraged reports whether ip's address (an IPv4 address, an IPv6 /64)
-// is discouraged: admitted only while slots are free, evicted first.
-func (s *Server) Discouraged(ip netip.Addr) bool {
-	return s.discouraged.Has(ip, s.cfg.Now())
 }
 
 // remoteIP returns the remote IP of conn (IPv4-mapped addresses unmapped).

@@ -43,7 +43,7 @@ type ChainView interface {
 	// hashes[0], hashes[1], ... at heights start, start+1, ..., in order,
 	// each with the P2P message checksum of the cfilter carrying it (the
 	// first 4 bytes of dSHA256 of the payload: filter type 0, block hash,
-	// CompactSize length, filter; see wireframe.CFilterChecksum), until fn
+	// CompactSize length, filter; see wireframe.CFilterHasher), until fn
 	// returns more=false or an error; it returns how many fn got. The
 	// checksum is kept beside the filter, not computed per call.
 	// The blocks are an AppendBlockHashes answer (or part of one), and the

@@ -27,7 +27,7 @@ import (
 // caller. On any error nothing is written.
 //
 // CommitBatch also computes each block's cfilter checksum
-// (wireframe.CFilterChecksum: the P2P message checksum of the cfilter carrying its
+// (wireframe.CFilterHasher: the P2P message checksum of the cfilter carrying its
 // filter) and stores it, so that servers send filters without hashing.
 // The filter hashes and checksums are computed before the write
 // transaction starts, so hashing the batch's filters does not hold the

@@ -10,7 +10,7 @@ The package owns the file and its layout. It exposes domain verbs
 FilterHashesForStop, FilterHeaderCheckpoints, ...) and never bbolt types.
 It must not build filters or compute filter headers for its callers (the
 indexer does, with package headers); it only computes each filter's hash
-and the checksum of the P2P cfilter message carrying it (wireframe.CFilterChecksum),
+and the checksum of the P2P cfilter message carrying it (wireframe.CFilterHasher),
 and checks that the filter headers it is given chain (package headers'
 pure functions). It must not talk to bitcoind or peers, log, or keep
 package-level state.
@@ -72,7 +72,7 @@ bytes in internal (wire) byte order, the reverse of their display form.
 Headers are the 80-byte wire serialisation. Filters are the BIP-158 wire
 form (CompactSize N, then the Golomb-coded set) and are never empty. A
 checksum is the 4-byte P2P message checksum of the block's cfilter message
-(wireframe.CFilterChecksum: the first 4 bytes of dSHA256(0x00 || block hash ||
+(wireframe.CFilterHasher: the first 4 bytes of dSHA256(0x00 || block hash ||
 CompactSize(len(filter)) || filter)).
 
 	meta

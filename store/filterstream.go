@@ -69,7 +69,7 @@ func (s *Store) AppendBlockHashesForStop(dst []chainhash.Hash, stop chainhash.Ha
 // or part of one: EachFilter relies on it, reading the whole range from the
 // active chain when its last block is there), calling fn
 // with each in order, with the checksum of the cfilter message carrying it
-// (wireframe.CFilterChecksum), until fn returns more=false or an error, or all are
+// (wireframe.CFilterHasher), until fn returns more=false or an error, or all are
 // read. It returns how many fn was called for. Each block is read from the
 // active chain when it is still there at its height and from the stale set
 // otherwise, so a reorg since the hashes were read does not change what

@@ -18,7 +18,7 @@ func readAllFilters(t *testing.T, s *Store, start uint32, hashes []chainhash.Has
 	var out [][]byte
 	for i := 0; i < len(hashes); {
 		n, err := s.EachFilter(start+uint32(i), hashes[i:], func(j int, filter []byte, sum wireframe.Checksum) (bool, error) {
-			if want := wireframe.CFilterChecksum(&hashes[i+j], filter); sum != want {
+			if want := cfilterChecksum(&hashes[i+j], filter); sum != want {
 				t.Errorf("height %d: checksum %x, want %x", start+uint32(i+j), sum, want)
 			}
 			out = append(out, bytes.Clone(filter))

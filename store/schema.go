@@ -121,14 +121,6 @@ func decodeHeader(src []byte) wire.BlockHeader {
 	return h
 }
 
-// headerValue is a value of the headers bucket: hash || header.
-func headerValue(hash chainhash.Hash, h *wire.BlockHeader) []byte {
-	v := make([]byte, headerValueLen)
-	copy(v, hash[:])
-	putHeader(v[hashLen:], h)
-	return v
-}
-
 func decodeHeaderValue(v []byte) (chainhash.Hash, wire.BlockHeader, error) {
 	if len(v) != headerValueLen {
 		return chainhash.Hash{}, wire.BlockHeader{}, fmt.Errorf("%w: header value is %d bytes, want %d", ErrCorrupt, len(v), headerValueLen)
@@ -141,15 +133,6 @@ func decodeHash(v []byte) (chainhash.Hash, error) {
 		return chainhash.Hash{}, fmt.Errorf("%w: hash is %d bytes, want %d", ErrCorrupt, len(v), hashLen)
 	}
 	return chainhash.Hash(v), nil
-}
-
-// filterHeaderValue is a value of the filterheaders bucket:
-// filter header || filter hash.
-func filterHeaderValue(filterHeader, filterHash chainhash.Hash) []byte {
-	v := make([]byte, filterHeaderValueLen)
-	copy(v, filterHeader[:])
-	copy(v[hashLen:], filterHash[:])
-	return v
 }
 
 // decodeFilterHeaderValue returns the filter header and filter hash of a

@@ -6,8 +6,6 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
-
-	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // TestHeaderCodecMatchesWire pins the store's allocation-free header codec
@@ -38,7 +36,7 @@ func TestHeaderCodecMatchesWire(t *testing.T) {
 // back to the same bytes.
 func FuzzDecodeValues(f *testing.F) {
 	r := genChain(71, nil, 2)[1]
-	f.Add(staleValue(&r, wireframe.CFilterChecksum(&r.Hash, r.Filter)))
+	f.Add(staleValue(&r, cfilterChecksum(&r.Hash, r.Filter)))
 	f.Add(backfillValue(3, 900_000))
 	f.Add(tipValue(tipOf(r)))
 	f.Add(headerValue(r.Hash, &r.Header))

@@ -14,7 +14,7 @@ import (
 
 // Schema 1 → 2: the cfilter checksums.
 //
-// Schema 2 keeps each filter's P2P message checksum (wireframe.CFilterChecksum) in
+// Schema 2 keeps each filter's P2P message checksum (wireframe.CFilterHasher) in
 // the checksums bucket (active chain) and inside each stale value. A
 // schema-1 file is upgraded in place, without a re-index, in two steps:
 //

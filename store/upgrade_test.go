@@ -85,13 +85,13 @@ func checkChecksums(t *testing.T, s *Store) {
 			if pending && h >= next && h < end {
 				if v != nil {
 					// A block committed since the upgrade: its own.
-					if want := wireframe.CFilterChecksum(&rec.Hash, rec.Filter); !bytes.Equal(v, want[:]) {
+					if want := cfilterChecksum(&rec.Hash, rec.Filter); !bytes.Equal(v, want[:]) {
 						return fmt.Errorf("height %d (pending): checksum %x, want %x", h, v, want)
 					}
 				}
 				continue
 			}
-			if want := wireframe.CFilterChecksum(&rec.Hash, rec.Filter); !bytes.Equal(v, want[:]) {
+			if want := cfilterChecksum(&rec.Hash, rec.Filter); !bytes.Equal(v, want[:]) {
 				return fmt.Errorf("height %d: checksum %x, want %x", h, v, want)
 			}
 		}
@@ -103,7 +103,7 @@ func checkChecksums(t *testing.T, s *Store) {
 			if err != nil {
 				return err
 			}
-			if want := wireframe.CFilterChecksum(&r.Hash, r.Filter); sum != want {
+			if want := cfilterChecksum(&r.Hash, r.Filter); sum != want {
 				return fmt.Errorf("stale %s: checksum %x, want %x", r.Hash, sum, want)
 			}
 			return nil
@@ -199,7 +199,7 @@ func TestUpgradeSchema1Fixture(t *testing.T) {
 		for _, stop := range []BlockRecord{c[1], a[39]} {
 			hashes, filters, sums := streamAll(t, s, stop.Hash, 0)
 			for i := range hashes {
-				if want := wireframe.CFilterChecksum(&hashes[i], filters[i]); sums[i] != want {
+				if want := cfilterChecksum(&hashes[i], filters[i]); sums[i] != want {
 					t.Fatalf("%s: stop %d, height %d: checksum %x, want %x", what, stop.Height, i, sums[i], want)
 				}
 			}
@@ -445,7 +445,7 @@ func TestBackfillAlongsideWriterAndReaders(t *testing.T) {
 				continue
 			}
 			_, err = s.EachFilter(start, hashes, func(j int, f []byte, sum wireframe.Checksum) (bool, error) {
-				if want := wireframe.CFilterChecksum(&hashes[j], f); sum != want {
+				if want := cfilterChecksum(&hashes[j], f); sum != want {
 					return false, fmt.Errorf("height %d: checksum %x, want %x", start+uint32(j), sum, want)
 				}
 				return true, nil

@@ -32,23 +32,18 @@ func PutCFilterPrefix(dst []byte, blockHash *chainhash.Hash, filterLen int) int 
 	return 1 + chainhash.HashSize + wirescan.PutCompactSize(dst[1+chainhash.HashSize:], uint64(filterLen))
 }
 
-// CFilterChecksum returns the message checksum of the cfilter message
-// carrying filter (BIP-158 wire form) for blockHash: the first 4 bytes of
+// CFilterHasher computes the message checksum of the cfilter message
+// carrying a filter (BIP-158 wire form) for a block: the first 4 bytes of
 // dSHA256(0x00 || blockHash || CompactSize(len(filter)) || filter). The
 // store keeps it for every filter so that a server can send a cfilter
-// without hashing; this function is its definition.
-func CFilterChecksum(blockHash *chainhash.Hash, filter []byte) Checksum {
-	var h CFilterHasher
-	return h.Sum(blockHash, filter)
-}
-
-// CFilterHasher computes CFilterChecksum with one reused SHA-256 state.
-// The zero value is ready; it is not safe for concurrent use.
+// without hashing; Sum is its definition. The hasher reuses one SHA-256
+// state: the zero value is ready; it is not safe for concurrent use.
 type CFilterHasher struct {
 	d hash.Hash
 }
 
-// Sum returns CFilterChecksum(blockHash, filter).
+// Sum returns the checksum of the cfilter message carrying filter for
+// blockHash.
 func (c *CFilterHasher) Sum(blockHash *chainhash.Hash, filter []byte) Checksum {
 	if c.d == nil {
 		c.d = sha256.New()

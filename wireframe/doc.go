@@ -5,7 +5,7 @@
 //
 // It is the one definition of those bytes that the filter store and the
 // P2P server share: the store keeps each filter's cfilter checksum
-// (CFilterChecksum) so that the server can frame a cfilter message
+// (CFilterHasher) so that the server can frame a cfilter message
 // (PutHeader, PutCFilterPrefix) without hashing the filter again, and the
 // HTTP API writes the same prefix as Bitcoin Core's serialized BlockFilter.
 //

@@ -78,7 +78,6 @@ func p2pConfig(cfg Config, nw netparams.Network, st *store.Store, metrics *rest.
 		blocks, relay = node, node
 	}
 	return p2p.Config{
-		ListenAddr:        cfg.Listen,
 		Params:            nw.Params,
 		View:              newStoreView(st),
 		Blocks:            blocks,
