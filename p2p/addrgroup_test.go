@@ -94,6 +94,11 @@ func TestAdmissionEvictsAndDiscourages(t *testing.T) {
 	if !d.evicted || m.count("evicted") != 1 {
 		t.Fatalf("discouraged peer not evicted first (evicted %v, %d evictions)", d.evicted, m.count("evicted"))
 	}
+	for _, s := range slots {
+		if s.evicted {
+			t.Errorf("peer from %s evicted instead of the discouraged one", s.ip)
+		}
+	}
 	if srv.ConnCount() != 4 {
 		t.Fatalf("%d connections after an eviction, want 4", srv.ConnCount())
 	}
