@@ -33,11 +33,8 @@ const (
 	// (GOMAXPROCS cores) that BIP-37 work may take on average: decoding
 	// blocks, hashing their txids, matching filters against blocks and
 	// the mempool, and a charge per frame sent for the writing. The rest
-	// stays with BIP-157 peers and the indexer: on a 2-core machine
-	// serving 100 BIP-157 peers at full speed with the load generator
-	// beside it, cfindexd gets about 1.5 cores, so 15 % of 2 cores keeps
-	// the BIP-157 throughput at 80 % while a hundred BIP-37 wallets are
-	// served some 15,000 filtered blocks a second (cfbench bip37).
+	// stays with BIP-157 peers and the indexer, whose throughput a fleet
+	// of BIP-37 wallets must not take.
 	DefaultBloomCPUShare = 0.15
 	// DefaultFilteredBlockCacheBytes bounds the decoded blocks (with
 	// their txids) kept for filtered-block requests: many wallets asking

@@ -402,8 +402,7 @@ func txFrame(net wire.BitcoinNet, tx *wire.MsgTx) []byte {
 
 // Frame costs charged to the BIP-37 meter for what happens outside it: the
 // request's lookups, the writer's copy and syscall, per frame and per byte
-// (measured with cfbench bip37: about 10 µs a filtered block on a 2-core
-// machine besides the matching).
+// (estimates, so that sending is not free beside the matching).
 const (
 	bloomFrameCost = 8 * time.Microsecond
 	bloomByteCost  = 2 * time.Nanosecond

@@ -11,8 +11,49 @@ import (
 	"github.com/cfindexd/cfindexd/wireframe"
 )
 
+// Schema (version 2).
+//
+// All buckets are top-level. Heights are uint32 big-endian, so byte order is
+// height order and appends go to the right edge of the B+tree. Hashes are 32
+// bytes in internal (wire) byte order, the reverse of their display form.
+// Headers are the 80-byte wire serialisation. Filters are the BIP-158 wire
+// form (CompactSize N, then the Golomb-coded set) and are never empty. A
+// checksum is the 4-byte P2P message checksum of the block's cfilter message
+// (wireframe.CFilterHasher: the first 4 bytes of dSHA256(0x00 || block hash ||
+// CompactSize(len(filter)) || filter)).
+//
+//	meta
+//	    "schema_version" -> uint32 BE                  SchemaVersion; Open upgrades 1, refuses others (ErrSchemaVersion)
+//	    "genesis"        -> hash[32]                   network's genesis; Open refuses others (ErrWrongNetwork)
+//	    "tip"            -> height[4] hash[32] filterheader[32]
+//	                                                   absent on an empty store
+//	    "checksum_backfill" -> next[4] end[4]          heights next..end-1 may lack a checksum
+//	                                                   (written by schema 1); absent when none do
+//	headers        height[4] -> hash[32] header[80]    active chain, 0..tip
+//	heights        hash[32]  -> height[4]              active chain only
+//	filters        height[4] -> filter                 active chain, 0..tip
+//	filterheaders  height[4] -> filterheader[32] filterhash[32]
+//	                                                   active chain, 0..tip
+//	checksums      height[4] -> checksum[4]            active chain, 0..tip (but the backfill's range)
+//	stale          hash[32]  -> height[4] header[80] filterheader[32] filterhash[32] checksum[4] filter
+//	                                                   disconnected blocks, any number per height
+//
+// Invariants after every commit: headers, filters and filterheaders hold
+// exactly the heights 0..tip, and checksums too except heights in the
+// checksum_backfill range; heights holds exactly the hashes in headers;
+// each header's PrevBlock is the hash at the height below; no hash is both in
+// heights and in stale; a stale block's parent is active or stale, at the
+// height below. Every filterhash is dSHA256(filter) of its block (the BIP-157
+// filter hash), every checksum the cfilter checksum of its block and filter,
+// and every filterheader is dSHA256(filterhash || the
+// filterheader of the parent), the zero hash standing for genesis's parent,
+// in the stale set as on the active chain: CommitBatch computes the first two and
+// checks the third before writing, and Rollback moves all three unchanged. A read
+// that finds no checksum at an active height outside the backfill's range
+// fails with ErrCorrupt.
+
 // SchemaVersion is the on-disk layout version this code writes and reads.
-// Bump it on any change to the layout documented in doc.go, and teach Open
+// Bump it on any change to the layout above, and teach Open
 // to upgrade the previous version in place (upgrade.go).
 const SchemaVersion uint32 = 2
 
@@ -20,8 +61,8 @@ const SchemaVersion uint32 = 2
 // stale values without a checksum). Open upgrades it (upgrade.go).
 const schemaV1 uint32 = 1
 
-// Bucket names. Every bucket is top-level; doc.go documents their keys and
-// values.
+// Bucket names. Every bucket is top-level; the schema above gives their
+// keys and values.
 var (
 	bucketMeta          = []byte("meta")
 	bucketHeaders       = []byte("headers")

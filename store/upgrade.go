@@ -44,11 +44,9 @@ import (
 // be downgraded, only rebuilt.
 
 // Backfill batch bounds: what one read transaction hashes and one write
-// transaction writes. 16 MiB of filters hash in about 10 ms with SHA-NI
-// (a read transaction that long delays a commit that grows the file by as
-// much at most), and 50,000 checksums are some 1.2 MB of new pages; each
-// batch costs one fsync, which on a slow disk is what the backfill's time
-// goes to with smaller batches.
+// transaction writes: small enough that a read transaction hashing a batch
+// delays a commit that grows the file only briefly, large enough that the
+// one fsync per batch does not dominate on a slow disk.
 const (
 	backfillBatchBytes   = 16 << 20
 	backfillBatchHeights = 50_000
