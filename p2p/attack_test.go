@@ -38,6 +38,7 @@ import (
 	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/internal/attackwire"
 	"github.com/cfindexd/cfindexd/internal/testtime"
+	"github.com/cfindexd/cfindexd/p2p/msgread"
 )
 
 const (
@@ -840,7 +841,7 @@ func TestAttackPartialLargeTxFrames(t *testing.T) {
 					return
 				}
 				start := time.Now()
-				if p.closed(3 * (largeFrameGrace + time.Second)) {
+				if p.closed(3 * (msgread.LargeFrameGrace + time.Second)) {
 					tg.cut <- time.Since(start)
 				}
 			}()

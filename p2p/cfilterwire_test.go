@@ -47,7 +47,7 @@ func readCFilterFrames(conn net.Conn, rd *bufio.Reader, net wire.BitcoinNet, n i
 			return nil, fmt.Errorf("after %d cfilters: %w", got, err)
 		}
 		size := binary.LittleEndian.Uint32(hdr[16:20])
-		if size > maxFramePayload {
+		if size > wireframe.MaxPayload {
 			return nil, fmt.Errorf("frame of %d bytes", size)
 		}
 		payload := make([]byte, size)

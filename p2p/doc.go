@@ -22,11 +22,10 @@
 // the socket) and the ticker (pings and tip announcements). Each recovers
 // its own panics: the peer is disconnected, the process unharmed.
 //
-// Nothing a peer did not pay for: a command's payload cap is checked
-// against the frame header before anything is read; payloads not decoded
-// are discarded as they arrive; declared counts are checked against the
-// bytes that remain before wire allocates for them; transactions are
-// checked in place and kept raw. Answers take bytes from the peer's send
+// Nothing a peer did not pay for: package msgread reads its messages
+// (caps checked against the frame header before anything is read,
+// payloads not decoded discarded as they arrive, declared counts checked
+// before wire allocates, transactions kept raw). Answers take bytes from the peer's send
 // budget and a server-wide pool, so a peer that does not read stops being
 // served; store reads and large answers take one of a few server-wide work
 // slots. MemoryBound is what all this adds up to for a configuration.

@@ -3,6 +3,8 @@ package p2p
 import (
 	"errors"
 	"fmt"
+
+	"github.com/cfindexd/cfindexd/p2p/msgread"
 )
 
 // ErrNotFound is what a ChainView returns for a hash or height it does not
@@ -22,7 +24,7 @@ var ErrBadConfig = errors.New("p2p: invalid config")
 // protocol after the handshake (a malformed message, a frame over its
 // command's cap, a wrong magic): the server disconnects it and discourages
 // its address (peerpolicy.Discouragement).
-var ErrMisbehaving = errors.New("misbehaving peer")
+var ErrMisbehaving = msgread.ErrMisbehaving
 
 // errDisconnect is wrapped by errors that end a connection without a
 // penalty (timeouts, closed sockets, invalid requests, anything before the

@@ -11,6 +11,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
 
+	"github.com/cfindexd/cfindexd/p2p/msgread"
 	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
 
@@ -159,7 +160,7 @@ func dispatch(ctx context.Context, env *handlerEnv, st *peerState, msg wire.Mess
 		return handleGetData(ctx, env, st, m, emit)
 	case *wire.MsgInv:
 		return handleInv(env, st, m, emit)
-	case *rawTx:
+	case *msgread.RawTx:
 		return handleTx(ctx, env, st, m)
 	case *wire.MsgNotFound:
 		handleNotFound(st, m)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/chaincfg/v2"
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 
@@ -21,6 +22,14 @@ func rawHeader(net wire.BitcoinNet, cmd string, length uint32) []byte {
 	copy(b[4:16], cmd)
 	binary.LittleEndian.PutUint32(b[16:20], length)
 	return b
+}
+
+// rawFrame is a frame of cmd carrying payload with a correct checksum.
+func rawFrame(cmd string, payload []byte) []byte {
+	b := rawHeader(chaincfg.RegressionNetParams.Net, cmd, uint32(len(payload)))
+	sum := wireframe.PayloadChecksum(payload)
+	copy(b[20:24], sum[:])
+	return append(b, payload...)
 }
 
 func TestPeerLimits(t *testing.T) {

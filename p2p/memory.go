@@ -5,6 +5,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/bloom"
+	"github.com/cfindexd/cfindexd/p2p/msgread"
 	"github.com/cfindexd/cfindexd/wireframe"
 )
 
@@ -20,9 +21,8 @@ const (
 	// peers through the block cache.
 	maxUnsharedFrame = wireframe.HeaderSize + 1 + chainhash.HashSize + 5 + wire.MaxCFilterDataSize
 	// decodedFactor bounds a decoded message plus what its handler derives
-	// from it (a getdata's notfound list) as a multiple of its payload,
-	// once declared counts are checked against the payload.
-	decodedFactor = 4
+	// from it as a multiple of its payload.
+	decodedFactor = msgread.DecodedFactor
 	// relayFactor bounds a relayed transaction: the payload, its hex and
 	// the JSON-RPC request carrying it.
 	relayFactor = 5
@@ -47,6 +47,8 @@ const (
 	// one block at a time, so that many slabs stay on the heap whatever
 	// the blocks' sizes.
 	wireScriptSlab = 4 << 20
+	// invVectSize is the size of one inventory entry.
+	invVectSize = msgread.InvVectSize
 	// discouragedEntryBytes is the cost of one discouragement entry.
 	discouragedEntryBytes = 64
 
@@ -89,7 +91,7 @@ func MemoryBound(cfg Config) int64 {
 			bloomBytes += c.Bloom.FilteredBlockCacheBytes + maxDecodedBlock + wireScriptSlab
 		}
 	}
-	perPeer := int64(peerReadBuffer+peerWriteBuffer+decodedFactor*maxSmallFrame+
+	perPeer := int64(peerReadBuffer+peerWriteBuffer+decodedFactor*msgread.MaxSmallFrame+
 		filterChunkBytes+peerFixed) + unshared
 	queued := min(n*max(int64(c.PeerSendBudget), queueEntry), c.SendBudget+n*queueEntry)
 	recv := decodedFactor * c.RecvBudget

@@ -1,4 +1,4 @@
-package p2p
+package msgread
 
 import (
 	"fmt"
@@ -10,28 +10,31 @@ import (
 	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
-// rawTx is a transaction as a peer sent it: its serialisation (with
+// RawTx is a transaction as a peer sent it: its serialisation (with
 // witnesses) and its txid and wtxid, checked by scanTx. The server only
 // passes transactions on to the node, so it never decodes them into
 // wire.MsgTx: the raw bytes are what sendrawtransaction wants, and a
 // structure check plus two hashes cost no allocation per input, output or
 // witness item, however many the peer declares.
-type rawTx struct {
-	raw         []byte
-	txid, wtxid chainhash.Hash
+type RawTx struct {
+	// Raw is the serialised transaction as received (witnesses included),
+	// a slice of the frame's payload.
+	Raw []byte
+	// TxID and WTxID are its ids.
+	TxID, WTxID chainhash.Hash
 }
 
-var _ wire.Message = (*rawTx)(nil)
+var _ wire.Message = (*RawTx)(nil)
 
 // Command implements wire.Message.
-func (t *rawTx) Command() string { return wire.CmdTx }
+func (t *RawTx) Command() string { return wire.CmdTx }
 
 // MaxPayloadLength implements wire.Message.
-func (t *rawTx) MaxPayloadLength(uint32) uint32 { return maxFramePayload }
+func (t *RawTx) MaxPayloadLength(uint32) uint32 { return maxFramePayload }
 
 // BtcDecode reads a whole serialised transaction from r and checks it with
 // scanTx; the server calls decodeRawTx on the frame's payload instead.
-func (t *rawTx) BtcDecode(r io.Reader, _ uint32, _ wire.MessageEncoding) error {
+func (t *RawTx) BtcDecode(r io.Reader, _ uint32, _ wire.MessageEncoding) error {
 	raw, err := io.ReadAll(io.LimitReader(r, maxFramePayload+1))
 	if err != nil {
 		return err
@@ -48,18 +51,18 @@ func (t *rawTx) BtcDecode(r io.Reader, _ uint32, _ wire.MessageEncoding) error {
 }
 
 // BtcEncode writes the transaction as received (witnesses included).
-func (t *rawTx) BtcEncode(w io.Writer, _ uint32, _ wire.MessageEncoding) error {
-	_, err := w.Write(t.raw)
+func (t *RawTx) BtcEncode(w io.Writer, _ uint32, _ wire.MessageEncoding) error {
+	_, err := w.Write(t.Raw)
 	return err
 }
 
 // decodeRawTx checks payload with scanTx and keeps it (not copied).
-func decodeRawTx(payload []byte) (*rawTx, error) {
+func decodeRawTx(payload []byte) (*RawTx, error) {
 	txid, wtxid, err := scanTx(payload)
 	if err != nil {
 		return nil, err
 	}
-	return &rawTx{raw: payload, txid: txid, wtxid: wtxid}, nil
+	return &RawTx{Raw: payload, TxID: txid, WTxID: wtxid}, nil
 }
 
 // scanTx checks that payload is exactly one transaction in the wire format

@@ -1,9 +1,7 @@
-package p2p
+package msgread
 
 import (
 	"bufio"
-	"bytes"
-	"fmt"
 	"io"
 	"time"
 
@@ -21,15 +19,15 @@ const (
 	// maxFramePayload is Core's MAX_PROTOCOL_MESSAGE_LENGTH: larger frames
 	// of any command disconnect the peer.
 	maxFramePayload = wireframe.MaxPayload
-	// maxLocatorSize is Core's MAX_LOCATOR_SZ; a getheaders with more
+	// MaxLocatorSize is Core's MAX_LOCATOR_SZ; a getheaders with more
 	// locator hashes is refused (disconnect without penalty, as Core).
-	maxLocatorSize = 101
+	MaxLocatorSize = 101
 	// maxGetHeadersPayload is a getheaders with wire's maximum of locator
-	// hashes; above maxLocatorSize the request is refused after decoding.
+	// hashes; above MaxLocatorSize the request is refused after decoding.
 	maxGetHeadersPayload = 4 + 3 + maxWireLocators*chainhash.HashSize + chainhash.HashSize
 	// maxInvPayload is an inv or getdata with wire.MaxInvPerMsg entries
 	// (Core's MAX_INV_SZ).
-	maxInvPayload = 9 + wire.MaxInvPerMsg*invVectSize
+	maxInvPayload = 9 + wire.MaxInvPerMsg*InvVectSize
 	// maxFilterLoadPayload is a filterload of Core's largest filter
 	// (36,000 bytes: a 3-byte CompactSize), k, tweak and flags; a larger
 	// frame carries a filter Core refuses as misbehaviour too.
@@ -37,18 +35,20 @@ const (
 	// maxFilterAddPayload is a filteradd of Core's largest element (520
 	// bytes).
 	maxFilterAddPayload = 3 + bloom.MaxFilterAddSize
-	// invTypeWTx is BIP-339's MSG_WTX, which btcd's wire does not name.
-	invTypeWTx wire.InvType = 5
 
-	// maxSmallFrame is the largest payload read under the idle deadline
+	// MaxSmallFrame is the largest payload read under the idle deadline
 	// into a buffer of the peer's own. A larger ("large") frame is read
 	// under a minimum transfer rate, and a large frame that is decoded
 	// takes its bytes from the server-wide receive budget
 	// (Config.RecvBudget) first.
-	maxSmallFrame = 16 << 10
-	// largeFrameGrace is the time a large frame gets on top of its size at
+	MaxSmallFrame = 16 << 10
+	// LargeFrameGrace is the time a large frame gets on top of its size at
 	// Config.MinRecvRate.
-	largeFrameGrace = 5 * time.Second
+	LargeFrameGrace = 5 * time.Second
+	// DecodedFactor bounds a decoded message, and what a handler derives
+	// from it (a getdata's notfound list), as a multiple of its payload,
+	// once declared counts are checked against the payload.
+	DecodedFactor = 4
 	// payloadChunk is how much of a payload is read (and its buffer grown)
 	// at a time: a buffer is never larger than twice what has arrived.
 	payloadChunk = 16 << 10
@@ -149,6 +149,13 @@ func parseFrameHeader(b *[wireframe.HeaderSize]byte, net wire.BitcoinNet) (frame
 	return h, rule, nil
 }
 
+// Known reports whether the reader treats cmd as a command of its own
+// (not one it ignores as unknown).
+func Known(cmd string) bool {
+	_, ok := commandRules[cmd]
+	return ok
+}
+
 // internCommand returns the command as a string, without allocating for
 // the commands the server knows.
 func internCommand(cmd []byte) string {
@@ -160,125 +167,125 @@ func internCommand(cmd []byte) string {
 	return string(cmd)
 }
 
-// readState is what the reader needs to know of the connection to treat a
+// State is what the reader needs to know of the connection to treat a
 // frame.
-type readState struct {
-	pver uint32
-	// handshaking: verack not yet received.
-	handshaking bool
-	// relay: transaction relay is on (tx, inv and notfound are decoded).
-	relay bool
-	// bloom: BIP-37 serving is on; whitelisted: the peer is whitelisted.
-	bloom, whitelisted bool
-	// deadline bounds the whole frame (the idle or handshake deadline);
+type State struct {
+	PVer uint32
+	// Handshaking: verack not yet received.
+	Handshaking bool
+	// Relay: transaction relay is on (tx, inv and notfound are decoded).
+	Relay bool
+	// Bloom: BIP-37 serving is on; Whitelisted: the peer is whitelisted.
+	Bloom, Whitelisted bool
+	// Deadline bounds the whole frame (the idle or handshake deadline);
 	// zero: none. A large frame's rate deadline never extends it.
-	deadline time.Time
+	Deadline time.Time
 }
 
-// inFrame is one frame read off the wire.
-type inFrame struct {
-	command string
-	size    int          // bytes on the wire, header included
-	msg     wire.Message // nil unless decoded
-	// badChecksum: the payload was read but its checksum failed; Core drops
+// Frame is one frame read off the wire.
+type Frame struct {
+	Command string
+	Size    int          // bytes on the wire, header included
+	Msg     wire.Message // nil unless decoded
+	// BadChecksum: the payload was read but its checksum failed; Core drops
 	// such a message and keeps the peer.
-	badChecksum bool
-	// dropped: a large frame that would have been decoded was discarded
+	BadChecksum bool
+	// Dropped: a large frame that would have been decoded was discarded
 	// because the server-wide receive budget was spent.
-	dropped bool
-	// release returns the receive budget the frame holds; call it once
+	Dropped bool
+	// Release returns the receive budget the frame holds; call it once
 	// the message has been handled. Never nil.
-	release func()
+	Release func()
 }
 
 func noRelease() {}
 
-// frameReader reads one peer's frames. Payloads that are not decoded are
+// Reader reads one peer's frames. Payloads that are not decoded are
 // discarded as they arrive; decoded payloads are buffered in chunks as they
 // arrive, after the command's cap was checked against the header. Large
 // frames are read under a deadline that grows with the bytes received
-// (Config.MinRecvRate), so a slow sender cannot hold a buffer for long.
-type frameReader struct {
-	rd *bufio.Reader
-	// setDeadline is the connection's SetReadDeadline (nil: no deadlines,
+// (MinRate), so a slow sender cannot hold a buffer for long.
+type Reader struct {
+	R *bufio.Reader
+	// SetDeadline is the connection's SetReadDeadline (nil: no deadlines,
 	// as in fuzzing).
-	setDeadline func(time.Time) error
-	net         wire.BitcoinNet
-	hdr         [wireframe.HeaderSize]byte
-	// recv is the server-wide receive budget for decoded large frames
+	SetDeadline func(time.Time) error
+	Net         wire.BitcoinNet
+	// Recv is the server-wide receive budget for decoded large frames
 	// (nil: unlimited).
-	recv    *semaphore.Weighted
-	minRate int64 // bytes per second; 0: large frames use the caller's deadline
-	now     func() time.Time
+	Recv    *semaphore.Weighted
+	MinRate int64 // bytes per second; 0: large frames use the caller's deadline
+	Now     func() time.Time
+	hdr     [wireframe.HeaderSize]byte
 }
 
-// next reads one frame.
-func (fr *frameReader) next(st readState) (inFrame, error) {
-	if fr.setDeadline != nil {
-		if err := fr.setDeadline(st.deadline); err != nil {
-			return inFrame{release: noRelease}, err
+// Next reads one frame.
+func (fr *Reader) Next(st State) (Frame, error) {
+	if fr.SetDeadline != nil {
+		if err := fr.SetDeadline(st.Deadline); err != nil {
+			return Frame{Release: noRelease}, err
 		}
 	}
-	if _, err := io.ReadFull(fr.rd, fr.hdr[:]); err != nil {
-		return inFrame{release: noRelease}, err
+	if _, err := io.ReadFull(fr.R, fr.hdr[:]); err != nil {
+		return Frame{Release: noRelease}, err
 	}
-	h, rule, err := parseFrameHeader(&fr.hdr, fr.net)
+	h, rule, err := parseFrameHeader(&fr.hdr, fr.Net)
 	if err != nil {
-		return inFrame{command: h.command, release: noRelease}, err
+		return Frame{Command: h.command, Release: noRelease}, err
 	}
-	f := inFrame{command: h.command, size: wireframe.HeaderSize + int(h.Length), release: noRelease}
+	f := Frame{Command: h.command, Size: wireframe.HeaderSize + int(h.Length), Release: noRelease}
 	action := rule.action
-	if rule.bloomOnly && !st.bloom {
+	if rule.bloomOnly && !st.Bloom {
 		action = rule.withoutBloom
-		if rule.whitelistIgnored && st.whitelisted {
+		if rule.whitelistIgnored && st.Whitelisted {
 			action = actionIgnore
 		}
 	}
 	decode := action == actionDecode &&
-		(!st.handshaking || rule.handshake) &&
-		(!rule.relayOnly || st.relay)
-	if action == actionForbidden && !st.handshaking {
-		return f, bloomNotServed(h.command)
+		(!st.Handshaking || rule.handshake) &&
+		(!rule.relayOnly || st.Relay)
+	if action == actionForbidden && !st.Handshaking {
+		return f, &NotServedError{Command: h.command}
 	}
 	if decode && rule.bloomOnly && h.Length > rule.bloomMaxPayload {
 		return f, misbehaving("%s payload of %d bytes over the cap of %d", h.command, h.Length, rule.bloomMaxPayload)
 	}
-	large := h.Length > maxSmallFrame
-	if decode && large && fr.recv != nil {
-		if fr.recv.TryAcquire(int64(h.Length)) {
+	large := h.Length > MaxSmallFrame
+	if decode && large && fr.Recv != nil {
+		if fr.Recv.TryAcquire(int64(h.Length)) {
 			n := int64(h.Length)
-			f.release = func() { fr.recv.Release(n) }
+			f.Release = func() { fr.Recv.Release(n) }
 		} else {
-			decode, f.dropped = false, true
+			decode, f.Dropped = false, true
 		}
 	}
-	payload, err := fr.readPayload(h.Length, decode, large, st.deadline)
+	payload, err := fr.readPayload(h.Length, decode, large, st.Deadline)
 	if err != nil || !decode {
-		f.release()
-		f.release = noRelease
+		f.Release()
+		f.Release = noRelease
 		return f, err
 	}
 	if wireframe.PayloadChecksum(payload) != h.Checksum {
-		f.release()
-		f.release = noRelease
-		f.badChecksum = true
+		f.Release()
+		f.Release = noRelease
+		f.BadChecksum = true
 		return f, nil
 	}
-	if f.msg, err = decodePayload(h.command, payload, st.pver); err != nil {
-		f.release()
-		f.release = noRelease
+	if f.Msg, err = DecodePayload(h.command, payload, st.PVer); err != nil {
+		f.Release()
+		f.Release = noRelease
 	}
 	return f, err
 }
 
 // readPayload reads n payload bytes, keeping them if keep. A large payload
-// is read under a deadline of largeFrameGrace plus its bytes so far at
+// is read under a deadline of LargeFrameGrace plus its bytes so far at
 // minRate, never beyond the frame's deadline; the buffer of a kept one
 // grows with what has arrived.
-func (fr *frameReader) readPayload(n uint32, keep, large bool, frameDeadline time.Time) ([]byte, error) {
+func (fr *Reader) readPayload(n uint32, keep, large bool, frameDeadline time.Time) ([]byte, error) {
 	var start time.Time
-	if large && fr.minRate > 0 && fr.setDeadline != nil {
-		start = fr.now()
+	if large && fr.MinRate > 0 && fr.SetDeadline != nil {
+		start = fr.Now()
 	}
 	var buf []byte
 	if keep {
@@ -287,17 +294,17 @@ func (fr *frameReader) readPayload(n uint32, keep, large bool, frameDeadline tim
 	for got := uint32(0); got < n; {
 		chunk := min(n-got, payloadChunk)
 		if !start.IsZero() {
-			allowed := largeFrameGrace + time.Duration(float64(got+chunk)/float64(fr.minRate)*float64(time.Second))
+			allowed := LargeFrameGrace + time.Duration(float64(got+chunk)/float64(fr.MinRate)*float64(time.Second))
 			d := start.Add(allowed)
 			if !frameDeadline.IsZero() && frameDeadline.Before(d) {
 				d = frameDeadline
 			}
-			if err := fr.setDeadline(d); err != nil {
+			if err := fr.SetDeadline(d); err != nil {
 				return nil, err
 			}
 		}
 		if !keep {
-			if _, err := fr.rd.Discard(int(chunk)); err != nil {
+			if _, err := fr.R.Discard(int(chunk)); err != nil {
 				return nil, err
 			}
 			got += chunk
@@ -308,20 +315,11 @@ func (fr *frameReader) readPayload(n uint32, keep, large bool, frameDeadline tim
 			copy(grown, buf)
 			buf = grown
 		}
-		if _, err := io.ReadFull(fr.rd, buf[len(buf):len(buf)+int(chunk)]); err != nil {
+		if _, err := io.ReadFull(fr.R, buf[len(buf):len(buf)+int(chunk)]); err != nil {
 			return nil, err
 		}
 		buf = buf[:len(buf)+int(chunk)]
 		got += chunk
 	}
 	return buf, nil
-}
-
-// encodeFrame serialises msg as a complete frame (header and payload).
-func encodeFrame(msg wire.Message, pver uint32, net wire.BitcoinNet, enc wire.MessageEncoding) ([]byte, error) {
-	var buf bytes.Buffer
-	if _, err := wire.WriteMessageWithEncodingN(&buf, msg, pver, net, enc); err != nil {
-		return nil, fmt.Errorf("encode %s: %w", msg.Command(), err)
-	}
-	return buf.Bytes(), nil
 }

@@ -1,4 +1,4 @@
-package p2p
+package msgread
 
 import (
 	"bytes"
@@ -8,13 +8,13 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 )
 
-// decodePayload decodes the payload of a command in commandRules with action
+// DecodePayload decodes the payload of a command in commandRules with action
 // actionDecode. Declared counts are checked against the payload first
 // (checkDeclaredCounts), so wire never allocates more than the payload can
 // hold; tx is checked and kept raw (scanTx), never decoded into wire.MsgTx.
 // The whole payload must be consumed (but see version). Errors wrap
 // ErrMisbehaving, or errors.ErrUnsupported for a command not decoded here.
-func decodePayload(command string, payload []byte, pver uint32) (wire.Message, error) {
+func DecodePayload(command string, payload []byte, pver uint32) (wire.Message, error) {
 	var msg wire.Message
 	switch command {
 	case wire.CmdTx:

@@ -1,4 +1,4 @@
-package p2p
+package msgread
 
 import (
 	"bytes"
@@ -21,15 +21,15 @@ const maxAllocsPerFrame = 32
 
 // frameCost reads frame with a reused reader in state st and returns the
 // allocations and bytes allocated per read.
-func frameCost(t *testing.T, frame []byte, st readState) (allocs float64, bytesPerRead uint64) {
+func frameCost(t *testing.T, frame []byte, st State) (allocs float64, bytesPerRead uint64) {
 	t.Helper()
 	r := bytes.NewReader(frame)
 	fr := newTestFrameReader(r, nil)
 	read := func() {
 		r.Reset(frame)
-		fr.rd.Reset(r)
-		f, _ := fr.next(st)
-		f.release()
+		fr.R.Reset(r)
+		f, _ := fr.Next(st)
+		f.Release()
 	}
 	allocs = testing.AllocsPerRun(20, read)
 	const runs = 50
@@ -47,11 +47,11 @@ func TestHugeDeclaredCountsCostTheirPayload(t *testing.T) {
 		frame := rawFrame(attackwire.CommandOf(name), payload)
 		for _, st := range []struct {
 			name string
-			st   readState
+			st   State
 		}{{"before verack", beforeVerack}, {"relay off", relayOff}, {"relay on", relayOn}, {"bloom on", bloomOn}} {
 			t.Run(name+"/"+st.name, func(t *testing.T) {
 				allocs, got := frameCost(t, frame, st.st)
-				if limit := uint64(decodedFactor*len(payload) + allocSlack); got > limit {
+				if limit := uint64(DecodedFactor*len(payload) + allocSlack); got > limit {
 					t.Fatalf("%d-byte payload allocated %d bytes (%.0f allocations), limit %d", len(payload), got, allocs, limit)
 				}
 				// Nothing is allocated per declared element either.
@@ -88,7 +88,7 @@ func TestDecodedMessagesCostAMultipleOfTheirPayload(t *testing.T) {
 		payload := payloadOf(m)
 		t.Run(m.Command(), func(t *testing.T) {
 			allocs, got := frameCost(t, rawFrame(m.Command(), payload), relayOn)
-			if limit := uint64(decodedFactor*len(payload) + allocSlack); got > limit {
+			if limit := uint64(DecodedFactor*len(payload) + allocSlack); got > limit {
 				t.Fatalf("%d-byte payload allocated %d bytes (%.0f allocations), limit %d", len(payload), got, allocs, limit)
 			}
 		})

@@ -1,4 +1,4 @@
-package p2p
+package msgread
 
 import (
 	"github.com/btcsuite/btcd/chainhash/v2"
@@ -11,9 +11,9 @@ import (
 // the bytes that remain, at the smallest size an element can have, before
 // wire (or anything) allocates for it.
 const (
-	invVectSize = 4 + chainhash.HashSize
+	InvVectSize = 4 + chainhash.HashSize
 	// maxWireLocators is wire's MaxBlockLocatorsPerMsg: the most locator
-	// hashes a getheaders frame may carry. More than maxLocatorSize (Core's
+	// hashes a getheaders frame may carry. More than MaxLocatorSize (Core's
 	// limit) is a request the server refuses, not a malformed message.
 	maxWireLocators = wire.MaxBlockLocatorsPerMsg
 )
@@ -68,11 +68,11 @@ func checkDeclaredCounts(command string, payload []byte) error {
 	s := payloadScanner{r: wirescan.NewReader(payload), cmd: command}
 	switch command {
 	case wire.CmdInv, wire.CmdGetData, wire.CmdNotFound:
-		n, err := s.count("inventory entries", invVectSize, wire.MaxInvPerMsg)
+		n, err := s.count("inventory entries", InvVectSize, wire.MaxInvPerMsg)
 		if err != nil {
 			return err
 		}
-		if err := s.skip(n*invVectSize, "inventory"); err != nil {
+		if err := s.skip(n*InvVectSize, "inventory"); err != nil {
 			return err
 		}
 		return s.end()
