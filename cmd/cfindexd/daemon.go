@@ -12,9 +12,10 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/httpapi"
+	"github.com/cfindexd/cfindexd/metrics"
 	"github.com/cfindexd/cfindexd/netparams"
 	"github.com/cfindexd/cfindexd/p2p"
-	"github.com/cfindexd/cfindexd/rest"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -52,26 +53,39 @@ func runDaemon(ctx context.Context, cfg Config, confFile string, log zerolog.Log
 // while the node is waited for, checked and followed in the background
 // (nodeSupervisor). Every goroutine the daemon owns runs guarded: a panic
 // in one is logged and stops the daemon with one line.
-func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile string, log zerolog.Logger, reindex bool) error {
+func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile string, log zerolog.Logger, reindex bool) (err error) {
 	started := time.Now()
 	if err := checkFDLimit(cfg); err != nil {
 		return err
 	}
 	dir := filepath.Join(cfg.DataDir, nw.Name)
+	fresh := missingPaths(cfg.DataDir, dir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
+		fresh.remove()
 		return fmt.Errorf("create datadir: %w", err)
 	}
 	storePath := filepath.Join(dir, storeFileName)
 	if reindex {
 		if err := reindexStore(storePath, time.Now(), log); err != nil {
+			fresh.remove()
 			return err
 		}
 	}
+	fresh = append(fresh, missingPaths(storePath)...)
 	st, err := store.Open(storePath, *nw.Params.GenesisHash, store.Options{Timeout: time.Second})
 	if err != nil {
+		fresh.remove()
 		return err // store.Open names the file
 	}
-	defer st.Close()
+	// A start that fails (a port taken, a node that refuses cfindexd)
+	// leaves behind no store it created, as long as nothing was indexed.
+	defer func() {
+		_, indexed := st.Tip()
+		st.Close()
+		if err != nil && !indexed {
+			fresh.remove()
+		}
+	}()
 	if bf, err := st.ChecksumBackfill(); err == nil && bf.Pending {
 		log.Info().Uint32("from_height", bf.Next).Uint32("to_height", bf.End-1).
 			Msg("store upgraded in place: storing each filter's P2P checksum in the background; everything is served meanwhile")
@@ -82,7 +96,7 @@ func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile
 	}
 	defer lns.close()
 
-	metrics := rest.NewMetrics()
+	metrics := metrics.New()
 	metrics.SetBuildInfo(version)
 	tip, haveTip := st.Tip()
 	if haveTip {
@@ -121,20 +135,19 @@ func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile
 	if err != nil {
 		return fmt.Errorf("p2p: %w", err)
 	}
-	httpServer, err := rest.New(httpLimits(cfg, rest.Config{
-		Addr:             cfg.HTTPListen,
+	httpServer, err := httpapi.New(httpLimits(cfg, httpapi.Config{
 		Net:              nw.Params.Net,
 		ReorgSafetyDepth: uint32(cfg.ReorgSafetyDepth),
 		ReadyMaxLag:      uint32(cfg.ReadyBlocks),
 		ReadyMaxTipAge:   maxTipAge,
-		Status: func() rest.DaemonStatus {
-			return rest.DaemonStatus{
+		Status: func() httpapi.DaemonStatus {
+			return httpapi.DaemonStatus{
 				Version: build.Version, Commit: build.Commit, GoVersion: build.GoVersion,
 				Started: started, Chain: nw.Name, Node: link.nodeStatus(),
 				Peers: p2pServer.PeerCount(), StorePath: storePath,
 			}
 		},
-	}), rest.NewStoreView(st), metrics, log)
+	}), newHTTPView(st), metrics, log)
 	if err != nil {
 		return fmt.Errorf("http: %w", err)
 	}
@@ -213,7 +226,7 @@ func checkNodeState(ctx context.Context, client *bitcoind.Client, st *store.Stor
 }
 
 // reportStoreSize keeps the store-size gauge current.
-func reportStoreSize(ctx context.Context, st *store.Store, m *rest.Metrics) {
+func reportStoreSize(ctx context.Context, st *store.Store, m *metrics.Metrics) {
 	t := time.NewTicker(10 * time.Second)
 	defer t.Stop()
 	for {

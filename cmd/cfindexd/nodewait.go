@@ -14,8 +14,8 @@ import (
 
 	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/indexer"
+	"github.com/cfindexd/cfindexd/metrics"
 	"github.com/cfindexd/cfindexd/netparams"
-	"github.com/cfindexd/cfindexd/rest"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -60,7 +60,7 @@ type nodeSupervisor struct {
 	nw         netparams.Network
 	st         *store.Store
 	link       *nodeLink
-	metrics    *rest.Metrics
+	metrics    *metrics.Metrics
 	wake       <-chan struct{}
 	log        zerolog.Logger
 	watchEvery time.Duration
@@ -137,6 +137,9 @@ func (s *nodeSupervisor) run(ctx context.Context) error {
 // not the node, and records what it found for /status.
 func (s *nodeSupervisor) connect(ctx context.Context) (*bitcoind.Client, bitcoind.BlockSource, error) {
 	client, cand, err := s.link.pick(ctx, *s.nw.Params.GenesisHash)
+	if errors.Is(err, bitcoind.ErrUnreachable) && !s.connected {
+		err = s.link.p2pInsteadOfRPC(ctx, s.nw.Params, err)
+	}
 	if ctx.Err() != nil {
 		return nil, nil, nil
 	}
@@ -330,7 +333,7 @@ func closeSource(src bitcoind.BlockSource) {
 // behind plus those of the current one. The metrics export 0 until the
 // first source that counts (txindex) is used.
 type prevoutTotals struct {
-	metrics *rest.Metrics
+	metrics *metrics.Metrics
 
 	mu                  sync.Mutex
 	registered          bool

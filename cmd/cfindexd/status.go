@@ -9,10 +9,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
-	"github.com/cfindexd/cfindexd/rest"
+	"github.com/cfindexd/cfindexd/httpapi"
+	"github.com/cfindexd/cfindexd/netparams"
 )
 
 // statusTimeout bounds `cfindexd status`'s request to the daemon.
@@ -52,7 +54,7 @@ func runStatus(args, environ []string, stdout, stderr io.Writer) int {
 	url := "http://" + dialAddr(cfg.HTTPListen) + "/status"
 	ctx, cancel := context.WithTimeout(context.Background(), statusTimeout)
 	defer cancel()
-	body, err := fetchStatus(ctx, url)
+	body, err := fetchStatus(ctx, url, askedPort(cfg))
 	if err != nil {
 		fmt.Fprintf(stderr, "cfindexd status: %v\n", err)
 		return 1
@@ -67,7 +69,7 @@ func runStatus(args, environ []string, stdout, stderr io.Writer) int {
 		_, _ = stdout.Write(out.Bytes())
 		return 0
 	}
-	var rep rest.StatusReport
+	var rep httpapi.StatusReport
 	if err := json.Unmarshal(body, &rep); err != nil {
 		fmt.Fprintf(stderr, "cfindexd status: %s answered no status: %v\n", url, err)
 		return 1
@@ -92,8 +94,19 @@ func dialAddr(listen string) string {
 	return net.JoinHostPort(host, port)
 }
 
-// fetchStatus GETs url and returns the body of a 200.
-func fetchStatus(ctx context.Context, url string) ([]byte, error) {
+// askedPort says, for "no cfindexd answers", when status asked the chain's
+// default HTTP port; empty otherwise.
+func askedPort(cfg Config) string {
+	if nw, err := netparams.Lookup(cfg.Chain); err == nil && cfg.HTTPListen == net.JoinHostPort("127.0.0.1", strconv.Itoa(nw.HTTPPort)) {
+		return " (" + nw.Name + "'s default HTTP port)"
+	}
+	return ""
+}
+
+// fetchStatus GETs url and returns the body of a 200. When nothing
+// answers, the error names url and what follows it (askedPort), and says
+// how to ask another daemon.
+func fetchStatus(ctx context.Context, url, asked string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
@@ -101,7 +114,7 @@ func fetchStatus(ctx context.Context, url string) ([]byte, error) {
 	client := &http.Client{Transport: &http.Transport{Proxy: nil}}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("no cfindexd answers at %s (is it running, with this httplisten?): %w", url, err)
+		return nil, fmt.Errorf("no cfindexd answers at %s%s: %w; is it running? For a daemon on another chain or port pass --chain=NAME, --conf=FILE (the daemon's configuration) or --httplisten=HOST:PORT", url, asked, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
@@ -115,7 +128,7 @@ func fetchStatus(ctx context.Context, url string) ([]byte, error) {
 }
 
 // writeStatus prints the report for a person, one aspect per line.
-func writeStatus(w io.Writer, r rest.StatusReport) {
+func writeStatus(w io.Writer, r httpapi.StatusReport) {
 	up := time.Duration(r.UptimeSeconds * float64(time.Second)).Round(time.Second)
 	fmt.Fprintf(w, "cfindexd %s (commit %s, %s), up %s\n", r.Version, r.Commit, r.GoVersion, up)
 	fmt.Fprintf(w, "  chain     %s\n", r.Chain)
