@@ -8,7 +8,6 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
-
 	"github.com/cfindexd/cfindexd/bitcoind"
 )
 
