@@ -1,8 +1,8 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"math"
 
 	"github.com/rs/zerolog"
 
@@ -11,18 +11,18 @@ import (
 	"github.com/cfindexd/cfindexd/p2p"
 )
 
-// validateBloom checks the keys of BIP-37 serving.
+// validateBloom checks the keys of BIP-37 serving: the p2p package decides
+// what is valid (CheckBloomFPR, CheckBloomCPUShare), this names the key.
 func (c *Config) validateBloom() error {
-	switch {
-	case !(c.BloomMaxFPR > 0 && c.BloomMaxFPR <= 1):
-		return fmt.Errorf("bloommaxfpr: %v is outside (0, 1]", c.BloomMaxFPR)
-	case !(c.BloomMinFPR >= 0 && c.BloomMinFPR < 1) || math.IsNaN(c.BloomMinFPR):
-		return fmt.Errorf("bloomminfpr: %v is outside [0, 1)", c.BloomMinFPR)
-	case c.BloomMinFPR > c.BloomMaxFPR:
-		return fmt.Errorf("bloomminfpr: %v is above bloommaxfpr %v: no filter could pass", c.BloomMinFPR, c.BloomMaxFPR)
-	case c.BloomCPU < 1 || c.BloomCPU > 100:
+	var fprErr *p2p.BloomFPRError
+	if err := p2p.CheckBloomFPR(c.BloomMinFPR, c.BloomMaxFPR); errors.As(err, &fprErr) {
+		key := map[string]string{"MaxFPR": "bloommaxfpr", "MinFPR": "bloomminfpr"}[fprErr.Field]
+		return fmt.Errorf("%s: %s", key, fprErr.Reason)
+	}
+	if p2p.CheckBloomCPUShare(bloomCPUShare(c.BloomCPU)) != nil {
 		return fmt.Errorf("bloomcpu: %d%% is outside 1..100", c.BloomCPU)
-	case c.MempoolMirror < 0 || c.MempoolMirror > 65536:
+	}
+	if c.MempoolMirror < 0 || c.MempoolMirror > 65536 {
 		return fmt.Errorf("mempoolmirror: %d MiB is outside 0..65536", c.MempoolMirror)
 	}
 	for _, k := range []struct{ name, value string }{{"zmqpubrawtx", c.ZMQPubRawTx}, {"zmqpubsequence", c.ZMQPubSequence}} {
@@ -67,7 +67,7 @@ func bloomP2PConfig(cfg Config, mirror *bitcoind.MempoolMirror, metrics *metrics
 		Enabled:  cfg.PeerBloomFilters,
 		MaxFPR:   cfg.BloomMaxFPR,
 		MinFPR:   cfg.BloomMinFPR,
-		CPUShare: float64(cfg.BloomCPU) / 100,
+		CPUShare: bloomCPUShare(cfg.BloomCPU),
 	}
 	if mirror != nil {
 		bc.Mempool = mirror
@@ -78,3 +78,6 @@ func bloomP2PConfig(cfg Config, mirror *bitcoind.MempoolMirror, metrics *metrics
 	}
 	return bc
 }
+
+// bloomCPUShare maps bloomcpu (percent) onto p2p.BloomConfig.CPUShare.
+func bloomCPUShare(percent int) float64 { return float64(percent) / 100 }

@@ -14,6 +14,7 @@ import (
 	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/httpapi"
 	"github.com/cfindexd/cfindexd/metrics"
+	"github.com/cfindexd/cfindexd/netparams"
 	"github.com/cfindexd/cfindexd/p2p"
 	"github.com/cfindexd/cfindexd/store"
 )
@@ -37,7 +38,7 @@ func prevoutModes() map[string]string {
 // configuration file read, for the start line. With reindex the store is
 // moved aside first and rebuilt from the node.
 func runDaemon(ctx context.Context, cfg Config, confFile string, log zerolog.Logger, reindex bool) error {
-	nw, err := lookupNetwork(cfg.Chain)
+	nw, err := netparams.Lookup(cfg.Chain)
 	if err != nil {
 		return err
 	}
@@ -52,7 +53,7 @@ func runDaemon(ctx context.Context, cfg Config, confFile string, log zerolog.Log
 // while the node is waited for, checked and followed in the background
 // (nodeSupervisor). Every goroutine the daemon owns runs guarded: a panic
 // in one is logged and stops the daemon with one line.
-func runDaemonOn(ctx context.Context, cfg Config, nw network, confFile string, log zerolog.Logger, reindex bool) (err error) {
+func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile string, log zerolog.Logger, reindex bool) (err error) {
 	started := time.Now()
 	if err := checkFDLimit(cfg); err != nil {
 		return err
@@ -261,7 +262,7 @@ func forwardHints(ctx context.Context, hints <-chan bitcoind.Hint, wake chan<- s
 // nodeP2PAddr returns the node's P2P address to fetch raw blocks from:
 // nodep2p as configured, or for "auto" the rpcconnect host on the chain's
 // default node P2P port (guessed is then true).
-func nodeP2PAddr(cfg Config, nw network) (addr string, guessed bool) {
+func nodeP2PAddr(cfg Config, nw netparams.Network) (addr string, guessed bool) {
 	if cfg.NodeP2P != "auto" {
 		return cfg.NodeP2P, false
 	}

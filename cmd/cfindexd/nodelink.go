@@ -18,6 +18,7 @@ import (
 	"github.com/cfindexd/cfindexd/httpapi"
 	"github.com/cfindexd/cfindexd/internal/p2pclient"
 	"github.com/cfindexd/cfindexd/metrics"
+	"github.com/cfindexd/cfindexd/netparams"
 	"github.com/cfindexd/cfindexd/p2p"
 )
 
@@ -33,7 +34,7 @@ type rpcCandidate struct {
 // rpcCandidates lists where to look for the node's JSON-RPC server: the
 // configured rpcport, or with rpcport = 0 the chain's Bitcoin Core port,
 // then btcd's (one entry where they are equal).
-func rpcCandidates(cfg Config, nw network) []rpcCandidate {
+func rpcCandidates(cfg Config, nw netparams.Network) []rpcCandidate {
 	if cfg.RPCPort != 0 {
 		return []rpcCandidate{{Addr: net.JoinHostPort(cfg.RPCConnect, strconv.Itoa(cfg.RPCPort)), Label: "rpcport"}}
 	}
@@ -76,7 +77,7 @@ type nodeLink struct {
 // newNodeLink makes the clients of every candidate; none is contacted.
 // Every client, the peers' included, gets the same credentials and TLS
 // settings (rpccert).
-func newNodeLink(cfg Config, nw network, metrics *metrics.Metrics, log zerolog.Logger) (*nodeLink, error) {
+func newNodeLink(cfg Config, nw netparams.Network, metrics *metrics.Metrics, log zerolog.Logger) (*nodeLink, error) {
 	l := &nodeLink{candidates: rpcCandidates(cfg, nw), metrics: metrics, current: -1}
 	for _, cand := range l.candidates {
 		nodeCfg := bitcoind.Config{

@@ -15,6 +15,7 @@ import (
 	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/indexer"
 	"github.com/cfindexd/cfindexd/metrics"
+	"github.com/cfindexd/cfindexd/netparams"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -56,7 +57,7 @@ var errNodeRestarted = errors.New("node restarted")
 // backoff growing to minutes while the store is still served.
 type nodeSupervisor struct {
 	cfg        Config
-	nw         network
+	nw         netparams.Network
 	st         *store.Store
 	link       *nodeLink
 	metrics    *metrics.Metrics
@@ -198,7 +199,7 @@ func (s *nodeSupervisor) nodeNetwork(ctx context.Context, client *bitcoind.Clien
 	if err != nil {
 		return "on another network"
 	}
-	for _, nw := range networks() {
+	for _, nw := range netparams.All() {
 		if *nw.Params.GenesisHash == genesis {
 			return "on " + nw.Name
 		}
