@@ -12,7 +12,6 @@ import (
 	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/gcs"
 	"github.com/cfindexd/cfindexd/headers"
-	"github.com/cfindexd/cfindexd/indexer"
 	"github.com/cfindexd/cfindexd/internal/corefiles"
 )
 
@@ -56,7 +55,7 @@ func TestBlocksDirSourceGivesCoreFilters(t *testing.T) {
 			t.Fatalf("h%d %s not fetched", b.Height, b.Hash)
 		}
 		builder.Reset()
-		indexer.AddBasicScripts(&builder, fb.OutputScripts, fb.PrevScripts)
+		gcs.AddBasicScripts(&builder, fb.OutputScripts, fb.PrevScripts)
 		filter := builder.AppendFilter(nil, b.Hash)
 		if !bytes.Equal(filter, b.Filter) {
 			t.Errorf("h%d %s (active %v): filter differs from Core's", b.Height, b.Hash, b.Active)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/cfindexd/cfindexd/internal/backoff"
 )
 
 // ZMQ topics the mempool mirror reads (Core's doc/zmq.md).
@@ -120,7 +121,7 @@ func (m *MempoolMirror) runZMQ(ctx context.Context) error {
 	defer resync.Stop()
 	tick := time.NewTicker(m.cfg.RawTxWait / 2)
 	defer tick.Stop()
-	backoff := NewBackoff(250*time.Millisecond, 30*time.Second, nil)
+	retry := backoff.New(250*time.Millisecond, 30*time.Second, nil)
 	failing := false
 	for {
 		if st.needResync {
@@ -133,7 +134,7 @@ func (m *MempoolMirror) runZMQ(ctx context.Context) error {
 					m.log.Warn().Err(err).Msg("mirroring the node's mempool failed; will keep trying")
 				}
 				failing = true
-				if backoff.Wait(ctx) != nil {
+				if retry.Wait(ctx) != nil {
 					return nil
 				}
 				continue
@@ -142,7 +143,7 @@ func (m *MempoolMirror) runZMQ(ctx context.Context) error {
 				m.log.Info().Msg("mirroring the node's mempool works again")
 				failing = false
 			}
-			backoff.Reset()
+			retry.Reset()
 			st.needResync = false
 			st.snapSeq, st.haveSnap = snap.Sequence, snap.HasSequence
 		}
@@ -288,7 +289,7 @@ func (m *MempoolMirror) fetchWaiting(ctx context.Context, st *zmqState, now bool
 // done, reconnecting with backoff.
 func (m *MempoolMirror) readZMQ(ctx context.Context, ep string, topics []string, events chan<- zmqEvent) {
 	log := m.log.With().Str("zmq", ep).Strs("topics", topics).Logger()
-	backoff := NewBackoff(250*time.Millisecond, 30*time.Second, nil)
+	retry := backoff.New(250*time.Millisecond, 30*time.Second, nil)
 	send := func(ev zmqEvent) bool {
 		select {
 		case events <- ev:
@@ -308,13 +309,13 @@ func (m *MempoolMirror) readZMQ(ctx context.Context, ep string, topics []string,
 				log.Warn().Err(err).Msg("cannot subscribe to ZMQ publisher; retrying")
 			}
 			failing = true
-			if backoff.Wait(ctx) != nil {
+			if retry.Wait(ctx) != nil {
 				return
 			}
 			continue
 		}
 		failing = false
-		backoff.Reset()
+		retry.Reset()
 		log.Info().Msg("subscribed to ZMQ mempool notifications")
 		if !send(zmqEvent{connected: true}) {
 			_ = conn.Close()
@@ -350,7 +351,7 @@ func (m *MempoolMirror) readZMQ(ctx context.Context, ep string, topics []string,
 		if ctx.Err() != nil {
 			return
 		}
-		if !send(zmqEvent{lost: true}) || backoff.Wait(ctx) != nil {
+		if !send(zmqEvent{lost: true}) || retry.Wait(ctx) != nil {
 			return
 		}
 	}

@@ -15,7 +15,7 @@ import (
 type BlockSource interface {
 	// FetchBlock returns the block and prevScripts: the spent output
 	// script of each non-coinbase input, in block order (transaction
-	// order, then input order), as indexer.AddBasicElements expects.
+	// order, then input order), as gcs.AddBasicElements expects.
 	FetchBlock(ctx context.Context, hash chainhash.Hash) (*wire.MsgBlock, [][]byte, error)
 	// Mode names the method: ModeREST, ModeGetBlock3 or ModeTxIndex.
 	Mode() string

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/cfindexd/cfindexd/internal/backoff"
 	"github.com/lightninglabs/gozmq"
 	"github.com/rs/zerolog"
 )
@@ -98,7 +99,7 @@ func (s *ZMQSubscriber) Hints() <-chan Hint { return s.sink.ch }
 // Every (re)connection emits a Resync hint, since anything published while
 // we were not connected is lost.
 func (s *ZMQSubscriber) Run(ctx context.Context) error {
-	backoff := NewBackoff(s.cfg.RetryMin, s.cfg.RetryMax, s.cfg.Rand)
+	retry := backoff.New(s.cfg.RetryMin, s.cfg.RetryMax, s.cfg.Rand)
 	failing := false
 	for {
 		conn, err := dialZMQ(ctx, s.cfg.Endpoint, s.cfg.Topics, s.cfg.ReadTimeout)
@@ -110,13 +111,13 @@ func (s *ZMQSubscriber) Run(ctx context.Context) error {
 				s.log.Warn().Err(err).Msg("cannot subscribe to ZMQ publisher; retrying (is bitcoind running with -zmqpubhashblock?)")
 			}
 			failing = true
-			if backoff.Wait(ctx) != nil {
+			if retry.Wait(ctx) != nil {
 				return nil
 			}
 			continue
 		}
 		failing = false
-		backoff.Reset()
+		retry.Reset()
 		s.log.Info().Strs("topics", s.cfg.Topics).Msg("subscribed to ZMQ notifications")
 		s.restart()
 		err = s.receive(ctx, conn)
@@ -125,7 +126,7 @@ func (s *ZMQSubscriber) Run(ctx context.Context) error {
 			return nil
 		}
 		s.log.Warn().Err(err).Msg("ZMQ subscription lost; reconnecting")
-		if backoff.Wait(ctx) != nil {
+		if retry.Wait(ctx) != nil {
 			return nil
 		}
 	}

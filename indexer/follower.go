@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/internal/backoff"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -214,7 +215,7 @@ func NewFollower(cfg Config, node Node, source BlockSource, st Store, wake <-cha
 // ErrChainMismatch, ErrDeepReorg, ErrChainVanished, a failing store, a
 // panic in one of its goroutines).
 func (f *Follower) Run(ctx context.Context) error {
-	retry := bitcoind.NewBackoff(time.Second, f.cfg.MaxBackoff, rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x5eed)))
+	retry := backoff.New(time.Second, f.cfg.MaxBackoff, rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x5eed)))
 	failures := 0
 	checkedNetwork := false
 	poll := time.NewTicker(f.cfg.PollInterval)

@@ -75,7 +75,7 @@ func TestMainnetFilterHeaders(t *testing.T) {
 		}
 
 		b.Reset()
-		if err := AddBasicElements(&b, block, prevScripts); err != nil {
+		if err := gcs.AddBasicElements(&b, block, prevScripts); err != nil {
 			t.Fatalf("height %d: %v", height, err)
 		}
 		filter := b.AppendFilter(nil, hash)

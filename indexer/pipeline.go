@@ -254,7 +254,7 @@ func (f *Follower) fetchRun(ctx context.Context, b *gcs.BasicBuilder, runner run
 				return dst, fmt.Errorf("fetch block %s (height %d): source returned block %s", job.hashes[done+i], h, fb.Hash)
 			}
 			b.Reset()
-			AddBasicScripts(b, fb.OutputScripts, fb.PrevScripts)
+			gcs.AddBasicScripts(b, fb.OutputScripts, fb.PrevScripts)
 			dst = append(dst, f.record(b, h, fb.Hash, fb.Header))
 		}
 		done += len(blocks)
@@ -328,7 +328,7 @@ func (f *Follower) filterBlock(b *gcs.BasicBuilder, h uint32, hash chainhash.Has
 		return fetched{}, fmt.Errorf("fetch block %s (height %d): node returned block %s", hash, h, got)
 	}
 	b.Reset()
-	if err := AddBasicElements(b, block, prevScripts); err != nil {
+	if err := gcs.AddBasicElements(b, block, prevScripts); err != nil {
 		return fetched{}, fmt.Errorf("block %s (height %d): %w", hash, h, err)
 	}
 	return f.record(b, h, hash, block.Header), nil

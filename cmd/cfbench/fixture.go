@@ -205,7 +205,7 @@ func checkStaleBlocks(ctx context.Context, fx *corefiles.Fixture) (int, error) {
 			return n, fmt.Errorf("stale block %s: %w", fb.Hash, err)
 		}
 		b.Reset()
-		indexer.AddBasicScripts(&b, got[0].OutputScripts, got[0].PrevScripts)
+		gcs.AddBasicScripts(&b, got[0].OutputScripts, got[0].PrevScripts)
 		filter := b.AppendFilter(nil, fb.Hash)
 		parent, ok := fx.Block(fb.Prev)
 		if !ok {

@@ -346,7 +346,7 @@ func (s *countingSource) FetchBlock(ctx context.Context, hash chainhash.Hash) (*
 		return block, prev, err
 	}
 	var b gcs.BasicBuilder
-	if err := indexer.AddBasicElements(&b, block, prev); err == nil {
+	if err := gcs.AddBasicElements(&b, block, prev); err == nil {
 		s.n.elements.Add(int64(b.Len()))
 	}
 	s.n.bytes.Add(int64(block.SerializeSize()))
@@ -375,7 +375,7 @@ func (s *countingRunSource) FetchBlocks(ctx context.Context, hashes []chainhash.
 		return nil, err
 	}
 	for _, fb := range out {
-		s.n.elements.Add(int64(indexer.CountBasicScripts(fb.OutputScripts, fb.PrevScripts)))
+		s.n.elements.Add(int64(gcs.CountBasicScripts(fb.OutputScripts, fb.PrevScripts)))
 		s.n.bytes.Add(int64(len(fb.Raw)))
 	}
 	return out, nil

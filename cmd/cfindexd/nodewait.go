@@ -14,6 +14,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/indexer"
+	"github.com/cfindexd/cfindexd/internal/backoff"
 	"github.com/cfindexd/cfindexd/rest"
 	"github.com/cfindexd/cfindexd/store"
 )
@@ -82,8 +83,8 @@ func watchInterval(poll time.Duration) time.Duration {
 // the daemon.
 func (s *nodeSupervisor) run(ctx context.Context) error {
 	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
-	healing := bitcoind.NewBackoff(healMinBackoff, healMaxBackoff, rnd)
-	refused := bitcoind.NewBackoff(permanentMinBackoff, permanentMaxBackoff, rnd)
+	healing := backoff.New(healMinBackoff, healMaxBackoff, rnd)
+	refused := backoff.New(permanentMinBackoff, permanentMaxBackoff, rnd)
 	for {
 		client, src, err := s.connect(ctx)
 		if ctx.Err() != nil {

@@ -1,4 +1,4 @@
-package indexer
+package gcs_test
 
 import (
 	"testing"
@@ -24,8 +24,8 @@ func TestCountBasicScriptsMatchesAdd(t *testing.T) {
 		{"duplicates", [][]byte{p2wpkh, p2wpkh}, [][]byte{p2wpkh}, 3},
 	} {
 		var b gcs.BasicBuilder
-		AddBasicScripts(&b, tc.outs, tc.prev)
-		if got := CountBasicScripts(tc.outs, tc.prev); got != tc.want || got != b.Len() {
+		gcs.AddBasicScripts(&b, tc.outs, tc.prev)
+		if got := gcs.CountBasicScripts(tc.outs, tc.prev); got != tc.want || got != b.Len() {
 			t.Errorf("%s: counted %d, added %d, want %d", tc.name, got, b.Len(), tc.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package indexer
+package gcs_test
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ func TestBIP158Vectors(t *testing.T) {
 	for _, v := range vectors {
 		t.Run(fmt.Sprintf("height_%d", v.Height), func(t *testing.T) {
 			b.Reset()
-			if err := AddBasicElements(&b, v.Block, v.PrevScripts); err != nil {
+			if err := gcs.AddBasicElements(&b, v.Block, v.PrevScripts); err != nil {
 				t.Fatalf("height %d: %v", v.Height, err)
 			}
 			filter := b.AppendFilter(nil, v.BlockHash)

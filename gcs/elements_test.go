@@ -1,4 +1,4 @@
-package indexer
+package gcs_test
 
 import (
 	"bytes"
@@ -46,7 +46,7 @@ func vectorAt(t *testing.T, height uint32) testvectors.BIP158 {
 func buildWith(t *testing.T, block *wire.MsgBlock, prevScripts [][]byte) []byte {
 	t.Helper()
 	var b gcs.BasicBuilder
-	if err := AddBasicElements(&b, block, prevScripts); err != nil {
+	if err := gcs.AddBasicElements(&b, block, prevScripts); err != nil {
 		t.Fatalf("AddBasicElements: %v", err)
 	}
 	return b.AppendFilter(nil, block.BlockHash())
@@ -208,9 +208,9 @@ func TestAddBasicElementsPrevScriptCount(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var b gcs.BasicBuilder
-			err := AddBasicElements(&b, tc.block, tc.prev)
-			if tc.wantErr != errors.Is(err, ErrPrevScriptCount) || (!tc.wantErr && err != nil) {
-				t.Fatalf("err = %v, want ErrPrevScriptCount: %v", err, tc.wantErr)
+			err := gcs.AddBasicElements(&b, tc.block, tc.prev)
+			if tc.wantErr != errors.Is(err, gcs.ErrPrevScriptCount) || (!tc.wantErr && err != nil) {
+				t.Fatalf("err = %v, want gcs.ErrPrevScriptCount: %v", err, tc.wantErr)
 			}
 			if !tc.wantErr {
 				return
@@ -230,7 +230,7 @@ func TestAddBasicElementsDoesNotAllocate(t *testing.T) {
 	var b gcs.BasicBuilder
 	run := func() {
 		b.Reset()
-		if err := AddBasicElements(&b, v.Block, v.PrevScripts); err != nil {
+		if err := gcs.AddBasicElements(&b, v.Block, v.PrevScripts); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -250,14 +250,14 @@ func BenchmarkAddBasicElements(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			builder.Reset()
-			_ = AddBasicElements(&builder, v.Block, v.PrevScripts)
+			_ = gcs.AddBasicElements(&builder, v.Block, v.PrevScripts)
 		}
 	})
 	b.Run("extract+build", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			builder.Reset()
-			_ = AddBasicElements(&builder, v.Block, v.PrevScripts)
+			_ = gcs.AddBasicElements(&builder, v.Block, v.PrevScripts)
 			buf = builder.AppendFilter(buf[:0], v.BlockHash)
 		}
 	})
@@ -296,7 +296,7 @@ func FuzzAddBasicElements(f *testing.F) {
 
 		hash := block.BlockHash()
 		var b gcs.BasicBuilder
-		if err := AddBasicElements(&b, &block, prev); err != nil {
+		if err := gcs.AddBasicElements(&b, &block, prev); err != nil {
 			t.Fatalf("AddBasicElements: %v", err)
 		}
 		got := b.AppendFilter(nil, hash)
@@ -305,7 +305,7 @@ func FuzzAddBasicElements(f *testing.F) {
 		}
 
 		b.Reset()
-		if err := AddBasicElements(&b, &block, append(prev, nil)); !errors.Is(err, ErrPrevScriptCount) {
+		if err := gcs.AddBasicElements(&b, &block, append(prev, nil)); !errors.Is(err, gcs.ErrPrevScriptCount) {
 			t.Fatalf("one script too many: err = %v", err)
 		}
 	})

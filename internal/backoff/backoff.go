@@ -1,4 +1,4 @@
-package bitcoind
+package backoff
 
 import (
 	"context"
@@ -16,9 +16,9 @@ type Backoff struct {
 	attempt  int
 }
 
-// NewBackoff returns a Backoff from min to max using r for jitter (nil: a
+// New returns a Backoff from min to max using r for jitter (nil: a
 // source seeded from the clock).
-func NewBackoff(min, max time.Duration, r *rand.Rand) *Backoff {
+func New(min, max time.Duration, r *rand.Rand) *Backoff {
 	if r == nil {
 		now := uint64(time.Now().UnixNano())
 		r = rand.New(rand.NewPCG(now, now>>32|1))

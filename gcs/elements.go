@@ -1,11 +1,10 @@
-package indexer
+package gcs
 
 import (
 	"errors"
 	"fmt"
 
 	"github.com/btcsuite/btcd/wire/v2"
-	"github.com/cfindexd/cfindexd/gcs"
 )
 
 // ErrPrevScriptCount means the spent-script list handed to AddBasicElements
@@ -31,7 +30,7 @@ const opReturn = 0x6a
 //
 // It does not Reset b: callers reset between blocks. De-duplication is the
 // builder's job. It allocates nothing beyond what b does.
-func AddBasicElements(b *gcs.BasicBuilder, block *wire.MsgBlock, prevScripts [][]byte) error {
+func AddBasicElements(b *BasicBuilder, block *wire.MsgBlock, prevScripts [][]byte) error {
 	txs := block.Transactions
 	if len(txs) > 0 {
 		txs = txs[1:] // skip the coinbase's input
@@ -67,7 +66,7 @@ func AddBasicElements(b *gcs.BasicBuilder, block *wire.MsgBlock, prevScripts [][
 // OP_RETURN-prefixed ones, and every non-empty spent script. The caller
 // vouches that prevScripts has one script per non-coinbase input, as a
 // RunBlockSource does. It does not Reset b.
-func AddBasicScripts(b *gcs.BasicBuilder, outputScripts, prevScripts [][]byte) {
+func AddBasicScripts(b *BasicBuilder, outputScripts, prevScripts [][]byte) {
 	for _, s := range outputScripts {
 		if basicOutput(s) {
 			b.Add(s)
