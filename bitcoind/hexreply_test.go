@@ -1,8 +1,10 @@
 package bitcoind
 
 import (
+	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -186,5 +188,30 @@ func TestScanHexBatchPrefix(t *testing.T) {
 	}
 	if reps := scanHexBatchPrefix(body, 7, 2); len(reps) != 2 {
 		t.Errorf("at most 2: %d elements", len(reps))
+	}
+}
+
+// BenchmarkScanHexBatch scans a batch reply of 16 one-megabyte block hexes
+// in Core's envelope, the catch-up's hot reply.
+func BenchmarkScanHexBatch(b *testing.B) {
+	var body bytes.Buffer
+	body.WriteByte('[')
+	hexBlock := strings.Repeat("0123456789abcdef", 1<<17)
+	for i := range 16 {
+		if i > 0 {
+			body.WriteByte(',')
+		}
+		fmt.Fprintf(&body, `{"result":"%s","error":null,"id":%d}`, hexBlock, i+1)
+	}
+	body.WriteByte(']')
+	doc := body.Bytes()
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	var reps []hexReply
+	for b.Loop() {
+		var ok bool
+		if reps, ok = scanHexBatch(doc, reps); !ok || len(reps) != 16 {
+			b.Fatal("not recognised")
+		}
 	}
 }
