@@ -62,7 +62,7 @@ func AddBasicElements(b *BasicBuilder, block *wire.MsgBlock, prevScripts [][]byt
 }
 
 // AddBasicScripts feeds b the BIP-158 basic-filter elements of a block read
-// in place (bitcoind.FetchedBlock): every output script except empty and
+// in place (prevouts.FetchedBlock): every output script except empty and
 // OP_RETURN-prefixed ones, and every non-empty spent script. The caller
 // vouches that prevScripts has one script per non-coinbase input, as a
 // RunBlockSource does. It does not Reset b.

@@ -17,7 +17,7 @@
 //  3. Fetch the missing blocks with their spent scripts through a pool of
 //     workers (each with its own reusable filter builder) — in runs of
 //     consecutive blocks with one request per run when the source can
-//     (bitcoind.RunBlockSource) — build their BIP-158 basic filters in
+//     (prevouts.RunBlockSource) — build their BIP-158 basic filters in
 //     parallel, and hand them to a single committer that restores height
 //     order, checks every block links to the one before it, chains the
 //     filter headers and commits batches in which the tip moves with the

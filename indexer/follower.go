@@ -11,8 +11,8 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/internal/backoff"
+	"github.com/cfindexd/cfindexd/nodeclient"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -23,7 +23,7 @@ type Node interface {
 	// GetBlockHash returns the hash of the node's active block at height.
 	GetBlockHash(ctx context.Context, height int64) (chainhash.Hash, error)
 	// GetBlockHeaderVerbose tells the height of a block the node knows.
-	GetBlockHeaderVerbose(ctx context.Context, hash chainhash.Hash) (bitcoind.HeaderInfo, error)
+	GetBlockHeaderVerbose(ctx context.Context, hash chainhash.Hash) (nodeclient.HeaderInfo, error)
 }
 
 // BlockSource fetches a block with the script of every output its
@@ -210,7 +210,7 @@ func NewFollower(cfg Config, node Node, source BlockSource, st Store, wake <-cha
 
 // Run follows the node until ctx ends, then returns nil after committing
 // what it had fetched. It returns an error only for conditions a retry
-// cannot fix (isFatal: bitcoind.IsPermanent — wrong network, credentials
+// cannot fix (isFatal: nodeclient.IsPermanent — wrong network, credentials
 // or TLS the node refuses, a prevout source it cannot serve —,
 // ErrChainMismatch, ErrDeepReorg, ErrChainVanished, a failing store, a
 // panic in one of its goroutines).
@@ -294,10 +294,10 @@ var errStore = errors.New("store")
 
 // isFatal reports whether err ends Run.
 func isFatal(err error) bool {
-	if bitcoind.IsPermanent(err) {
+	if nodeclient.IsPermanent(err) {
 		return true
 	}
-	for _, target := range []error{bitcoind.ErrWrongNetwork, ErrChainMismatch, ErrDeepReorg, ErrChainVanished, errStore, errPanic} {
+	for _, target := range []error{nodeclient.ErrWrongNetwork, ErrChainMismatch, ErrDeepReorg, ErrChainVanished, errStore, errPanic} {
 		if errors.Is(err, target) {
 			return true
 		}
@@ -307,7 +307,7 @@ func isFatal(err error) bool {
 
 func errorKind(err error) string {
 	switch {
-	case errors.Is(err, bitcoind.ErrWrongNetwork), errors.Is(err, ErrChainMismatch):
+	case errors.Is(err, nodeclient.ErrWrongNetwork), errors.Is(err, ErrChainMismatch):
 		return "network"
 	case errors.Is(err, ErrDeepReorg), errors.Is(err, ErrChainVanished):
 		return "reorg"
@@ -334,7 +334,7 @@ func (f *Follower) checkNetwork(ctx context.Context) error {
 		return nodeSilentError{err} // the client's error names the call
 	}
 	if h != f.cfg.Genesis {
-		return fmt.Errorf("%w: node genesis %s, configured chain's genesis %s", bitcoind.ErrWrongNetwork, h, f.cfg.Genesis)
+		return fmt.Errorf("%w: node genesis %s, configured chain's genesis %s", nodeclient.ErrWrongNetwork, h, f.cfg.Genesis)
 	}
 	return nil
 }

@@ -12,9 +12,9 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/gcs"
 	"github.com/cfindexd/cfindexd/headers"
+	"github.com/cfindexd/cfindexd/prevouts"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -62,9 +62,9 @@ func (f *Follower) fetchRange(ctx context.Context, start, end uint32, reorg *pen
 		runner = nil
 	}
 	sizer := &runSizer{}
-	var order *bitcoind.RunOrder
+	var order *prevouts.RunOrder
 	if runner != nil {
-		order = bitcoind.NewRunOrder()
+		order = prevouts.NewRunOrder()
 	}
 
 	// The window bounds the blocks being fetched or waiting for an earlier
@@ -169,7 +169,7 @@ func (f *Follower) fetchRange(ctx context.Context, start, end uint32, reorg *pen
 // in bitcoind from 942 ms and 742 ms CPU to 369 ms and 178 ms CPU. Runs of
 // 32 measured the same as 16; runs of 8 cost about a fifth more CPU.
 type runSource interface {
-	FetchBlocks(ctx context.Context, hashes []chainhash.Hash, turn *bitcoind.RunTurn) ([]bitcoind.FetchedBlock, error)
+	FetchBlocks(ctx context.Context, hashes []chainhash.Hash, turn *prevouts.RunTurn) ([]prevouts.FetchedBlock, error)
 }
 
 // Run sizing: a run aims at runBytes of serialized blocks and holds at
@@ -270,7 +270,7 @@ type fetchJob struct {
 	height    uint32
 	n         uint32
 	hashes    []chainhash.Hash
-	turn      *bitcoind.RunTurn
+	turn      *prevouts.RunTurn
 	hash      chainhash.Hash
 	hashKnown bool
 }
@@ -279,7 +279,7 @@ type fetchJob struct {
 // batch when the node client can send batches.
 const hashBatch = 250
 
-// hashLister is implemented by *bitcoind.Client. btcd closes its RPC
+// hashLister is implemented by *nodeclient.Client. btcd closes its RPC
 // connection after every HTTP request, so a getblockhash per block cost a
 // TCP connect and close each; cfbench's CPU profile of a catch-up from btcd
 // had connection setup and teardown at about a third of cfindexd's CPU,

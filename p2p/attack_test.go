@@ -34,8 +34,9 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/v2"
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
-	"github.com/cfindexd/cfindexd/bitcoind"
+
 	"github.com/cfindexd/cfindexd/internal/attackwire"
+	"github.com/cfindexd/cfindexd/nodeclient"
 )
 
 const (
@@ -615,8 +616,8 @@ func TestAttackBlockRequestsDoNotStarveIndexer(t *testing.T) {
 	httpSrv := httptest.NewServer(node)
 	defer httpSrv.Close()
 	host := strings.TrimPrefix(httpSrv.URL, "http://")
-	newClient := func(maxConns int) *bitcoind.Client {
-		c, err := bitcoind.NewClient(bitcoind.Config{Host: host, User: "u", Password: "p", MaxConns: maxConns}, testLogger())
+	newClient := func(maxConns int) *nodeclient.Client {
+		c, err := nodeclient.NewClient(nodeclient.Config{Host: host, User: "u", Password: "p", MaxConns: maxConns}, testLogger())
 		if err != nil {
 			t.Fatal(err)
 		}

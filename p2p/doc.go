@@ -107,7 +107,7 @@
 // Config.MaxBlockFetches node fetches at once, one while
 // Config.IndexerBusy reports the indexer catching up, served in arrival
 // order. The BlockFetcher should be a node client of its own
-// (NewNodeBlockFetcher over a bitcoind.Client with a small MaxConns), so
+// (NewNodeBlockFetcher over a nodeclient.Client with a small MaxConns), so
 // that peers never delay the indexer's calls. Once Config.MaxUploadTarget
 // bytes of blocks were served in the last 24 hours, blocks more than a
 // week older than the tip are refused and their requester disconnected.

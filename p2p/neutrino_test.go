@@ -10,10 +10,11 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
-	"github.com/cfindexd/cfindexd/bitcoind"
+
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/lightclient"
 	"github.com/cfindexd/cfindexd/internal/testtime"
+	"github.com/cfindexd/cfindexd/nodeclient"
 	"github.com/lightninglabs/neutrino"
 )
 
@@ -134,7 +135,7 @@ func TestNeutrinoSyncsFromServer(t *testing.T) {
 	// for byte.
 	compareCFilterFramesWithBtcd(t, node.P2PAddr(), cfg, chain.view)
 	// Blocks and transactions go through the production node client.
-	client, err := bitcoind.NewClient(bitcoind.Config{Host: node.RPCHost(), User: node.User(), Password: node.Password()}, testLogger())
+	client, err := nodeclient.NewClient(nodeclient.Config{Host: node.RPCHost(), User: node.User(), Password: node.Password()}, testLogger())
 	if err != nil {
 		t.Fatal(err)
 	}

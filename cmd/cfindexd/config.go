@@ -15,7 +15,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/mempool"
 	"github.com/cfindexd/cfindexd/p2p"
 	"github.com/cfindexd/cfindexd/rest"
 )
@@ -145,7 +145,7 @@ func defaultConfig() Config {
 
 		BloomMaxFPR:   p2p.DefaultBloomMaxFPR,
 		BloomCPU:      int(p2p.DefaultBloomCPUShare * 100),
-		MempoolMirror: bitcoind.DefaultMempoolBytes >> 20,
+		MempoolMirror: mempool.DefaultMaxBytes >> 20,
 	}
 }
 

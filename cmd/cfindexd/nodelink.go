@@ -14,7 +14,8 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/mempool"
+	"github.com/cfindexd/cfindexd/nodeclient"
 	"github.com/cfindexd/cfindexd/p2p"
 	"github.com/cfindexd/cfindexd/rest"
 )
@@ -55,15 +56,15 @@ func rpcCandidates(cfg Config, nw network) []rpcCandidate {
 // reachable. Safe for concurrent use.
 type nodeLink struct {
 	candidates []rpcCandidate
-	clients    []*bitcoind.Client
+	clients    []*nodeclient.Client
 	// peerClients[i] serves P2P peers for candidates[i]: at most
 	// maxblockfetches+1 connections, so peers never occupy the node's
 	// RPC work queue ahead of the indexer.
-	peerClients []*bitcoind.Client
+	peerClients []*nodeclient.Client
 	// mempoolClients[i] feeds the BIP-37 mempool mirror for candidates[i]
 	// over one connection of its own; nil unless the mirror runs
 	// (peerbloomfilters with a mempoolmirror budget).
-	mempoolClients []*bitcoind.Client
+	mempoolClients []*nodeclient.Client
 	metrics        *rest.Metrics
 
 	mu      sync.Mutex
@@ -77,7 +78,7 @@ type nodeLink struct {
 func newNodeLink(cfg Config, nw network, metrics *rest.Metrics, log zerolog.Logger) (*nodeLink, error) {
 	l := &nodeLink{candidates: rpcCandidates(cfg, nw), metrics: metrics, current: -1}
 	for _, cand := range l.candidates {
-		nodeCfg := bitcoind.Config{
+		nodeCfg := nodeclient.Config{
 			Host:       cand.Addr,
 			User:       cfg.RPCUser,
 			Password:   cfg.RPCPassword,
@@ -85,7 +86,7 @@ func newNodeLink(cfg Config, nw network, metrics *rest.Metrics, log zerolog.Logg
 			RESTURL:    cfg.RESTURL,
 			RPCCert:    cfg.RPCCert,
 		}
-		c, err := bitcoind.NewClient(nodeCfg, log.With().Str("component", "bitcoind").Logger())
+		c, err := nodeclient.NewClient(nodeCfg, log.With().Str("component", "bitcoind").Logger())
 		if err != nil {
 			l.close()
 			return nil, fmt.Errorf("node client: %w", err)
@@ -100,7 +101,7 @@ func newNodeLink(cfg Config, nw network, metrics *rest.Metrics, log zerolog.Logg
 		if mirrorsMempool(cfg) {
 			mcfg := nodeCfg
 			mcfg.MaxConns = 1
-			mc, err := bitcoind.NewClient(mcfg, log.With().Str("component", "bitcoind-mempool").Logger())
+			mc, err := nodeclient.NewClient(mcfg, log.With().Str("component", "bitcoind-mempool").Logger())
 			if err != nil {
 				l.close()
 				return nil, fmt.Errorf("node client for the mempool mirror: %w", err)
@@ -131,17 +132,17 @@ func (l *nodeLink) addresses() string {
 // error naming every candidate when none answered. A cookie that cannot
 // be read sends no request at all; that error is returned as it is, with
 // a hint when something listens on btcd's port (btcd has no cookie).
-func (l *nodeLink) pick(ctx context.Context, genesis chainhash.Hash) (*bitcoind.Client, rpcCandidate, error) {
+func (l *nodeLink) pick(ctx context.Context, genesis chainhash.Hash) (*nodeclient.Client, rpcCandidate, error) {
 	var err error
 	for i, c := range l.clients {
 		err = c.CheckGenesis(ctx, genesis)
 		if ctx.Err() != nil {
 			return nil, rpcCandidate{}, ctx.Err()
 		}
-		if errors.Is(err, bitcoind.ErrNoCookie) {
+		if errors.Is(err, nodeclient.ErrNoCookie) {
 			return nil, rpcCandidate{}, l.cookieHint(err)
 		}
-		if !errors.Is(err, bitcoind.ErrUnreachable) {
+		if !errors.Is(err, nodeclient.ErrUnreachable) {
 			return c, l.candidates[i], err
 		}
 	}
@@ -170,7 +171,7 @@ func (l *nodeLink) cookieHint(err error) error {
 
 // use makes c, one of the candidates' clients, the one in use: the P2P
 // server relays through that candidate's peers' client.
-func (l *nodeLink) use(c *bitcoind.Client) {
+func (l *nodeLink) use(c *nodeclient.Client) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for i, ci := range l.clients {
@@ -184,7 +185,7 @@ func (l *nodeLink) use(c *bitcoind.Client) {
 
 // peerClient returns the peers' client of the candidate in use, nil
 // before any candidate answered.
-func (l *nodeLink) peerClient() *bitcoind.Client {
+func (l *nodeLink) peerClient() *nodeclient.Client {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.current < 0 {
@@ -195,7 +196,7 @@ func (l *nodeLink) peerClient() *bitcoind.Client {
 
 // mempoolClient returns the mempool mirror's client of the candidate in
 // use, or errNodeNotConnected.
-func (l *nodeLink) mempoolClient() (*bitcoind.Client, error) {
+func (l *nodeLink) mempoolClient() (*nodeclient.Client, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.current < 0 || l.current >= len(l.mempoolClients) {
@@ -204,17 +205,18 @@ func (l *nodeLink) mempoolClient() (*bitcoind.Client, error) {
 	return l.mempoolClients[l.current], nil
 }
 
-// GetRawMempool implements bitcoind.MempoolSource through the mirror's
+// GetRawMempool implements mempool.Source through the mirror's
 // client of the candidate in use.
-func (l *nodeLink) GetRawMempool(ctx context.Context, withSequence bool) (bitcoind.MempoolSnapshot, error) {
+func (l *nodeLink) GetRawMempool(ctx context.Context, withSequence bool) (mempool.Snapshot, error) {
 	c, err := l.mempoolClient()
 	if err != nil {
-		return bitcoind.MempoolSnapshot{}, err
+		return mempool.Snapshot{}, err
 	}
-	return c.GetRawMempool(ctx, withSequence)
+	snap, err := c.GetRawMempool(ctx, withSequence)
+	return mempool.Snapshot(snap), err
 }
 
-// GetMempoolTransactions implements bitcoind.MempoolSource.
+// GetMempoolTransactions implements mempool.Source.
 func (l *nodeLink) GetMempoolTransactions(ctx context.Context, txids []chainhash.Hash) ([][]byte, error) {
 	c, err := l.mempoolClient()
 	if err != nil {
@@ -223,7 +225,7 @@ func (l *nodeLink) GetMempoolTransactions(ctx context.Context, txids []chainhash
 	return c.GetMempoolTransactions(ctx, txids)
 }
 
-// GetRawBlock implements bitcoind.MempoolSource.
+// GetRawBlock implements mempool.Source.
 func (l *nodeLink) GetRawBlock(ctx context.Context, hash chainhash.Hash) (*wire.MsgBlock, error) {
 	c, err := l.mempoolClient()
 	if err != nil {
@@ -234,10 +236,10 @@ func (l *nodeLink) GetRawBlock(ctx context.Context, hash chainhash.Hash) (*wire.
 
 // up records a successful contact: the node's identity and prevout mode
 // (empty strings keep what is known).
-func (l *nodeLink) up(info bitcoind.NodeInfo, mode string) {
+func (l *nodeLink) up(info nodeclient.NodeInfo, mode string) {
 	l.mu.Lock()
 	l.status.Reachable, l.status.Error = true, ""
-	if info.Kind != bitcoind.NodeUnknown || info.Subversion != "" {
+	if info.Kind != nodeclient.NodeUnknown || info.Subversion != "" {
 		l.status.Kind, l.status.Version = info.Kind.String(), info.Subversion
 	}
 	if mode != "" {
@@ -311,5 +313,5 @@ var (
 	_ p2p.BlockFetcher = (*nodeLink)(nil)
 	_ p2p.TxRelayer    = (*nodeLink)(nil)
 
-	_ bitcoind.MempoolSource = (*nodeLink)(nil)
+	_ mempool.Source = (*nodeLink)(nil)
 )

@@ -1,6 +1,6 @@
 // Package corefiles writes a chain of blocks as Bitcoin Core lays it out in
 // its blocks directory — blkNNNNN.dat, revNNNNN.dat and xor.dat — for tests
-// and benchmarks of the blocks-directory prevout source (bitcoind.BlocksDir),
+// and benchmarks of the blocks-directory prevout source (blockfiles.Dir),
 // and loads the recorded Core v31 blocks directory in
 // testdata/bitcoind-v31-blocksdir (Fixture).
 //
