@@ -2,17 +2,22 @@ package indexer
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/btcsuite/btclog"
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/lightclient"
 	"github.com/cfindexd/cfindexd/internal/testtime"
+	"github.com/cfindexd/cfindexd/nodeclient"
 	"github.com/cfindexd/cfindexd/p2p"
 )
 
@@ -70,7 +75,7 @@ func TestNeutrinoKeepsPeerThroughReorgWindow(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- f.Run(runCtx) }()
 
-	srv, err := p2p.New(p2p.Config{Params: node.Params(), View: p2p.NewStoreView(st), Blocks: p2p.NewNodeBlockFetcher(client), Log: log})
+	srv, err := p2p.New(p2p.Config{Params: node.Params(), View: p2p.NewStoreView(st), Blocks: nodeBlockFetcher{client}, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,4 +154,16 @@ func TestNeutrinoKeepsPeerThroughReorgWindow(t *testing.T) {
 	if n := cs.ConnectedCount(); n != 1 {
 		t.Fatalf("neutrino has %d peers, want 1", n)
 	}
+}
+
+// nodeBlockFetcher serves p2p.BlockFetcher from the node client, as the
+// daemon's adapter does.
+type nodeBlockFetcher struct{ c *nodeclient.Client }
+
+func (n nodeBlockFetcher) FetchBlock(ctx context.Context, hash chainhash.Hash) (*wire.MsgBlock, error) {
+	blk, err := n.c.GetRawBlock(ctx, hash)
+	if errors.Is(err, nodeclient.ErrBlockNotFound) {
+		return nil, fmt.Errorf("%w: %w", p2p.ErrNotFound, err)
+	}
+	return blk, err
 }

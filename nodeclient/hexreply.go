@@ -1,6 +1,9 @@
 package nodeclient
 
-import "bytes"
+import (
+	"errors"
+	"github.com/cfindexd/cfindexd/internal/jsonscan"
+)
 
 // The replies that carry a whole block or transaction — getblock <hash> 0
 // and getrawtransaction <txid> 0 — are one JSON string of hex, megabytes
@@ -13,7 +16,8 @@ import "bytes"
 //	{"jsonrpc":"1.0","result":"<hex>","error":null,"id":7} (btcd)
 //
 // (members in any order, any JSON whitespace) and returns the hex digits
-// in place, to be decoded into a reused buffer. It is deliberately
+// in place, to be decoded into a reused buffer, read by the module's one
+// JSON scanner (internal/jsonscan) over the whole body. It is deliberately
 // strict: anything else — an error object, a null or escaped result, an
 // unknown or repeated member, a string id — is "not recognised", and the
 // caller decodes the same bytes with encoding/json instead, so every
@@ -30,9 +34,10 @@ type hexReply struct {
 
 // scanHexReply recognises a single reply object spanning all of body.
 func scanHexReply(body []byte) (hexReply, bool) {
-	p := skipSpace(body, 0)
-	rep, p, ok := scanReplyObject(body, p)
-	if !ok || skipSpace(body, p) != len(body) {
+	var s jsonscan.Scanner
+	s.Reset(nil, body)
+	rep, ok := scanReplyObject(&s)
+	if !ok || !s.AtEnd() {
 		return hexReply{}, false
 	}
 	return rep, true
@@ -42,231 +47,107 @@ func scanHexReply(body []byte) (hexReply, bool) {
 // with an id, spanning all of body. dst is reused for the result.
 func scanHexBatch(body []byte, dst []hexReply) ([]hexReply, bool) {
 	dst = dst[:0]
-	p := skipSpace(body, 0)
-	if p >= len(body) || body[p] != '[' {
+	var s jsonscan.Scanner
+	s.Reset(nil, body)
+	if s.Open('[') != nil {
 		return nil, false
 	}
-	p = skipSpace(body, p+1)
-	if p < len(body) && body[p] == ']' {
-		return dst, skipSpace(body, p+1) == len(body)
-	}
-	for {
-		rep, q, ok := scanReplyObject(body, p)
+	err := s.Elements(func() error {
+		rep, ok := scanReplyObject(&s)
 		if !ok || !rep.hasID {
-			return nil, false
+			return errNotRecognised
 		}
 		dst = append(dst, rep)
-		p = skipSpace(body, q)
-		if p >= len(body) {
-			return nil, false
-		}
-		switch body[p] {
-		case ',':
-			p = skipSpace(body, p+1)
-		case ']':
-			if skipSpace(body, p+1) != len(body) {
-				return nil, false
-			}
-			return dst, true
-		default:
-			return nil, false
-		}
+		return nil
+	})
+	if err != nil || !s.AtEnd() {
+		return nil, false
 	}
+	return dst, true
 }
 
 // scanHexBatchPrefix recognises the complete reply objects at the front of
 // a batch reply cut short (body is its first bytes), as long as they carry
 // the ids first, first+1, … in order, and at most n of them.
 func scanHexBatchPrefix(body []byte, first uint64, n int) []hexReply {
-	p := skipSpace(body, 0)
-	if p >= len(body) || body[p] != '[' {
+	var s jsonscan.Scanner
+	s.Reset(nil, body)
+	if s.Open('[') != nil {
 		return nil
 	}
 	var out []hexReply
-	for p++; len(out) < n; p++ {
-		rep, q, ok := scanReplyObject(body, skipSpace(body, p))
+	for len(out) < n {
+		rep, ok := scanReplyObject(&s)
 		if !ok || !rep.hasID || rep.id != first+uint64(len(out)) {
 			break
 		}
 		out = append(out, rep)
-		if p = skipSpace(body, q); p >= len(body) || body[p] != ',' {
+		if s.Open(',') != nil {
 			break
 		}
 	}
 	return out
 }
 
+// errNotRecognised ends a scan of a reply that is not in the expected
+// shape; the caller then decodes it with encoding/json.
+var errNotRecognised = errors.New("reply not in the expected shape")
+
 // scanReplyObject recognises {"result":"<hex>","error":null,"id":N} with
-// optional "jsonrpc":"<plain string>" starting at body[p], and returns the
-// offset just after the closing brace.
-func scanReplyObject(body []byte, p int) (hexReply, int, bool) {
+// optional "jsonrpc":"<plain string>", members in any order, at the
+// scanner's position.
+func scanReplyObject(s *jsonscan.Scanner) (hexReply, bool) {
 	var rep hexReply
-	if p >= len(body) || body[p] != '{' {
-		return rep, 0, false
+	if s.Open('{') != nil {
+		return rep, false
 	}
-	p++
 	var seenResult, seenError, seenJSONRPC bool
-	for first := true; ; first = false {
-		p = skipSpace(body, p)
-		if p >= len(body) {
-			return rep, 0, false
+	err := s.Items('}', "a member", func() error {
+		key, err := s.PlainString()
+		if err != nil {
+			return err
 		}
-		if body[p] == '}' && first {
-			// An empty object has no result.
-			return rep, 0, false
+		if err := s.Open(':'); err != nil {
+			return err
 		}
-		key, q, ok := scanPlainString(body, p)
-		if !ok {
-			return rep, 0, false
-		}
-		p = skipSpace(body, q)
-		if p >= len(body) || body[p] != ':' {
-			return rep, 0, false
-		}
-		p = skipSpace(body, p+1)
 		switch string(key) {
 		case "result":
 			if seenResult {
-				return rep, 0, false
+				return errNotRecognised
 			}
 			seenResult = true
-			s, q, ok := scanResultString(body, p)
-			if !ok {
-				return rep, 0, false
-			}
-			rep.hex, p = s, q
+			rep.hex, err = s.RawString()
+			return err
 		case "error":
-			if seenError || !hasLiteral(body, p, "null") {
-				return rep, 0, false
+			if seenError {
+				return errNotRecognised
 			}
 			seenError = true
-			p += len("null")
+			if null, err := s.Null(); err != nil || !null {
+				return errNotRecognised
+			}
+			return nil
 		case "id":
 			if rep.hasID {
-				return rep, 0, false
+				return errNotRecognised
 			}
-			id, q, ok := scanUint(body, p)
-			if !ok {
-				return rep, 0, false
-			}
-			rep.id, rep.hasID, p = id, true, q
+			rep.id, err = s.Uint()
+			rep.hasID = err == nil
+			return err
 		case "jsonrpc":
 			if seenJSONRPC {
-				return rep, 0, false
+				return errNotRecognised
 			}
 			seenJSONRPC = true
-			_, q, ok := scanPlainString(body, p)
-			if !ok {
-				return rep, 0, false
-			}
-			p = q
-		default:
-			// Unknown members (and case variants of known ones, which
-			// encoding/json would match) go the slow way.
-			return rep, 0, false
+			_, err := s.PlainString()
+			return err
 		}
-		p = skipSpace(body, p)
-		if p >= len(body) {
-			return rep, 0, false
-		}
-		switch body[p] {
-		case ',':
-			p++
-		case '}':
-			if !seenResult {
-				return rep, 0, false
-			}
-			return rep, p + 1, true
-		default:
-			return rep, 0, false
-		}
+		// Unknown members (and case variants of known ones, which
+		// encoding/json would match) go the slow way.
+		return errNotRecognised
+	})
+	if err != nil || !seenResult {
+		return hexReply{}, false
 	}
-}
-
-// scanPlainString recognises a JSON string at body[p] made only of printable
-// ASCII without escapes, and returns its contents and the offset after it.
-func scanPlainString(body []byte, p int) ([]byte, int, bool) {
-	if p >= len(body) || body[p] != '"' {
-		return nil, 0, false
-	}
-	for i := p + 1; i < len(body); i++ {
-		c := body[i]
-		switch {
-		case c == '"':
-			return body[p+1 : i], i + 1, true
-		case c == '\\' || c < 0x20 || c > 0x7e:
-			return nil, 0, false
-		}
-	}
-	return nil, 0, false
-}
-
-// scanUint recognises a JSON number at body[p] that is a non-negative
-// integer without leading zeros, fraction or exponent, below 10^19 (so it
-// fits a uint64).
-func scanUint(body []byte, p int) (uint64, int, bool) {
-	var v uint64
-	i := p
-	for ; i < len(body) && body[i] >= '0' && body[i] <= '9'; i++ {
-		if i-p >= 19 {
-			return 0, 0, false
-		}
-		v = v*10 + uint64(body[i]-'0')
-	}
-	n := i - p
-	if n == 0 || (n > 1 && body[p] == '0') {
-		return 0, 0, false
-	}
-	if i < len(body) {
-		switch body[i] {
-		case '.', 'e', 'E', '-', '+':
-			return 0, 0, false
-		}
-	}
-	return v, i, true
-}
-
-func hasLiteral(body []byte, p int, lit string) bool {
-	if len(body)-p < len(lit) || string(body[p:p+len(lit)]) != lit {
-		return false
-	}
-	// "nullx" is not a literal followed by a delimiter.
-	q := p + len(lit)
-	return q == len(body) || !isIdentByte(body[q])
-}
-
-func isIdentByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-}
-
-func skipSpace(body []byte, p int) int {
-	for p < len(body) {
-		switch body[p] {
-		case ' ', '\t', '\n', '\r':
-			p++
-		default:
-			return p
-		}
-	}
-	return p
-}
-
-// scanResultString finds the end of the result string at body[p] with
-// bytes.IndexByte, which is many times faster than a loop over megabytes of
-// hex. A backslash means escapes, which go the slow way; any other byte
-// that is not a hex digit (a control character, say, which encoding/json
-// would reject) makes the hex decoder fail, so it needs no check here.
-func scanResultString(body []byte, p int) ([]byte, int, bool) {
-	if p >= len(body) || body[p] != '"' {
-		return nil, 0, false
-	}
-	n := bytes.IndexByte(body[p+1:], '"')
-	if n < 0 {
-		return nil, 0, false
-	}
-	s := body[p+1 : p+1+n]
-	if bytes.IndexByte(s, '\\') >= 0 {
-		return nil, 0, false
-	}
-	return s, p + 1 + n + 1, true
+	return rep, true
 }

@@ -632,7 +632,7 @@ func TestAttackBlockRequestsDoNotStarveIndexer(t *testing.T) {
 	var busy atomic.Bool
 	busy.Store(true)
 	cfg.IndexerBusy = busy.Load
-	cfg.Blocks = NewNodeBlockFetcher(newClient(fetches + 1))
+	cfg.Blocks = nodeBlocks{newClient(fetches + 1)}
 	srv := startServer(t, cfg)
 
 	heap := watchHeap(t, 130)

@@ -106,8 +106,8 @@
 // encoded blocks shared by peers, filled through fetchGate: at most
 // Config.MaxBlockFetches node fetches at once, one while
 // Config.IndexerBusy reports the indexer catching up, served in arrival
-// order. The BlockFetcher should be a node client of its own
-// (NewNodeBlockFetcher over a nodeclient.Client with a small MaxConns), so
+// order. The BlockFetcher should be a node client of its own (the
+// daemon's adapter over a client with a small MaxConns), so
 // that peers never delay the indexer's calls. Once Config.MaxUploadTarget
 // bytes of blocks were served in the last 24 hours, blocks more than a
 // week older than the tip are refused and their requester disconnected.
@@ -162,6 +162,6 @@
 // parent. What each peer is known to have is kept in a rolling Bloom filter
 // (1,000 items at p = 1 %, two generations), so a tip is announced once.
 //
-// NewStoreView, NewNodeBlockFetcher and NewNodeTxRelayer adapt the store and
-// the node client to the interfaces here.
+// NewStoreView adapts the store to the interfaces here; the daemon
+// (cmd/cfindexd) adapts the node client and the mempool mirror.
 package p2p

@@ -11,8 +11,9 @@ import (
 )
 
 // Mempool is the node's mempool as the server sees it: a bounded mirror
-// (mempool.Mirror) it answers mempool and getdata from and whose new
-// transactions it announces to BIP-37 peers. Safe for concurrent use.
+// (the daemon adapts mempool.Mirror) it answers mempool and getdata from
+// and whose new transactions it announces to BIP-37 peers. Safe for
+// concurrent use.
 type Mempool interface {
 	// Get and GetWtx return a held transaction by txid or wtxid.
 	Get(txid chainhash.Hash) (*mempool.Tx, bool)
@@ -22,10 +23,16 @@ type Mempool interface {
 	Range(after uint64, max int) []*mempool.Tx
 	LastSeq() uint64
 	// Subscribe delivers transactions as they are added.
-	Subscribe(buffer int) *mempool.Subscription
+	Subscribe(buffer int) MempoolSubscription
 }
 
-var _ Mempool = (*mempool.Mirror)(nil)
+// MempoolSubscription is one subscriber's feed of added transactions: C
+// delivers them (a subscriber that falls behind misses some), Close ends
+// the feed.
+type MempoolSubscription interface {
+	C() <-chan *mempool.Tx
+	Close()
+}
 
 // Mempool serving bounds.
 const (
@@ -80,7 +87,7 @@ func (p *peer) bloomLoop(ctx context.Context) (err error) {
 	defer p.recoverPeer("announcer", &err)
 	env, bp := p.srv.env, p.st.bloom
 	emit := p.emit(ctx)
-	var sub *mempool.Subscription
+	var sub MempoolSubscription
 	defer func() {
 		if sub != nil {
 			sub.Close()

@@ -139,8 +139,8 @@ func TestNeutrinoSyncsFromServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Blocks = NewNodeBlockFetcher(client)
-	cfg.Relay, cfg.RelayTx = NewNodeTxRelayer(client), true
+	cfg.Blocks = nodeBlocks{client}
+	cfg.Relay, cfg.RelayTx = nodeBlocks{client}, true
 	metrics := newCountingMetrics()
 	cfg.Metrics = metrics
 	srv := startServer(t, cfg)

@@ -15,6 +15,7 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 
+	"github.com/cfindexd/cfindexd/internal/jsonscan"
 	"github.com/cfindexd/cfindexd/internal/wirescan"
 	"github.com/cfindexd/cfindexd/nodeclient"
 )
@@ -24,7 +25,7 @@ import (
 // (asm, descriptors, addresses, amounts) and its "hex", per input the
 // spent output ("prevout") with its scriptPubKey. A filter needs only the
 // block (the header members and each transaction's hex) and each input's
-// prevout.scriptPubKey.hex. decodeGetBlock3 reads the reply as it arrives
+// prevout.scriptPubKey.hex. decodeGetBlock3Reply reads the reply as it arrives
 // from the socket through a 64 KiB buffer, decodes those strings' hex
 // straight into the block and script buffers it returns, and skips
 // everything else without building anything: no encoding/json reflection,
@@ -41,13 +42,12 @@ import (
 // and every non-coinbase input a prevout (Core omits it once the block's
 // undo data is pruned: ErrPruned). Bounds hold whatever the bytes say: a
 // block of at most 4,000,000 bytes, prevout scripts of at most 10,000
-// bytes (a longer one cannot be spent), nesting at most 64 deep, an error
-// object at most 64 KiB.
+// bytes (a longer one cannot be spent), nesting at most jsonscan.MaxDepth
+// deep, an error object at most 64 KiB. The lexing is internal/jsonscan's.
 const (
 	maxG3BlockBytes   = 4_000_000
 	maxG3ScriptBytes  = 10_000
 	maxG3PrevoutBytes = 64 << 20
-	maxG3Depth        = 64
 	maxG3ErrorBytes   = 64 << 10
 	g3BufferBytes     = 64 << 10
 	// g3Reserve is room before the transactions for the header and the
@@ -65,7 +65,8 @@ var g3Buffers = sync.Pool{New: func() any { b := make([]byte, g3BufferBytes); re
 func decodeGetBlock3Reply(r io.Reader, status int, want chainhash.Hash) (FetchedBlock, error) {
 	buf := g3Buffers.Get().(*[]byte)
 	defer g3Buffers.Put(buf)
-	d := g3Decoder{src: r, buf: (*buf)[:0], want: want}
+	d := g3Decoder{want: want}
+	d.Reset(r, (*buf)[:0])
 	fb, err := d.reply(status)
 	if err != nil {
 		var rpcErr *nodeclient.RPCError
@@ -80,7 +81,8 @@ func decodeGetBlock3Reply(r io.Reader, status int, want chainhash.Hash) (Fetched
 // DecodeGetBlock3 decodes the "result" member of a getblock <want> 3 reply
 // (the JSON object of the block) as decodeGetBlock3Reply does.
 func DecodeGetBlock3(result []byte, want chainhash.Hash) (FetchedBlock, error) {
-	d := g3Decoder{buf: result, want: want}
+	d := g3Decoder{want: want}
+	d.Reset(nil, result)
 	fb, err := d.result()
 	if err != nil {
 		if errors.Is(err, nodeclient.ErrPruned) {
@@ -91,18 +93,9 @@ func DecodeGetBlock3(result []byte, want chainhash.Hash) (FetchedBlock, error) {
 	return fb, nil
 }
 
-// errG3Truncated means the JSON ended early.
-var errG3Truncated = errors.New("unexpected end of JSON")
-
 // g3Decoder is one reply being decoded.
 type g3Decoder struct {
-	// buf[pos:] are the bytes read and not yet consumed; src is where
-	// more come from (nil: buf is the whole document), rerr what ended
-	// it.
-	src  io.Reader
-	buf  []byte
-	pos  int
-	rerr error
+	jsonscan.Scanner
 	want chainhash.Hash
 
 	hdr wire.BlockHeader
@@ -116,7 +109,6 @@ type g3Decoder struct {
 	// each (non-coinbase inputs in block order).
 	prevs   []byte
 	prevEnd []uint32
-	depth   int
 	// key holds the member name object is at, until its value is read
 	// (a nested object reuses it). It is longer than every name object
 	// reads: a longer one comes back empty and is skipped.
@@ -148,11 +140,7 @@ func (d *g3Decoder) reply(status int) (FetchedBlock, error) {
 			return err
 		}
 		var rpcErr nodeclient.RPCError
-		rest := io.Reader(bytes.NewReader(d.buf[d.pos:]))
-		if d.src != nil {
-			rest = io.MultiReader(rest, d.src)
-		}
-		if err := json.NewDecoder(io.LimitReader(rest, maxG3ErrorBytes)).Decode(&rpcErr); err != nil {
+		if err := json.NewDecoder(io.LimitReader(d.Rest(), maxG3ErrorBytes)).Decode(&rpcErr); err != nil {
 			return fmt.Errorf("error object: %v", err)
 		}
 		rpcErr.Method = "getblock"
@@ -182,7 +170,7 @@ func (d *g3Decoder) result() (FetchedBlock, error) {
 		switch i {
 		case g3Version:
 			var v int64
-			v, err = d.int(32)
+			v, err = d.Int(32)
 			d.hdr.Version = int32(v)
 		case g3Prev:
 			d.hdr.PrevBlock, err = d.hash()
@@ -190,16 +178,14 @@ func (d *g3Decoder) result() (FetchedBlock, error) {
 			d.hdr.MerkleRoot, err = d.hash()
 		case g3Time:
 			var v int64
-			v, err = d.int(64)
+			v, err = d.Int(64)
 			d.hdr.Timestamp = time.Unix(v, 0)
 		case g3Bits:
 			var v uint64
 			v, err = d.hexUint32()
 			d.hdr.Bits = uint32(v)
 		case g3Nonce:
-			var v int64
-			v, err = d.uint32()
-			d.hdr.Nonce = uint32(v)
+			d.hdr.Nonce, err = d.Uint32()
 		case g3Tx:
 			err = d.txs()
 		}
@@ -219,21 +205,21 @@ func (d *g3Decoder) result() (FetchedBlock, error) {
 
 // txs reads the "tx" array.
 func (d *g3Decoder) txs() error {
-	if err := d.open('['); err != nil {
+	if err := d.Open('['); err != nil {
 		return err
 	}
-	return d.elements(func() error {
+	return d.Elements(func() error {
 		const txHex, txVin = 0, 1
 		i := len(d.txEnd)
 		have, err := d.object([]string{txHex: "hex", txVin: "vin"}, false, func(member int) error {
 			if member == txVin {
 				return d.vins(i)
 			}
-			if err := d.open('"'); err != nil {
+			if err := d.Open('"'); err != nil {
 				return err
 			}
 			var err error
-			if d.raw, err = d.hexString(d.raw, g3Reserve+maxG3BlockBytes); err != nil {
+			if d.raw, err = d.HexString(d.raw, g3Reserve+maxG3BlockBytes); err != nil {
 				return fmt.Errorf("hex: %w", err)
 			}
 			return nil
@@ -251,18 +237,18 @@ func (d *g3Decoder) txs() error {
 
 // vins reads transaction i's "vin" array.
 func (d *g3Decoder) vins(i int) error {
-	if err := d.open('['); err != nil {
+	if err := d.Open('['); err != nil {
 		return err
 	}
 	n := uint32(0)
-	err := d.elements(func() error {
+	err := d.Elements(func() error {
 		// A null coinbase or prevout counts as none.
 		const vinCoinbase, vinPrevout = 0, 1
 		have, err := d.object([]string{vinCoinbase: "coinbase", vinPrevout: "prevout"}, true, func(member int) error {
 			if member == vinPrevout && i > 0 {
 				return d.prevout()
 			}
-			return d.skipValue() // the coinbase spends nothing
+			return d.SkipValue() // the coinbase spends nothing
 		})
 		if err != nil {
 			return fmt.Errorf("input %d: %w", n, err)
@@ -290,12 +276,12 @@ func (d *g3Decoder) prevout() error {
 	before := len(d.prevEnd)
 	_, err := d.object([]string{"scriptPubKey"}, false, func(int) error {
 		_, err := d.object([]string{"hex"}, false, func(int) error {
-			if err := d.open('"'); err != nil {
+			if err := d.Open('"'); err != nil {
 				return err
 			}
 			start := len(d.prevs)
 			var err error
-			if d.prevs, err = d.hexString(d.prevs, min(start+maxG3ScriptBytes, maxG3PrevoutBytes)); err != nil {
+			if d.prevs, err = d.HexString(d.prevs, min(start+maxG3ScriptBytes, maxG3PrevoutBytes)); err != nil {
 				return fmt.Errorf("prevout script: %w", err)
 			}
 			d.prevEnd = append(d.prevEnd, uint32(len(d.prevs)))
@@ -394,19 +380,19 @@ func equalFoldAny(name []byte, names ...string) bool {
 // nullAbsent a null value is consumed as if the member were absent (a
 // later one with a value is still read).
 func (d *g3Decoder) object(names []string, nullAbsent bool, read func(i int) error) (uint32, error) {
-	if err := d.open('{'); err != nil {
+	if err := d.Open('{'); err != nil {
 		return 0, err
 	}
 	var have uint32
-	err := d.items('}', "a member", func() error {
-		if err := d.open('"'); err != nil {
+	err := d.Items('}', "a member", func() error {
+		if err := d.Open('"'); err != nil {
 			return err
 		}
-		name, err := d.name(d.key[:])
+		name, err := d.Name(d.key[:])
 		if err != nil {
 			return err
 		}
-		if err := d.open(':'); err != nil {
+		if err := d.Open(':'); err != nil {
 			return err
 		}
 		for i, n := range names {
@@ -417,7 +403,7 @@ func (d *g3Decoder) object(names []string, nullAbsent bool, read func(i int) err
 				return fmt.Errorf("repeated member %q", n)
 			}
 			if nullAbsent {
-				if null, err := d.null(); err != nil || null {
+				if null, err := d.Null(); err != nil || null {
 					return err
 				}
 			}
@@ -427,271 +413,15 @@ func (d *g3Decoder) object(names []string, nullAbsent bool, read func(i int) err
 		if equalFoldAny(name, names...) {
 			return fmt.Errorf("member %q", name)
 		}
-		return d.skipValue()
+		return d.SkipValue()
 	})
 	return have, err
-}
-
-// JSON scanning. Each function starts at the next value (whitespace
-// allowed before it) and works on buf directly, refilling it from src
-// when it runs out.
-
-// more makes sure an unconsumed byte is buffered, reading when none is;
-// false at the end of the document.
-func (d *g3Decoder) more() bool {
-	if d.pos < len(d.buf) {
-		return true
-	}
-	if d.src == nil || d.rerr != nil {
-		return false
-	}
-	d.buf, d.pos = d.buf[:cap(d.buf)], 0
-	for range 100 {
-		n, err := d.src.Read(d.buf)
-		d.rerr = err
-		if n > 0 {
-			d.buf = d.buf[:n]
-			return true
-		}
-		if err != nil {
-			d.buf = d.buf[:0]
-			return false
-		}
-	}
-	d.buf, d.rerr = d.buf[:0], io.ErrNoProgress
-	return false
-}
-
-// endErr is the error for a document that ended early: the read error,
-// or errG3Truncated at its end.
-func (d *g3Decoder) endErr() error {
-	if d.rerr != nil && !errors.Is(d.rerr, io.EOF) {
-		return d.rerr
-	}
-	return errG3Truncated
-}
-
-// next skips whitespace and returns the next byte without consuming it.
-func (d *g3Decoder) next() (byte, error) {
-	for {
-		for d.pos < len(d.buf) {
-			switch c := d.buf[d.pos]; c {
-			case ' ', '\n', '\r', '\t':
-				d.pos++
-			default:
-				return c, nil
-			}
-		}
-		if !d.more() {
-			return 0, d.endErr()
-		}
-	}
-}
-
-// open consumes the byte c (after whitespace).
-func (d *g3Decoder) open(c byte) error {
-	got, err := d.next()
-	if err != nil {
-		return err
-	}
-	if got != c {
-		return fmt.Errorf("found %q, want %q", got, c)
-	}
-	d.pos++
-	return nil
-}
-
-// byte consumes and returns one byte.
-func (d *g3Decoder) byte() (byte, error) {
-	if !d.more() {
-		return 0, d.endErr()
-	}
-	c := d.buf[d.pos]
-	d.pos++
-	return c, nil
-}
-
-// null consumes a null literal if one is next.
-func (d *g3Decoder) null() (bool, error) {
-	c, err := d.next()
-	if err != nil || c != 'n' {
-		return false, err
-	}
-	for i := range len("null") {
-		c, err := d.byte()
-		if err != nil {
-			return false, err
-		}
-		if c != "null"[i] {
-			return false, errors.New("bad literal")
-		}
-	}
-	return true, nil
-}
-
-// elements reads an array's elements after its '[': element must consume
-// each.
-func (d *g3Decoder) elements(element func() error) error {
-	return d.items(']', "an element", element)
-}
-
-// items reads the items of an object (its members) or an array (its
-// elements) after the opening bracket, up to end: item must consume each;
-// what names an item in errors.
-func (d *g3Decoder) items(end byte, what string, item func() error) error {
-	if d.depth++; d.depth > maxG3Depth {
-		return errors.New("nested too deeply")
-	}
-	defer func() { d.depth-- }()
-	c, err := d.next()
-	if err != nil {
-		return err
-	}
-	if c == end {
-		d.pos++
-		return nil
-	}
-	for {
-		if err := item(); err != nil {
-			return err
-		}
-		c, err := d.next()
-		if err != nil {
-			return err
-		}
-		d.pos++
-		switch c {
-		case ',':
-		case end:
-			return nil
-		default:
-			return fmt.Errorf("found %q after %s", c, what)
-		}
-	}
-}
-
-// name reads a member name after its opening quote into key. A name longer
-// than key comes back empty; a name with an escape is an error (Core
-// never escapes names, and an escaped name could spell one we read).
-func (d *g3Decoder) name(key []byte) ([]byte, error) {
-	// The usual case: the whole name is buffered.
-	rest := d.buf[d.pos:]
-	if q := bytes.IndexByte(rest, '"'); q >= 0 && q <= len(key) && bytes.IndexByte(rest[:q], '\\') < 0 {
-		d.pos += q + 1
-		return key[:copy(key, rest[:q])], nil
-	}
-	n, long := 0, false
-	for {
-		c, err := d.byte()
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case c == '"':
-			if long {
-				return key[:0], nil
-			}
-			return key[:n], nil
-		case c == '\\':
-			return nil, errors.New("escape in a member name")
-		case n < len(key):
-			key[n] = c
-			n++
-		default:
-			long = true
-		}
-	}
-}
-
-// hexString decodes the hex digits of a string, after its opening quote,
-// onto dst; dst may not grow beyond limit bytes. Anything but hex digits
-// (an escape included) is an error.
-func (d *g3Decoder) hexString(dst []byte, limit int) ([]byte, error) {
-	var carry byte
-	haveCarry := false
-	for {
-		if !d.more() {
-			return dst, d.endErr()
-		}
-		rest := d.buf[d.pos:]
-		q := bytes.IndexByte(rest, '"')
-		chunk := rest
-		if q >= 0 {
-			chunk = rest[:q]
-		}
-		d.pos += len(chunk)
-		if haveCarry && len(chunk) > 0 {
-			var b [1]byte
-			if _, err := hex.Decode(b[:], []byte{carry, chunk[0]}); err != nil {
-				return dst, err
-			}
-			if len(dst)+1 > limit {
-				return dst, fmt.Errorf("longer than %d bytes", limit)
-			}
-			dst = append(dst, b[0])
-			chunk = chunk[1:]
-			haveCarry = false
-		}
-		even := len(chunk) &^ 1
-		if len(dst)+even/2 > limit {
-			return dst, fmt.Errorf("longer than %d bytes", limit)
-		}
-		n := len(dst)
-		dst = growBytes(dst, even/2)
-		if _, err := hex.Decode(dst[n:], chunk[:even]); err != nil {
-			return dst, err
-		}
-		if even < len(chunk) {
-			carry, haveCarry = chunk[even], true
-		}
-		if q >= 0 {
-			d.pos++ // the closing quote
-			if haveCarry {
-				return dst, errors.New("odd number of hex digits")
-			}
-			return dst, nil
-		}
-	}
-}
-
-// growBytes extends b by n bytes, reallocating geometrically.
-func growBytes(b []byte, n int) []byte {
-	if cap(b)-len(b) < n {
-		nb := make([]byte, len(b), max(2*cap(b), len(b)+n))
-		copy(nb, b)
-		b = nb
-	}
-	return b[:len(b)+n]
-}
-
-// smallString reads a string of at most len(buf) bytes without escapes.
-func (d *g3Decoder) smallString(buf []byte) ([]byte, error) {
-	if err := d.open('"'); err != nil {
-		return nil, err
-	}
-	n := 0
-	for {
-		c, err := d.byte()
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case c == '"':
-			return buf[:n], nil
-		case c == '\\':
-			return nil, errors.New("escape in a string")
-		case n == len(buf):
-			return nil, fmt.Errorf("string longer than %d bytes", len(buf))
-		}
-		buf[n] = c
-		n++
-	}
 }
 
 // hash reads a block hash in display (byte-reversed) hex.
 func (d *g3Decoder) hash() (chainhash.Hash, error) {
 	var buf [2 * chainhash.HashSize]byte
-	s, err := d.smallString(buf[:])
+	s, err := d.SmallString(buf[:])
 	if err != nil {
 		return chainhash.Hash{}, err
 	}
@@ -711,159 +441,9 @@ func (d *g3Decoder) hash() (chainhash.Hash, error) {
 // hexUint32 reads a string of hex digits ("bits") as a 32-bit number.
 func (d *g3Decoder) hexUint32() (uint64, error) {
 	var buf [16]byte
-	s, err := d.smallString(buf[:])
+	s, err := d.SmallString(buf[:])
 	if err != nil {
 		return 0, err
 	}
 	return strconv.ParseUint(string(s), 16, 32)
-}
-
-// number reads a JSON integer token (no fraction or exponent).
-func (d *g3Decoder) number(buf []byte) ([]byte, error) {
-	if _, err := d.next(); err != nil {
-		return nil, err
-	}
-	n := 0
-	for d.more() {
-		c := d.buf[d.pos]
-		if (c < '0' || c > '9') && c != '-' {
-			if c == '.' || c == 'e' || c == 'E' || c == '+' {
-				return nil, errors.New("not an integer")
-			}
-			return buf[:n], nil
-		}
-		if n == len(buf) {
-			return nil, errors.New("number too long")
-		}
-		buf[n] = c
-		n++
-		d.pos++
-	}
-	if n > 0 && d.src == nil {
-		return buf[:n], nil // a document that is just a number
-	}
-	return nil, d.endErr()
-}
-
-// int reads a signed integer of bits bits.
-func (d *g3Decoder) int(bits int) (int64, error) {
-	var buf [24]byte
-	s, err := d.number(buf[:])
-	if err != nil {
-		return 0, err
-	}
-	return strconv.ParseInt(string(s), 10, bits)
-}
-
-// uint32 reads an unsigned 32-bit integer.
-func (d *g3Decoder) uint32() (int64, error) {
-	var buf [24]byte
-	s, err := d.number(buf[:])
-	if err != nil {
-		return 0, err
-	}
-	v, err := strconv.ParseUint(string(s), 10, 32)
-	return int64(v), err
-}
-
-// skipValue consumes one value of any kind without keeping it. Containers
-// are only scanned for their end (strings and brackets), not checked.
-func (d *g3Decoder) skipValue() error {
-	c, err := d.next()
-	if err != nil {
-		return err
-	}
-	switch c {
-	case '"':
-		d.pos++
-		return d.skipString()
-	case '{', '[':
-		return d.skipContainer()
-	}
-	// A number or a literal.
-	n := 0
-	for d.more() {
-		c := d.buf[d.pos]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '+' || c == '.') {
-			if n == 0 {
-				return fmt.Errorf("found %q, want a value", c)
-			}
-			return nil
-		}
-		n++
-		d.pos++
-	}
-	return d.endErr()
-}
-
-// skipString consumes a string after its opening quote.
-func (d *g3Decoder) skipString() error {
-	for {
-		if !d.more() {
-			return d.endErr()
-		}
-		rest := d.buf[d.pos:]
-		q := bytes.IndexByte(rest, '"')
-		end := len(rest)
-		if q >= 0 {
-			end = q
-		}
-		if bytes.IndexByte(rest[:end], '\\') >= 0 {
-			return d.skipEscapedString()
-		}
-		if q >= 0 {
-			d.pos += q + 1
-			return nil
-		}
-		d.pos = len(d.buf)
-	}
-}
-
-// skipEscapedString is skipString one byte at a time, for strings with
-// escapes.
-func (d *g3Decoder) skipEscapedString() error {
-	escaped := false
-	for {
-		c, err := d.byte()
-		if err != nil {
-			return err
-		}
-		switch {
-		case escaped:
-			escaped = false
-		case c == '\\':
-			escaped = true
-		case c == '"':
-			return nil
-		}
-	}
-}
-
-// skipContainer consumes an object or array, from its opening bracket to
-// the matching close, skipping strings inside.
-func (d *g3Decoder) skipContainer() error {
-	depth := 0
-	for {
-		if !d.more() {
-			return d.endErr()
-		}
-		for d.pos < len(d.buf) {
-			c := d.buf[d.pos]
-			d.pos++
-			switch c {
-			case '"':
-				if err := d.skipString(); err != nil {
-					return err
-				}
-			case '{', '[':
-				if depth++; d.depth+depth > maxG3Depth {
-					return errors.New("nested too deeply")
-				}
-			case '}', ']':
-				if depth--; depth == 0 {
-					return nil
-				}
-			}
-		}
-	}
 }

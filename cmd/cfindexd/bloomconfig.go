@@ -70,7 +70,7 @@ func bloomP2PConfig(cfg Config, mirror *mempool.Mirror, metrics *rest.Metrics) p
 		CPUShare: float64(cfg.BloomCPU) / 100,
 	}
 	if mirror != nil {
-		bc.Mempool = mirror
+		bc.Mempool = p2pMempool{mirror}
 		metrics.WatchMempool(func() (int, int64) {
 			s := mirror.Stats()
 			return s.Transactions, s.Bytes

@@ -283,7 +283,7 @@ func (l *nodeLink) FetchBlock(ctx context.Context, hash chainhash.Hash) (*wire.M
 	if c == nil {
 		return nil, errNodeNotConnected
 	}
-	return p2p.NewNodeBlockFetcher(c).FetchBlock(ctx, hash)
+	return nodeBlocks{c}.FetchBlock(ctx, hash)
 }
 
 // RelayTransaction implements p2p.TxRelayer through the peers' client of
@@ -293,7 +293,7 @@ func (l *nodeLink) RelayTransaction(ctx context.Context, raw []byte) (chainhash.
 	if c == nil {
 		return chainhash.Hash{}, errNodeNotConnected
 	}
-	return p2p.NewNodeTxRelayer(c).RelayTransaction(ctx, raw)
+	return nodeBlocks{c}.RelayTransaction(ctx, raw)
 }
 
 // close releases every client's idle connections.
