@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"container/list"
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -45,6 +46,12 @@ type Source interface {
 	GetMempoolTransactions(ctx context.Context, txids []chainhash.Hash) ([][]byte, error)
 	GetRawBlock(ctx context.Context, hash chainhash.Hash) (*wire.MsgBlock, error)
 }
+
+// ErrNotReady is what a Source answers while it cannot reach the node at
+// all yet (at start, before the node has answered once). The mirror
+// retries it without a warning: it heals as soon as the node answers, and
+// a node that never does is the daemon's to report.
+var ErrNotReady = errors.New("the mempool source has no node yet")
 
 // Snapshot is the node's mempool as getrawmempool lists it.
 type Snapshot struct {
@@ -148,7 +155,7 @@ type Mirror struct {
 // NewMempoolMirror validates cfg; Run starts following the node.
 func NewMirror(src Source, cfg Config, log zerolog.Logger) (*Mirror, error) {
 	if cfg.MaxBytes < 0 {
-		return nil, fmt.Errorf("bitcoind: mempool mirror: negative byte bound %d", cfg.MaxBytes)
+		return nil, fmt.Errorf("mempool mirror: negative byte bound %d", cfg.MaxBytes)
 	}
 	if cfg.MaxBytes == 0 {
 		cfg.MaxBytes = DefaultMaxBytes
@@ -166,11 +173,11 @@ func NewMirror(src Source, cfg Config, log zerolog.Logger) (*Mirror, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.ZMQRawTx != "" && cfg.ZMQSequence == "" {
-		return nil, fmt.Errorf("bitcoind: mempool mirror: rawtx needs the sequence topic too (rawtx alone cannot tell mempool from block transactions)")
+		return nil, fmt.Errorf("mempool mirror: rawtx needs the sequence topic too (rawtx alone cannot tell mempool from block transactions)")
 	}
 	for _, ep := range []string{cfg.ZMQSequence, cfg.ZMQRawTx} {
 		if ep != "" && !bytes.HasPrefix([]byte(ep), []byte("tcp://")) {
-			return nil, fmt.Errorf("bitcoind: mempool mirror: zmq endpoint %q: only tcp://host:port is supported", ep)
+			return nil, fmt.Errorf("mempool mirror: zmq endpoint %q: only tcp://host:port is supported", ep)
 		}
 	}
 	return &Mirror{
@@ -444,6 +451,8 @@ func (m *Mirror) Run(ctx context.Context) error {
 		switch {
 		case ctx.Err() != nil:
 			return nil
+		case errors.Is(err, ErrNotReady):
+			m.log.Debug().Err(err).Msg("mirroring the node's mempool once the node answers")
 		case err != nil && !failing:
 			m.log.Warn().Err(err).Msg("mirroring the node's mempool failed; will keep trying")
 			failing = true

@@ -14,6 +14,7 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+	"github.com/rs/zerolog"
 )
 
 // fakeMempool is a node whose mempool the test sets, counting fetches.
@@ -306,4 +307,40 @@ func TestParseSequence(t *testing.T) {
 		}
 	}
 	_ = fmt.Sprint
+}
+
+// A source that has no node yet (the daemon's state for the first moments
+// after start) is waited for without a warning: only a failure of a
+// source that can reach the node is one.
+func TestMirrorWaitsForNotReadySourceQuietly(t *testing.T) {
+	src := newFakeMempool()
+	src.listErr = fmt.Errorf("wrapped: %w", ErrNotReady)
+	raw, id := randomMempoolTx(rand.New(rand.NewPCG(3, 3)))
+	src.put(raw, id)
+	var logs bytes.Buffer
+	m, err := NewMirror(src, Config{PollInterval: 5 * time.Millisecond}, zerolog.New(&syncWriter{w: &logs}).Level(zerolog.InfoLevel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer runMirror(context.Background(), t, m)()
+	time.Sleep(30 * time.Millisecond)
+	src.mu.Lock()
+	src.listErr = nil
+	src.mu.Unlock()
+	waitUntil(t, 5*time.Second, "the mirror to hold the transaction", func() bool { _, ok := m.Get(id); return ok })
+	if s := logs.String(); s != "" {
+		t.Fatalf("logged at info or above while the source was not ready: %s", s)
+	}
+}
+
+// syncWriter serialises writes from the mirror's goroutine.
+type syncWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.Write(p)
 }

@@ -124,10 +124,13 @@ func (m *Mirror) runZMQ(ctx context.Context) error {
 			case ctx.Err() != nil:
 				return nil
 			case err != nil:
-				if !failing {
+				switch {
+				case errors.Is(err, ErrNotReady):
+					m.log.Debug().Err(err).Msg("mirroring the node's mempool once the node answers")
+				case !failing:
 					m.log.Warn().Err(err).Msg("mirroring the node's mempool failed; will keep trying")
+					failing = true
 				}
-				failing = true
 				if retry.Wait(ctx) != nil {
 					return nil
 				}

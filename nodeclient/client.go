@@ -39,6 +39,9 @@ type Client struct {
 	timeout time.Duration
 	nextID  atomic.Uint64
 	bufs    replyBuffers
+	// kind is the NodeKind GetNodeInfo last found, for messages in the
+	// node's own words.
+	kind atomic.Int32
 }
 
 // NewClient validates cfg and returns a client. It does not contact the
@@ -283,7 +286,7 @@ func (c *Client) handleReply(what string, resp *http.Response, body io.Reader, f
 		if err := c.tlsMismatch(nil, resp.StatusCode, snippet); err != nil {
 			return false, fmt.Errorf("%s: %w", what, err)
 		}
-		return false, fmt.Errorf("%w: %s: HTTP %d %q (is %s a bitcoind/btcd RPC port?)", ErrMalformed, what, resp.StatusCode, strings.TrimSpace(string(snippet)), c.cfg.Host)
+		return false, fmt.Errorf("%w: %s: HTTP %d %q (is %s the RPC port of Bitcoin Core or btcd?)", ErrMalformed, what, resp.StatusCode, strings.TrimSpace(string(snippet)), c.cfg.Host)
 	}
 	return false, decode(resp.StatusCode, io.LimitReader(body, MaxResponseSize))
 }
@@ -303,7 +306,24 @@ func (c *Client) transportError(ctx context.Context, what string, err error) err
 	if tlsErr := c.tlsMismatch(err, 0, nil); tlsErr != nil {
 		return fmt.Errorf("%s: %w", what, tlsErr)
 	}
-	return fmt.Errorf("%s: %v (is the node running and -rpcbind/-rpcport set to %s?): %w", what, err, c.cfg.Host, ErrUnreachable)
+	return fmt.Errorf("%s: %v (is the node running and %s?): %w", what, err, c.listenHint(), ErrUnreachable)
+}
+
+// listenHint names the node's settings for where it listens for RPC, in
+// its own words: Core's -rpcbind/-rpcport, btcd's --rpclisten (a client
+// with rpccert set talks to btcd: Core has no TLS), both while unknown.
+func (c *Client) listenHint() string {
+	kind := NodeKind(c.kind.Load())
+	if kind == NodeUnknown && c.cfg.RPCCert != "" {
+		kind = NodeBtcd
+	}
+	switch kind {
+	case NodeCore:
+		return fmt.Sprintf("-rpcbind/-rpcport set to %s", c.cfg.Host)
+	case NodeBtcd:
+		return fmt.Sprintf("--rpclisten set to %s", c.cfg.Host)
+	}
+	return fmt.Sprintf("listening for RPC on %s: Bitcoin Core's -rpcbind/-rpcport, btcd's --rpclisten", c.cfg.Host)
 }
 
 // unavailable classifies an HTTP 503 from the node by its body: Bitcoin

@@ -46,24 +46,24 @@ type Config struct {
 
 func (c Config) validate() error {
 	if c.Host == "" {
-		return fmt.Errorf("bitcoind: config: Host (host:port of the RPC server) is empty")
+		return fmt.Errorf("node client config: Host (host:port of the RPC server) is empty")
 	}
 	if _, _, err := net.SplitHostPort(c.Host); err != nil {
-		return fmt.Errorf("bitcoind: config: Host %q is not host:port: %w", c.Host, err)
+		return fmt.Errorf("node client config: Host %q is not host:port: %w", c.Host, err)
 	}
 	if (c.User == "") != (c.Password == "") {
-		return fmt.Errorf("bitcoind: config: set both rpcuser and rpcpassword, or neither (to use the cookie file)")
+		return fmt.Errorf("node client config: set both rpcuser and rpcpassword, or neither (to use the cookie file)")
 	}
 	if c.User == "" && c.CookieFile == "" {
-		return fmt.Errorf("bitcoind: config: no credentials: set rpcuser/rpcpassword or rpccookiefile")
+		return fmt.Errorf("node client config: no credentials: set rpcuser/rpcpassword or rpccookiefile")
 	}
 	if c.User != "" && c.CookieFile != "" {
-		return fmt.Errorf("bitcoind: config: set rpcuser/rpcpassword or rpccookiefile, not both")
+		return fmt.Errorf("node client config: set rpcuser/rpcpassword or rpccookiefile, not both")
 	}
 	if c.RESTURL != "" {
 		u, err := url.Parse(c.RESTURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("bitcoind: config: RESTURL %q is not an http(s) URL", c.RESTURL)
+			return fmt.Errorf("node client config: RESTURL %q is not an http(s) URL", c.RESTURL)
 		}
 	}
 	return nil
@@ -96,7 +96,7 @@ func DefaultCookiePath(datadir, chain string) (string, error) {
 	case "regtest":
 		sub = "regtest"
 	default:
-		return "", fmt.Errorf("bitcoind: unknown chain %q (want main, test, testnet4, signet or regtest)", chain)
+		return "", fmt.Errorf("unknown chain %q (want main, test, testnet4, signet or regtest)", chain)
 	}
 	return filepath.Join(datadir, sub, ".cookie"), nil
 }

@@ -51,6 +51,14 @@ var satoshiUA = regexp.MustCompile(`/Satoshi:(\d+)\.(\d+)\.(\d+)`)
 // GetNodeInfo identifies the node: getnetworkinfo for Core, falling back to
 // btcd's "version" extension (btcd does not implement getnetworkinfo).
 func (c *Client) GetNodeInfo(ctx context.Context) (NodeInfo, error) {
+	info, err := c.getNodeInfo(ctx)
+	if err == nil {
+		c.kind.Store(int32(info.Kind))
+	}
+	return info, err
+}
+
+func (c *Client) getNodeInfo(ctx context.Context) (NodeInfo, error) {
 	var ni struct {
 		Version    int    `json:"version"`
 		Subversion string `json:"subversion"`

@@ -60,10 +60,10 @@ type Subscriber struct {
 // NewZMQSubscriber validates cfg; Run connects.
 func NewSubscriber(cfg Config, log zerolog.Logger) (*Subscriber, error) {
 	if cfg.Endpoint == "" {
-		return nil, fmt.Errorf("bitcoind: zmq: empty endpoint")
+		return nil, fmt.Errorf("zmq: empty endpoint")
 	}
 	if !strings.HasPrefix(cfg.Endpoint, "tcp://") {
-		return nil, fmt.Errorf("bitcoind: zmq: endpoint %q: only tcp://host:port is supported", cfg.Endpoint)
+		return nil, fmt.Errorf("zmq: endpoint %q: only tcp://host:port is supported", cfg.Endpoint)
 	}
 	if len(cfg.Topics) == 0 {
 		cfg.Topics = []string{TopicHashBlock}
@@ -72,7 +72,7 @@ func NewSubscriber(cfg Config, log zerolog.Logger) (*Subscriber, error) {
 		switch t {
 		case TopicHashBlock, TopicRawBlock, TopicSequence:
 		default:
-			return nil, fmt.Errorf("bitcoind: zmq: unsupported topic %q (want hashblock, rawblock or sequence)", t)
+			return nil, fmt.Errorf("zmq: unsupported topic %q (want hashblock, rawblock or sequence)", t)
 		}
 	}
 	if cfg.ReadTimeout <= 0 {
@@ -109,7 +109,7 @@ func (s *Subscriber) Run(ctx context.Context) error {
 		}
 		if err != nil {
 			if !failing {
-				s.log.Warn().Err(err).Msg("cannot subscribe to ZMQ publisher; retrying (is bitcoind running with -zmqpubhashblock?)")
+				s.log.Warn().Err(err).Msg("cannot subscribe to ZMQ publisher; retrying (is Bitcoin Core running with -zmqpubhashblock?)")
 			}
 			failing = true
 			if retry.Wait(ctx) != nil {

@@ -22,7 +22,7 @@ import (
 // storeFileName is the store's file below <datadir>/<chain>/.
 const storeFileName = "cfindexd.db"
 
-// prevoutModes maps the prevoutsource config values to bitcoind's modes.
+// prevoutModes maps the prevoutsource config values to the prevout sources' modes.
 func prevoutModes() map[string]string {
 	return map[string]string{
 		"auto":      "",

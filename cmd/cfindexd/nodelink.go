@@ -86,7 +86,7 @@ func newNodeLink(cfg Config, nw network, metrics *rest.Metrics, log zerolog.Logg
 			RESTURL:    cfg.RESTURL,
 			RPCCert:    cfg.RPCCert,
 		}
-		c, err := nodeclient.NewClient(nodeCfg, log.With().Str("component", "bitcoind").Logger())
+		c, err := nodeclient.NewClient(nodeCfg, log.With().Str("component", "node").Logger())
 		if err != nil {
 			l.close()
 			return nil, fmt.Errorf("node client: %w", err)
@@ -101,7 +101,7 @@ func newNodeLink(cfg Config, nw network, metrics *rest.Metrics, log zerolog.Logg
 		if mirrorsMempool(cfg) {
 			mcfg := nodeCfg
 			mcfg.MaxConns = 1
-			mc, err := nodeclient.NewClient(mcfg, log.With().Str("component", "bitcoind-mempool").Logger())
+			mc, err := nodeclient.NewClient(mcfg, log.With().Str("component", "node-mempool").Logger())
 			if err != nil {
 				l.close()
 				return nil, fmt.Errorf("node client for the mempool mirror: %w", err)
@@ -274,7 +274,15 @@ func (l *nodeLink) nodeStatus() rest.NodeStatus {
 
 // errNodeNotConnected answers light clients' block and transaction
 // requests before the node has answered once.
-var errNodeNotConnected = errors.New("the node has not answered yet")
+// It is also mempool.ErrNotReady: the mirror waits for the node quietly.
+var errNodeNotConnected error = notConnectedError{}
+
+type notConnectedError struct{}
+
+func (notConnectedError) Error() string { return "the node has not answered yet" }
+
+// Is makes the error match mempool.ErrNotReady.
+func (notConnectedError) Is(target error) bool { return target == mempool.ErrNotReady }
 
 // FetchBlock implements p2p.BlockFetcher through the peers' client of the
 // candidate in use.

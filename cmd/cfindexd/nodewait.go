@@ -159,7 +159,7 @@ func (s *nodeSupervisor) connect(ctx context.Context) (*nodeclient.Client, prevo
 	if err != nil {
 		return nil, nil, fmt.Errorf("detect node: %w", err)
 	}
-	src, err := prevouts.DetectSource(ctx, client, s.log.With().Str("component", "bitcoind").Logger(), s.srcOpts)
+	src, err := prevouts.DetectSource(ctx, client, s.log.With().Str("component", "node").Logger(), s.srcOpts)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -50,7 +50,7 @@ func (c *Config) validateP2PDefences() error {
 // never occupy the node's RPC work queue ahead of the indexer's calls.
 func peerNodeClient(node nodeclient.Config, cfg Config, log zerolog.Logger) (*nodeclient.Client, error) {
 	node.MaxConns = cfg.MaxBlockFetches + 1
-	return nodeclient.NewClient(node, log.With().Str("component", "bitcoind-peers").Logger())
+	return nodeclient.NewClient(node, log.With().Str("component", "node-peers").Logger())
 }
 
 // peerNode is how P2P peers reach the node: blocks for getdata and relayed
