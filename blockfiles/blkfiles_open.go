@@ -5,7 +5,7 @@ import (
 	"sync"
 )
 
-// maxOpenBlockFiles bounds the blk and rev files a BlocksDir keeps open
+// maxOpenBlockFiles bounds the blk and rev files a Dir keeps open
 // between reads: a catch-up reads the same few files block after block,
 // and reopening them for every block cost more system calls than reading.
 const maxOpenBlockFiles = 16

@@ -16,15 +16,15 @@ import (
 
 // Mempool mirror defaults.
 const (
-	// DefaultMempoolBytes bounds the mirror: 64 MiB of accounted memory
+	// DefaultMaxBytes bounds the mirror: 64 MiB of accounted memory
 	// (serialization, decoded transaction and bookkeeping) holds roughly
 	// 100,000 typical transactions — a busy mainnet mempool's newest
 	// third, and everything a wallet announced in the last hours.
 	DefaultMaxBytes = 64 << 20
-	// DefaultMempoolPoll is how often the mirror lists the node's mempool
+	// DefaultPollInterval is how often the mirror lists the node's mempool
 	// without ZMQ (and so bounds how late a new transaction is seen).
 	DefaultPollInterval = time.Second
-	// DefaultMempoolResync is how often, with ZMQ, the mirror still
+	// DefaultResyncInterval is how often, with ZMQ, the mirror still
 	// compares itself with getrawmempool, in case a notification was lost
 	// without a gap in the sequence numbers (a publisher restart).
 	DefaultResyncInterval = 5 * time.Minute
@@ -66,10 +66,10 @@ type Snapshot struct {
 // Config configures a Mirror.
 type Config struct {
 	// MaxBytes bounds the accounted memory of the transactions held;
-	// DefaultMempoolBytes when zero.
+	// DefaultMaxBytes when zero.
 	MaxBytes int64
 	// PollInterval is the getrawmempool period without ZMQ;
-	// DefaultMempoolPoll when zero.
+	// DefaultPollInterval when zero.
 	PollInterval time.Duration
 	// ZMQSequence is Core's -zmqpubsequence endpoint. When set, the mirror
 	// follows the node's mempool by its "sequence" notifications (A/R for
@@ -81,7 +81,7 @@ type Config struct {
 	// without it, each is fetched with getrawtransaction.
 	ZMQRawTx string
 	// ResyncInterval is the full comparison period with ZMQ;
-	// DefaultMempoolResync when zero.
+	// DefaultResyncInterval when zero.
 	ResyncInterval time.Duration
 	// RawTxWait is how long an A notification waits for its rawtx before
 	// the transaction is fetched by txid; DefaultRawTxWait when zero.
@@ -90,7 +90,7 @@ type Config struct {
 	Now func() time.Time
 }
 
-// MempoolTx is a transaction in the mirror. It is shared between
+// Tx is a transaction in the mirror. It is shared between
 // subscribers and must not be modified.
 type Tx struct {
 	Txid chainhash.Hash
@@ -110,7 +110,7 @@ type Tx struct {
 	cost int64
 }
 
-// MempoolStats are the mirror's counters.
+// Stats are the mirror's counters.
 type Stats struct {
 	Transactions int   // held
 	Bytes        int64 // accounted memory of the held transactions and forgotten txids
@@ -120,7 +120,7 @@ type Stats struct {
 	Resyncs      uint64
 }
 
-// MempoolMirror keeps a bounded copy of the node's mempool and tells
+// Mirror keeps a bounded copy of the node's mempool and tells
 // subscribers about transactions as they arrive, within a poll interval
 // (or, with ZMQ, as Core publishes them). It holds at most MaxBytes of
 // accounted memory; when a new transaction does not fit, the transactions
@@ -152,7 +152,7 @@ type Mirror struct {
 	subs      map[*Subscription]struct{}
 }
 
-// NewMempoolMirror validates cfg; Run starts following the node.
+// NewMirror validates cfg; Run starts following the node.
 func NewMirror(src Source, cfg Config, log zerolog.Logger) (*Mirror, error) {
 	if cfg.MaxBytes < 0 {
 		return nil, fmt.Errorf("mempool mirror: negative byte bound %d", cfg.MaxBytes)

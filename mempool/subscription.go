@@ -2,7 +2,7 @@ package mempool
 
 import "sync"
 
-// MempoolSubscription receives the transactions the mirror adds.
+// Subscription receives the transactions the mirror adds.
 type Subscription struct {
 	m  *Mirror
 	ch chan *Tx

@@ -162,8 +162,8 @@ func (c *Client) GetRawTransactions(ctx context.Context, txids []chainhash.Hash)
 	return txs, nil
 }
 
-// getRawTxs fetches the transactions with the given txids in one
-// getrawtransaction batch, reads each in place (scanTx, on a copy of the
+// GetRawTxs fetches the transactions with the given txids in one
+// getrawtransaction batch, reads each in place (wirescan.ScanTx, on a copy of the
 // reply when clone is set, so that it outlives the call) and checks that
 // it hashes to its txid, then hands it to keep.
 func (c *Client) GetRawTxs(ctx context.Context, txids []chainhash.Hash, clone bool, keep func(i int, raw []byte, t wirescan.ScannedTx) error) error {
@@ -207,7 +207,7 @@ func parseHash(method, s string) (chainhash.Hash, error) {
 	return *h, nil
 }
 
-// decodeBlock deserializes raw and checks that it is the block asked for.
+// DecodeBlock deserializes raw and checks that it is the block asked for.
 func DecodeBlock(raw []byte, want chainhash.Hash) (*wire.MsgBlock, error) {
 	var blk wire.MsgBlock
 	if err := blk.Deserialize(bytes.NewReader(raw)); err != nil {

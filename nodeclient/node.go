@@ -92,7 +92,7 @@ func (c *Client) getNodeInfo(ctx context.Context) (NodeInfo, error) {
 	return NodeInfo{Kind: NodeUnknown, Subversion: fmt.Sprintf("getnetworkinfo failed: %v", rpcErr)}, nil
 }
 
-// hasTxIndex reports whether getrawtransaction can find confirmed
+// HasTxIndex reports whether getrawtransaction can find confirmed
 // transactions. Core says so in getindexinfo (>= 0.21); btcd and older
 // nodes are probed with getrawtransaction of the coinbase of block 1 (or
 // genesis): a node without an index answers with a message naming it.

@@ -28,8 +28,8 @@ func (c *Client) GetRawBlocks(ctx context.Context, hashes []chainhash.Hash) ([]*
 	return blocks, nil
 }
 
-// getScannedBlocks fetches blocks by hash like GetRawBlocks and reads each
-// in place (scanBlock), hash and merkle root checked. With maxBytes > 0 it
+// GetScannedBlocks fetches blocks by hash like GetRawBlocks and reads each
+// in place (wirescan.ScanBlock), hash and merkle root checked. With maxBytes > 0 it
 // may return only the first blocks (at least one): those whose hex fits in
 // the first 2×maxBytes bytes of the batch reply, the rest of which is not
 // read.

@@ -9,11 +9,11 @@ import (
 	"strings"
 )
 
-// errRESTUnavailable means the REST interface answered like a server without
+// ErrRESTUnavailable means the REST interface answered like a server without
 // REST handlers (404 with an empty non-text body, or 403).
 var ErrRESTUnavailable = errors.New("REST interface not available (start Bitcoin Core with -rest=1, or set the REST URL)")
 
-// restGet fetches base+path from the node's REST interface (no auth).
+// RESTGet fetches base+path from the node's REST interface (no auth).
 func (c *Client) RESTGet(ctx context.Context, path string) ([]byte, error) {
 	cctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()

@@ -54,7 +54,7 @@ func DecodeSpentTxOuts(data []byte) ([][]wire.TxOut, error) {
 	return txs, nil
 }
 
-// prevScriptsFromSpent checks spent against block's shape (one list per
+// PrevScriptsFromSpent checks spent against block's shape (one list per
 // transaction, empty for the coinbase, one entry per input) and flattens it
 // into the indexer's prevScripts order.
 func PrevScriptsFromSpent(block *wire.MsgBlock, spent [][]wire.TxOut) ([][]byte, error) {

@@ -39,7 +39,7 @@ func fakePeer(t *testing.T, answer func(net.Conn)) string {
 }
 
 // A nodep2p that answers as something else than a node of our network
-// fails at the handshake with ErrP2PNotTheNode and a reason: the network
+// fails at the handshake with ErrNotTheNode and a reason: the network
 // it is on, by name; an HTTP server; bytes of no Bitcoin network.
 func TestNodeP2PHandshakeSaysWhatAnswered(t *testing.T) {
 	versionOn := func(magic wire.BitcoinNet) func(net.Conn) {

@@ -28,7 +28,7 @@ const (
 	p2pNotTheNodeRetryAfter = 10 * time.Minute
 )
 
-// p2pBlocks fetches runs of raw blocks over the node's own P2P port, as an
+// Pool fetches runs of raw blocks over the node's own P2P port, as an
 // ordinary outbound peer: one getdata of witness-block inventory vectors
 // per run, blocks read back in request order. It is only a faster raw-block
 // path: every failure makes the caller fetch that run over JSON-RPC, and
@@ -69,7 +69,7 @@ func NewPool(addr string, btcnet wire.BitcoinNet, conns int, log zerolog.Logger)
 	return &Pool{addr: addr, net: btcnet, log: log, idle: make(chan *p2pConn, conns), freed: make(chan struct{}, conns), max: conns}
 }
 
-// errP2PUnavailable means no connection could be had for this run.
+// ErrUnavailable means no connection could be had for this run.
 var ErrUnavailable = errors.New("p2p block path unavailable")
 
 // get returns an idle connection or dials a new one.

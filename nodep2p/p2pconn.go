@@ -55,7 +55,7 @@ type p2pConn struct {
 // announcing NODE_WITNESS and no transaction relay, and, when identify is
 // set, checks that the peer is on the RPC node's chain (identifyPeer).
 // Errors that say the address is not the node cfindexd follows wrap
-// ErrP2PNotTheNode.
+// ErrNotTheNode.
 func dialP2P(ctx context.Context, addr string, btcnet wire.BitcoinNet, identify IdentifyBlock) (*p2pConn, error) {
 	d := net.Dialer{Timeout: p2pDialTimeout}
 	conn, err := d.DialContext(ctx, "tcp", addr)
@@ -91,13 +91,13 @@ func dialP2P(ctx context.Context, addr string, btcnet wire.BitcoinNet, identify 
 	return c, nil
 }
 
-// ErrP2PNotTheNode means a nodep2p address answered, but not as the P2P
+// ErrNotTheNode means a nodep2p address answered, but not as the P2P
 // port of the node cfindexd follows: not a Bitcoin node, a node on another
 // network, or a node without the RPC node's blocks. Retrying the address
 // soon does not help.
 var ErrNotTheNode = errors.New("not the P2P port of the node cfindexd follows")
 
-// identifyBlock returns a block of the RPC node's chain that an unrelated
+// IdentifyBlock returns a block of the RPC node's chain that an unrelated
 // node on the same network would not have (block 1: the genesis block is
 // shared by every node of a network), or ok false when the chain has no
 // such block yet.

@@ -21,7 +21,7 @@ import (
 // node's P2P port (or one getblock batch) and the prevouts of the whole run
 // with one getrawtransaction batch (btcd closes the connection after every
 // HTTP request, so requests, not bytes, are what a catch-up from btcd pays
-// for). Blocks are read in place (scanBlock). Spent outputs are resolved
+// for). Blocks are read in place (wirescan.ScanBlock). Spent outputs are resolved
 // from a cache of output scripts that learns every fetched block, in chain
 // order when the caller passes RunOrder turns, and every fetched
 // transaction; only what it lacks reaches the node.

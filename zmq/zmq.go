@@ -16,7 +16,8 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// ZMQ topics published by Bitcoin Core that the subscriber understands.
+// ZMQ topics published by Bitcoin Core that cfindexd reads: the
+// Subscriber takes the first three, the mempool mirror sequence and rawtx.
 const (
 	TopicHashBlock = "hashblock" // body: 32-byte block hash, display (reversed) byte order
 	TopicRawBlock  = "rawblock"  // body: serialized block
@@ -24,7 +25,7 @@ const (
 	TopicRawTx     = "rawtx"     // body: serialized transaction (with witness), on entering the mempool and in every block
 )
 
-// ZMQConfig says where to subscribe.
+// Config says where to subscribe.
 type Config struct {
 	// Endpoint is the publisher address, e.g. "tcp://127.0.0.1:28332"
 	// (bitcoind -zmqpubhashblock=...; getzmqnotifications lists them).
@@ -43,7 +44,7 @@ type Config struct {
 	Rand *rand.Rand
 }
 
-// ZMQSubscriber turns Bitcoin Core's ZMQ block notifications into Hints. A
+// Subscriber turns Bitcoin Core's ZMQ block notifications into Hints. A
 // Core ZMQ message has three frames: topic, body, and a 4-byte
 // little-endian sequence number counted per topic. A gap in that number
 // (lost messages, publisher restart), a reconnect or a block disconnect
@@ -57,7 +58,7 @@ type Subscriber struct {
 	resync  bool
 }
 
-// NewZMQSubscriber validates cfg; Run connects.
+// NewSubscriber validates cfg; Run connects.
 func NewSubscriber(cfg Config, log zerolog.Logger) (*Subscriber, error) {
 	if cfg.Endpoint == "" {
 		return nil, fmt.Errorf("zmq: empty endpoint")
@@ -133,7 +134,7 @@ func (s *Subscriber) Run(ctx context.Context) error {
 	}
 }
 
-// dialZMQ runs gozmq.Subscribe (which cannot be cancelled) in a goroutine
+// Dial runs gozmq.Subscribe (which cannot be cancelled) in a goroutine
 // so that ctx still ends the wait; a connection that arrives after ctx
 // ended is closed.
 func Dial(ctx context.Context, endpoint string, topics []string, readTimeout time.Duration) (*gozmq.Conn, error) {

@@ -10,7 +10,7 @@ import (
 	"github.com/cfindexd/cfindexd/internal/corefixture"
 )
 
-// startSubscriber runs a ZMQSubscriber for topics against pub until the
+// startSubscriber runs a Subscriber for topics against pub until the
 // test ends, and consumes the Resync hint every connection starts with.
 func startSubscriber(t *testing.T, ctx context.Context, pub *corefixture.Publisher, topics ...string) *Subscriber {
 	t.Helper()

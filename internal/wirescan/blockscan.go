@@ -21,21 +21,21 @@ type ScannedBlock struct {
 	Hash   chainhash.Hash
 	Txids  []chainhash.Hash
 	// Outs holds the output scripts of every transaction, transaction
-	// after transaction; outEnd[i] is the end in outs of transaction i's.
+	// after transaction; OutEnd[i] is the end in Outs of transaction i's.
 	Outs   [][]byte
 	OutEnd []uint32
 	// Spends are the outpoints of the non-coinbase inputs, in block order;
-	// spendEnd[i] is the end in spends of transaction i's.
+	// SpendEnd[i] is the end in Spends of transaction i's.
 	Spends   []wire.OutPoint
 	SpendEnd []uint32
 }
 
-// inputs returns how many inputs transaction i (not the coinbase) has.
+// Inputs returns how many inputs transaction i (not the coinbase) has.
 func (b *ScannedBlock) Inputs(i int) int {
 	return int(b.SpendEnd[i] - b.SpendEnd[i-1])
 }
 
-// txOuts returns the output scripts of transaction i.
+// TxOuts returns the output scripts of transaction i.
 func (b *ScannedBlock) TxOuts(i int) [][]byte {
 	start := uint32(0)
 	if i > 0 {
@@ -44,7 +44,7 @@ func (b *ScannedBlock) TxOuts(i int) [][]byte {
 	return b.Outs[start:b.OutEnd[i]]
 }
 
-// scanBlock reads raw, which must be exactly one serialized block (witness
+// ScanBlock reads raw, which must be exactly one serialized block (witness
 // encoding accepted), checks that its header hashes to want and that its
 // transactions hash to the header's merkle root, and returns it read in
 // place. raw must not change while the result is in use. Malformed data
@@ -63,7 +63,7 @@ func ScanBlock(raw []byte, want chainhash.Hash) (*ScannedBlock, error) {
 	return b, nil
 }
 
-// scanBlockUnchecked reads raw as one block without checking its hash or
+// ScanBlockUnchecked reads raw as one block without checking its hash or
 // merkle root.
 func ScanBlockUnchecked(raw []byte) (*ScannedBlock, error) {
 	s := NewReader(raw)
@@ -103,13 +103,13 @@ func ScanBlockUnchecked(raw []byte) (*ScannedBlock, error) {
 	return b, nil
 }
 
-// scannedTx is one serialized transaction read in place.
+// ScannedTx is one serialized transaction read in place.
 type ScannedTx struct {
 	TxID chainhash.Hash
 	Outs [][]byte // output scripts, subslices of the serialization
 }
 
-// scanTx reads raw, which must be exactly one serialized transaction, in
+// ScanTx reads raw, which must be exactly one serialized transaction, in
 // place.
 func ScanTx(raw []byte) (ScannedTx, error) {
 	s := NewReader(raw)

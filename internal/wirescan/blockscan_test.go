@@ -13,7 +13,7 @@ import (
 	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
-// scanAgreesWithWire checks scanBlockUnchecked(raw) against wire's decoder:
+// scanAgreesWithWire checks ScanBlockUnchecked(raw) against wire's decoder:
 // when the scanner accepts raw, wire must accept it too and both must see
 // the same header, hash, txids, output scripts and spent outpoints; when
 // wire accepts raw using every byte, the scanner must accept it too,

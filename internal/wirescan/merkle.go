@@ -6,7 +6,7 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 )
 
-// merkleRootOfTxids computes a block's merkle root from its txids (Bitcoin's
+// MerkleRoot computes a block's merkle root from its txids (Bitcoin's
 // tree: pairs double-SHA256 hashed, an odd last node paired with itself).
 // It is what ties a block fetched over P2P to its header, whose hash is
 // checked against the one asked for.
