@@ -4,7 +4,7 @@
 //	go run ./cmd/cfbench sync [flags]   catch-up: cfindexd vs btcd's own cfindex
 //	go run ./cmd/cfbench serve [flags]  serving getcfilters/getcfheaders to many peers
 //	go run ./cmd/cfbench bip37 [flags]  the serve load beside BIP-37 wallets, against itself alone
-//	go run ./cmd/cfbench hostile [flags] every attack class of issue 9, a well-behaved client beside it
+//	go run ./cmd/cfbench hostile [flags] every attack class, a well-behaved client beside it
 //
 // # sync
 //
