@@ -3,13 +3,15 @@ package blockfiles
 import (
 	"context"
 	"encoding/binary"
-	"github.com/btcsuite/btcd/chaincfg/v2"
-	"github.com/btcsuite/btcd/wire/v2"
-	"github.com/cfindexd/cfindexd/internal/corefiles"
-	"github.com/rs/zerolog"
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/v2"
+	"github.com/btcsuite/btcd/wire/v2"
+	"github.com/rs/zerolog"
+
+	"github.com/cfindexd/cfindexd/internal/corefiles"
 )
 
 // BenchmarkBlocksDirIndex measures the in-memory index of a chain of

@@ -5,17 +5,19 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"github.com/btcsuite/btcd/chaincfg/v2"
-	"github.com/btcsuite/btcd/chainhash/v2"
-	"github.com/cfindexd/cfindexd/internal/corefiles"
-	"github.com/cfindexd/cfindexd/internal/wirescan"
-	"github.com/cfindexd/cfindexd/nodeclient"
-	"github.com/rs/zerolog"
 	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/v2"
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/rs/zerolog"
+
+	"github.com/cfindexd/cfindexd/internal/corefiles"
+	"github.com/cfindexd/cfindexd/internal/wirescan"
+	"github.com/cfindexd/cfindexd/nodeclient"
 )
 
 func openFixtureDir(t testing.TB, dir string) *Dir {

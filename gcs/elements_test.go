@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/btcsuite/btcd/wire/v2"
+
 	"github.com/cfindexd/cfindexd/gcs"
 	"github.com/cfindexd/cfindexd/internal/testvectors"
 )

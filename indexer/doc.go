@@ -54,6 +54,8 @@
 // round early; the next round finds the new fork. The number of blocks in
 // flight is bounded, so memory does not grow with the distance to the tip.
 //
-// The package must not talk to peers or serve anything: it only writes the
-// store. Element extraction (elements.go) follows BIP-158 to the letter.
+// It keeps no chain state of its own beyond the round in flight; the one
+// ordering it promises a source is that runs get their turns
+// (prevouts.RunOrder) in chain order. It must not talk to peers or serve
+// anything: it only writes the store. The BIP-158 element rules are gcs's.
 package indexer

@@ -7,8 +7,9 @@ import (
 	"testing"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
-	"github.com/cfindexd/cfindexd/prevouts"
 	"github.com/rs/zerolog"
+
+	"github.com/cfindexd/cfindexd/prevouts"
 )
 
 // runNode is fakeChain with getblockhash batches, so the follower fetches

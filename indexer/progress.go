@@ -3,8 +3,9 @@ package indexer
 import (
 	"time"
 
-	"github.com/cfindexd/cfindexd/prevouts"
 	"github.com/rs/zerolog"
+
+	"github.com/cfindexd/cfindexd/prevouts"
 )
 
 // progress writes a catch-up line every interval: height of node height,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
 	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
+
 	"github.com/cfindexd/cfindexd/internal/corefixture"
 )
 

@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cfindexd/cfindexd/internal/corefixture"
 	"github.com/rs/zerolog"
+
+	"github.com/cfindexd/cfindexd/internal/corefixture"
 )
 
 func testCtx(t *testing.T) context.Context {

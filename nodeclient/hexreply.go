@@ -2,6 +2,7 @@ package nodeclient
 
 import (
 	"errors"
+
 	"github.com/cfindexd/cfindexd/internal/jsonscan"
 )
 

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/btcsuite/btcd/chainhash/v2"
-	"github.com/cfindexd/cfindexd/internal/corefixture"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,6 +13,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+
+	"github.com/cfindexd/cfindexd/internal/corefixture"
 )
 
 // GetRawMempool with the mempool sequence decodes Core's recorded reply to

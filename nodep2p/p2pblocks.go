@@ -9,8 +9,9 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
-	"github.com/cfindexd/cfindexd/internal/wirescan"
 	"github.com/rs/zerolog"
+
+	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
 // DefaultP2PConns is the most connections the P2P block path keeps open to

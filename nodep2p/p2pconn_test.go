@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/btcsuite/btcd/wire/v2"
+
 	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 

@@ -1,9 +1,10 @@
 package prevouts
 
 import (
+	"testing"
+
 	"github.com/cfindexd/cfindexd/internal/corefixture"
 	"github.com/cfindexd/cfindexd/nodeclient"
-	"testing"
 )
 
 // BenchmarkFetchBlock compares the three prevout modes on the same block

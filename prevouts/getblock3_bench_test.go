@@ -38,7 +38,7 @@ func BenchmarkGetBlock3(b *testing.B) {
 		decode func(doc []byte, want chainhash.Hash) error
 	}{
 		{"stream", func(doc []byte, want chainhash.Hash) error {
-			_, err := DecodeGetBlock3(doc, want)
+			_, err := decodeGetBlock3(doc, want)
 			return err
 		}},
 		{"reference", func(doc []byte, want chainhash.Hash) error {
@@ -73,7 +73,7 @@ func BenchmarkGetBlock3(b *testing.B) {
 // decoders read it to the block it was made from.
 func TestSynthGetBlock3(t *testing.T) {
 	s := synthGetBlock3(t, 300, 2)
-	fb, err := DecodeGetBlock3(s.doc, s.hash)
+	fb, err := decodeGetBlock3(s.doc, s.hash)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ import (
 func TestDecodeGetBlock3Fixtures(t *testing.T) {
 	inputs := 0
 	for _, b := range recordedBlocks(t) {
-		fb, err := DecodeGetBlock3(b.Verbose3, b.Hash)
+		fb, err := decodeGetBlock3(b.Verbose3, b.Hash)
 		if err != nil {
 			t.Fatalf("%s: %v", b.Name(), err)
 		}
@@ -160,7 +160,7 @@ func TestDecodeGetBlock3Rejects(t *testing.T) {
 		{"deeply nested skipped value", strings.Replace(doc, `"nonce":3,`, `"nonce":3,"x":`+strings.Repeat("[", 100)+strings.Repeat("]", 100)+`,`, 1), b.Hash, nodeclient.ErrMalformed},
 		{"trailing comma", strings.Replace(doc, `"nonce":3,`, `"nonce":3,}`, 1), b.Hash, nodeclient.ErrMalformed},
 	} {
-		_, err := DecodeGetBlock3([]byte(tt.doc), tt.hash)
+		_, err := decodeGetBlock3([]byte(tt.doc), tt.hash)
 		if tt.want == nil {
 			if err != nil {
 				t.Errorf("%s: %v", tt.name, err)
@@ -244,7 +244,7 @@ func FuzzDecodeGetBlock3(f *testing.F) {
 		if !ok {
 			want = chainhash.Hash{}
 		}
-		fb, err := DecodeGetBlock3(data, want)
+		fb, err := decodeGetBlock3(data, want)
 		if err != nil {
 			if !errors.Is(err, nodeclient.ErrMalformed) && !errors.Is(err, nodeclient.ErrPruned) {
 				t.Fatalf("unclassified error: %v", err)

@@ -9,9 +9,10 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/wire/v2"
+	"github.com/rs/zerolog"
+
 	"github.com/cfindexd/cfindexd/internal/corefixture"
 	"github.com/cfindexd/cfindexd/nodeclient"
-	"github.com/rs/zerolog"
 )
 
 func testCtx(t *testing.T) context.Context {

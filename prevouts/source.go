@@ -7,10 +7,11 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+	"github.com/rs/zerolog"
+
 	"github.com/cfindexd/cfindexd/blockfiles"
 	"github.com/cfindexd/cfindexd/nodeclient"
 	"github.com/cfindexd/cfindexd/nodep2p"
-	"github.com/rs/zerolog"
 )
 
 // BlockSource fetches a block together with the scripts of the outputs its

@@ -11,10 +11,11 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+	"github.com/rs/zerolog"
+
 	"github.com/cfindexd/cfindexd/blockfiles"
 	"github.com/cfindexd/cfindexd/internal/wirescan"
 	"github.com/cfindexd/cfindexd/nodeclient"
-	"github.com/rs/zerolog"
 )
 
 // ModeBlocksDir reads blocks and their undo data from Bitcoin Core's blocks

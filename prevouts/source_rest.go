@@ -6,8 +6,9 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
-	"github.com/cfindexd/cfindexd/nodeclient"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/cfindexd/cfindexd/nodeclient"
 )
 
 // restSource reads /rest/block/<hash>.bin and /rest/spenttxouts/<hash>.bin

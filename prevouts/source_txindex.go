@@ -9,10 +9,11 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+	"github.com/rs/zerolog"
+
 	"github.com/cfindexd/cfindexd/internal/wirescan"
 	"github.com/cfindexd/cfindexd/nodeclient"
 	"github.com/cfindexd/cfindexd/nodep2p"
-	"github.com/rs/zerolog"
 )
 
 // txIndexSource fetches raw blocks, then the transactions their inputs

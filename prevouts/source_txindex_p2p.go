@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
+
 	"github.com/cfindexd/cfindexd/internal/wirescan"
 	"github.com/cfindexd/cfindexd/nodep2p"
 )
@@ -78,9 +79,12 @@ func (s *txIndexSource) rawBlocks(ctx context.Context, hashes []chainhash.Hash, 
 }
 
 // Close releases the P2P connections, if any. The source must not be used
-// afterwards for P2P fetches (RPC still works).
+// afterwards for P2P fetches (RPC still works). It logs (at debug) what
+// the P2P path served.
 func (s *txIndexSource) Close() error {
 	if s.p2p != nil {
+		st := s.p2p.Stats()
+		s.log.Debug().Int64("runs", st.Served).Int64("connections", st.Dials).Msg("raw blocks over the node's P2P port")
 		return s.p2p.Close()
 	}
 	return nil

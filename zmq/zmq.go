@@ -11,9 +11,10 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
-	"github.com/cfindexd/cfindexd/internal/backoff"
 	"github.com/lightninglabs/gozmq"
 	"github.com/rs/zerolog"
+
+	"github.com/cfindexd/cfindexd/internal/backoff"
 )
 
 // ZMQ topics published by Bitcoin Core that cfindexd reads: the

@@ -6,8 +6,9 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
-	"github.com/cfindexd/cfindexd/prevouts"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/cfindexd/cfindexd/prevouts"
 )
 
 // floorRunBlocks is the run length of the floor's fetches: the indexer's

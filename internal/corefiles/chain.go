@@ -3,13 +3,15 @@ package corefiles
 import (
 	"bytes"
 	"encoding/binary"
-	"github.com/btcsuite/btcd/chaincfg/v2"
-	"github.com/btcsuite/btcd/chainhash/v2"
-	"github.com/btcsuite/btcd/wire/v2"
-	"github.com/cfindexd/cfindexd/internal/wirescan"
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/v2"
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
 // Chain is a chain written as Core's files, with what a REST server would

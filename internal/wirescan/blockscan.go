@@ -50,7 +50,7 @@ func (b *ScannedBlock) TxOuts(i int) [][]byte {
 // place. raw must not change while the result is in use. Malformed data
 // gives an error (callers wrap it in their own sentinel), never a panic.
 func ScanBlock(raw []byte, want chainhash.Hash) (*ScannedBlock, error) {
-	b, err := ScanBlockUnchecked(raw)
+	b, err := scanBlockUnchecked(raw)
 	if err != nil {
 		return nil, fmt.Errorf("block %s: %w", want, err)
 	}
@@ -63,9 +63,9 @@ func ScanBlock(raw []byte, want chainhash.Hash) (*ScannedBlock, error) {
 	return b, nil
 }
 
-// ScanBlockUnchecked reads raw as one block without checking its hash or
+// scanBlockUnchecked reads raw as one block without checking its hash or
 // merkle root.
-func ScanBlockUnchecked(raw []byte) (*ScannedBlock, error) {
+func scanBlockUnchecked(raw []byte) (*ScannedBlock, error) {
 	s := NewReader(raw)
 	header, ntx, err := s.Block()
 	if err != nil {
