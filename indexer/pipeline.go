@@ -278,12 +278,10 @@ type fetchJob struct {
 const hashBatch = 250
 
 // hashLister is implemented by *nodeclient.Client. btcd closes its RPC
-// connection after every HTTP request, so a getblockhash per block cost a
-// TCP connect and close each; cfbench's CPU profile of a catch-up from btcd
-// had connection setup and teardown at about a third of cfindexd's CPU,
-// and resolving the hashes in batches cut the catch-up's wall time by
-// 20-40 % and its CPU by a quarter. Nodes without batches (test fakes) get
-// one GetBlockHash per block from the workers.
+// connection after every HTTP request, so a getblockhash per block would
+// cost a TCP connect and close each; the hashes are resolved in batches
+// instead. Nodes without batches (test fakes) get one GetBlockHash per
+// block from the workers.
 type hashLister interface {
 	// GetBlockHashes returns the active chain's hashes of heights
 	// first..first+n-1 in one request.

@@ -9,9 +9,8 @@ import (
 // The replies that carry a whole block or transaction — getblock <hash> 0
 // and getrawtransaction <txid> 0 — are one JSON string of hex, megabytes
 // long for a full block. encoding/json validates and copies that string
-// byte by byte and then hex.DecodeString copies it again; the CPU profile
-// of a catch-up from btcd had that at a fifth of cfindexd's CPU. The
-// scanner below recognises the envelope Core and btcd actually send,
+// byte by byte and then hex.DecodeString copies it again, a large share of
+// a catch-up's CPU. The scanner below recognises the envelope Core and btcd actually send,
 //
 //	{"result":"<hex>","error":null,"id":7}             (Core)
 //	{"jsonrpc":"1.0","result":"<hex>","error":null,"id":7} (btcd)
