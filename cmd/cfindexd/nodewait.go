@@ -14,10 +14,10 @@ import (
 
 	"github.com/cfindexd/cfindexd/indexer"
 	"github.com/cfindexd/cfindexd/internal/backoff"
+	"github.com/cfindexd/cfindexd/metrics"
 	"github.com/cfindexd/cfindexd/nodeclient"
 	"github.com/cfindexd/cfindexd/nodep2p"
 	"github.com/cfindexd/cfindexd/prevouts"
-	"github.com/cfindexd/cfindexd/rest"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -62,7 +62,7 @@ type nodeSupervisor struct {
 	nw         network
 	st         *store.Store
 	link       *nodeLink
-	metrics    *rest.Metrics
+	metrics    *metrics.Metrics
 	wake       <-chan struct{}
 	log        zerolog.Logger
 	watchEvery time.Duration
@@ -335,7 +335,7 @@ func closeSource(src prevouts.BlockSource) {
 // behind plus those of the current one. The metrics export 0 until the
 // first source that counts (txindex) is used.
 type prevoutTotals struct {
-	metrics *rest.Metrics
+	metrics *metrics.Metrics
 
 	mu                  sync.Mutex
 	registered          bool

@@ -36,7 +36,6 @@ type scanChain struct {
 	pay, spend chainhash.Hash
 	payHeight  int32
 	spendHt    int32
-	pay2       chainhash.Hash
 	tip        int32
 }
 
