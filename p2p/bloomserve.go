@@ -10,6 +10,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/bloom"
+	"github.com/cfindexd/cfindexd/p2p/blockproxy"
 	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 	"github.com/cfindexd/cfindexd/wireframe"
 )
@@ -62,14 +63,14 @@ func (nopBloomMetrics) BloomWork(time.Duration)   {}
 type bloomServer struct {
 	cfg     BloomConfig
 	meter   *peerpolicy.WorkMeter
-	blocks  *decodedCache // nil without a BlockFetcher
-	mempool Mempool       // nil: nothing to announce
+	blocks  *blockproxy.DecodedCache // nil without a BlockFetcher
+	mempool Mempool                  // nil: nothing to announce
 	metrics BloomMetrics
 	// loaded counts peers with a filter loaded.
 	loaded atomic.Int64
 }
 
-func newBloomServer(cfg BloomConfig, proxy *blockProxy, m Metrics, now func() time.Time) *bloomServer {
+func newBloomServer(cfg BloomConfig, proxy *blockproxy.Proxy, m Metrics, now func() time.Time) *bloomServer {
 	bs := &bloomServer{
 		cfg:     cfg,
 		meter:   peerpolicy.NewWorkMeter(cfg.CPUShare, runtime.GOMAXPROCS(0), now),
@@ -80,7 +81,7 @@ func newBloomServer(cfg BloomConfig, proxy *blockProxy, m Metrics, now func() ti
 		bs.metrics = bm
 	}
 	if proxy != nil {
-		bs.blocks = newDecodedCache(proxy, cfg.FilteredBlockCacheBytes)
+		bs.blocks = blockproxy.NewDecodedCache(proxy, cfg.FilteredBlockCacheBytes)
 	}
 	return bs
 }

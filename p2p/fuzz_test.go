@@ -13,25 +13,20 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
 
+	"github.com/cfindexd/cfindexd/p2p/blockproxy"
 	"github.com/cfindexd/cfindexd/p2p/msgread"
 	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
 
 // decodableCommands are the commands msgread.DecodePayload accepts, indexed by the
 // fuzzer's first byte.
-var decodableCommands = func() []string {
-	var out []string
-	for _, cmd := range []string{
-		wire.CmdVersion, wire.CmdVerAck, wire.CmdSendAddrV2, wire.CmdWTxIdRelay, wire.CmdSendHeaders,
-		wire.CmdFeeFilter, wire.CmdPing, wire.CmdPong, wire.CmdGetAddr, wire.CmdGetHeaders,
-		wire.CmdGetCFilters, wire.CmdGetCFHeaders, wire.CmdGetCFCheckpt, wire.CmdGetData, wire.CmdInv, wire.CmdTx,
-		wire.CmdNotFound, wire.CmdFilterLoad, wire.CmdFilterAdd, wire.CmdFilterClear, wire.CmdMemPool,
-		wire.CmdGetBlocks,
-	} {
-		out = append(out, cmd)
-	}
-	return out
-}()
+var decodableCommands = []string{
+	wire.CmdVersion, wire.CmdVerAck, wire.CmdSendAddrV2, wire.CmdWTxIdRelay, wire.CmdSendHeaders,
+	wire.CmdFeeFilter, wire.CmdPing, wire.CmdPong, wire.CmdGetAddr, wire.CmdGetHeaders,
+	wire.CmdGetCFilters, wire.CmdGetCFHeaders, wire.CmdGetCFCheckpt, wire.CmdGetData, wire.CmdInv, wire.CmdTx,
+	wire.CmdNotFound, wire.CmdFilterLoad, wire.CmdFilterAdd, wire.CmdFilterClear, wire.CmdMemPool,
+	wire.CmdGetBlocks,
+}
 
 // payloadOf serialises msg for the seed corpus.
 func payloadOf(msg wire.Message) []byte {
@@ -66,7 +61,8 @@ func fuzzEnvOf(view *fakeView, node *fakeNode) *handlerEnv {
 		view:       view,
 		net:        chaincfg.RegressionNetParams.Net,
 		filterWork: make(chan struct{}, 1),
-		blocks:     newBlockProxy(node, newFetchGate(1, nil), peerpolicy.NewUploadTarget(1), 1<<20),
+		blocks:     blockproxy.New(node, blockproxy.NewGate(1, nil), 1<<20, ProtocolVersion),
+		upload:     peerpolicy.NewUploadTarget(1),
 		relay:      node,
 		relayWait:  DefaultTxRelayTimeout,
 		relayRate:  peerpolicy.NewSharedBucket(1000, 1000),

@@ -4,10 +4,19 @@ import (
 	"context"
 	"errors"
 
+	"fmt"
+	"time"
+
 	"github.com/btcsuite/btcd/wire/v2"
 
+	"github.com/cfindexd/cfindexd/p2p/blockproxy"
+	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 	"github.com/cfindexd/cfindexd/wireframe"
 )
+
+// errUploadTarget ends a peer that asks for a historical block after the
+// upload target was reached (Core disconnects such a peer too).
+var errUploadTarget = fmt.Errorf("%w: historical block requested with the upload target reached", errDisconnect)
 
 // handleGetData serves blocks (MSG_BLOCK without witnesses, MSG_WITNESS_BLOCK
 // with) that the view knows, fetched from the node through the block proxy.
@@ -70,11 +79,11 @@ func handleGetData(ctx context.Context, env *handlerEnv, st *peerState, m *wire.
 			continue
 		}
 		hdr := make([]byte, wireframe.HeaderSize)
-		wireframe.PutHeader(hdr, env.net, wire.CmdBlock, len(block.payload), block.sum)
-		if err := emit(outbound{Command: wire.CmdBlock, Frame: hdr, Payload: block.payload}); err != nil {
+		wireframe.PutHeader(hdr, env.net, wire.CmdBlock, len(block.Payload), block.Sum)
+		if err := emit(outbound{Command: wire.CmdBlock, Frame: hdr, Payload: block.Payload}); err != nil {
 			return err
 		}
-		env.blocks.upload.Add(wireframe.HeaderSize+len(block.payload), env.now())
+		env.upload.Add(wireframe.HeaderSize+len(block.Payload), env.now())
 		if err := continueGetBlocks(env, st, iv.Hash, emit); err != nil {
 			return err
 		}
@@ -88,19 +97,19 @@ func handleGetData(ctx context.Context, env *handlerEnv, st *peerState, m *wire.
 // fetchBlock returns a block the view knows (active or stale) from the
 // proxy. Blocks the view does not know are not fetched, so a peer cannot
 // make the node look up arbitrary hashes.
-func (env *handlerEnv) fetchBlock(ctx context.Context, st *peerState, iv *wire.InvVect, witness bool) (encodedBlock, error) {
+func (env *handlerEnv) fetchBlock(ctx context.Context, st *peerState, iv *wire.InvVect, witness bool) (blockproxy.Encoded, error) {
 	if env.blocks == nil {
-		return encodedBlock{}, ErrNotFound
+		return blockproxy.Encoded{}, ErrNotFound
 	}
 	hdr, _, err := env.view.HeaderByHash(iv.Hash)
 	if err != nil {
-		return encodedBlock{}, err
+		return blockproxy.Encoded{}, err
 	}
 	if tip, ok := env.view.Tip(); ok {
 		tipHdr, _, err := env.view.HeaderByHash(tip.Hash)
-		if err == nil && env.blocks.historicalRefused(hdr.Timestamp, tipHdr.Timestamp, st.whitelisted, env.now()) {
+		if err == nil && env.historicalRefused(hdr.Timestamp, tipHdr.Timestamp, st.whitelisted, env.now()) {
 			env.metrics.UploadTargetRefused()
-			return encodedBlock{}, errUploadTarget
+			return blockproxy.Encoded{}, errUploadTarget
 		}
 	}
 	block, err := env.blocks.Get(ctx, iv.Hash, witness)
@@ -108,4 +117,12 @@ func (env *handlerEnv) fetchBlock(ctx context.Context, st *peerState, iv *wire.I
 		env.log.Warn().Err(err).Stringer("block", iv.Hash).Msg("fetching block for a peer failed")
 	}
 	return block, err
+}
+
+// historicalRefused reports whether a block with header time blockTime
+// must be refused: the upload target is reached, the peer is not
+// whitelisted, and the block is more than a week older than the tip (Core's
+// rule; recent blocks are always served).
+func (env *handlerEnv) historicalRefused(blockTime, tipTime time.Time, whitelisted bool, now time.Time) bool {
+	return !whitelisted && tipTime.Sub(blockTime) > peerpolicy.HistoricalBlockAge && env.upload.Reached(now)
 }

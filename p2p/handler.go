@@ -11,6 +11,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
 
+	"github.com/cfindexd/cfindexd/p2p/blockproxy"
 	"github.com/cfindexd/cfindexd/p2p/msgread"
 	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
@@ -58,8 +59,9 @@ type handlerEnv struct {
 	// hashLists holds the block-hash lists of getcfilters answers being
 	// streamed (MaxGetCFilters hashes each), reused between answers.
 	hashLists slicePool[chainhash.Hash]
-	blocks    *blockProxy // nil: no block fetcher
-	relay     TxRelayer   // nil: transaction relay disabled
+	blocks    *blockproxy.Proxy        // nil: no block fetcher
+	upload    *peerpolicy.UploadTarget // nil: no block fetcher
+	relay     TxRelayer                // nil: transaction relay disabled
 	relayWait time.Duration
 	relayRate *peerpolicy.SharedBucket // server-wide transaction relay rate
 	bloom     *bloomServer             // nil: BIP-37 serving off

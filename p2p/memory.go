@@ -5,6 +5,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/bloom"
+	"github.com/cfindexd/cfindexd/p2p/blockproxy"
 	"github.com/cfindexd/cfindexd/p2p/msgread"
 	"github.com/cfindexd/cfindexd/wireframe"
 )
@@ -36,9 +37,9 @@ const (
 	// answerBuild bounds an answer built under a filter-work slot: 2,000
 	// headers, their pointers and the encoded frame.
 	answerBuild = 512 << 10
-	// maxBlockBytes is Core's MAX_BLOCK_SERIALIZED_SIZE; a fetch holds a
-	// block about blockFetchFactor times (hex reply, decoded, encoded).
-	maxBlockBytes    = 4_000_000
+	// blockFetchFactor: a fetch holds a block (of at most
+	// blockproxy.MaxBlockBytes) about that many times (hex reply,
+	// decoded, encoded).
 	blockFetchFactor = 5
 	// wireScriptSlab is what btcd's wire borrows for the scripts
 	// of every block or transaction it decodes: a 4 MiB slab from a free
@@ -88,7 +89,7 @@ func MemoryBound(cfg Config) int64 {
 		queueEntry = max(queueEntry, maxTxFrame)
 		bloomBytes = n * bloomPeerBytes
 		if c.Blocks != nil {
-			bloomBytes += c.Bloom.FilteredBlockCacheBytes + maxDecodedBlock + wireScriptSlab
+			bloomBytes += c.Bloom.FilteredBlockCacheBytes + blockproxy.MaxDecodedBlock + wireScriptSlab
 		}
 	}
 	perPeer := int64(peerReadBuffer+peerWriteBuffer+decodedFactor*msgread.MaxSmallFrame+
@@ -100,7 +101,7 @@ func MemoryBound(cfg Config) int64 {
 	}
 	var blocks int64
 	if c.Blocks != nil {
-		blocks = c.BlockCacheBytes + int64(c.MaxBlockFetches)*(blockFetchFactor*maxBlockBytes+wireScriptSlab)
+		blocks = c.BlockCacheBytes + int64(c.MaxBlockFetches)*(blockFetchFactor*blockproxy.MaxBlockBytes+wireScriptSlab)
 	}
 	return n*perPeer + queued + recv + blocks + bloomBytes +
 		int64(c.MaxFilterWork)*answerBuild +

@@ -71,7 +71,7 @@ func handleMemPool(env *handlerEnv, st *peerState) error {
 		}
 		return bloomNotServed(wire.CmdMemPool)
 	}
-	if env.blocks != nil && env.blocks.upload.Reached(env.now()) && !st.whitelisted {
+	if env.upload != nil && env.upload.Reached(env.now()) && !st.whitelisted {
 		env.metrics.UploadTargetRefused()
 		return fmt.Errorf("%w (mempool request)", errUploadTarget)
 	}

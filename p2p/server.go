@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/cfindexd/cfindexd/p2p/blockproxy"
 	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
 
@@ -62,8 +63,9 @@ func New(cfg Config) (*Server, error) {
 	env.releaseWork = func() { <-env.filterWork }
 	env.chunks.size, env.headerFrames.size, env.hashLists.size = chunkCap, maxCFHeadersFrame, MaxGetCFilters
 	if cfg.Blocks != nil {
-		env.blocks = newBlockProxy(cfg.Blocks, newFetchGate(cfg.MaxBlockFetches, cfg.IndexerBusy),
-			peerpolicy.NewUploadTarget(cfg.MaxUploadTarget), cfg.BlockCacheBytes)
+		env.blocks = blockproxy.New(cfg.Blocks, blockproxy.NewGate(cfg.MaxBlockFetches, cfg.IndexerBusy),
+			cfg.BlockCacheBytes, ProtocolVersion)
+		env.upload = peerpolicy.NewUploadTarget(cfg.MaxUploadTarget)
 	}
 	if cfg.RelayTx {
 		env.relay = cfg.Relay
