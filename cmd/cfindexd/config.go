@@ -472,12 +472,6 @@ func (c *Config) validate() error {
 			return fmt.Errorf("listen: %w", err)
 		}
 	}
-	if c.MaxPeers < 1 || c.MaxPeers > 10000 {
-		return fmt.Errorf("maxpeers: %d is outside 1..10000", c.MaxPeers)
-	}
-	if c.MaxPeersPerIP < 1 || c.MaxPeersPerIP > c.MaxPeers {
-		return fmt.Errorf("maxpeersperip: %d is outside 1..maxpeers (%d)", c.MaxPeersPerIP, c.MaxPeers)
-	}
 	if err := c.validateP2PDefences(); err != nil {
 		return err
 	}
