@@ -9,6 +9,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/v2"
 	"github.com/rs/zerolog"
 
+	"github.com/cfindexd/cfindexd/p2p/bip37"
 	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
 
@@ -141,9 +142,9 @@ type Config struct {
 	TxRelayTimeout time.Duration
 	TxRelayRate    float64
 
-	// BIP-37 Bloom-filter serving (bloomconfig.go has the defaults and
+	// BIP-37 Bloom-filter serving (package bip37 has the defaults and
 	// what each bound means).
-	Bloom BloomConfig
+	Bloom bip37.Config
 
 	// Log receives the server's log lines; misbehaving peers log at debug.
 	Log zerolog.Logger
@@ -195,7 +196,7 @@ func (c Config) withDefaults() Config {
 	if c.UserAgent == "" {
 		c.UserAgent = "/cfindexd:0.1.0/"
 	}
-	c.Bloom = c.Bloom.withDefaults()
+	c.Bloom = c.Bloom.WithDefaults()
 	if c.Metrics == nil {
 		c.Metrics = NopMetrics{}
 	}
@@ -235,8 +236,8 @@ func (c Config) Validate() error {
 	if err := c.CheckLimits(); err != nil {
 		return err
 	}
-	if err := c.Bloom.validate(); err != nil {
-		return bad("%v", err)
+	if err := c.Bloom.Validate(); err != nil {
+		return bad("Bloom.%v", err)
 	}
 	return nil
 }

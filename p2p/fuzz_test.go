@@ -13,6 +13,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
 
+	"github.com/cfindexd/cfindexd/p2p/bip37"
 	"github.com/cfindexd/cfindexd/p2p/blockproxy"
 	"github.com/cfindexd/cfindexd/p2p/msgread"
 	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
@@ -52,7 +53,7 @@ func fuzzEnv(view *fakeView) *handlerEnv {
 		node.blocks[view.at(h).hash] = blockFor(view.at(h))
 	}
 	env := fuzzEnvOf(view, node)
-	env.bloom = newBloomServer(BloomConfig{Enabled: true}.withDefaults(), env.blocks, env.metrics, env.now)
+	env.bloom = bip37.New(bip37.Config{Enabled: true}.WithDefaults(), bip37.Env{Net: env.net, Blocks: blockproxy.NewDecodedCache(env.blocks, bip37.DefaultFilteredBlockCacheBytes), Log: env.log, Now: env.now, NotFound: ErrNotFound})
 	return env
 }
 
@@ -80,7 +81,7 @@ func addFuzzSeeds(f *testing.F, view *fakeView) {
 	_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessBlock, h(1)))
 	_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeTx, h(1)))
 	inv := wire.NewMsgInv()
-	_ = inv.AddInvVect(wire.NewInvVect(invTypeWTx, h(2)))
+	_ = inv.AddInvVect(wire.NewInvVect(msgread.InvTypeWTx, h(2)))
 	me := wire.NewNetAddressIPPort(nil, 0, 0)
 	fgd := wire.NewMsgGetData()
 	_ = fgd.AddInvVect(wire.NewInvVect(wire.InvTypeFilteredBlock, h(1)))
@@ -119,7 +120,7 @@ func FuzzDispatch(f *testing.F) {
 		}
 		env := fuzzEnv(view)
 		st := newPeerState(1, 2)
-		st.bloom = newBloomPeer(DefaultBloomUpdateAllowance)
+		st.bloom = env.bloom.NewPeer()
 		emit := func(o outbound) error { checkOutbound(t, o); return nil }
 		_ = dispatch(context.Background(), env, st, msg, emit)
 	})

@@ -3,13 +3,13 @@ package p2p
 import (
 	"context"
 	"errors"
-
 	"fmt"
 	"time"
 
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/p2p/blockproxy"
+	"github.com/cfindexd/cfindexd/p2p/msgread"
 	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 	"github.com/cfindexd/cfindexd/wireframe"
 )
@@ -27,9 +27,9 @@ var errUploadTarget = fmt.Errorf("%w: historical block requested with the upload
 //
 // With BIP-37 serving on, MSG_FILTERED_BLOCK gets a merkleblock and the
 // matched transactions (serveFilteredBlock), and transactions the peer was
-// told of are served from the mempool mirror (mempoolTx). Filtered blocks
-// never go in the notfound when there is nothing to send (no filter, or
-// serving off): Core sends no answer then. MSG_FILTERED_WITNESS_BLOCK is
+// told of are served from the mempool mirror (bip37.Server.MempoolTx).
+// Filtered blocks never go in the notfound when there is nothing to send
+// (no filter, or serving off): Core sends no answer then. MSG_FILTERED_WITNESS_BLOCK is
 // ignored, as Core ignores it (it is not a type Core serves).
 func handleGetData(ctx context.Context, env *handlerEnv, st *peerState, m *wire.MsgGetData, emit emitFunc) error {
 	notFound := wire.NewMsgNotFound()
@@ -57,12 +57,14 @@ func handleGetData(ctx context.Context, env *handlerEnv, st *peerState, m *wire.
 			continue
 		case wire.InvTypeFilteredWitnessBlock:
 			continue
-		case wire.InvTypeTx, wire.InvTypeWitnessTx, invTypeWTx:
-			if mt := env.mempoolTx(st, iv); mt != nil {
-				if err := serveMempoolTx(env, mt, iv.Type, emit); err != nil {
-					return err
+		case wire.InvTypeTx, wire.InvTypeWitnessTx, msgread.InvTypeWTx:
+			if env.bloom != nil {
+				if frame := env.bloom.MempoolTx(st.bloom, iv); frame != nil {
+					if err := emit(outbound{Command: wire.CmdTx, Frame: frame}); err != nil {
+						return err
+					}
+					continue
 				}
-				continue
 			}
 			_ = notFound.AddInvVect(iv)
 			continue

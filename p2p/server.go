@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/cfindexd/cfindexd/p2p/bip37"
 	"github.com/cfindexd/cfindexd/p2p/blockproxy"
 	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
@@ -71,7 +72,12 @@ func New(cfg Config) (*Server, error) {
 		env.relay = cfg.Relay
 	}
 	if cfg.Bloom.Enabled {
-		env.bloom = newBloomServer(cfg.Bloom, env.blocks, cfg.Metrics, cfg.Now)
+		bm, _ := cfg.Metrics.(bip37.Metrics)
+		var decoded *blockproxy.DecodedCache
+		if env.blocks != nil {
+			decoded = blockproxy.NewDecodedCache(env.blocks, cfg.Bloom.FilteredBlockCacheBytes)
+		}
+		env.bloom = bip37.New(cfg.Bloom, bip37.Env{Net: cfg.Params.Net, Blocks: decoded, Metrics: bm, Log: log, Now: cfg.Now, NotFound: ErrNotFound})
 	}
 	keys := randomUint64s(5)
 	ttl := cfg.DiscourageDuration

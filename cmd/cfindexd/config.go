@@ -19,6 +19,7 @@ import (
 	"github.com/cfindexd/cfindexd/mempool"
 	"github.com/cfindexd/cfindexd/netparams"
 	"github.com/cfindexd/cfindexd/p2p"
+	"github.com/cfindexd/cfindexd/p2p/bip37"
 )
 
 // envPrefix starts every environment variable cfindexd reads.
@@ -144,8 +145,8 @@ func defaultConfig() Config {
 		LogLevel:          "info",
 		LogFormat:         "auto",
 
-		BloomMaxFPR:   p2p.DefaultBloomMaxFPR,
-		BloomCPU:      int(p2p.DefaultBloomCPUShare * 100),
+		BloomMaxFPR:   bip37.DefaultMaxFPR,
+		BloomCPU:      int(bip37.DefaultCPUShare * 100),
 		MempoolMirror: mempool.DefaultMaxBytes >> 20,
 	}
 }
