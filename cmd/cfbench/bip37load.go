@@ -179,10 +179,14 @@ func (l *bloomLoad) run(ctx context.Context, i int, p *wirePeer, rng *rand.Rand)
 			_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeFilteredBlock, &l.cfg.Hashes[h]))
 		}
 		nonce++
-		if err := p.send(gd); err == nil {
+		err := p.send(gd)
+		if err == nil {
 			err = p.send(wire.NewMsgPing(nonce))
 		}
-		blocks, matched, size, err := p.readUntilPong(nonce)
+		var blocks, matched, size int64
+		if err == nil {
+			blocks, matched, size, err = p.readUntilPong(nonce)
+		}
 		done := time.Now()
 		if err != nil {
 			if ctx.Err() == nil {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/daemonenv"
 )
 
 // daemonStopLimit bounds the wait for cfindexd to exit after SIGTERM.
@@ -204,7 +205,7 @@ func startDaemon(ctx context.Context, run daemonRun) (*daemonProc, error) {
 	cmd := exec.Command(run.Binary, run.args()...)
 	// gctrace lines go to stderr beside the JSON log: the heap the GC
 	// keeps live, against the RSS the kernel counts.
-	cmd.Env = append(daemonEnviron(os.Environ()), "GODEBUG=gctrace=1")
+	cmd.Env = append(daemonenv.Clean(os.Environ()), "GODEBUG=gctrace=1")
 	cmd.Stdout = io.Discard
 	cmd.SysProcAttr = childProcAttr()
 	stderr, err := cmd.StderrPipe()
@@ -338,20 +339,6 @@ func (p *daemonProc) kill() {
 		}
 	}()
 	<-p.done
-}
-
-// daemonEnviron is environ without its CFINDEXD_* variables and with
-// CFINDEXD_CONFIG empty: a developer's settings (CFINDEXD_WORKERS, a
-// configuration file) must not change what is measured, and another
-// package's test knobs would be refused as unknown keys.
-func daemonEnviron(environ []string) []string {
-	env := []string{"CFINDEXD_CONFIG="}
-	for _, kv := range environ {
-		if !strings.HasPrefix(kv, "CFINDEXD_") {
-			env = append(env, kv)
-		}
-	}
-	return env
 }
 
 // rusage returns user and system CPU time and peak RSS in bytes of an

@@ -164,16 +164,6 @@ func TestServeReportMedians(t *testing.T) {
 	}
 }
 
-// cfindexd runs without the developer's CFINDEXD_* variables and with no
-// configuration file; everything else passes.
-func TestDaemonEnvironStripsSettings(t *testing.T) {
-	got := daemonEnviron([]string{"HOME=/h", "CFINDEXD_WORKERS=3", "CFINDEXD_CONFIG=/etc/x.toml", "GOFLAGS=-x", "CFINDEXD_TEST_LOG=1"})
-	want := []string{"CFINDEXD_CONFIG=", "HOME=/h", "GOFLAGS=-x"}
-	if strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Fatalf("environment %q, want %q", got, want)
-	}
-}
-
 // A JSON log line the runtime's gctrace output interrupted is still read
 // whole, and the gctrace line around it is put back together.
 func TestDaemonLinesSplitsInterleavedGCTrace(t *testing.T) {
