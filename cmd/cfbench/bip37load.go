@@ -170,7 +170,7 @@ func (l *bloomLoad) run(ctx context.Context, i int, p *wirePeer, rng *rand.Rand)
 		first := l.cfg.From + rng.Uint32N(max(1, span-min(span, uint32(l.cfg.Batch))+1))
 		last := min(n-1, first+uint32(l.cfg.Batch)-1)
 		start := time.Now()
-		if err := p.conn.SetDeadline(start.Add(l.cfg.RequestTimeout)); err != nil {
+		if err := p.SetDeadline(start.Add(l.cfg.RequestTimeout)); err != nil {
 			t.err = err
 			return
 		}
@@ -218,17 +218,17 @@ func (p *wirePeer) readUntilPong(nonce uint64) (blocks, txs, size int64, err err
 			return 0, 0, 0, err
 		}
 		switch {
-		case f.is(wire.CmdPong):
-			if len(f.payload) == 8 && binary.LittleEndian.Uint64(f.payload) == nonce {
+		case f.Header.Is(wire.CmdPong):
+			if len(f.Payload) == 8 && binary.LittleEndian.Uint64(f.Payload) == nonce {
 				return blocks, txs, size, nil
 			}
-		case f.is(wire.CmdMerkleBlock):
+		case f.Header.Is(wire.CmdMerkleBlock):
 			blocks++
-			size += int64(f.size)
-		case f.is(wire.CmdTx):
+			size += int64(f.Size())
+		case f.Header.Is(wire.CmdTx):
 			txs++
-			size += int64(f.size)
-		case f.is(wire.CmdNotFound):
+			size += int64(f.Size())
+		case f.Header.Is(wire.CmdNotFound):
 			return 0, 0, 0, fmt.Errorf("notfound")
 		}
 	}

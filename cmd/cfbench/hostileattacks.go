@@ -324,8 +324,8 @@ func hostileClasses() []attackClass {
 					}
 					stop := context.AfterFunc(ctx, c.close)
 					defer stop()
-					_ = c.conn.SetWriteDeadline(time.Now().Add(time.Hour))
-					if _, err := c.conn.Write(part); err == nil {
+					_ = c.c.SetWriteDeadline(time.Now().Add(time.Hour))
+					if err := c.c.WriteRaw(part); err == nil {
 						t.ops.Add(1)
 					}
 					for !c.closedWithin(time.Hour) {

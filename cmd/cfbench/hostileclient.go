@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -17,6 +15,8 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/v2"
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/internal/p2pclient"
 )
 
 // hostileIOTimeout bounds an attacker's dial, handshake and each write.
@@ -24,92 +24,50 @@ const hostileIOTimeout = 10 * time.Second
 
 // rawConn is an attacker's P2P connection from a 127.x.y.z source
 // address: it writes frames and raw bytes, and reads frames without
-// decoding them (attackers must not spend this process's CPU or memory on
-// the answers: the daemon is what is measured, on the same machine).
+// reading their payloads (attackers must not spend this process's CPU or
+// memory on the answers: the daemon is what is measured, on the same
+// machine).
 type rawConn struct {
-	conn net.Conn
-	rd   *bufio.Reader
-	net  wire.BitcoinNet
+	c *p2pclient.Conn
 }
 
 // dialFrom connects to addr from localIP.
 func dialFrom(ctx context.Context, addr, localIP string, magic wire.BitcoinNet) (*rawConn, error) {
-	d := net.Dialer{Timeout: hostileIOTimeout, LocalAddr: &net.TCPAddr{IP: net.ParseIP(localIP)}}
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	c, err := p2pclient.DialConn(ctx, addr, magic, p2pclient.ConnOptions{
+		LocalIP: localIP, Timeout: hostileIOTimeout, ReadBuffer: 4 << 10, WriteBuffer: 4 << 10,
+	})
 	if err != nil {
 		return nil, err
 	}
-	return &rawConn{conn: conn, rd: bufio.NewReaderSize(conn, 4<<10), net: magic}, nil
+	return &rawConn{c: c}, nil
 }
 
 // write sends raw bytes under hostileIOTimeout.
 func (c *rawConn) write(b []byte) error {
-	_ = c.conn.SetWriteDeadline(time.Now().Add(hostileIOTimeout))
-	_, err := c.conn.Write(b)
-	return err
+	_ = c.c.SetWriteDeadline(time.Now().Add(hostileIOTimeout))
+	return c.c.WriteRaw(b)
 }
 
 // send writes msg as a frame.
 func (c *rawConn) send(msg wire.Message) error {
-	_ = c.conn.SetWriteDeadline(time.Now().Add(hostileIOTimeout))
-	_, err := wire.WriteMessageWithEncodingN(c.conn, msg, wire.ProtocolVersion, c.net, wire.WitnessEncoding)
-	return err
+	_ = c.c.SetWriteDeadline(time.Now().Add(hostileIOTimeout))
+	return c.c.Send(msg)
 }
 
 // readCommand reads one frame, discarding its payload, answers pings,
 // and returns the frame's command and payload size.
 func (c *rawConn) readCommand(timeout time.Duration) (string, int, error) {
-	for {
-		_ = c.conn.SetReadDeadline(time.Now().Add(timeout))
-		var hdr [wire.MessageHeaderSize]byte
-		if _, err := io.ReadFull(c.rd, hdr[:]); err != nil {
-			return "", 0, err
-		}
-		cmd := string(bytes.TrimRight(hdr[4:16], "\x00"))
-		n := int(binary.LittleEndian.Uint32(hdr[16:20]))
-		if cmd == wire.CmdPing && n == 8 {
-			var nonce [8]byte
-			if _, err := io.ReadFull(c.rd, nonce[:]); err != nil {
-				return "", 0, err
-			}
-			if err := c.send(wire.NewMsgPong(binary.LittleEndian.Uint64(nonce[:]))); err != nil {
-				return "", 0, err
-			}
-			continue
-		}
-		if _, err := c.rd.Discard(n); err != nil {
-			return "", 0, err
-		}
-		return cmd, n, nil
-	}
+	_ = c.c.SetReadDeadline(time.Now().Add(timeout))
+	return c.c.Skip()
 }
 
 // handshake sends version (relay: the fRelay flag) and completes the
 // handshake: the server's version and verack are read, verack sent.
 func (c *rawConn) handshake(relay bool) error {
-	me := wire.NewNetAddressIPPort(net.IPv4(127, 0, 0, 1), 0, 0)
-	v := wire.NewMsgVersion(me, me, rand.Uint64(), 0)
-	v.UserAgent = "/cfbench-hostile:0.1/"
-	v.DisableRelayTx = !relay
-	if err := c.send(v); err != nil {
-		return err
-	}
-	for gotVersion, gotVerack := false, false; !gotVersion || !gotVerack; {
-		cmd, _, err := c.readCommand(hostileIOTimeout)
-		if err != nil {
-			return err
-		}
-		switch cmd {
-		case wire.CmdVersion:
-			gotVersion = true
-			if err := c.send(wire.NewMsgVerAck()); err != nil {
-				return err
-			}
-		case wire.CmdVerAck:
-			gotVerack = true
-		}
-	}
-	return nil
+	_, err := c.c.Handshake(p2pclient.HandshakeOptions{
+		Relay: relay, UserAgent: "/cfbench-hostile:0.1/", Timeout: hostileIOTimeout,
+	})
+	return err
 }
 
 // drain reads and discards frames (answering pings) until the connection
@@ -124,14 +82,14 @@ func (c *rawConn) drain() {
 
 // closedWithin reports whether the server closes the connection within d.
 func (c *rawConn) closedWithin(d time.Duration) bool {
-	_ = c.conn.SetReadDeadline(time.Now().Add(d))
-	_, err := c.rd.Discard(1 << 30)
+	_ = c.c.SetReadDeadline(time.Now().Add(d))
+	err := c.c.DiscardAll()
 	ne, ok := err.(net.Error)
 	return err != nil && !(ok && ne.Timeout())
 }
 
 // close closes the connection.
-func (c *rawConn) close() { _ = c.conn.Close() }
+func (c *rawConn) close() { _ = c.c.Close() }
 
 // closeWith closes the connection when ctx ends, and returns a function
 // that closes it at once (for a defer when the caller is done with it).
@@ -311,7 +269,7 @@ func (g *goodClient) run(ctx context.Context) {
 
 // p2p runs one request on peer under goodRequestTimeout and records it.
 func (g *goodClient) p2p(peer *wirePeer, kind *int, req func() error) error {
-	_ = peer.conn.SetDeadline(time.Now().Add(goodRequestTimeout))
+	_ = peer.SetDeadline(time.Now().Add(goodRequestTimeout))
 	start := time.Now()
 	if err := req(); err != nil {
 		return err

@@ -215,7 +215,7 @@ func drivePeer(ctx context.Context, p *wirePeer, rng *rand.Rand, cfg loadConfig,
 			first = rng.Uint32N(tip + 2 - span)
 		}
 		stop := min(first+span-1, tip)
-		if err := p.conn.SetDeadline(start.Add(cfg.RequestTimeout)); err != nil {
+		if err := p.SetDeadline(start.Add(cfg.RequestTimeout)); err != nil {
 			t.err = err
 			return t
 		}
@@ -273,13 +273,13 @@ func (p *wirePeer) getCFilters(exp *expectedAnswers, first, stop uint32) (int64,
 		if err != nil {
 			return 0, 0, err
 		}
-		if !f.is(wire.CmdCFilter) {
+		if !f.Header.Is(wire.CmdCFilter) {
 			continue // inv, addr, feefilter...: not part of the answer
 		}
-		if err := exp.checkCFilter(h, f.header, f.payload); err != nil {
+		if err := exp.checkCFilter(h, f.Header, f.Payload); err != nil {
 			return 0, 0, fmt.Errorf("cfilter %d of the range: %w", h-first, err)
 		}
-		size += int64(f.size)
+		size += int64(f.Size())
 		h++
 	}
 	return int64(stop - first + 1), size, nil
@@ -297,12 +297,12 @@ func (p *wirePeer) getCFHeaders(exp *expectedAnswers, first, stop uint32) (int64
 		if err != nil {
 			return 0, 0, err
 		}
-		if !f.is(wire.CmdCFHeaders) {
+		if !f.Header.Is(wire.CmdCFHeaders) {
 			continue
 		}
-		if err := exp.checkCFHeaders(first, stop, f.header, f.payload); err != nil {
+		if err := exp.checkCFHeaders(first, stop, f.Header, f.Payload); err != nil {
 			return 0, 0, err
 		}
-		return int64(stop - first + 1), int64(f.size), nil
+		return int64(stop - first + 1), int64(f.Size()), nil
 	}
 }
