@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 	"github.com/cfindexd/cfindexd/p2p"
 )
 
@@ -222,7 +223,7 @@ func benchBIP37(ctx context.Context, cfg bip37Config, logw io.Writer) (*bip37Rep
 		return nil, err
 	}
 	pid := proc.cmd.Process.Pid
-	rep := &bip37Report{Chain: chain, Out: ws.out, LoadBefore: loadAverage(), BloomCPU: cfg.BloomCPU,
+	rep := &bip37Report{Chain: chain, Out: ws.out, LoadBefore: procstat.LoadAverage(), BloomCPU: cfg.BloomCPU,
 		WalletN: cfg.WalletN, FPR: cfg.FPR, Batch: cfg.Batch, AvgBlockBytes: avgBlock}
 	if rep.BloomCPU == 0 {
 		rep.BloomCPU = int(p2p.DefaultBloomCPUShare * 100)
@@ -246,11 +247,11 @@ func benchBIP37(ctx context.Context, cfg bip37Config, logw io.Writer) (*bip37Rep
 	for r := range cfg.Rounds {
 		var rd bip37Round
 		say("round %d/%d, phase 1: %d BIP-157 peers alone, %s warm-up, %s measured", r+1, cfg.Rounds, cfg.Peers, cfg.Warmup, cfg.Duration)
-		gen0, t0 := processCPU(self), time.Now()
+		gen0, t0 := procstat.CPU(self), time.Now()
 		if rd.Alone, err = measureLoad(ctx, load, addr, pid); err != nil {
 			return nil, fmt.Errorf("BIP-157 alone: %w", err)
 		}
-		rd.GeneratorCPUAlone = (processCPU(self) - gen0).Seconds() / time.Since(t0).Seconds()
+		rd.GeneratorCPUAlone = (procstat.CPU(self) - gen0).Seconds() / time.Since(t0).Seconds()
 
 		say("round %d/%d, phase 2: the same load beside %d BIP-37 wallets (n = %d, p = %g, %d filtered blocks per getdata, the last %d blocks of %d bytes on average)",
 			r+1, cfg.Rounds, cfg.BloomPeers, cfg.WalletN, cfg.FPR, cfg.Batch, rep.Window, avgBlock)
@@ -264,12 +265,12 @@ func benchBIP37(ctx context.Context, cfg bip37Config, logw io.Writer) (*bip37Rep
 		begin := time.Now()
 		bl.measure(begin.Add(50*time.Millisecond+cfg.Warmup), begin.Add(50*time.Millisecond+cfg.Warmup+cfg.Duration))
 		rssDone := make(chan struct{})
-		rssSamples := sampleRSS(pid, time.Now(), rssDone)
-		gen0, t0 = processCPU(self), time.Now()
+		rssSamples := procstat.SampleRSS(pid, time.Now(), rssDone)
+		gen0, t0 = procstat.CPU(self), time.Now()
 		rd.Mixed, err = measureLoad(ctx, load, addr, pid)
-		rd.GeneratorCPUMixed = (processCPU(self) - gen0).Seconds() / time.Since(t0).Seconds()
+		rd.GeneratorCPUMixed = (procstat.CPU(self) - gen0).Seconds() / time.Since(t0).Seconds()
 		close(rssDone)
-		rd.MixedMaxRSS, _, _ = rssPeaks(<-rssSamples)
+		rd.MixedMaxRSS, _, _ = procstat.RSSPeaks(<-rssSamples)
 		rd.BIP37 = bl.stop()
 		if err != nil {
 			return nil, fmt.Errorf("BIP-157 with BIP-37: %w", err)
@@ -293,14 +294,14 @@ func benchBIP37(ctx context.Context, cfg bip37Config, logw io.Writer) (*bip37Rep
 	for _, rd := range rounds {
 		errs += rd.Alone.Errors + rd.Mixed.Errors + rd.BIP37.Errors
 	}
-	rep.PeakRSS = processPeakRSS(pid)
+	rep.PeakRSS = procstat.PeakRSS(pid)
 
 	state, err := proc.terminate(daemonStopLimit)
 	if err != nil {
 		return nil, err
 	}
-	rep.PeakRSS = childPeakRSS(rep.PeakRSS, state)
-	rep.LoadAfter = loadAverage()
+	rep.PeakRSS = procstat.ChildPeakRSS(rep.PeakRSS, state)
+	rep.LoadAfter = procstat.LoadAverage()
 	s := &rep.Summary
 	s.ThroughputRatio = m.Ratio
 	s.MeetsThroughput = s.ThroughputRatio >= goalBIP37Throughput

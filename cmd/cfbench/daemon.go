@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/daemonenv"
 )
@@ -100,7 +101,7 @@ type daemonResult struct {
 	UserCPU time.Duration `json:"user_cpu_ns"`
 	SysCPU  time.Duration `json:"sys_cpu_ns"`
 	// PeakRSS is the process's maximum resident set size in bytes: its
-	// VmHWM as last sampled (peakRSS; rusage's figure includes cfbench's
+	// VmHWM as last sampled (procstat.SamplesPeak; rusage's figure includes cfbench's
 	// own peak), rusage's elsewhere.
 	PeakRSS int64 `json:"peak_rss_bytes"`
 	// NodeCPU is btcd's CPU time during the catch-up (Linux /proc; zero
@@ -111,11 +112,11 @@ type daemonResult struct {
 	// RSS is the process's resident set over its life (Linux; empty
 	// elsewhere); PeakAnon and PeakFile the largest anonymous and
 	// file-backed parts among the samples.
-	RSS      []rssSample `json:"rss"`
-	PeakAnon int64       `json:"peak_rss_anon_bytes"`
-	PeakFile int64       `json:"peak_rss_file_bytes"`
+	RSS      []procstat.RSSSample `json:"rss"`
+	PeakAnon int64                `json:"peak_rss_anon_bytes"`
+	PeakFile int64                `json:"peak_rss_file_bytes"`
 	// GC summarises the Go runtime's collections (GODEBUG=gctrace=1).
-	GC gcStats `json:"gc"`
+	GC procstat.GCStats `json:"gc"`
 	// Verified is true when the store the run left equals btcd's index.
 	Verified bool `json:"verified"`
 }
@@ -133,15 +134,15 @@ func measureDaemon(ctx context.Context, run daemonRun) (daemonResult, error) {
 	}
 	defer proc.kill()
 	stopRSS := make(chan struct{})
-	rssDone := sampleRSS(proc.cmd.Process.Pid, proc.start, stopRSS)
-	nodeCPU0 := processCPU(run.Node.PID())
+	rssDone := procstat.SampleRSS(proc.cmd.Process.Pid, proc.start, stopRSS)
+	nodeCPU0 := procstat.CPU(run.Node.PID())
 	line, err := proc.waitFor(ctx, func(m logLine) bool { return m.reachedHeight(run.TipHeight) })
 	if err != nil {
 		return daemonResult{}, err
 	}
 	res := daemonResult{
 		CatchUp: line.at.Sub(proc.start),
-		NodeCPU: processCPU(run.Node.PID()) - nodeCPU0,
+		NodeCPU: procstat.CPU(run.Node.PID()) - nodeCPU0,
 	}
 	if v, ok := line.fields["blocks_per_s"].(float64); ok {
 		res.LoggedBlocksPerS = v
@@ -149,15 +150,15 @@ func measureDaemon(ctx context.Context, run daemonRun) (daemonResult, error) {
 	state, err := proc.terminate(daemonStopLimit)
 	close(stopRSS)
 	res.RSS = <-rssDone
-	_, res.PeakAnon, res.PeakFile = rssPeaks(res.RSS)
+	_, res.PeakAnon, res.PeakFile = procstat.RSSPeaks(res.RSS)
 	if err != nil {
 		return daemonResult{}, err
 	}
 	res.GC = proc.gc
 	res.Lifetime = time.Since(proc.start)
 	var rusagePeak int64
-	res.UserCPU, res.SysCPU, rusagePeak = rusage(state)
-	res.PeakRSS = peakRSS(res.RSS, rusagePeak)
+	res.UserCPU, res.SysCPU, rusagePeak = procstat.Rusage(state)
+	res.PeakRSS = procstat.SamplesPeak(res.RSS, rusagePeak)
 	res.CPU = res.UserCPU + res.SysCPU
 	if !state.Success() {
 		return res, fmt.Errorf("cfindexd exited with %s after SIGTERM (log %s)", state, run.LogPath)
@@ -174,7 +175,7 @@ type daemonProc struct {
 	state *os.ProcessState
 	err   error                  // from Wait
 	last  atomic.Pointer[string] // the last JSON log line, set by the reader
-	gc    gcStats                // valid once done is closed
+	gc    procstat.GCStats       // valid once done is closed
 }
 
 // logLine is one decoded JSON log line and when cfbench read it.
@@ -207,7 +208,7 @@ func startDaemon(ctx context.Context, run daemonRun) (*daemonProc, error) {
 	// keeps live, against the RSS the kernel counts.
 	cmd.Env = append(daemonenv.Clean(os.Environ()), "GODEBUG=gctrace=1")
 	cmd.Stdout = io.Discard
-	cmd.SysProcAttr = childProcAttr()
+	cmd.SysProcAttr = procstat.ChildProcAttr()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		logFile.Close()
@@ -230,7 +231,7 @@ func startDaemon(ctx context.Context, run daemonRun) (*daemonProc, error) {
 			fmt.Fprintln(logFile, sc.Text())
 			obj, gcLine := lines.split(sc.Bytes())
 			if gcLine != nil {
-				p.gc.add(gcLine)
+				p.gc.Add(gcLine)
 			}
 			var m map[string]any
 			if obj == nil || json.Unmarshal(obj, &m) != nil {
@@ -339,14 +340,4 @@ func (p *daemonProc) kill() {
 		}
 	}()
 	<-p.done
-}
-
-// rusage returns user and system CPU time and peak RSS in bytes of an
-// exited process.
-func rusage(state *os.ProcessState) (user, sys time.Duration, peakRSS int64) {
-	ru, ok := state.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return state.UserTime(), state.SystemTime(), 0
-	}
-	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano()), maxRSSBytes(ru)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -211,7 +212,7 @@ func benchHostile(ctx context.Context, cfg hostileConfig, logw io.Writer) (*host
 	if err != nil {
 		return nil, err
 	}
-	rep := &hostileReport{Chain: chain, Duration: cfg.Duration, NoFile: nofile, Out: out, LoadBefore: loadAverage()}
+	rep := &hostileReport{Chain: chain, Duration: cfg.Duration, NoFile: nofile, Out: out, LoadBefore: procstat.LoadAverage()}
 	rep.FilterSize, rep.RichFilterSize = expected.meanFilterSize(0), expected.meanFilterSize(richFrom(chain))
 
 	dataDir := filepath.Join(work, "cfindexd-data")
@@ -245,7 +246,7 @@ func benchHostile(ctx context.Context, cfg hostileConfig, logw io.Writer) (*host
 	} else {
 		rep.StoreIntact = true
 	}
-	rep.LoadAfter = loadAverage()
+	rep.LoadAfter = procstat.LoadAverage()
 	return rep, nil
 }
 
@@ -307,7 +308,7 @@ func runHostileClass(ctx context.Context, cfg hostileConfig, base daemonRun, cla
 	// this process's memory until exec, so ru_maxrss would be at least
 	// cfbench's own RSS at that moment (tens of MB with 20,000 idle HTTP
 	// connections' goroutines).
-	res.PeakRSS = processPeakRSS(proc.cmd.Process.Pid)
+	res.PeakRSS = procstat.PeakRSS(proc.cmd.Process.Pid)
 	state, err := proc.terminate(daemonStopLimit)
 	if err != nil {
 		res.UpError = err.Error()

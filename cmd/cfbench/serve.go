@@ -13,6 +13,7 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 )
 
@@ -173,7 +174,7 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 		Seed:           cfg.Seed,
 		RequestTimeout: cfg.ReqTimeout,
 	}
-	rep := &serveReport{Chain: chain, Out: out, LoadBefore: loadAverage(), BaselineBinary: cfg.Baseline}
+	rep := &serveReport{Chain: chain, Out: out, LoadBefore: procstat.LoadAverage(), BaselineBinary: cfg.Baseline}
 	measure := func(name, addr string, pid int, runs *[]loadResult) error {
 		say("load on %s: %d peers, %s warm-up, %s measured", name, cfg.Peers, cfg.Warmup, cfg.Duration)
 		res, err := measureLoad(ctx, load, addr, pid)
@@ -208,26 +209,26 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 	if rep.Btcd, err = measureLoad(ctx, load, node.P2PAddr(), node.PID()); err != nil {
 		return nil, fmt.Errorf("btcd: %w", err)
 	}
-	rep.BtcdPeakRSS = processPeakRSS(node.PID())
+	rep.BtcdPeakRSS = procstat.PeakRSS(node.PID())
 
-	hwm := processPeakRSS(proc.cmd.Process.Pid)
+	hwm := procstat.PeakRSS(proc.cmd.Process.Pid)
 	state, err := proc.terminate(daemonStopLimit)
 	if err != nil {
 		return nil, err
 	}
-	rep.CFIndexdPeakRSS = childPeakRSS(hwm, state)
+	rep.CFIndexdPeakRSS = procstat.ChildPeakRSS(hwm, state)
 	if base != nil {
-		hwm := processPeakRSS(base.cmd.Process.Pid)
+		hwm := procstat.PeakRSS(base.cmd.Process.Pid)
 		state, err := base.terminate(daemonStopLimit)
 		if err != nil {
 			return nil, err
 		}
-		rep.BaselinePeakRSS = childPeakRSS(hwm, state)
+		rep.BaselinePeakRSS = procstat.ChildPeakRSS(hwm, state)
 	}
 	if err := copyFile(node.LogPath(), filepath.Join(out, "btcd.out.log")); err != nil {
 		return nil, err
 	}
-	rep.LoadAfter = loadAverage()
+	rep.LoadAfter = procstat.LoadAverage()
 	rep.summarize()
 	return rep, nil
 }
@@ -237,13 +238,13 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 // and both per filter served.
 func measureLoad(ctx context.Context, cfg loadConfig, addr string, pid int) (loadResult, error) {
 	cfg.Addr = addr
-	cpu0, self0, start := processCPU(pid), selfCPU(), time.Now()
+	cpu0, self0, start := procstat.CPU(pid), selfCPU(), time.Now()
 	res, err := runLoad(ctx, cfg)
 	if err != nil {
 		return res, err
 	}
 	wall := time.Since(start).Seconds()
-	res.ServerCPU, res.ClientCPU = processCPU(pid)-cpu0, selfCPU()-self0
+	res.ServerCPU, res.ClientCPU = procstat.CPU(pid)-cpu0, selfCPU()-self0
 	res.ServerCPUShare, res.ClientCPUShare = res.ServerCPU.Seconds()/wall, res.ClientCPU.Seconds()/wall
 	if res.RunFilters > 0 {
 		res.ServerNsPerFilter = float64(res.ServerCPU.Nanoseconds()) / float64(res.RunFilters)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/store"
 )
@@ -181,7 +182,7 @@ func benchSync(ctx context.Context, cfg syncConfig, logw io.Writer) (*syncReport
 		oracle = nil
 	}
 
-	rep := &syncReport{Chain: chain, BlocksDir: blocksDir, Runs: cfg.Runs, Workers: cfg.Workers, BatchBlocks: cfg.BatchBlocks, Out: out, LoadBefore: loadAverage()}
+	rep := &syncReport{Chain: chain, BlocksDir: blocksDir, Runs: cfg.Runs, Workers: cfg.Workers, BatchBlocks: cfg.BatchBlocks, Out: out, LoadBefore: procstat.LoadAverage()}
 	extra := strings.Fields(cfg.Extra)
 	for _, src := range cfg.Sources {
 		sr := sourceReport{Name: src.Name, Title: src.Title}
@@ -272,7 +273,7 @@ func benchSync(ctx context.Context, cfg syncConfig, logw io.Writer) (*syncReport
 	if err := copyFile(node.LogPath(), filepath.Join(out, "btcd.out.log")); err != nil {
 		return nil, err
 	}
-	rep.LoadAfter = loadAverage()
+	rep.LoadAfter = procstat.LoadAverage()
 	rep.summarize()
 	return rep, nil
 }

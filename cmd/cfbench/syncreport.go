@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -247,7 +248,7 @@ func (r *syncReport) writeTable(w io.Writer) error {
 		if len(sr.Runs) > 0 {
 			d := sr.Runs[0]
 			fmt.Fprintf(tw, "\tRSS over the first run, MB at tenths of its life: %s; GC: %d cycles, live heap ≤ %.0f MB, heap goal ≤ %.0f MB\n",
-				rssCurve(d.RSS, 10), d.GC.Cycles, mb(d.GC.MaxLive), mb(d.GC.MaxGoal))
+				procstat.RSSCurve(d.RSS, 10), d.GC.Cycles, mb(d.GC.MaxLive), mb(d.GC.MaxGoal))
 		}
 		fmt.Fprintf(tw, "\tgoal: at least %.0f× btcd's rebuild\t%s\n", goalSyncRatio, verdict(m.MeetsSpeed))
 		fmt.Fprintf(tw, "\tgoal: peak RSS ≤ 150 MB\t%s\n", verdict(m.MeetsRSS))
