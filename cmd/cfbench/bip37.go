@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 	"github.com/cfindexd/cfindexd/p2p"
 )
@@ -211,18 +212,18 @@ func benchBIP37(ctx context.Context, cfg bip37Config, logw io.Writer) (*bip37Rep
 	if cfg.BloomCPU > 0 {
 		extra = append(extra, "--bloomcpu="+strconv.Itoa(cfg.BloomCPU))
 	}
-	run := daemonRun{Binary: ws.binary, Node: node, DataDir: filepath.Join(ws.work, "cfindexd-data"),
+	run := daemon.Run{Binary: ws.binary, Node: node, DataDir: filepath.Join(ws.work, "cfindexd-data"),
 		LogPath: filepath.Join(ws.out, "cfindexd.log"), TipHeight: chain.Height, Workers: 8, BatchBlocks: 500, Extra: extra}
 	say("cfindexd: catching up, then serving BIP-157 and BIP-37 on %s", addr)
-	proc, err := startDaemon(ctx, run)
+	proc, err := daemon.Start(ctx, run)
 	if err != nil {
 		return nil, err
 	}
-	defer proc.kill()
-	if _, err := proc.waitFor(ctx, func(l logLine) bool { return l.reachedHeight(chain.Height) }); err != nil {
+	defer proc.Kill()
+	if _, err := proc.WaitFor(ctx, func(l daemon.LogLine) bool { return l.ReachedHeight(chain.Height) }); err != nil {
 		return nil, err
 	}
-	pid := proc.cmd.Process.Pid
+	pid := proc.Pid()
 	rep := &bip37Report{Chain: chain, Out: ws.out, LoadBefore: procstat.LoadAverage(), BloomCPU: cfg.BloomCPU,
 		WalletN: cfg.WalletN, FPR: cfg.FPR, Batch: cfg.Batch, AvgBlockBytes: avgBlock}
 	if rep.BloomCPU == 0 {
@@ -296,7 +297,7 @@ func benchBIP37(ctx context.Context, cfg bip37Config, logw io.Writer) (*bip37Rep
 	}
 	rep.PeakRSS = procstat.PeakRSS(pid)
 
-	state, err := proc.terminate(daemonStopLimit)
+	state, err := proc.Terminate(daemon.StopLimit)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 	"io"
 	"net/http"
@@ -216,11 +217,11 @@ func benchHostile(ctx context.Context, cfg hostileConfig, logw io.Writer) (*host
 	rep.FilterSize, rep.RichFilterSize = expected.meanFilterSize(0), expected.meanFilterSize(richFrom(chain))
 
 	dataDir := filepath.Join(work, "cfindexd-data")
-	base := daemonRun{Binary: bin, Node: node, DataDir: dataDir, TipHeight: chain.Height, Workers: 8, BatchBlocks: 500}
+	base := daemon.Run{Binary: bin, Node: node, DataDir: dataDir, TipHeight: chain.Height, Workers: 8, BatchBlocks: 500}
 	say("cfindexd: catching up to height %d", chain.Height)
 	catchUp := base
 	catchUp.LogPath = filepath.Join(out, "cfindexd-catchup.log")
-	if _, err := measureDaemon(ctx, catchUp); err != nil {
+	if _, err := daemon.Measure(ctx, catchUp); err != nil {
 		return nil, fmt.Errorf("catch-up: %w", err)
 	}
 
@@ -253,7 +254,7 @@ func benchHostile(ctx context.Context, cfg hostileConfig, logw io.Writer) (*host
 // runHostileClass starts cfindexd on the caught-up store with both
 // listeners, runs the class's attack for cfg.Duration with the
 // well-behaved client beside it, stops cfindexd and returns the row.
-func runHostileClass(ctx context.Context, cfg hostileConfig, base daemonRun, class attackClass, env attackEnv, expected *expectedAnswers, out string, seed uint64) (hostileClassResult, error) {
+func runHostileClass(ctx context.Context, cfg hostileConfig, base daemon.Run, class attackClass, env attackEnv, expected *expectedAnswers, out string, seed uint64) (hostileClassResult, error) {
 	res := hostileClassResult{Name: class.Name, Title: class.Title, OpsUnit: class.OpsUnit}
 	if class.Name == "http-idle" {
 		res.HTTPConns = env.httpConns
@@ -270,11 +271,11 @@ func runHostileClass(ctx context.Context, cfg hostileConfig, base daemonRun, cla
 	run := base
 	run.LogPath = filepath.Join(out, "cfindexd-"+class.Name+".log")
 	run.Extra = append([]string{"--listen=" + p2pAddr, "--httplisten=" + httpAddr}, class.Flags...)
-	proc, err := startDaemon(ctx, run)
+	proc, err := daemon.Start(ctx, run)
 	if err != nil {
 		return res, err
 	}
-	defer proc.kill()
+	defer proc.Kill()
 	if err := waitServing(ctx, proc, env); err != nil {
 		return res, err
 	}
@@ -298,8 +299,8 @@ func runHostileClass(ctx context.Context, cfg hostileConfig, base daemonRun, cla
 	res.Ops, res.Conns, res.AttackRefused = tally.ops.Load(), tally.conns.Load(), tally.refused.Load()
 
 	select {
-	case <-proc.done:
-		res.UpError = fmt.Sprintf("cfindexd exited during the attack (%v); last line: %s", proc.err, proc.lastLine())
+	case <-proc.Exited():
+		res.UpError = fmt.Sprintf("cfindexd exited during the attack (%v); last line: %s", proc.ExitErr(), proc.LastLine())
 		return res, nil
 	default:
 	}
@@ -308,8 +309,8 @@ func runHostileClass(ctx context.Context, cfg hostileConfig, base daemonRun, cla
 	// this process's memory until exec, so ru_maxrss would be at least
 	// cfbench's own RSS at that moment (tens of MB with 20,000 idle HTTP
 	// connections' goroutines).
-	res.PeakRSS = procstat.PeakRSS(proc.cmd.Process.Pid)
-	state, err := proc.terminate(daemonStopLimit)
+	res.PeakRSS = procstat.PeakRSS(proc.Pid())
+	state, err := proc.Terminate(daemon.StopLimit)
 	if err != nil {
 		res.UpError = err.Error()
 		return res, nil
@@ -323,14 +324,14 @@ func runHostileClass(ctx context.Context, cfg hostileConfig, base daemonRun, cla
 
 // waitServing waits until cfindexd answers a P2P handshake and its
 // readiness check over HTTP.
-func waitServing(ctx context.Context, proc *daemonProc, env attackEnv) error {
+func waitServing(ctx context.Context, proc *daemon.Proc, env attackEnv) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	client := &http.Client{Timeout: 5 * time.Second}
 	var last error
 	for time.Now().Before(deadline) {
 		select {
-		case <-proc.done:
-			return fmt.Errorf("cfindexd exited at start (%v); last line: %s", proc.err, proc.lastLine())
+		case <-proc.Exited():
+			return fmt.Errorf("cfindexd exited at start (%v); last line: %s", proc.ExitErr(), proc.LastLine())
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(200 * time.Millisecond):

@@ -13,6 +13,7 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 )
@@ -120,13 +121,13 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 		return nil, err
 	}
 
-	serve := func(name, binary string) (*daemonProc, string, error) {
+	serve := func(name, binary string) (*daemon.Proc, string, error) {
 		addr, err := freeLoopbackAddr()
 		if err != nil {
 			return nil, "", err
 		}
 		limit := strconv.Itoa(cfg.Peers + 10)
-		run := daemonRun{
+		run := daemon.Run{
 			Binary:      binary,
 			Node:        node,
 			DataDir:     filepath.Join(work, name+"-data"),
@@ -137,12 +138,12 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 			Extra:       []string{"--listen=" + addr, "--maxpeers=" + limit, "--maxpeersperip=" + limit, "--maxpeerspersubnet=" + limit},
 		}
 		say("%s: catching up, then serving on %s", name, addr)
-		proc, err := startDaemon(ctx, run)
+		proc, err := daemon.Start(ctx, run)
 		if err != nil {
 			return nil, "", err
 		}
-		if _, err := proc.waitFor(ctx, func(l logLine) bool { return l.reachedHeight(chain.Height) }); err != nil {
-			proc.kill()
+		if _, err := proc.WaitFor(ctx, func(l daemon.LogLine) bool { return l.ReachedHeight(chain.Height) }); err != nil {
+			proc.Kill()
 			return nil, "", fmt.Errorf("%s: %w", name, err)
 		}
 		return proc, addr, nil
@@ -151,16 +152,16 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 	if err != nil {
 		return nil, err
 	}
-	defer proc.kill()
+	defer proc.Kill()
 	var (
-		base     *daemonProc
+		base     *daemon.Proc
 		baseAddr string
 	)
 	if cfg.Baseline != "" {
 		if base, baseAddr, err = serve("baseline", cfg.Baseline); err != nil {
 			return nil, err
 		}
-		defer base.kill()
+		defer base.Kill()
 	}
 
 	load := loadConfig{
@@ -188,12 +189,12 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 		// Alternate which goes first, so that a drift of the machine's
 		// speed during a round favours neither.
 		first, second := func() error {
-			return measure("cfindexd", addr, proc.cmd.Process.Pid, &rep.CFIndexdRuns)
+			return measure("cfindexd", addr, proc.Pid(), &rep.CFIndexdRuns)
 		}, func() error {
 			if base == nil {
 				return nil
 			}
-			return measure("baseline", baseAddr, base.cmd.Process.Pid, &rep.BaselineRuns)
+			return measure("baseline", baseAddr, base.Pid(), &rep.BaselineRuns)
 		}
 		if round%2 == 1 {
 			first, second = second, first
@@ -211,15 +212,15 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 	}
 	rep.BtcdPeakRSS = procstat.PeakRSS(node.PID())
 
-	hwm := procstat.PeakRSS(proc.cmd.Process.Pid)
-	state, err := proc.terminate(daemonStopLimit)
+	hwm := procstat.PeakRSS(proc.Pid())
+	state, err := proc.Terminate(daemon.StopLimit)
 	if err != nil {
 		return nil, err
 	}
 	rep.CFIndexdPeakRSS = procstat.ChildPeakRSS(hwm, state)
 	if base != nil {
-		hwm := procstat.PeakRSS(base.cmd.Process.Pid)
-		state, err := base.terminate(daemonStopLimit)
+		hwm := procstat.PeakRSS(base.Pid())
+		state, err := base.Terminate(daemon.StopLimit)
 		if err != nil {
 			return nil, err
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/store"
@@ -189,7 +190,7 @@ func benchSync(ctx context.Context, cfg syncConfig, logw io.Writer) (*syncReport
 		for i := range cfg.Runs {
 			say("%s: cfindexd catch-up, run %d of %d", src.Name, i+1, cfg.Runs)
 			dataDir := filepath.Join(work, fmt.Sprintf("cfindexd-%s-%d", src.Name, i))
-			r, err := measureDaemon(ctx, daemonRun{
+			r, err := daemon.Measure(ctx, daemon.Run{
 				Extra:       append(src.DaemonFlags(env), extra...),
 				Binary:      bin,
 				Node:        node,

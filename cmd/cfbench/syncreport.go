@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 	"io"
 	"strings"
@@ -45,11 +46,11 @@ type syncReport struct {
 
 // sourceReport is one source's runs and their summary.
 type sourceReport struct {
-	Name    string         `json:"name"`
-	Title   string         `json:"title"`
-	Runs    []daemonResult `json:"cfindexd_runs"`
-	Floor   []floorResult  `json:"node_floor_runs"`
-	Summary sourceSummary  `json:"summary"`
+	Name    string          `json:"name"`
+	Title   string          `json:"title"`
+	Runs    []daemon.Result `json:"cfindexd_runs"`
+	Floor   []floorResult   `json:"node_floor_runs"`
+	Summary sourceSummary   `json:"summary"`
 }
 
 // sourceSummary holds a source's medians over its runs, its ratios and
@@ -158,9 +159,9 @@ func (r *syncReport) summarize() {
 func (sr *sourceReport) summarize(chain *syncSummary) {
 	s := &sr.Summary
 	blocks := float64(chain.Blocks)
-	s.CatchUp = medianOf(sr.Runs, func(d daemonResult) time.Duration { return d.CatchUp })
-	s.CPUPerBlock = medianFloat(sr.Runs, func(d daemonResult) float64 { return d.CPU.Seconds() }) / blocks
-	s.NodeCPUPerBlock = medianFloat(sr.Runs, func(d daemonResult) float64 { return d.NodeCPU.Seconds() }) / blocks
+	s.CatchUp = medianOf(sr.Runs, func(d daemon.Result) time.Duration { return d.CatchUp })
+	s.CPUPerBlock = medianFloat(sr.Runs, func(d daemon.Result) float64 { return d.CPU.Seconds() }) / blocks
+	s.NodeCPUPerBlock = medianFloat(sr.Runs, func(d daemon.Result) float64 { return d.NodeCPU.Seconds() }) / blocks
 	s.Verified = len(sr.Runs) > 0
 	for _, d := range sr.Runs {
 		s.PeakRSS = max(s.PeakRSS, d.PeakRSS)
@@ -241,7 +242,7 @@ func (r *syncReport) writeTable(w io.Writer) error {
 	for _, sr := range r.Sources {
 		m := sr.Summary
 		fmt.Fprintf(tw, "%s\tcatch-ups %s; btcd rebuilds %s\n", sr.Name,
-			runList(sr.Runs, func(d daemonResult) time.Duration { return d.CatchUp }),
+			runList(sr.Runs, func(d daemon.Result) time.Duration { return d.CatchUp }),
 			runList(r.Btcd, func(b btcdIndexResult) time.Duration { return b.CatchUp }))
 		fmt.Fprintf(tw, "\tratio btcd/cfindexd %.2f (from process start on both sides %.2f); catch-up / node floor %.2f\n",
 			m.Ratio, m.RatioFromStart, m.CatchUpOverFloor)
