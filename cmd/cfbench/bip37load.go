@@ -269,7 +269,7 @@ func (l *bloomLoad) stop() bloomLoadResult {
 func (l *bloomLoad) close() {
 	for _, p := range l.peers {
 		if p != nil {
-			_ = p.close()
+			_ = p.Close()
 		}
 	}
 }

@@ -341,7 +341,7 @@ func waitServing(ctx context.Context, proc *daemon.Proc, env attackEnv) error {
 			last = err
 			continue
 		}
-		p.close()
+		p.Close()
 		resp, err := client.Get("http://" + env.httpAddr + "/readyz")
 		if err != nil {
 			last = err
@@ -421,15 +421,4 @@ func richFrom(chain chainInfo) uint32 {
 		return uint32(chain.Mainnet.FirstRich)
 	}
 	return chain.Height + 1 - min(uint32(chain.RichBlocks), chain.Height+1)
-}
-
-// meanFilterSize is the mean size of the filters (with their length
-// prefix) of heights from..tip: a cfilter frame is the 24-byte header,
-// the filter type and the block hash, then that.
-func (e *expectedAnswers) meanFilterSize(from uint32) float64 {
-	n := len(e.hashes) - int(from)
-	if n <= 0 {
-		return 0
-	}
-	return float64(e.frameAt[len(e.hashes)]-e.frameAt[from]-n*(24+1+32)) / float64(n)
 }

@@ -208,11 +208,11 @@ func (g *goodClient) result() goodClientResult {
 // run loops until ctx ends.
 func (g *goodClient) run(ctx context.Context) {
 	defer g.http.CloseIdleConnections()
-	tip := uint32(len(g.exp.hashes) - 1)
+	tip := uint32(len(g.exp.Hashes) - 1)
 	var peer *wirePeer
 	defer func() {
 		if peer != nil {
-			peer.close()
+			peer.Close()
 		}
 	}()
 	pause := func() {
@@ -244,7 +244,7 @@ func (g *goodClient) run(ctx context.Context) {
 				g.refuse(false, fmt.Errorf("getcfilters %d..%d: %w", first, stop, err))
 				pause()
 			}
-			peer.close()
+			peer.Close()
 			peer = nil
 			continue
 		}
@@ -258,7 +258,7 @@ func (g *goodClient) run(ctx context.Context) {
 				g.refuse(false, fmt.Errorf("getcfheaders %d..%d: %w", first, stop, err))
 				pause()
 			}
-			peer.close()
+			peer.Close()
 			peer = nil
 			continue
 		}
@@ -304,7 +304,7 @@ func (g *goodClient) get(ctx context.Context, path string) ([]byte, time.Duratio
 // restFilter fetches height h's filter over REST and checks it holds
 // btcd's filter.
 func (g *goodClient) restFilter(ctx context.Context, h uint32) {
-	path := "/rest/blockfilter/basic/" + g.exp.hashes[h].String() + ".bin"
+	path := "/rest/blockfilter/basic/" + g.exp.Hashes[h].String() + ".bin"
 	body, took, err := g.get(ctx, path)
 	if err == nil {
 		// Core's .bin (the filter type, the block hash, the filter with
@@ -324,12 +324,12 @@ func (g *goodClient) restFilter(ctx context.Context, h uint32) {
 
 // bulkHeaders fetches the first bulk filter-headers file and checks it.
 func (g *goodClient) bulkHeaders(ctx context.Context) {
-	end := min(uint32(len(g.exp.hashes)-1), 1999)
+	end := min(uint32(len(g.exp.Hashes)-1), 1999)
 	path := "/bulk/filterheaders/0-" + strconv.FormatUint(uint64(end), 10) + ".bin"
 	body, took, err := g.get(ctx, path)
 	if err == nil {
 		for h := uint32(0); h <= end && err == nil; h++ {
-			if off := int(h) * chainhash.HashSize; len(body) < off+chainhash.HashSize || !bytes.Equal(body[off:off+chainhash.HashSize], g.exp.filterHeaders[h][:]) {
+			if off := int(h) * chainhash.HashSize; len(body) < off+chainhash.HashSize || !bytes.Equal(body[off:off+chainhash.HashSize], g.exp.FilterHeaders[h][:]) {
 				err = fmt.Errorf("GET %s: filter header %d differs from btcd's", path, h)
 			}
 		}

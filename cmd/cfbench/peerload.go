@@ -139,7 +139,7 @@ func runLoad(ctx context.Context, cfg loadConfig) (loadResult, error) {
 	defer func() {
 		for _, p := range peers {
 			if p != nil {
-				p.close()
+				p.Close()
 			}
 		}
 	}()
@@ -264,7 +264,7 @@ func requestName(filters bool) string {
 // expected one (btcd's filter, wire's encoding, the checksum included).
 // It returns the filters and bytes received.
 func (p *wirePeer) getCFilters(exp *expectedAnswers, first, stop uint32) (int64, int64, error) {
-	if err := p.send(wire.NewMsgGetCFilters(wire.GCSFilterRegular, first, &exp.hashes[stop])); err != nil {
+	if err := p.send(wire.NewMsgGetCFilters(wire.GCSFilterRegular, first, &exp.Hashes[stop])); err != nil {
 		return 0, 0, err
 	}
 	var size int64
@@ -289,7 +289,7 @@ func (p *wirePeer) getCFilters(exp *expectedAnswers, first, stop uint32) (int64,
 // the cfheaders answer, checking every byte of it against the expected
 // answer.
 func (p *wirePeer) getCFHeaders(exp *expectedAnswers, first, stop uint32) (int64, int64, error) {
-	if err := p.send(wire.NewMsgGetCFHeaders(wire.GCSFilterRegular, first, &exp.hashes[stop])); err != nil {
+	if err := p.send(wire.NewMsgGetCFHeaders(wire.GCSFilterRegular, first, &exp.Hashes[stop])); err != nil {
 		return 0, 0, err
 	}
 	for {

@@ -124,7 +124,7 @@ func TestExpectedAnswersCatchEveryByte(t *testing.T) {
 		msg := wire.NewMsgCFHeaders()
 		msg.StopHash = hashes[r[1]]
 		if r[0] > 0 {
-			prev = exp.filterHeaders[r[0]-1]
+			prev = exp.FilterHeaders[r[0]-1]
 		}
 		msg.PrevFilterHeader = prev
 		for h := r[0]; h <= r[1]; h++ {

@@ -25,16 +25,17 @@ import (
 // included) and costs the load generator almost no CPU. Read-only once
 // built, shared by all peers.
 type expectedAnswers struct {
-	net    wire.BitcoinNet
-	hashes []chainhash.Hash
+	net wire.BitcoinNet
+	// Hashes are the chain's block hashes by height.
+	Hashes []chainhash.Hash
 	// frames holds the cfilter frames of heights 0..tip back to back;
 	// height h's is frames[frameAt[h]:frameAt[h+1]].
 	frames  []byte
 	frameAt []int
 	// filterHashes holds dSHA256 of each filter, 32 bytes per height.
 	filterHashes []byte
-	// filterHeaders are the BIP-157 filter headers by height.
-	filterHeaders []chainhash.Hash
+	// FilterHeaders are the BIP-157 filter headers by height.
+	FilterHeaders []chainhash.Hash
 	// cfheadersSums are the checksums of the cfheaders answers of
 	// headersPerRequest blocks, by first height (every range a load peer
 	// asks for).
@@ -82,10 +83,10 @@ func buildExpected(ctx context.Context, node *btcdtest.Node, params *chaincfg.Pa
 func newExpectedAnswers(net wire.BitcoinNet, hashes []chainhash.Hash, filters [][]byte, tipHeader chainhash.Hash) (*expectedAnswers, error) {
 	e := &expectedAnswers{
 		net:           net,
-		hashes:        hashes,
+		Hashes:        hashes,
 		frameAt:       make([]int, len(hashes)+1),
 		filterHashes:  make([]byte, 0, len(hashes)*chainhash.HashSize),
-		filterHeaders: make([]chainhash.Hash, len(hashes)),
+		FilterHeaders: make([]chainhash.Hash, len(hashes)),
 		cfheadersSums: make(map[uint32][4]byte),
 	}
 	var frames bytes.Buffer
@@ -98,7 +99,7 @@ func newExpectedAnswers(net wire.BitcoinNet, hashes []chainhash.Hash, filters []
 		fh := headers.FilterHash(f)
 		e.filterHashes = append(e.filterHashes, fh[:]...)
 		prev = headers.FilterHeaderFromHash(fh, prev)
-		e.filterHeaders[h] = prev
+		e.FilterHeaders[h] = prev
 	}
 	e.frameAt[len(hashes)] = frames.Len()
 	e.frames = frames.Bytes()
@@ -125,7 +126,7 @@ func (e *expectedAnswers) prevFilterHeader(first uint32) chainhash.Hash {
 	if first == 0 {
 		return chainhash.Hash{}
 	}
-	return e.filterHeaders[first-1]
+	return e.FilterHeaders[first-1]
 }
 
 // cfheadersPayload is the payload of the cfheaders answer for first..stop,
@@ -133,7 +134,7 @@ func (e *expectedAnswers) prevFilterHeader(first uint32) chainhash.Hash {
 func (e *expectedAnswers) cfheadersPayload(first, stop uint32) []byte {
 	msg := wire.NewMsgCFHeaders()
 	msg.FilterType = wire.GCSFilterRegular
-	msg.StopHash = e.hashes[stop]
+	msg.StopHash = e.Hashes[stop]
 	msg.PrevFilterHeader = e.prevFilterHeader(first)
 	for h := first; h <= stop; h++ {
 		fh := chainhash.Hash(e.filterHashes[h*chainhash.HashSize:])
@@ -152,8 +153,8 @@ func (e *expectedAnswers) checkCFilter(h uint32, hdr, payload []byte) error {
 		return nil
 	}
 	if len(payload) >= 1+chainhash.HashSize {
-		if got := chainhash.Hash(payload[1 : 1+chainhash.HashSize]); got != e.hashes[h] {
-			return fmt.Errorf("cfilter for block %s, want %s (height %d)", got, e.hashes[h], h)
+		if got := chainhash.Hash(payload[1 : 1+chainhash.HashSize]); got != e.Hashes[h] {
+			return fmt.Errorf("cfilter for block %s, want %s (height %d)", got, e.Hashes[h], h)
 		}
 	}
 	return fmt.Errorf("cfilter of height %d (%d bytes, checksum %x) differs from the frame of btcd's filter (%d bytes, checksum %x)",
@@ -170,8 +171,8 @@ func (e *expectedAnswers) checkCFHeaders(first, stop uint32, hdr, payload []byte
 	if len(payload) != fixed+varLen+count*chainhash.HashSize {
 		return fmt.Errorf("cfheaders for %d..%d of %d bytes, want %d", first, stop, len(payload), fixed+varLen+count*chainhash.HashSize)
 	}
-	if got := chainhash.Hash(payload[1 : 1+chainhash.HashSize]); payload[0] != byte(wire.GCSFilterRegular) || got != e.hashes[stop] {
-		return fmt.Errorf("cfheaders of type %d for stop %s, want 0 and %s", payload[0], got, e.hashes[stop])
+	if got := chainhash.Hash(payload[1 : 1+chainhash.HashSize]); payload[0] != byte(wire.GCSFilterRegular) || got != e.Hashes[stop] {
+		return fmt.Errorf("cfheaders of type %d for stop %s, want 0 and %s", payload[0], got, e.Hashes[stop])
 	}
 	prev := e.prevFilterHeader(first)
 	if !bytes.Equal(payload[1+chainhash.HashSize:fixed], prev[:]) {
@@ -184,7 +185,7 @@ func (e *expectedAnswers) checkCFHeaders(first, stop uint32, hdr, payload []byte
 	if !bytes.Equal(payload[fixed+varLen:], e.filterHashes[first*chainhash.HashSize:(stop+1)*chainhash.HashSize]) {
 		return fmt.Errorf("cfheaders for %d..%d: filter hashes differ from btcd's filters'", first, stop)
 	}
-	if sum, ok := e.cfheadersSums[first]; ok && stop == min(first+headersPerRequest-1, uint32(len(e.hashes)-1)) {
+	if sum, ok := e.cfheadersSums[first]; ok && stop == min(first+headersPerRequest-1, uint32(len(e.Hashes)-1)) {
 		if !bytes.Equal(hdr[20:24], sum[:]) {
 			return fmt.Errorf("cfheaders for %d..%d: checksum %x, want %x", first, stop, hdr[20:24], sum)
 		}
@@ -195,4 +196,15 @@ func (e *expectedAnswers) checkCFHeaders(first, stop uint32, hdr, payload []byte
 		return fmt.Errorf("cfheaders for %d..%d: checksum %x, want %x", first, stop, hdr[20:24], sum[:4])
 	}
 	return nil
+}
+
+// meanFilterSize is the mean size of the filters (with their length
+// prefix) of heights from..tip: a cfilter frame is the 24-byte header,
+// the filter type and the block hash, then that.
+func (e *expectedAnswers) meanFilterSize(from uint32) float64 {
+	n := len(e.Hashes) - int(from)
+	if n <= 0 {
+		return 0
+	}
+	return float64(e.frameAt[len(e.Hashes)]-e.frameAt[from]-n*(24+1+32)) / float64(n)
 }

@@ -61,6 +61,3 @@ func (p *wirePeer) send(msg wire.Message) error { return p.Send(msg) }
 // the next read. The checksum is not verified here: the caller compares
 // the whole frame, checksum included, with the one it expects.
 func (p *wirePeer) read() (p2pclient.RawFrame, error) { return p.ReadRaw(maxFramePayload) }
-
-// close closes the connection.
-func (p *wirePeer) close() error { return p.Close() }
