@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 	"github.com/cfindexd/cfindexd/p2p"
 )
@@ -112,10 +113,10 @@ type bip37Report struct {
 	LoadAfter  string    `json:"load_avg_after"`
 	// Alone, Mixed and BIP37 are the median round's (by its ratio);
 	// Ratios are every round's.
-	Alone  loadResult      `json:"bip157_alone"`
-	Mixed  loadResult      `json:"bip157_with_bip37"`
-	BIP37  bloomLoadResult `json:"bip37"`
-	Ratios []float64       `json:"round_ratios"`
+	Alone  load.Result      `json:"bip157_alone"`
+	Mixed  load.Result      `json:"bip157_with_bip37"`
+	BIP37  load.BloomResult `json:"bip37"`
+	Ratios []float64        `json:"round_ratios"`
 	// BloomWorkSeconds is cfindexd's own count of BIP-37 CPU time over the
 	// mixed phase (cfindexd_bip37_work_seconds_total).
 	BloomWorkSeconds float64 `json:"bip37_work_seconds"`
@@ -144,8 +145,8 @@ type bip37Report struct {
 // bip37Round is one round: the BIP-157 load alone, then beside the
 // BIP-37 load.
 type bip37Round struct {
-	Alone, Mixed                         loadResult
-	BIP37                                bloomLoadResult
+	Alone, Mixed                         load.Result
+	BIP37                                load.BloomResult
 	BloomWorkSeconds                     float64
 	GeneratorCPUAlone, GeneratorCPUMixed float64
 	MixedMaxRSS                          int64
@@ -189,7 +190,7 @@ func benchBIP37(ctx context.Context, cfg bip37Config, logw io.Writer) (*bip37Rep
 			sampleHashes = append(sampleHashes, hashes[h])
 		}
 	}
-	elements, avgBlock, err := chainElements(ctx, node.Block, sampleHashes)
+	elements, avgBlock, err := load.ChainElements(ctx, node.Block, sampleHashes)
 	if err != nil {
 		return nil, fmt.Errorf("read blocks: %w", err)
 	}
@@ -229,16 +230,16 @@ func benchBIP37(ctx context.Context, cfg bip37Config, logw io.Writer) (*bip37Rep
 	if rep.BloomCPU == 0 {
 		rep.BloomCPU = int(p2p.DefaultBloomCPUShare * 100)
 	}
-	expected, err := buildExpected(ctx, node, node.Params(), hashes)
+	expected, err := load.BuildExpected(ctx, node, node.Params(), hashes)
 	if err != nil {
 		return nil, err
 	}
-	load := loadConfig{Params: node.Params(), Hashes: hashes, Expected: expected, Peers: cfg.Peers, Warmup: cfg.Warmup, Duration: cfg.Duration,
+	lcfg := load.Config{Params: node.Params(), Hashes: hashes, Expected: expected, Peers: cfg.Peers, Warmup: cfg.Warmup, Duration: cfg.Duration,
 		FilterShare: cfg.FilterShare, Seed: cfg.Seed, RequestTimeout: cfg.ReqTimeout}
 
 	self := os.Getpid()
 	rep.Window = int(chain.Height + 1 - scanFrom)
-	bcfg := bloomLoadConfig{Addr: addr, Params: node.Params(), Hashes: hashes, From: scanFrom,
+	bcfg := load.BloomConfig{Addr: addr, Params: node.Params(), Hashes: hashes, From: scanFrom,
 		Peers: cfg.BloomPeers, Batch: cfg.Batch, Elements: elements, WalletN: cfg.WalletN, FPR: cfg.FPR,
 		Seed: cfg.Seed, RequestTimeout: cfg.ReqTimeout}
 	// Rounds alternate the two phases, so that other work on the machine
@@ -249,30 +250,30 @@ func benchBIP37(ctx context.Context, cfg bip37Config, logw io.Writer) (*bip37Rep
 		var rd bip37Round
 		say("round %d/%d, phase 1: %d BIP-157 peers alone, %s warm-up, %s measured", r+1, cfg.Rounds, cfg.Peers, cfg.Warmup, cfg.Duration)
 		gen0, t0 := procstat.CPU(self), time.Now()
-		if rd.Alone, err = measureLoad(ctx, load, addr, pid); err != nil {
+		if rd.Alone, err = measureLoad(ctx, lcfg, addr, pid); err != nil {
 			return nil, fmt.Errorf("BIP-157 alone: %w", err)
 		}
 		rd.GeneratorCPUAlone = (procstat.CPU(self) - gen0).Seconds() / time.Since(t0).Seconds()
 
 		say("round %d/%d, phase 2: the same load beside %d BIP-37 wallets (n = %d, p = %g, %d filtered blocks per getdata, the last %d blocks of %d bytes on average)",
 			r+1, cfg.Rounds, cfg.BloomPeers, cfg.WalletN, cfg.FPR, cfg.Batch, rep.Window, avgBlock)
-		bl, err := startBloomLoad(ctx, bcfg)
+		bl, err := load.StartBloom(ctx, bcfg)
 		if err != nil {
 			return nil, err
 		}
 		work0 := scrapeMetric(httpAddr, "cfindexd_bip37_work_seconds_total")
-		// The BIP-37 window is the BIP-157 load's: runLoad lines its
+		// The BIP-37 window is the BIP-157 load's: load.Run lines its
 		// peers up 50 ms after it starts, then warms up.
 		begin := time.Now()
-		bl.measure(begin.Add(50*time.Millisecond+cfg.Warmup), begin.Add(50*time.Millisecond+cfg.Warmup+cfg.Duration))
+		bl.Measure(begin.Add(50*time.Millisecond+cfg.Warmup), begin.Add(50*time.Millisecond+cfg.Warmup+cfg.Duration))
 		rssDone := make(chan struct{})
 		rssSamples := procstat.SampleRSS(pid, time.Now(), rssDone)
 		gen0, t0 = procstat.CPU(self), time.Now()
-		rd.Mixed, err = measureLoad(ctx, load, addr, pid)
+		rd.Mixed, err = measureLoad(ctx, lcfg, addr, pid)
 		rd.GeneratorCPUMixed = (procstat.CPU(self) - gen0).Seconds() / time.Since(t0).Seconds()
 		close(rssDone)
 		rd.MixedMaxRSS, _, _ = procstat.RSSPeaks(<-rssSamples)
-		rd.BIP37 = bl.stop()
+		rd.BIP37 = bl.Stop()
 		if err != nil {
 			return nil, fmt.Errorf("BIP-157 with BIP-37: %w", err)
 		}
@@ -341,7 +342,7 @@ func (r *bip37Report) writeTable(w io.Writer) error {
 		b.Peers, r.WalletN, r.FPR, b.FilterBytes, b.FilterHashes, r.Batch, r.Window, r.AvgBlockBytes)
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "BIP-157\tfilters/s\tMB/s\tgetcfilters p50\tp99\tgetcfheaders p50\tp99\trequests\terrors\tserver CPU")
-	row := func(name string, l loadResult) {
+	row := func(name string, l load.Result) {
 		fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%s\t%s\t%s\t%s\t%d\t%d\t%.0f %%\n", name, l.FiltersPerS, l.MBPerS,
 			durOrDash(l.FilterLatency.P50), durOrDash(l.FilterLatency.P99), durOrDash(l.HeaderLatency.P50), durOrDash(l.HeaderLatency.P99),
 			l.FilterReqs+l.HeaderReqs, l.Errors, 100*l.ServerCPUShare)

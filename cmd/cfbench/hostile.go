@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 	"io"
 	"net/http"
@@ -209,12 +210,12 @@ func benchHostile(ctx context.Context, cfg hostileConfig, logw io.Writer) (*host
 		return nil, err
 	}
 	say("chain: %d blocks; fetching btcd's filters (every answer is checked against them)", len(hashes))
-	expected, err := buildExpected(ctx, node, node.Params(), hashes)
+	expected, err := load.BuildExpected(ctx, node, node.Params(), hashes)
 	if err != nil {
 		return nil, err
 	}
 	rep := &hostileReport{Chain: chain, Duration: cfg.Duration, NoFile: nofile, Out: out, LoadBefore: procstat.LoadAverage()}
-	rep.FilterSize, rep.RichFilterSize = expected.meanFilterSize(0), expected.meanFilterSize(richFrom(chain))
+	rep.FilterSize, rep.RichFilterSize = expected.MeanFilterSize(0), expected.MeanFilterSize(richFrom(chain))
 
 	dataDir := filepath.Join(work, "cfindexd-data")
 	base := daemon.Run{Binary: bin, Node: node, DataDir: dataDir, TipHeight: chain.Height, Workers: 8, BatchBlocks: 500}
@@ -254,7 +255,7 @@ func benchHostile(ctx context.Context, cfg hostileConfig, logw io.Writer) (*host
 // runHostileClass starts cfindexd on the caught-up store with both
 // listeners, runs the class's attack for cfg.Duration with the
 // well-behaved client beside it, stops cfindexd and returns the row.
-func runHostileClass(ctx context.Context, cfg hostileConfig, base daemon.Run, class attackClass, env attackEnv, expected *expectedAnswers, out string, seed uint64) (hostileClassResult, error) {
+func runHostileClass(ctx context.Context, cfg hostileConfig, base daemon.Run, class attackClass, env attackEnv, expected *load.Expected, out string, seed uint64) (hostileClassResult, error) {
 	res := hostileClassResult{Name: class.Name, Title: class.Title, OpsUnit: class.OpsUnit}
 	if class.Name == "http-idle" {
 		res.HTTPConns = env.httpConns
@@ -336,7 +337,7 @@ func waitServing(ctx context.Context, proc *daemon.Proc, env attackEnv) error {
 			return ctx.Err()
 		case <-time.After(200 * time.Millisecond):
 		}
-		p, err := dialPeer(env.p2pAddr, env.params, 1, 5*time.Second)
+		p, err := load.Dial(env.p2pAddr, env.params, 1, 5*time.Second)
 		if err != nil {
 			last = err
 			continue

@@ -16,6 +16,7 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
 	"github.com/cfindexd/cfindexd/internal/p2pclient"
 )
 
@@ -121,8 +122,8 @@ type goodClientResult struct {
 	FirstRefusal string `json:"first_refusal,omitempty"`
 	// Latency is over every answered request, P2P and HTTP; ByKind per
 	// kind of request.
-	Latency latencyStats            `json:"latency"`
-	ByKind  map[string]latencyStats `json:"latency_by_kind"`
+	Latency load.LatencyStats            `json:"latency"`
+	ByKind  map[string]load.LatencyStats `json:"latency_by_kind"`
 }
 
 // Ranges the well-behaved client asks for.
@@ -142,7 +143,7 @@ const (
 // against btcd's filters.
 type goodClient struct {
 	p2pAddr, httpAddr, ip string
-	exp                   *expectedAnswers
+	exp                   *load.Expected
 	params                *chaincfg.Params
 	rng                   *rand.Rand
 	http                  *http.Client
@@ -154,7 +155,7 @@ type goodClient struct {
 }
 
 // newGoodClient makes the client; it runs with run.
-func newGoodClient(p2pAddr, httpAddr, ip string, params *chaincfg.Params, exp *expectedAnswers, seed uint64) *goodClient {
+func newGoodClient(p2pAddr, httpAddr, ip string, params *chaincfg.Params, exp *load.Expected, seed uint64) *goodClient {
 	dialer := &net.Dialer{Timeout: hostileIOTimeout, LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
 	return &goodClient{
 		p2pAddr: p2pAddr, httpAddr: httpAddr, ip: ip, params: params, exp: exp,
@@ -197,10 +198,10 @@ func (g *goodClient) result() goodClientResult {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	r := g.res
-	r.Latency = newLatencyStats(append([]time.Duration(nil), g.lat...))
-	r.ByKind = make(map[string]latencyStats)
+	r.Latency = load.NewLatencyStats(append([]time.Duration(nil), g.lat...))
+	r.ByKind = make(map[string]load.LatencyStats)
 	for name, kind := range map[string]*int{"getcfilters": &g.res.Filters, "getcfheaders": &g.res.Headers, "rest": &g.res.REST, "bulk": &g.res.Bulk} {
-		r.ByKind[name] = newLatencyStats(append([]time.Duration(nil), g.byKind[kind]...))
+		r.ByKind[name] = load.NewLatencyStats(append([]time.Duration(nil), g.byKind[kind]...))
 	}
 	return r
 }
@@ -209,7 +210,7 @@ func (g *goodClient) result() goodClientResult {
 func (g *goodClient) run(ctx context.Context) {
 	defer g.http.CloseIdleConnections()
 	tip := uint32(len(g.exp.Hashes) - 1)
-	var peer *wirePeer
+	var peer *load.Peer
 	defer func() {
 		if peer != nil {
 			peer.Close()
@@ -223,7 +224,7 @@ func (g *goodClient) run(ctx context.Context) {
 	}
 	for ctx.Err() == nil {
 		if peer == nil {
-			p, err := dialPeerFrom(g.p2pAddr, g.ip, g.params, g.rng.Uint64(), hostileIOTimeout)
+			p, err := load.DialFrom(g.p2pAddr, g.ip, g.params, g.rng.Uint64(), hostileIOTimeout)
 			if err != nil {
 				if ctx.Err() == nil {
 					g.refuse(false, fmt.Errorf("P2P connect: %w", err))
@@ -237,7 +238,7 @@ func (g *goodClient) run(ctx context.Context) {
 		first := g.rng.Uint32N(tip + 2 - min(goodFilterRange, tip+1))
 		stop := min(first+goodFilterRange-1, tip)
 		if err := g.p2p(peer, &g.res.Filters, func() error {
-			_, _, err := peer.getCFilters(g.exp, first, stop)
+			_, _, err := peer.GetCFilters(g.exp, first, stop)
 			return err
 		}); err != nil {
 			if ctx.Err() == nil {
@@ -251,7 +252,7 @@ func (g *goodClient) run(ctx context.Context) {
 		first = g.rng.Uint32N(tip + 2 - min(goodHeaderRange, tip+1))
 		stop = min(first+goodHeaderRange-1, tip)
 		if err := g.p2p(peer, &g.res.Headers, func() error {
-			_, _, err := peer.getCFHeaders(g.exp, first, stop)
+			_, _, err := peer.GetCFHeaders(g.exp, first, stop)
 			return err
 		}); err != nil {
 			if ctx.Err() == nil {
@@ -268,7 +269,7 @@ func (g *goodClient) run(ctx context.Context) {
 }
 
 // p2p runs one request on peer under goodRequestTimeout and records it.
-func (g *goodClient) p2p(peer *wirePeer, kind *int, req func() error) error {
+func (g *goodClient) p2p(peer *load.Peer, kind *int, req func() error) error {
 	_ = peer.SetDeadline(time.Now().Add(goodRequestTimeout))
 	start := time.Now()
 	if err := req(); err != nil {
@@ -309,7 +310,7 @@ func (g *goodClient) restFilter(ctx context.Context, h uint32) {
 	if err == nil {
 		// Core's .bin (the filter type, the block hash, the filter with
 		// its length) is the cfilter message's payload.
-		if want := g.exp.cfilterFrame(h)[wire.MessageHeaderSize:]; !bytes.Equal(body, want) {
+		if want := g.exp.CFilterFrame(h)[wire.MessageHeaderSize:]; !bytes.Equal(body, want) {
 			err = fmt.Errorf("GET %s: %d bytes differing from btcd's filter", path, len(body))
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 )
@@ -116,7 +117,7 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 	}
 
 	say("fetching btcd's %d filters: every answer is checked against them", len(hashes))
-	expected, err := buildExpected(ctx, node, node.Params(), hashes)
+	expected, err := load.BuildExpected(ctx, node, node.Params(), hashes)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +165,7 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 		defer base.Kill()
 	}
 
-	load := loadConfig{
+	lcfg := load.Config{
 		Params:         node.Params(),
 		Hashes:         hashes,
 		Expected:       expected,
@@ -176,9 +177,9 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 		RequestTimeout: cfg.ReqTimeout,
 	}
 	rep := &serveReport{Chain: chain, Out: out, LoadBefore: procstat.LoadAverage(), BaselineBinary: cfg.Baseline}
-	measure := func(name, addr string, pid int, runs *[]loadResult) error {
+	measure := func(name, addr string, pid int, runs *[]load.Result) error {
 		say("load on %s: %d peers, %s warm-up, %s measured", name, cfg.Peers, cfg.Warmup, cfg.Duration)
-		res, err := measureLoad(ctx, load, addr, pid)
+		res, err := measureLoad(ctx, lcfg, addr, pid)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -207,7 +208,7 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 		}
 	}
 	say("load on btcd: %d peers, %s warm-up, %s measured", cfg.Peers, cfg.Warmup, cfg.Duration)
-	if rep.Btcd, err = measureLoad(ctx, load, node.P2PAddr(), node.PID()); err != nil {
+	if rep.Btcd, err = measureLoad(ctx, lcfg, node.P2PAddr(), node.PID()); err != nil {
 		return nil, fmt.Errorf("btcd: %w", err)
 	}
 	rep.BtcdPeakRSS = procstat.PeakRSS(node.PID())
@@ -237,10 +238,10 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 // measureLoad runs the load against addr and adds the server's CPU time
 // (process pid) and the load generator's own (this process) over the run,
 // and both per filter served.
-func measureLoad(ctx context.Context, cfg loadConfig, addr string, pid int) (loadResult, error) {
+func measureLoad(ctx context.Context, cfg load.Config, addr string, pid int) (load.Result, error) {
 	cfg.Addr = addr
 	cpu0, self0, start := procstat.CPU(pid), selfCPU(), time.Now()
-	res, err := runLoad(ctx, cfg)
+	res, err := load.Run(ctx, cfg)
 	if err != nil {
 		return res, err
 	}

@@ -1,4 +1,4 @@
-package main
+package load
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
-// expectedAnswers holds every byte a correct server sends for the chain
+// Expected holds every byte a correct server sends for the chain
 // the serve benchmark runs on, built once from btcd's own filters
 // (getcfilter over RPC) before any load: each block's cfilter frame as
 // wire encodes it, the filter hashes and filter headers cfheaders answers
@@ -24,7 +24,7 @@ import (
 // byte (memcmp), which checks more than decoding would (every checksum
 // included) and costs the load generator almost no CPU. Read-only once
 // built, shared by all peers.
-type expectedAnswers struct {
+type Expected struct {
 	net wire.BitcoinNet
 	// Hashes are the chain's block hashes by height.
 	Hashes []chainhash.Hash
@@ -45,10 +45,10 @@ type expectedAnswers struct {
 // fetchWorkers bounds the RPC requests for filters in flight.
 const fetchWorkers = 8
 
-// buildExpected fetches every filter of the chain whose block hashes are
+// BuildExpected fetches every filter of the chain whose block hashes are
 // hashes from the node and builds the expected answers, checking the
 // filter-header chain it computes against the node's header at the tip.
-func buildExpected(ctx context.Context, node *btcdtest.Node, params *chaincfg.Params, hashes []chainhash.Hash) (*expectedAnswers, error) {
+func BuildExpected(ctx context.Context, node *btcdtest.Node, params *chaincfg.Params, hashes []chainhash.Hash) (*Expected, error) {
 	filters := make([][]byte, len(hashes))
 	errs := make([]error, len(hashes))
 	next := make(chan int)
@@ -74,14 +74,14 @@ func buildExpected(ctx context.Context, node *btcdtest.Node, params *chaincfg.Pa
 	if err != nil {
 		return nil, fmt.Errorf("btcd getcfilterheader of the tip: %w", err)
 	}
-	return newExpectedAnswers(params.Net, hashes, filters, tipHeader)
+	return NewExpected(params.Net, hashes, filters, tipHeader)
 }
 
-// newExpectedAnswers builds the expected answers from the chain's block
+// NewExpected builds the expected answers from the chain's block
 // hashes and filters; tipHeader is the filter header the node reports for
 // the last block, which the computed chain must reach.
-func newExpectedAnswers(net wire.BitcoinNet, hashes []chainhash.Hash, filters [][]byte, tipHeader chainhash.Hash) (*expectedAnswers, error) {
-	e := &expectedAnswers{
+func NewExpected(net wire.BitcoinNet, hashes []chainhash.Hash, filters [][]byte, tipHeader chainhash.Hash) (*Expected, error) {
+	e := &Expected{
 		net:           net,
 		Hashes:        hashes,
 		frameAt:       make([]int, len(hashes)+1),
@@ -117,21 +117,21 @@ func newExpectedAnswers(net wire.BitcoinNet, hashes []chainhash.Hash, filters []
 }
 
 // cfilterFrame is height h's cfilter frame.
-func (e *expectedAnswers) cfilterFrame(h uint32) []byte {
+func (e *Expected) CFilterFrame(h uint32) []byte {
 	return e.frames[e.frameAt[h]:e.frameAt[h+1]]
 }
 
 // prevFilterHeader is the filter header before height first (zero for 0).
-func (e *expectedAnswers) prevFilterHeader(first uint32) chainhash.Hash {
+func (e *Expected) prevFilterHeader(first uint32) chainhash.Hash {
 	if first == 0 {
 		return chainhash.Hash{}
 	}
 	return e.FilterHeaders[first-1]
 }
 
-// cfheadersPayload is the payload of the cfheaders answer for first..stop,
+// cfheadersPayload is the payload of the cfheaders answer for first..Stop,
 // built for the checksums.
-func (e *expectedAnswers) cfheadersPayload(first, stop uint32) []byte {
+func (e *Expected) cfheadersPayload(first, stop uint32) []byte {
 	msg := wire.NewMsgCFHeaders()
 	msg.FilterType = wire.GCSFilterRegular
 	msg.StopHash = e.Hashes[stop]
@@ -147,8 +147,8 @@ func (e *expectedAnswers) cfheadersPayload(first, stop uint32) []byte {
 
 // checkCFilter compares a cfilter frame (header and payload) received for
 // height h with the expected one.
-func (e *expectedAnswers) checkCFilter(h uint32, hdr, payload []byte) error {
-	want := e.cfilterFrame(h)
+func (e *Expected) checkCFilter(h uint32, hdr, payload []byte) error {
+	want := e.CFilterFrame(h)
 	if bytes.Equal(hdr, want[:wire.MessageHeaderSize]) && bytes.Equal(payload, want[wire.MessageHeaderSize:]) {
 		return nil
 	}
@@ -161,10 +161,10 @@ func (e *expectedAnswers) checkCFilter(h uint32, hdr, payload []byte) error {
 		h, len(payload), hdr[20:24], len(want)-wire.MessageHeaderSize, want[20:24])
 }
 
-// checkCFHeaders compares a cfheaders frame received for first..stop with
+// checkCFHeaders compares a cfheaders frame received for first..Stop with
 // the expected one: length, checksum, filter type, stop hash, previous
 // filter header, count and every filter hash.
-func (e *expectedAnswers) checkCFHeaders(first, stop uint32, hdr, payload []byte) error {
+func (e *Expected) checkCFHeaders(first, stop uint32, hdr, payload []byte) error {
 	count := int(stop-first) + 1
 	const fixed = 1 + 2*chainhash.HashSize
 	varLen := wire.VarIntSerializeSize(uint64(count))
@@ -201,7 +201,7 @@ func (e *expectedAnswers) checkCFHeaders(first, stop uint32, hdr, payload []byte
 // meanFilterSize is the mean size of the filters (with their length
 // prefix) of heights from..tip: a cfilter frame is the 24-byte header,
 // the filter type and the block hash, then that.
-func (e *expectedAnswers) meanFilterSize(from uint32) float64 {
+func (e *Expected) MeanFilterSize(from uint32) float64 {
 	n := len(e.Hashes) - int(from)
 	if n <= 0 {
 		return 0

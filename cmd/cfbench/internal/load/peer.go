@@ -1,4 +1,4 @@
-package main
+package load
 
 import (
 	"context"
@@ -15,13 +15,13 @@ import (
 // reads the payload (wire.MaxMessagePayload).
 const maxFramePayload = wire.MaxMessagePayload
 
-// wirePeer is a minimal BIP-157 light client on one p2pclient.Conn: it
+// Peer is a minimal BIP-157 light client on one p2pclient.Conn: it
 // reads responses as raw frames in place in its read buffer (no copy, no
 // decoding, no checksum, no allocation), so that the load generator spends
 // as little CPU per filter as possible: it shares the machine with the
 // server it measures. The caller checks each frame's bytes against the
 // expected answers. It is not safe for concurrent use.
-type wirePeer struct {
+type Peer struct {
 	*p2pclient.Conn
 }
 
@@ -29,16 +29,16 @@ type wirePeer struct {
 // (2,000 hashes, 64,092 bytes) and most cfilter frames are read in place.
 const peerReadBuffer = 64 << 10
 
-// dialPeer connects to addr and completes the version/verack handshake as
+// Dial connects to addr and completes the version/verack handshake as
 // a light client (no services, no tx relay) within timeout.
-func dialPeer(addr string, params *chaincfg.Params, nonce uint64, timeout time.Duration) (*wirePeer, error) {
-	return dialPeerFrom(addr, "", params, nonce, timeout)
+func Dial(addr string, params *chaincfg.Params, nonce uint64, timeout time.Duration) (*Peer, error) {
+	return DialFrom(addr, "", params, nonce, timeout)
 }
 
-// dialPeerFrom is dialPeer from the local address localIP (any when
+// DialFrom is Dial from the local address localIP (any when
 // empty): hostile's clients stand in for many hosts with 127.x.y.z source
 // addresses.
-func dialPeerFrom(addr, localIP string, params *chaincfg.Params, nonce uint64, timeout time.Duration) (*wirePeer, error) {
+func DialFrom(addr, localIP string, params *chaincfg.Params, nonce uint64, timeout time.Duration) (*Peer, error) {
 	c, err := p2pclient.DialConn(context.Background(), addr, params.Net, p2pclient.ConnOptions{
 		LocalIP: localIP, Timeout: timeout, ReadBuffer: peerReadBuffer, WriteBuffer: 4 << 10,
 	})
@@ -51,13 +51,13 @@ func dialPeerFrom(addr, localIP string, params *chaincfg.Params, nonce uint64, t
 		c.Close()
 		return nil, fmt.Errorf("handshake with %s: %w", addr, err)
 	}
-	return &wirePeer{c}, nil
+	return &Peer{c}, nil
 }
 
 // send writes msg and flushes.
-func (p *wirePeer) send(msg wire.Message) error { return p.Send(msg) }
+func (p *Peer) send(msg wire.Message) error { return p.Send(msg) }
 
 // read returns the next frame, answering pings on the way, valid until
 // the next read. The checksum is not verified here: the caller compares
 // the whole frame, checksum included, with the one it expects.
-func (p *wirePeer) read() (p2pclient.RawFrame, error) { return p.ReadRaw(maxFramePayload) }
+func (p *Peer) read() (p2pclient.RawFrame, error) { return p.ReadRaw(maxFramePayload) }
