@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/attack"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
@@ -41,7 +42,7 @@ type hostileConfig struct {
 	// holds (at most what this process's open file limit allows).
 	HTTPConns int
 	// Classes are the classes to run (all by default).
-	Classes   []attackClass
+	Classes   []attack.Class
 	classList string
 }
 
@@ -58,7 +59,7 @@ func parseHostileFlags(args []string, stderr io.Writer) (hostileConfig, error) {
 	fs.DurationVar(&c.Settle, "settle", 0, "time the attack runs before the well-behaved client starts (default: a tenth of -duration, at most 3s)")
 	fs.IntVar(&c.HTTPConns, "httpconns", 20_000, "idle HTTP connections of the http-idle class (bounded by the open file limit)")
 	var names []string
-	for _, cl := range hostileClasses() {
+	for _, cl := range attack.Classes() {
 		names = append(names, cl.Name)
 	}
 	fs.StringVar(&c.classList, "classes", strings.Join(names, ","), "comma-separated attack classes to run: "+strings.Join(names, ", "))
@@ -83,10 +84,10 @@ func (c *hostileConfig) validate() error {
 	if c.Settle == 0 {
 		c.Settle = min(c.Duration/10, 3*time.Second)
 	}
-	all := hostileClasses()
+	all := attack.Classes()
 	c.Classes = nil
 	for name := range strings.SplitSeq(c.classList, ",") {
-		i := slices.IndexFunc(all, func(cl attackClass) bool { return cl.Name == strings.TrimSpace(name) })
+		i := slices.IndexFunc(all, func(cl attack.Class) bool { return cl.Name == strings.TrimSpace(name) })
 		if i < 0 {
 			return fmt.Errorf("%w: -classes: unknown class %q", errUsage, name)
 		}
@@ -120,7 +121,7 @@ type hostileClassResult struct {
 	// caught-up store.
 	PeakRSS int64 `json:"peak_rss_bytes"`
 	// Good is the well-behaved client's view.
-	Good goodClientResult `json:"good_client"`
+	Good attack.GoodResult `json:"good_client"`
 	// Up is true when cfindexd ran through the attack and exited 0 on
 	// SIGTERM.
 	Up      bool   `json:"daemon_up"`
@@ -227,7 +228,7 @@ func benchHostile(ctx context.Context, cfg hostileConfig, logw io.Writer) (*host
 	}
 
 	for i, class := range cfg.Classes {
-		env := attackEnv{params: node.Params(), hashes: hashes, httpConns: httpConns}
+		env := attack.Env{Params: node.Params(), Hashes: hashes, HTTPConns: httpConns}
 		res, err := runHostileClass(ctx, cfg, base, class, env, expected, out, uint64(i))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", class.Name, err)
@@ -255,10 +256,10 @@ func benchHostile(ctx context.Context, cfg hostileConfig, logw io.Writer) (*host
 // runHostileClass starts cfindexd on the caught-up store with both
 // listeners, runs the class's attack for cfg.Duration with the
 // well-behaved client beside it, stops cfindexd and returns the row.
-func runHostileClass(ctx context.Context, cfg hostileConfig, base daemon.Run, class attackClass, env attackEnv, expected *load.Expected, out string, seed uint64) (hostileClassResult, error) {
+func runHostileClass(ctx context.Context, cfg hostileConfig, base daemon.Run, class attack.Class, env attack.Env, expected *load.Expected, out string, seed uint64) (hostileClassResult, error) {
 	res := hostileClassResult{Name: class.Name, Title: class.Title, OpsUnit: class.OpsUnit}
 	if class.Name == "http-idle" {
-		res.HTTPConns = env.httpConns
+		res.HTTPConns = env.HTTPConns
 	}
 	p2pAddr, err := freeLoopbackAddr()
 	if err != nil {
@@ -268,7 +269,7 @@ func runHostileClass(ctx context.Context, cfg hostileConfig, base daemon.Run, cl
 	if err != nil {
 		return res, err
 	}
-	env.p2pAddr, env.httpAddr = p2pAddr, httpAddr
+	env.P2PAddr, env.HTTPAddr = p2pAddr, httpAddr
 	run := base
 	run.LogPath = filepath.Join(out, "cfindexd-"+class.Name+".log")
 	run.Extra = append([]string{"--listen=" + p2pAddr, "--httplisten=" + httpAddr}, class.Flags...)
@@ -283,21 +284,21 @@ func runHostileClass(ctx context.Context, cfg hostileConfig, base daemon.Run, cl
 
 	attackCtx, stopAttack := context.WithTimeout(ctx, cfg.Duration)
 	defer stopAttack()
-	var tally attackTally
+	var tally attack.Tally
 	attackDone := make(chan struct{})
 	go func() {
 		defer close(attackDone)
 		class.Run(attackCtx, env, &tally)
 	}()
-	pauseCtx(attackCtx, cfg.Settle)
-	good := newGoodClient(p2pAddr, httpAddr, class.GoodIP, env.params, expected, seed)
-	good.run(attackCtx)
+	attack.Pause(attackCtx, cfg.Settle)
+	good := attack.NewGoodClient(p2pAddr, httpAddr, class.GoodIP, env.Params, expected, seed)
+	good.Run(attackCtx)
 	<-attackDone
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
-	res.Good = good.result()
-	res.Ops, res.Conns, res.AttackRefused = tally.ops.Load(), tally.conns.Load(), tally.refused.Load()
+	res.Good = good.Result()
+	res.Ops, res.Conns, res.AttackRefused = tally.Ops.Load(), tally.Conns.Load(), tally.Refused.Load()
 
 	select {
 	case <-proc.Exited():
@@ -325,7 +326,7 @@ func runHostileClass(ctx context.Context, cfg hostileConfig, base daemon.Run, cl
 
 // waitServing waits until cfindexd answers a P2P handshake and its
 // readiness check over HTTP.
-func waitServing(ctx context.Context, proc *daemon.Proc, env attackEnv) error {
+func waitServing(ctx context.Context, proc *daemon.Proc, env attack.Env) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	client := &http.Client{Timeout: 5 * time.Second}
 	var last error
@@ -337,13 +338,13 @@ func waitServing(ctx context.Context, proc *daemon.Proc, env attackEnv) error {
 			return ctx.Err()
 		case <-time.After(200 * time.Millisecond):
 		}
-		p, err := load.Dial(env.p2pAddr, env.params, 1, 5*time.Second)
+		p, err := load.Dial(env.P2PAddr, env.Params, 1, 5*time.Second)
 		if err != nil {
 			last = err
 			continue
 		}
 		p.Close()
-		resp, err := client.Get("http://" + env.httpAddr + "/readyz")
+		resp, err := client.Get("http://" + env.HTTPAddr + "/readyz")
 		if err != nil {
 			last = err
 			continue

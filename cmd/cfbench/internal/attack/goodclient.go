@@ -1,4 +1,4 @@
-package main
+package attack
 
 import (
 	"bytes"
@@ -17,93 +17,10 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
-	"github.com/cfindexd/cfindexd/internal/p2pclient"
 )
 
-// hostileIOTimeout bounds an attacker's dial, handshake and each write.
-const hostileIOTimeout = 10 * time.Second
-
-// rawConn is an attacker's P2P connection from a 127.x.y.z source
-// address: it writes frames and raw bytes, and reads frames without
-// reading their payloads (attackers must not spend this process's CPU or
-// memory on the answers: the daemon is what is measured, on the same
-// machine).
-type rawConn struct {
-	c *p2pclient.Conn
-}
-
-// dialFrom connects to addr from localIP.
-func dialFrom(ctx context.Context, addr, localIP string, magic wire.BitcoinNet) (*rawConn, error) {
-	c, err := p2pclient.DialConn(ctx, addr, magic, p2pclient.ConnOptions{
-		LocalIP: localIP, Timeout: hostileIOTimeout, ReadBuffer: 4 << 10, WriteBuffer: 4 << 10,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &rawConn{c: c}, nil
-}
-
-// write sends raw bytes under hostileIOTimeout.
-func (c *rawConn) write(b []byte) error {
-	_ = c.c.SetWriteDeadline(time.Now().Add(hostileIOTimeout))
-	return c.c.WriteRaw(b)
-}
-
-// send writes msg as a frame.
-func (c *rawConn) send(msg wire.Message) error {
-	_ = c.c.SetWriteDeadline(time.Now().Add(hostileIOTimeout))
-	return c.c.Send(msg)
-}
-
-// readCommand reads one frame, discarding its payload, answers pings,
-// and returns the frame's command and payload size.
-func (c *rawConn) readCommand(timeout time.Duration) (string, int, error) {
-	_ = c.c.SetReadDeadline(time.Now().Add(timeout))
-	return c.c.Skip()
-}
-
-// handshake sends version (relay: the fRelay flag) and completes the
-// handshake: the server's version and verack are read, verack sent.
-func (c *rawConn) handshake(relay bool) error {
-	_, err := c.c.Handshake(p2pclient.HandshakeOptions{
-		Relay: relay, UserAgent: "/cfbench-hostile:0.1/", Timeout: hostileIOTimeout,
-	})
-	return err
-}
-
-// drain reads and discards frames (answering pings) until the connection
-// closes or fails.
-func (c *rawConn) drain() {
-	for {
-		if _, _, err := c.readCommand(time.Hour); err != nil {
-			return
-		}
-	}
-}
-
-// closedWithin reports whether the server closes the connection within d.
-func (c *rawConn) closedWithin(d time.Duration) bool {
-	_ = c.c.SetReadDeadline(time.Now().Add(d))
-	err := c.c.DiscardAll()
-	ne, ok := err.(net.Error)
-	return err != nil && !(ok && ne.Timeout())
-}
-
-// close closes the connection.
-func (c *rawConn) close() { _ = c.c.Close() }
-
-// closeWith closes the connection when ctx ends, and returns a function
-// that closes it at once (for a defer when the caller is done with it).
-func (c *rawConn) closeWith(ctx context.Context) func() {
-	stop := context.AfterFunc(ctx, c.close)
-	return func() {
-		stop()
-		c.close()
-	}
-}
-
-// goodClientResult is what the well-behaved client saw during one class.
-type goodClientResult struct {
+// GoodResult is what the well-behaved client saw during one class.
+type GoodResult struct {
 	// Requests are the answered requests of each kind: getcfilters of
 	// goodFilterRange blocks, getcfheaders of goodHeaderRange blocks (P2P),
 	// a REST filter and a bulk filter-headers file (HTTP).
@@ -137,11 +54,11 @@ const (
 	goodRetryPause = 250 * time.Millisecond
 )
 
-// goodClient is a well-behaved light client from its own address: it
+// GoodClient is a well-behaved light client from its own address: it
 // asks for filters and filter headers over P2P and a filter and a bulk
 // filter-headers file over HTTP in a closed loop, checking every byte
 // against btcd's filters.
-type goodClient struct {
+type GoodClient struct {
 	p2pAddr, httpAddr, ip string
 	exp                   *load.Expected
 	params                *chaincfg.Params
@@ -149,15 +66,15 @@ type goodClient struct {
 	http                  *http.Client
 
 	mu     sync.Mutex
-	res    goodClientResult
+	res    GoodResult
 	lat    []time.Duration
 	byKind map[*int][]time.Duration
 }
 
-// newGoodClient makes the client; it runs with run.
-func newGoodClient(p2pAddr, httpAddr, ip string, params *chaincfg.Params, exp *load.Expected, seed uint64) *goodClient {
+// NewGoodClient makes the client; it runs with run.
+func NewGoodClient(p2pAddr, httpAddr, ip string, params *chaincfg.Params, exp *load.Expected, seed uint64) *GoodClient {
 	dialer := &net.Dialer{Timeout: hostileIOTimeout, LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
-	return &goodClient{
+	return &GoodClient{
 		p2pAddr: p2pAddr, httpAddr: httpAddr, ip: ip, params: params, exp: exp,
 		rng: rand.New(rand.NewPCG(seed, 7)),
 		http: &http.Client{
@@ -168,7 +85,7 @@ func newGoodClient(p2pAddr, httpAddr, ip string, params *chaincfg.Params, exp *l
 }
 
 // refuse records a refusal.
-func (g *goodClient) refuse(bulk bool, err error) {
+func (g *GoodClient) refuse(bulk bool, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.res.Refused++
@@ -181,7 +98,7 @@ func (g *goodClient) refuse(bulk bool, err error) {
 }
 
 // answered records an answered request of kind (a counter of res).
-func (g *goodClient) answered(kind *int, took time.Duration) {
+func (g *GoodClient) answered(kind *int, took time.Duration) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	*kind++
@@ -194,7 +111,7 @@ func (g *goodClient) answered(kind *int, took time.Duration) {
 }
 
 // result returns what the client saw so far.
-func (g *goodClient) result() goodClientResult {
+func (g *GoodClient) Result() GoodResult {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	r := g.res
@@ -207,7 +124,7 @@ func (g *goodClient) result() goodClientResult {
 }
 
 // run loops until ctx ends.
-func (g *goodClient) run(ctx context.Context) {
+func (g *GoodClient) Run(ctx context.Context) {
 	defer g.http.CloseIdleConnections()
 	tip := uint32(len(g.exp.Hashes) - 1)
 	var peer *load.Peer
@@ -269,7 +186,7 @@ func (g *goodClient) run(ctx context.Context) {
 }
 
 // p2p runs one request on peer under goodRequestTimeout and records it.
-func (g *goodClient) p2p(peer *load.Peer, kind *int, req func() error) error {
+func (g *GoodClient) p2p(peer *load.Peer, kind *int, req func() error) error {
 	_ = peer.SetDeadline(time.Now().Add(goodRequestTimeout))
 	start := time.Now()
 	if err := req(); err != nil {
@@ -280,7 +197,7 @@ func (g *goodClient) p2p(peer *load.Peer, kind *int, req func() error) error {
 }
 
 // get fetches path over HTTP and returns the body of a 200.
-func (g *goodClient) get(ctx context.Context, path string) ([]byte, time.Duration, error) {
+func (g *GoodClient) get(ctx context.Context, path string) ([]byte, time.Duration, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+g.httpAddr+path, nil)
 	if err != nil {
 		return nil, 0, err
@@ -304,7 +221,7 @@ func (g *goodClient) get(ctx context.Context, path string) ([]byte, time.Duratio
 
 // restFilter fetches height h's filter over REST and checks it holds
 // btcd's filter.
-func (g *goodClient) restFilter(ctx context.Context, h uint32) {
+func (g *GoodClient) restFilter(ctx context.Context, h uint32) {
 	path := "/rest/blockfilter/basic/" + g.exp.Hashes[h].String() + ".bin"
 	body, took, err := g.get(ctx, path)
 	if err == nil {
@@ -324,7 +241,7 @@ func (g *goodClient) restFilter(ctx context.Context, h uint32) {
 }
 
 // bulkHeaders fetches the first bulk filter-headers file and checks it.
-func (g *goodClient) bulkHeaders(ctx context.Context) {
+func (g *GoodClient) bulkHeaders(ctx context.Context) {
 	end := min(uint32(len(g.exp.Hashes)-1), 1999)
 	path := "/bulk/filterheaders/0-" + strconv.FormatUint(uint64(end), 10) + ".bin"
 	body, took, err := g.get(ctx, path)
