@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/chains"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
@@ -107,10 +108,10 @@ func (c bip37Config) validate() error {
 
 // bip37Report is the result of the bip37 benchmark.
 type bip37Report struct {
-	Chain      chainInfo `json:"chain"`
-	Out        string    `json:"out_dir"`
-	LoadBefore string    `json:"load_avg_before"`
-	LoadAfter  string    `json:"load_avg_after"`
+	Chain      chains.Info `json:"chain"`
+	Out        string      `json:"out_dir"`
+	LoadBefore string      `json:"load_avg_before"`
+	LoadAfter  string      `json:"load_avg_after"`
 	// Alone, Mixed and BIP37 are the median round's (by its ratio);
 	// Ratios are every round's.
 	Alone  load.Result      `json:"bip157_alone"`
@@ -168,7 +169,7 @@ func benchBIP37(ctx context.Context, cfg bip37Config, logw io.Writer) (*bip37Rep
 	}
 	defer ws.cleanup()
 	say("starting btcd (simnet, --txindex) and building %d tx-rich blocks", cfg.Blocks)
-	node, chain, err := buildChain(ctx, filepath.Join(ws.work, "btcd"), cfg.Blocks, cfg.WalletSeed)
+	node, chain, err := chains.Build(ctx, filepath.Join(ws.work, "btcd"), cfg.Blocks, cfg.WalletSeed)
 	if node != nil {
 		defer node.Stop()
 	}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/attack"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/chains"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
@@ -52,7 +53,7 @@ func parseHostileFlags(args []string, stderr io.Writer) (hostileConfig, error) {
 	fs := flag.NewFlagSet("cfbench hostile", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	c.register(fs, 500, 60*time.Minute)
-	fs.StringVar(&c.Chain, "chain", chainMainnet, "chain: mainnet (mainnet-shaped, mainnet-size filters, generated once and cached) or rich (the small tx-rich chain, built every run)")
+	fs.StringVar(&c.Chain, "chain", chains.Mainnet, "chain: mainnet (mainnet-shaped, mainnet-size filters, generated once and cached) or rich (the small tx-rich chain, built every run)")
 	fs.IntVar(&c.TxsPerBlock, "txs", 2000, "transactions per block of the mainnet-shaped chain")
 	fs.StringVar(&c.CacheRoot, "cache", "", "where mainnet-shaped chains are cached (default: the user cache directory's cfindexd-bench)")
 	fs.DurationVar(&c.Duration, "duration", 30*time.Second, "attack per class")
@@ -72,8 +73,8 @@ func parseHostileFlags(args []string, stderr io.Writer) (hostileConfig, error) {
 // validate checks the flags and resolves -classes.
 func (c *hostileConfig) validate() error {
 	switch {
-	case c.Chain != chainMainnet && c.Chain != chainRich:
-		return fmt.Errorf("%w: -chain %q is neither %s nor %s", errUsage, c.Chain, chainMainnet, chainRich)
+	case c.Chain != chains.Mainnet && c.Chain != chains.Rich:
+		return fmt.Errorf("%w: -chain %q is neither %s nor %s", errUsage, c.Chain, chains.Mainnet, chains.Rich)
 	case c.Duration < 500*time.Millisecond:
 		return fmt.Errorf("%w: -duration %s is under 500ms", errUsage, c.Duration)
 	case c.Settle < 0 || c.Settle >= c.Duration:
@@ -93,7 +94,7 @@ func (c *hostileConfig) validate() error {
 		}
 		c.Classes = append(c.Classes, all[i])
 	}
-	if c.Chain == chainMainnet {
+	if c.Chain == chains.Mainnet {
 		sc := c.sync()
 		if err := sc.shape().Validate(); err != nil {
 			return fmt.Errorf("%w: -blocks/-txs: %w", errUsage, err)
@@ -138,7 +139,7 @@ func (r hostileClassResult) met() bool {
 
 // hostileReport is the whole run.
 type hostileReport struct {
-	Chain chainInfo `json:"chain"`
+	Chain chains.Info `json:"chain"`
 	// FilterSize is the mean filter's size (with its length prefix) over
 	// the chain, RichFilterSize over its transaction-rich blocks (the
 	// mainnet-shaped ones).
@@ -418,7 +419,7 @@ func latency(d time.Duration) string {
 
 // richFrom is the height of the chain's first transaction-rich block: the
 // mainnet-shaped chain says; the tx-rich chain's are its last RichBlocks.
-func richFrom(chain chainInfo) uint32 {
+func richFrom(chain chains.Info) uint32 {
 	if chain.Mainnet != nil {
 		return uint32(chain.Mainnet.FirstRich)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/chains"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
@@ -97,7 +98,7 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 	// btcd counts outbound slots (8 by default) against --maxpeers.
 	btcdMaxPeers := "--maxpeers=" + strconv.Itoa(cfg.Peers+50)
 	say("starting btcd (simnet, --txindex, %s) and building %d tx-rich blocks", btcdMaxPeers, cfg.Blocks)
-	node, chain, err := buildChain(ctx, filepath.Join(work, "btcd"), cfg.Blocks, cfg.WalletSeed, btcdMaxPeers)
+	node, chain, err := chains.Build(ctx, filepath.Join(work, "btcd"), cfg.Blocks, cfg.WalletSeed, btcdMaxPeers)
 	if node != nil {
 		defer node.Stop()
 	}

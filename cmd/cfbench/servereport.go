@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/chains"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
 	"io"
 	"slices"
@@ -22,10 +23,10 @@ const (
 
 // serveReport is the result of the serve benchmark.
 type serveReport struct {
-	Chain      chainInfo `json:"chain"`
-	Out        string    `json:"out_dir"`
-	LoadBefore string    `json:"load_avg_before"`
-	LoadAfter  string    `json:"load_avg_after"`
+	Chain      chains.Info `json:"chain"`
+	Out        string      `json:"out_dir"`
+	LoadBefore string      `json:"load_avg_before"`
+	LoadAfter  string      `json:"load_avg_after"`
 	// CFIndexd is the median of CFIndexdRuns (by filters/s), one per
 	// round; Baseline likewise for -baseline (empty without it).
 	CFIndexd        load.Result   `json:"cfindexd"`

@@ -14,6 +14,7 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/chains"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
@@ -23,7 +24,7 @@ import (
 // syncConfig holds the flags of the sync subcommand.
 type syncConfig struct {
 	commonFlags
-	// Chain is chainMainnet or chainRich; TxsPerBlock sizes the
+	// Chain is chains.Mainnet or chains.Rich; TxsPerBlock sizes the
 	// mainnet-shaped chain's blocks; CacheRoot is where it is cached.
 	Chain       string
 	TxsPerBlock int
@@ -66,7 +67,7 @@ func parseSyncFlags(args []string, stderr io.Writer) (syncConfig, error) {
 	fs := flag.NewFlagSet("cfbench sync", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	c.register(fs, 500, 90*time.Minute)
-	fs.StringVar(&c.Chain, "chain", chainMainnet, "chain to measure on: mainnet (mainnet-shaped, generated once and cached) or rich (the small tx-rich chain, built every run)")
+	fs.StringVar(&c.Chain, "chain", chains.Mainnet, "chain to measure on: mainnet (mainnet-shaped, generated once and cached) or rich (the small tx-rich chain, built every run)")
 	fs.IntVar(&c.TxsPerBlock, "txs", 2000, "transactions per block of the mainnet-shaped chain")
 	fs.IntVar(&c.OldCoins, "oldcoins", 0, "unspent outputs of the mainnet-shaped chain's pre-history, for old spends (0: 300 per transaction of a block)")
 	fs.StringVar(&c.CacheRoot, "cache", "", "where mainnet-shaped chains are cached (default: the user cache directory's cfindexd-bench)")
@@ -93,8 +94,8 @@ func parseSyncFlags(args []string, stderr io.Writer) (syncConfig, error) {
 // validate checks the flags' ranges and resolves -sources.
 func (c *syncConfig) validate() error {
 	switch {
-	case c.Chain != chainMainnet && c.Chain != chainRich:
-		return fmt.Errorf("%w: -chain %q is neither %s nor %s", errUsage, c.Chain, chainMainnet, chainRich)
+	case c.Chain != chains.Mainnet && c.Chain != chains.Rich:
+		return fmt.Errorf("%w: -chain %q is neither %s nor %s", errUsage, c.Chain, chains.Mainnet, chains.Rich)
 	case c.Runs < 1 || c.Runs > 20:
 		return fmt.Errorf("%w: -runs %d is outside 1..20", errUsage, c.Runs)
 	case c.Workers < 1 || c.Workers > 64:
@@ -104,7 +105,7 @@ func (c *syncConfig) validate() error {
 	case c.TopN < 0:
 		return fmt.Errorf("%w: -top %d is negative", errUsage, c.TopN)
 	}
-	if c.Chain == chainMainnet {
+	if c.Chain == chains.Mainnet {
 		if err := c.shape().Validate(); err != nil {
 			return fmt.Errorf("%w: -blocks/-txs: %w", errUsage, err)
 		}
@@ -157,10 +158,10 @@ func benchSync(ctx context.Context, cfg syncConfig, logw io.Writer) (*syncReport
 	}
 	env := syncEnv{Node: node}
 	say("chain: %d blocks (tip %s)", chain.Height+1, chain.Tip)
-	var blocksDir *blocksDirInfo
+	var blocksDir *chains.BlocksDirInfo
 	if slices.ContainsFunc(cfg.Sources, func(s syncSource) bool { return s.ReadsBlocksDir }) {
 		say("writing the chain as Bitcoin Core's blocks directory (blk/rev/xor)")
-		info, err := writeBlocksDir(ctx, filepath.Join(work, "blocks"), chain, node)
+		info, err := chains.WriteBlocksDir(ctx, filepath.Join(work, "blocks"), chain, node)
 		if err != nil {
 			return nil, err
 		}
@@ -288,20 +289,20 @@ func btoi(b bool) int {
 }
 
 // startSyncChain starts btcd on the chain cfg asks for.
-func startSyncChain(ctx context.Context, cfg syncConfig, dataDir string, say func(string, ...any)) (*btcdtest.Node, chainInfo, error) {
-	if cfg.Chain == chainRich {
+func startSyncChain(ctx context.Context, cfg syncConfig, dataDir string, say func(string, ...any)) (*btcdtest.Node, chains.Info, error) {
+	if cfg.Chain == chains.Rich {
 		say("starting btcd (simnet, --txindex) and building %d tx-rich blocks", cfg.Blocks)
-		return buildChain(ctx, dataDir, cfg.Blocks, cfg.WalletSeed)
+		return chains.Build(ctx, dataDir, cfg.Blocks, cfg.WalletSeed)
 	}
 	root := cfg.CacheRoot
 	if root == "" {
 		var err error
 		if root, err = btcdtest.MainnetCacheRoot(); err != nil {
-			return nil, chainInfo{}, err
+			return nil, chains.Info{}, err
 		}
 	}
 	say("mainnet-shaped chain: %d blocks of %d transactions (seed %d), cached under %s", cfg.Blocks, cfg.TxsPerBlock, cfg.WalletSeed, root)
-	return mainnetChain(ctx, root, dataDir, cfg.shape(), say)
+	return chains.StartMainnet(ctx, root, dataDir, cfg.shape(), say)
 }
 
 // verifyDaemonStore compares the store a finished daemon run left in
@@ -322,7 +323,7 @@ func verifyDaemonStore(dataDir string, node *btcdtest.Node, oracle []btcdtest.Fi
 // chainBytes is the size of the chain's serialized blocks: counted by
 // the generator for a mainnet-shaped chain, by the in-process run
 // otherwise (0 when neither is known).
-func chainBytes(chain chainInfo, prof *profileResult) int64 {
+func chainBytes(chain chains.Info, prof *profileResult) int64 {
 	if chain.Mainnet != nil {
 		return chain.Mainnet.ChainBytes
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/chains"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 	"io"
@@ -24,10 +25,10 @@ const (
 
 // syncReport is the result of the sync benchmark.
 type syncReport struct {
-	Chain chainInfo `json:"chain"`
+	Chain chains.Info `json:"chain"`
 	// BlocksDir is the Core-format directory the blocks-dir source read,
 	// when it was measured.
-	BlocksDir *blocksDirInfo `json:"blocks_dir,omitempty"`
+	BlocksDir *chains.BlocksDirInfo `json:"blocks_dir,omitempty"`
 	// Runs is how many times each catch-up was measured.
 	Runs        int    `json:"runs"`
 	Workers     int    `json:"workers"`
