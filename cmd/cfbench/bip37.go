@@ -23,7 +23,7 @@ import (
 	"github.com/cfindexd/cfindexd/p2p"
 )
 
-// Goals of the bip37 benchmark (issue 10).
+// Goals of the bip37 benchmark.
 const (
 	// goalBIP37Throughput: BIP-157 throughput with the BIP-37 load at
 	// least 70 % of what it is alone.

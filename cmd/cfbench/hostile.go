@@ -20,7 +20,7 @@ import (
 	"time"
 )
 
-// Goals of cfbench hostile (issue 9).
+// Goals of cfbench hostile.
 const (
 	hostileRSSGoal = 250_000_000 // bytes of peak RSS in every class
 	hostileP99Goal = 2 * time.Second

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// Goals of the serve benchmark (issue 4), under the same saturating load.
+// Goals of the serve benchmark, under the same saturating load.
 const (
 	// goalServeThroughput: at least twice btcd's filters/s.
 	goalServeThroughput = 2.0

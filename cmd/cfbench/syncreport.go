@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// Goals of the sync benchmark (issue 12).
+// Goals of the sync benchmark.
 const (
 	// goalSyncRatio: cfindexd's catch-up at least twice as fast as btcd
 	// rebuilding its own cfindex.
