@@ -9,6 +9,8 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/txscript/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/internal/corefiles"
 )
 
 // TestGenerateMainnetChainCached generates a small mainnet-shaped chain
@@ -55,7 +57,7 @@ func TestGenerateMainnetChainCached(t *testing.T) {
 	// blocks hold exactly the counted transactions and outputs.
 	var prev chainhash.Hash
 	txs, outs, n := 0, 0, int32(0)
-	err = ReadBlockFile(c.BlocksPath(), wire.SimNet, func(h int32, raw []byte) error {
+	err = corefiles.ReadChainFile(c.BlocksPath(), wire.SimNet, func(h int32, raw []byte) error {
 		var blk wire.MsgBlock
 		if err := blk.Deserialize(bytes.NewReader(raw)); err != nil {
 			t.Fatalf("block %d: %v", h, err)

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/cfindexd/cfindexd/internal/corefiles"
 )
 
 // mainnetGenVersion changes whenever GenerateMainnetChain would build a
@@ -142,7 +144,7 @@ func generateInto(ctx context.Context, dir string, shape MainnetShape, say func(
 		return MainnetStats{}, err
 	}
 	defer n.Stop()
-	bf, err := CreateBlockFile(filepath.Join(dir, cacheBlocks), n.Params().Net)
+	bf, err := corefiles.CreateChainFile(filepath.Join(dir, cacheBlocks), n.Params().Net)
 	if err != nil {
 		return MainnetStats{}, err
 	}
@@ -178,7 +180,7 @@ func generateInto(ctx context.Context, dir string, shape MainnetShape, say func(
 	return stats, nil
 }
 
-// BlocksPath is the chain's block file (ReadBlockFile).
+// BlocksPath is the chain's block file (corefiles.ReadChainFile).
 func (c *MainnetChain) BlocksPath() string { return filepath.Join(c.Dir, cacheBlocks) }
 
 // Options returns the node options the chain was generated with, for a

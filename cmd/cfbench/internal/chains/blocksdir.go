@@ -84,7 +84,7 @@ func WriteBlocksDir(ctx context.Context, dir string, chain Info, node *btcdtest.
 // addFromBlockFile decodes every block of the block file at path, in
 // order, and hands it to add.
 func addFromBlockFile(path string, params *chaincfg.Params, add func(*wire.MsgBlock) error) error {
-	return btcdtest.ReadBlockFile(path, params.Net, func(height int32, raw []byte) error {
+	return corefiles.ReadChainFile(path, params.Net, func(height int32, raw []byte) error {
 		var blk wire.MsgBlock
 		if err := blk.Deserialize(bytes.NewReader(raw)); err != nil {
 			return fmt.Errorf("%s: block %d: %w", path, height, err)

@@ -35,7 +35,7 @@ type Info struct {
 	Mainnet  *btcdtest.MainnetStats `json:"mainnet,omitempty"`
 	CacheDir string                 `json:"cache_dir,omitempty"`
 	Cached   bool                   `json:"cached,omitempty"`
-	// blockFile is the chain's block file (btcdtest.ReadBlockFile), when
+	// blockFile is the chain's block file (corefiles.ReadChainFile), when
 	// it has one: the blocks-dir source's files are written from it.
 	blockFile string
 }
