@@ -18,6 +18,7 @@ import (
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/btcdtest/mainnetchain"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -126,8 +127,8 @@ func (c *syncConfig) validate() error {
 }
 
 // shape is the mainnet-shaped chain the flags ask for.
-func (c *syncConfig) shape() btcdtest.MainnetShape {
-	return btcdtest.MainnetShape{Blocks: c.Blocks, TxsPerBlock: c.TxsPerBlock, OldCoins: c.OldCoins, Seed: c.WalletSeed}
+func (c *syncConfig) shape() mainnetchain.Shape {
+	return mainnetchain.Shape{Blocks: c.Blocks, TxsPerBlock: c.TxsPerBlock, OldCoins: c.OldCoins, Seed: c.WalletSeed}
 }
 
 // runSync is the sync subcommand: build the chain, measure cfindexd's
@@ -297,7 +298,7 @@ func startSyncChain(ctx context.Context, cfg syncConfig, dataDir string, say fun
 	root := cfg.CacheRoot
 	if root == "" {
 		var err error
-		if root, err = btcdtest.MainnetCacheRoot(); err != nil {
+		if root, err = mainnetchain.CacheRoot(); err != nil {
 			return nil, chains.Info{}, err
 		}
 	}

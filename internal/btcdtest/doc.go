@@ -16,6 +16,9 @@
 //     stops the node; Binary, Start and Restart are thin wrappers over them;
 //   - deterministic test keys and transactions (fixed seeds).
 //
+// The mainnet-shaped chain (generated, cached and loaded) is its own
+// package, internal/btcdtest/mainnetchain, built on this one.
+//
 // What it must not do: it is test and benchmark code, imported from _test.go
 // files and cmd/cfbench, never from production packages; it holds no
 // package-level mutable state; it never talks to anything but 127.0.0.1; it

@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/btcdtest/mainnetchain"
 )
 
 // Chain kinds (-chain).
 const (
-	Mainnet = "mainnet" // btcdtest.GenerateMainnetChain, cached
+	Mainnet = "mainnet" // mainnetchain.Generate, cached
 	Rich    = "rich"    // btcdtest.BuildTxRichChain, built every run
 )
 
@@ -32,9 +33,9 @@ type Info struct {
 	// Mainnet describes a mainnet-shaped chain: its shape, contents and
 	// how long its generation took when it was made; CacheDir is where it
 	// is cached, Cached whether this run found it there.
-	Mainnet  *btcdtest.MainnetStats `json:"mainnet,omitempty"`
-	CacheDir string                 `json:"cache_dir,omitempty"`
-	Cached   bool                   `json:"cached,omitempty"`
+	Mainnet  *mainnetchain.Stats `json:"mainnet,omitempty"`
+	CacheDir string              `json:"cache_dir,omitempty"`
+	Cached   bool                `json:"cached,omitempty"`
 	// blockFile is the chain's block file (corefiles.ReadChainFile), when
 	// it has one: the blocks-dir source's files are written from it.
 	blockFile string
@@ -76,9 +77,9 @@ func Build(ctx context.Context, dataDir string, richBlocks int, seed int64, extr
 // into dataDir and starts btcd (simnet, --txindex) on it. The returned
 // node is non-nil whenever it was started, also with an error; the caller
 // stops it.
-func StartMainnet(ctx context.Context, cacheRoot, dataDir string, shape btcdtest.MainnetShape, say func(string, ...any)) (*btcdtest.Node, Info, error) {
+func StartMainnet(ctx context.Context, cacheRoot, dataDir string, shape mainnetchain.Shape, say func(string, ...any)) (*btcdtest.Node, Info, error) {
 	start := time.Now()
-	c, err := btcdtest.LoadOrGenerateMainnet(ctx, cacheRoot, shape, say)
+	c, err := mainnetchain.LoadOrGenerate(ctx, cacheRoot, shape, say)
 	if err != nil {
 		return nil, Info{}, err
 	}
