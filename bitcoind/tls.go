@@ -17,16 +17,17 @@ import (
 // under 1 KiB.
 const maxCertFileSize = 1 << 20
 
-// errCertNotReadable means the rpccert file cannot be read (yet): btcd
-// writes rpc.cert at its first start, so this heals once btcd has run.
+// errCertNotReadable means the rpccert file cannot be read. btcd writes
+// rpc.cert before it serves TLS, so once it does the file is elsewhere.
 var errCertNotReadable = errors.New("rpccert not readable")
 
 // certPool trusts the certificates of one PEM file (btcd's rpc.cert, which
 // is its own CA) for the node's RPC server. The file is read at the first
 // TLS handshake and again whenever its size or modification time changes,
-// so a certificate btcd regenerates is picked up without a restart and a
-// file that does not exist yet (btcd not started once) is a retryable
-// error, like a cookie not yet written.
+// so a certificate btcd regenerates is picked up without a restart. A file
+// that cannot be read is a retryable error while btcd may not have
+// written it yet, like a cookie; once btcd answers over TLS it has, so the
+// file is elsewhere and the error permanent.
 type certPool struct {
 	path string
 
@@ -40,7 +41,7 @@ type certPool struct {
 func (p *certPool) load() (*x509.CertPool, error) {
 	st, err := os.Stat(p.path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s (btcd writes it at its first start): %v", errCertNotReadable, p.path, err)
+		return nil, fmt.Errorf("%w: %s: %v", errCertNotReadable, p.path, err)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -119,6 +120,9 @@ func (e *handshakeError) Unwrap() error { return e.err }
 // the name dialled.
 func (p *certPool) verify(cs tls.ConnectionState) error {
 	pool, err := p.load()
+	if errors.Is(err, errCertNotReadable) {
+		return permanent(fmt.Errorf("%w: %w; the node already serves TLS, so its rpc.cert is elsewhere: point rpccert at it", ErrTLS, err))
+	}
 	if err != nil {
 		return err
 	}

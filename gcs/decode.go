@@ -14,14 +14,14 @@ func validateStream(n uint32, p Params, stream []byte) error {
 	pw := uint(p.P)
 	if n == 0 {
 		if len(stream) != 0 {
-			return fmt.Errorf("N=0 with %d stream bytes: %w", len(stream), ErrTrailingData)
+			return fmt.Errorf("filter of N=0 with %d stream bytes: %w", len(stream), ErrTrailingData)
 		}
 		return nil
 	}
 	// Each element takes at least P+1 bits; reject impossible N before
 	// decoding anything, so a huge N costs nothing.
 	if need := uint64(n) * uint64(pw+1); need > uint64(len(stream))*8 {
-		return fmt.Errorf("N=%d needs at least %d bits, stream has %d: %w: %w",
+		return fmt.Errorf("filter of N=%d needs at least %d bits, stream has %d: %w: %w",
 			n, need, uint64(len(stream))*8, ErrNExceedsData, ErrTruncated)
 	}
 	nm := uint64(n) * p.M

@@ -25,10 +25,10 @@ var BasicParams = Params{P: BasicP, M: BasicM}
 // It returns an error wrapping ErrBadP or ErrBadM.
 func (p Params) Validate() error {
 	if p.P < 1 || p.P > MaxP {
-		return fmt.Errorf("P=%d: %w", p.P, ErrBadP)
+		return fmt.Errorf("parameter P=%d: %w", p.P, ErrBadP)
 	}
 	if p.M < 1 || p.M > MaxM {
-		return fmt.Errorf("M=%d: %w", p.M, ErrBadM)
+		return fmt.Errorf("parameter M=%d: %w", p.M, ErrBadM)
 	}
 	return nil
 }

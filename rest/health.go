@@ -40,7 +40,9 @@ func (s *Server) serveReadyz(w http.ResponseWriter) {
 	if indexed {
 		h := int64(tip.Height)
 		rd.IndexedHeight = &h
-		age = s.metrics.now().Sub(blockTime)
+		// A block may be stamped ahead of this clock (regtest, simnet,
+		// or up to two hours on any chain): it is new, not of negative age.
+		age = max(0, s.metrics.now().Sub(blockTime))
 		secs := int64(age / time.Second)
 		rd.IndexedTipAge = &secs
 	}

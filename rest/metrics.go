@@ -275,7 +275,7 @@ func (m *Metrics) nodeTipAge() (float64, bool) {
 	if m.nodeTip.Load() < 0 {
 		return 0, false
 	}
-	return float64(m.now().Unix() - m.nodeTipTime.Load()), true
+	return float64(max(0, m.now().Unix()-m.nodeTipTime.Load())), true // a block stamped ahead of the clock is new
 }
 
 // Committed records a committed batch (indexer.Observer): the new tip, the

@@ -65,6 +65,16 @@ func TestHealthAndReadiness(t *testing.T) {
 	if rd.IndexedTipAge == nil || *rd.IndexedTipAge != 60 {
 		t.Errorf("indexed tip age %v, want 60 s", rd.IndexedTipAge)
 	}
+	// A tip stamped ahead of the clock (simnet mines faster than a block
+	// a second) is 0 s old in /readyz and /metrics, never negative.
+	now = tipTime.Add(-16 * time.Second)
+	if rd := ready(200, ""); rd.IndexedTipAge == nil || *rd.IndexedTipAge != 0 {
+		t.Errorf("indexed tip 16 s ahead of the clock: age %v, want 0", rd.IndexedTipAge)
+	}
+	if got := metricValue(scrape(t, h), "cfindexd_node_tip_age_seconds"); got != 0 {
+		t.Errorf("node tip 16 s ahead of the clock: cfindexd_node_tip_age_seconds %v, want 0", got)
+	}
+	now = tipTime.Add(time.Minute)
 	m.NodeTip(117, tipTime)
 	ready(200, "")
 	m.NodeTip(118, tipTime)

@@ -133,7 +133,7 @@ func (s *Store) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int,
 				if isHeight(fk, h-1) {
 					fk, fv = fc.Next()
 				}
-				for ckey != nil && len(ckey) == heightLen && binary.BigEndian.Uint32(ckey) < h {
+				for len(ckey) == heightLen && binary.BigEndian.Uint32(ckey) < h {
 					ckey, cv = cc.Next()
 				}
 			}

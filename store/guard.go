@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // reindexHint ends every corruption error the store returns, so the line an
@@ -133,7 +134,7 @@ func (s *Store) update(fn func(b *buckets) error) error {
 }
 
 func mapClosed(err error) error {
-	if errors.Is(err, bolt.ErrDatabaseNotOpen) {
+	if errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
 		return ErrClosed
 	}
 	return err

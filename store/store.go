@@ -13,6 +13,7 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // MaxRange is the largest number of heights one range read returns. It is
@@ -147,10 +148,10 @@ func Open(path string, genesis chainhash.Hash, opts Options) (*Store, error) {
 		return nil, withHint(path, err)
 	}
 	db, err := openBolt(f, timeout, opts)
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("open store %s: waited %s: %w", path, timeout, ErrLocked)
 	}
-	if errors.Is(err, bolt.ErrInvalid) || errors.Is(err, bolt.ErrVersionMismatch) || errors.Is(err, bolt.ErrChecksum) {
+	if errors.Is(err, bolterrors.ErrInvalid) || errors.Is(err, bolterrors.ErrVersionMismatch) || errors.Is(err, bolterrors.ErrChecksum) {
 		err = fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	if err != nil {

@@ -246,7 +246,7 @@ func (s *Store) backfillBatch(ck *checksummer, limits backfillLimits, hook func(
 			if !isHeight(fk, h) || len(fv) == 0 || len(fv) > MaxFilterSize || len(hv) < hashLen {
 				return fmt.Errorf("%w: height %d has a header but a filter of %d bytes", ErrCorrupt, h, len(fv))
 			}
-			for ckey != nil && len(ckey) == heightLen && bytes.Compare(ckey, hk) < 0 {
+			for len(ckey) == heightLen && bytes.Compare(ckey, hk) < 0 {
 				ckey, _ = cc.Next()
 			}
 			if isHeight(ckey, h) {

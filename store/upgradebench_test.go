@@ -123,7 +123,7 @@ func buildMainnetShapedStore(b *testing.B, path string, size int64) (chainhash.H
 			_, _ = rng.Read(random)
 		}
 		off := h % 4096
-		filter := append(arena[len(arena):len(arena)], 0xfd, byte(n/3), byte(n/3>>8))
+		filter := append(arena[len(arena):], 0xfd, byte(n/3), byte(n/3>>8))
 		filter = append(filter, random[off:off+n-3]...)
 		arena = arena[:len(arena)+len(filter)]
 		return filter

@@ -47,8 +47,8 @@ func btcdArgs(n *btcdtest.Node, chain, datadir string) []string {
 // port: cfindexd follows it given rpccert (written with ~ and $HOME, which
 // must expand) and serves a light client's getdata through the peers' own
 // node client, which must speak TLS too; it stops at start with the line that says what to set
-// when rpccert is missing, when btcd speaks plain HTTP, or when rpccert is
-// another btcd's certificate.
+// when rpccert is missing, when it cannot be read, when btcd speaks plain
+// HTTP, or when rpccert is another btcd's certificate.
 func TestBtcdWithTLS(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(3*time.Minute))
 	defer cancel()
@@ -97,6 +97,15 @@ func TestBtcdWithTLS(t *testing.T) {
 		d.exitsWith(30*time.Second, "not the one in rpccert", other.RPCCert())
 	})
 
+	t.Run("rpccert unreadable", func(t *testing.T) {
+		missing := filepath.Join(t.TempDir(), "missing.cert")
+		d := startDaemon(t, append(btcdArgs(node, "regtest", t.TempDir()), "--rpccert="+missing)...)
+		d.exitsWith(30*time.Second, "rpccert not readable: "+missing, "point rpccert at it")
+		dir := t.TempDir()
+		d = startDaemon(t, append(btcdArgs(node, "regtest", t.TempDir()), "--rpccert="+dir)...)
+		d.exitsWith(30*time.Second, "rpccert not readable: "+dir, "point rpccert at it")
+	})
+
 	t.Run("rpccert but btcd --notls", func(t *testing.T) {
 		plain := btcdtest.Start(t, btcdtest.Options{TxIndex: true})
 		d := startDaemon(t, append(btcdArgs(plain, "regtest", t.TempDir()), "--rpccert="+node.RPCCert())...)
@@ -104,10 +113,12 @@ func TestBtcdWithTLS(t *testing.T) {
 	})
 }
 
-// TestStartRefusesWhatCannotHeal: credentials the node rejects, a forced
-// prevout source the node cannot serve, a port another process holds and
-// a nodep2p that is not the node's P2P port each stop cfindexd at start,
-// non-zero, with one line that says what to change — never a retry loop.
+// TestStartRefusesWhatCannotHeal: credentials the node rejects or none
+// for btcd, a forced prevout source the node cannot serve, a port another
+// process holds, an rpcport that is the node's P2P port and a nodep2p that
+// is not the node's P2P port each stop cfindexd at start, non-zero, with
+// one line that says what to change — never a retry loop — and leave no
+// store behind.
 func TestStartRefusesWhatCannotHeal(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(3*time.Minute))
 	defer cancel()
@@ -156,14 +167,32 @@ func TestStartRefusesWhatCannotHeal(t *testing.T) {
 			[]string{"nodep2p " + node.RPCHost(), "not the P2P port of the node cfindexd follows"}},
 		{"nodep2p on another network", append(withoutFlag(btcdArgs(node, "regtest", t.TempDir()), "nodep2p"), "--nodep2p="+simnet.P2PAddr()),
 			[]string{"nodep2p " + simnet.P2PAddr(), "it is a node on simnet, but cfindexd follows regtest"}},
+		{"rpcport is the node's P2P port", append(withoutFlag(btcdArgs(node, "regtest", t.TempDir()), "rpcport"), "--rpcport="+port(node.P2PAddr())),
+			[]string{node.P2PAddr() + " (rpcport) is a Bitcoin P2P port, not a JSON-RPC server"}},
+		{"btcd without credentials", append(withoutFlag(withoutFlag(btcdArgs(node, "regtest", t.TempDir()), "rpcuser"), "rpcpassword"), "--bitcoindatadir="+t.TempDir()),
+			[]string{"writes no cookie there: btcd writes none, set rpcuser and rpcpassword"}},
 		{"nodep2p on another chain", append(withoutFlag(btcdArgs(node, "regtest", t.TempDir()), "nodep2p"), "--nodep2p="+unrelated.P2PAddr()),
 			[]string{"nodep2p " + unrelated.P2PAddr(), "does not serve block 1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := startDaemon(t, tc.args...)
 			d.exitsWith(45*time.Second, tc.want...)
+			// A failed start leaves no store behind.
+			for _, a := range tc.args {
+				if datadir, ok := strings.CutPrefix(a, "--datadir="); ok {
+					if left, _ := os.ReadDir(datadir); len(left) > 0 {
+						t.Errorf("the failed start left %s in the data directory", left[0].Name())
+					}
+				}
+			}
 		})
 	}
+}
+
+// port is the port of a host:port address.
+func port(addr string) string {
+	_, p, _ := net.SplitHostPort(addr)
+	return p
 }
 
 // getdataBlock connects to a P2P listener as a light client, asks for one

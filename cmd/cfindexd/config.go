@@ -41,7 +41,7 @@ type Config struct {
 	RPCPort         int           `toml:"rpcport" usage:"port of the node's JSON-RPC server (0 = the chain's Bitcoin Core port, then btcd's)"`
 	RPCUser         string        `toml:"rpcuser" usage:"JSON-RPC user; empty = cookie authentication"`
 	RPCPassword     string        `toml:"rpcpassword" usage:"JSON-RPC password"`
-	RPCCookieFile   string        `toml:"rpccookiefile" path:"true" usage:"path of the node's .cookie (default <bitcoindatadir>/<chain subdir>/.cookie)"`
+	RPCCookieFile   string        `toml:"rpccookiefile" path:"true" usage:"path of the node's .cookie; empty = <bitcoindatadir>/<chain subdir>/.cookie"`
 	BitcoinDataDir  string        `toml:"bitcoindatadir" path:"true" usage:"the node's datadir, used to find its .cookie"`
 	RESTURL         string        `toml:"resturl" usage:"base URL of Core's REST interface (-rest=1); empty = http://<rpcconnect>:<rpcport>"`
 	PrevoutSource   string        `toml:"prevoutsource" usage:"where spent scripts come from: auto, blocksdir, rest, getblock or txindex"`
@@ -70,7 +70,7 @@ type Config struct {
 	HTTPListen       string `toml:"httplisten" usage:"HTTP API, metrics and health address; auto = 127.0.0.1:<chain's HTTP port>; empty disables"`
 	ReadyBlocks      int    `toml:"readyblocks" usage:"/readyz is 200 while the indexed tip is at most this many blocks behind the node"`
 	ReorgSafetyDepth int    `toml:"reorgsafetydepth" usage:"bulk ranges at least this deep are final (strong ETag, immutable caching); a deeper reorg stops cfindexd unless allowdeepreorg"`
-	// HTTP connection and bulk-download limits (issue 9).
+	// HTTP connection and bulk-download limits.
 	HTTPMaxConns      int `toml:"httpmaxconns" usage:"most open HTTP connections; idle ones are closed to admit new ones, beyond that new ones get 503"`
 	HTTPMaxConnsPerIP int `toml:"httpmaxconnsperip" usage:"most open HTTP connections from one IPv4 address or IPv6 /64"`
 	HTTPBulkPerIP     int `toml:"httpbulkperip" usage:"most bulk downloads at once from one IPv4 address or IPv6 /64 (of 8 in all)"`
@@ -87,7 +87,7 @@ type Config struct {
 	// The blocks-directory prevout source.
 	BlocksDir string `toml:"blocksdir" path:"true" usage:"Bitcoin Core's blocks directory (holding blk00000.dat) for prevoutsource blocksdir, read-only; empty = <bitcoindatadir>/<chain subdir>/blocks"`
 
-	// btcd as a first-class node (issue 11).
+	// btcd's TLS.
 	RPCCert string `toml:"rpccert" path:"true" usage:"path of btcd's rpc.cert: the node's RPC is then HTTPS, trusting this certificate; empty = plain HTTP"`
 
 	// BIP-37 Bloom-filter serving (bloomconfig.go).
@@ -99,7 +99,7 @@ type Config struct {
 	ZMQPubRawTx      string  `toml:"zmqpubrawtx" usage:"node's zmqpubrawtx endpoint, e.g. tcp://127.0.0.1:28333: mempool transactions arrive with their bytes (needs zmqpubsequence)"`
 	ZMQPubSequence   string  `toml:"zmqpubsequence" usage:"node's zmqpubsequence endpoint: the mempool mirror follows the node's mempool by notification instead of polling getrawmempool every second"`
 
-	// Load on the node and memory (perf-bench, issue 12).
+	// Load on the node and memory.
 	RPCThreads  int `toml:"rpcthreads" usage:"the node's -rpcthreads: getblock-3 mode keeps one fewer requests in flight; 0 = Core's default for its version (4, or 16 since v29)"`
 	MemoryLimit int `toml:"memorylimit" usage:"MiB the Go runtime aims to stay under (soft limit: the GC works harder near it); 0 = the sum of the budgets (indexer, P2P, HTTP, mempool mirror, 32 MiB base), at most 3/4 of a cgroup's memory.max; the GOMEMLIMIT environment variable overrides it"`
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -166,6 +167,28 @@ func TestVersionAndHelpExitZero(t *testing.T) {
 	}
 }
 
+// trackerNumber matches a reference to the issue tracker ("issue 9",
+// "#12"), which means nothing to a user.
+var trackerNumber = regexp.MustCompile(`(?i)\bissues? *#?\d|#\d`)
+
+// TestHelpSaysOneDefaultPerKey runs the binary's --help: every key's
+// description names its default once, and no line cites the tracker.
+func TestHelpSaysOneDefaultPerKey(t *testing.T) {
+	out, err := exec.Command(daemonBinary, "--help").Output()
+	if err != nil {
+		t.Fatalf("--help: %v", err)
+	}
+	lines := strings.Split(string(out), "\n")
+	for i, line := range lines {
+		if n := strings.Count(line, "(default"); n > 1 {
+			t.Errorf("--help line %d gives %d defaults: %q", i+1, n, line)
+		}
+		if trackerNumber.MatchString(line) {
+			t.Errorf("--help line %d cites the tracker: %q", i+1, line)
+		}
+	}
+}
+
 // exampleKeyLine matches a documented key in config.example.toml: the key
 // commented out with its default.
 var exampleKeyLine = regexp.MustCompile(`(?m)^# ([a-z0-9]+) = (.*)$`)
@@ -178,30 +201,7 @@ func TestExampleConfigMatchesConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	documented := map[string]string{}
-	for _, m := range exampleKeyLine.FindAllStringSubmatch(string(raw), -1) {
-		if _, dup := documented[m[1]]; dup {
-			t.Errorf("key %s documented twice", m[1])
-		}
-		documented[m[1]] = m[2]
-	}
-	def := defaultConfig()
-	for _, k := range configKeys() {
-		v, ok := documented[k.Name]
-		if !ok {
-			t.Errorf("key %s is not documented in config.example.toml", k.Name)
-			continue
-		}
-		want := def.keyValue(k)
-		got := strings.Trim(v, `"`)
-		if got != want {
-			t.Errorf("key %s: example says %s, default is %q", k.Name, v, want)
-		}
-		delete(documented, k.Name)
-	}
-	for k := range documented {
-		t.Errorf("config.example.toml documents %s, which is not a key", k)
-	}
+	checkDocumentedKeys(t, "config.example.toml", exampleKeyLine.FindAllStringSubmatch(string(raw), -1))
 
 	// Uncommented, the example must be a valid file equal to the defaults.
 	active := exampleKeyLine.ReplaceAllStringFunc(string(raw), func(line string) string {
@@ -212,49 +212,40 @@ func TestExampleConfigMatchesConfig(t *testing.T) {
 	if err := cfg.readFile(p); err != nil {
 		t.Fatalf("uncommented example does not load: %v", err)
 	}
+	def := defaultConfig()
 	if cfg != def {
 		t.Errorf("uncommented example differs from defaults:\n%+v\n%+v", cfg, def)
 	}
 }
 
-// readmeKeyRow matches a row of the README's configuration table.
-var readmeKeyRow = regexp.MustCompile("(?m)^\\| `([a-z0-9]+)` \\| *([^|]*?) *\\|")
-
-// TestReadmeConfigTableMatchesConfig fails when the README's configuration
-// reference and Config disagree: every key listed once with its default,
-// nothing listed that is not a key.
-func TestReadmeConfigTableMatchesConfig(t *testing.T) {
-	raw, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	listed := map[string]string{}
-	for _, m := range readmeKeyRow.FindAllStringSubmatch(string(raw), -1) {
-		listed[m[1]] = strings.TrimSpace(m[2])
+// checkDocumentedKeys fails t unless the (whole match, key, value) triples a
+// document's key regexp found list every configuration key once with its
+// true default ("value" and value are the same) and nothing that is not a
+// key.
+func checkDocumentedKeys(t *testing.T, doc string, matches [][]string) {
+	t.Helper()
+	documented := map[string]string{}
+	for _, m := range matches {
+		if _, dup := documented[m[1]]; dup {
+			t.Errorf("%s: key %s documented twice", doc, m[1])
+		}
+		documented[m[1]] = m[2]
 	}
 	def := defaultConfig()
 	for _, k := range configKeys() {
-		v, ok := listed[k.Name]
+		v, ok := documented[k.Name]
 		if !ok {
-			t.Errorf("README's configuration table lacks %s", k.Name)
+			t.Errorf("%s: key %s is not documented", doc, k.Name)
 			continue
 		}
-		delete(listed, k.Name)
 		want := def.keyValue(k)
-		if want == "" {
-			if v != "" {
-				t.Errorf("README: %s default %q, want empty", k.Name, v)
-			}
-			continue
+		if got := strings.Trim(v, `"`); got != want {
+			t.Errorf("%s: key %s: documented as %s, default is %q", doc, k.Name, v, want)
 		}
-		// The README may annotate a default: `0` (chain default).
-		first := strings.Trim(strings.Fields(v + " ")[0], "`")
-		if first != want {
-			t.Errorf("README: %s default %q, config default %q", k.Name, v, want)
-		}
+		delete(documented, k.Name)
 	}
-	for k := range listed {
-		t.Errorf("README lists %s, which is not a configuration key", k)
+	for k := range documented {
+		t.Errorf("%s documents %s, which is not a key", doc, k)
 	}
 }
 

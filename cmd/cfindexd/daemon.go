@@ -51,26 +51,39 @@ func runDaemon(ctx context.Context, cfg Config, confFile string, log zerolog.Log
 // while the node is waited for, checked and followed in the background
 // (nodeSupervisor). Every goroutine the daemon owns runs guarded: a panic
 // in one is logged and stops the daemon with one line.
-func runDaemonOn(ctx context.Context, cfg Config, nw network, confFile string, log zerolog.Logger, reindex bool) error {
+func runDaemonOn(ctx context.Context, cfg Config, nw network, confFile string, log zerolog.Logger, reindex bool) (err error) {
 	started := time.Now()
 	if err := checkFDLimit(cfg); err != nil {
 		return err
 	}
 	dir := filepath.Join(cfg.DataDir, nw.Name)
+	fresh := missingPaths(cfg.DataDir, dir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
+		fresh.remove()
 		return fmt.Errorf("create datadir: %w", err)
 	}
 	storePath := filepath.Join(dir, storeFileName)
 	if reindex {
 		if err := reindexStore(storePath, time.Now(), log); err != nil {
+			fresh.remove()
 			return err
 		}
 	}
+	fresh = append(fresh, missingPaths(storePath)...)
 	st, err := store.Open(storePath, *nw.Params.GenesisHash, store.Options{Timeout: time.Second})
 	if err != nil {
+		fresh.remove()
 		return err // store.Open names the file
 	}
-	defer st.Close()
+	// A start that fails (a port taken, a node that refuses cfindexd)
+	// leaves behind no store it created, as long as nothing was indexed.
+	defer func() {
+		_, indexed := st.Tip()
+		st.Close()
+		if err != nil && !indexed {
+			fresh.remove()
+		}
+	}()
 	if bf, err := st.ChecksumBackfill(); err == nil && bf.Pending {
 		log.Info().Uint32("from_height", bf.Next).Uint32("to_height", bf.End-1).
 			Msg("store upgraded in place: storing each filter's P2P checksum in the background; everything is served meanwhile")

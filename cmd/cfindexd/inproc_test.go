@@ -155,16 +155,21 @@ func TestRPCPortZeroFindsBtcd(t *testing.T) {
 	d.waitLog(60*time.Second, heightAtLeast(20))
 }
 
-// A btcd user who left rpcuser out gets told why the cookie is missing:
-// something listens on btcd's port, and btcd writes no cookie.
+// A btcd user who left rpcuser out is stopped at start and told why the
+// cookie is missing: a node answers on btcd's port, and btcd writes no
+// cookie.
 func TestMissingCookieNamesBtcd(t *testing.T) {
 	node := btcdtest.Start(t, btcdtest.Options{WalletSeed: 36})
 	nw := regtestWithPorts(t, portOf(t, freeAddr(t)), portOf(t, node.RPCHost()), "")
 	args := withoutFlag(withoutFlag(withoutFlag(nodeArgs(node, "regtest", t.TempDir()), "rpcport"), "rpcuser"), "rpcpassword")
 	d := startInProcess(t, nw, append(args, "--rpcport=0", "--bitcoindatadir="+t.TempDir())...)
-	d.waitLog(30*time.Second, func(m map[string]any) bool {
-		return m["message"] == "waiting for the node" && m["level"] == "warn" &&
-			containsStr(m["error"], "read cookie file") &&
-			containsStr(m["error"], "something listens on "+node.RPCHost()+", btcd's regtest port: btcd writes no cookie, set rpcuser and rpcpassword")
-	})
+	select {
+	case <-d.done:
+	case <-time.After(testtime.Scale(30 * time.Second)):
+		t.Fatal("cfindexd still runs without credentials for btcd")
+	}
+	want := "a node answers at " + node.RPCHost() + " (btcd's regtest port), so it writes no cookie there: btcd writes none, set rpcuser and rpcpassword"
+	if d.err == nil || !strings.Contains(d.err.Error(), "read cookie file") || !strings.Contains(d.err.Error(), want) {
+		t.Fatalf("cfindexd stopped with %v, want an error saying %q", d.err, want)
+	}
 }

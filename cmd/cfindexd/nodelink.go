@@ -6,15 +6,16 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/btcsuite/btcd/chaincfg/v2"
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
 
 	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/internal/p2pclient"
 	"github.com/cfindexd/cfindexd/p2p"
 	"github.com/cfindexd/cfindexd/rest"
 )
@@ -139,7 +140,7 @@ func (l *nodeLink) pick(ctx context.Context, genesis chainhash.Hash) (*bitcoind.
 			return nil, rpcCandidate{}, ctx.Err()
 		}
 		if errors.Is(err, bitcoind.ErrNoCookie) {
-			return nil, rpcCandidate{}, l.cookieHint(err)
+			return nil, rpcCandidate{}, l.noCookie(ctx, c, genesis, err)
 		}
 		if !errors.Is(err, bitcoind.ErrUnreachable) {
 			return c, l.candidates[i], err
@@ -151,18 +152,60 @@ func (l *nodeLink) pick(ctx context.Context, genesis chainhash.Hash) (*bitcoind.
 	return nil, rpcCandidate{}, err
 }
 
-// cookieHint adds to a missing-cookie error that a btcd seems to listen on
-// one of the candidate ports: btcd writes no cookie and wants rpcuser and
-// rpcpassword.
-func (l *nodeLink) cookieHint(err error) error {
+// cookieGrace is how long a cookie may lag behind the node's RPC port:
+// Bitcoin Core binds the port a moment before it writes the cookie.
+const cookieGrace = 2 * time.Second
+
+// noCookie explains a cookie c could not read. While nothing listens on
+// the candidate addresses the node may still be starting and write it
+// (a retry). When something does and the cookie is still missing
+// cookieGrace later, the node is up and writes no cookie where cfindexd
+// looks (btcd writes none at all): no retry can fix that.
+func (l *nodeLink) noCookie(ctx context.Context, c *bitcoind.Client, genesis chainhash.Hash, err error) error {
+	cand, ok := l.listening()
+	if !ok {
+		return err
+	}
+	t := time.NewTimer(cookieGrace)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+	}
+	if again := c.CheckGenesis(ctx, genesis); !errors.Is(again, bitcoind.ErrNoCookie) {
+		return err
+	}
+	if cand, ok = l.listening(); !ok {
+		return err
+	}
+	return bitcoind.Permanent(fmt.Errorf("%w; but a node answers at %s (%s), so it writes no cookie there: btcd writes none, set rpcuser and rpcpassword; for Bitcoin Core set bitcoindatadir or rpccookiefile", err, cand.Addr, cand.Label))
+}
+
+// listening returns the first candidate on which something accepts TCP
+// connections.
+func (l *nodeLink) listening() (rpcCandidate, bool) {
 	for _, cand := range l.candidates {
-		if !strings.HasPrefix(cand.Label, "btcd's") {
-			continue
-		}
-		conn, derr := net.DialTimeout("tcp", cand.Addr, time.Second)
-		if derr == nil {
+		if conn, err := net.DialTimeout("tcp", cand.Addr, time.Second); err == nil {
 			conn.Close()
-			return fmt.Errorf("%w (something listens on %s, %s: btcd writes no cookie, set rpcuser and rpcpassword)", err, cand.Addr, cand.Label)
+			return cand, true
+		}
+	}
+	return rpcCandidate{}, false
+}
+
+// p2pProbeTimeout bounds p2pInsteadOfRPC's handshake.
+const p2pProbeTimeout = 5 * time.Second
+
+// p2pInsteadOfRPC turns err, no JSON-RPC server answering, into an error
+// no retry can fix when a candidate address answers as a Bitcoin P2P node
+// of params' network instead: rpcport set to the node's P2P port.
+func (l *nodeLink) p2pInsteadOfRPC(ctx context.Context, params *chaincfg.Params, err error) error {
+	for _, cand := range l.candidates {
+		p, derr := p2pclient.Dial(ctx, cand.Addr, p2pclient.Options{Params: params, Timeout: p2pProbeTimeout})
+		if derr == nil {
+			p.Close()
+			return bitcoind.Permanent(fmt.Errorf("%s (%s) is a Bitcoin P2P port, not a JSON-RPC server: set rpcport to the node's RPC port (Bitcoin Core's -rpcport, btcd's --rpclisten)", cand.Addr, cand.Label))
 		}
 	}
 	return err

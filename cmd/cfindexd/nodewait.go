@@ -136,6 +136,9 @@ func (s *nodeSupervisor) run(ctx context.Context) error {
 // not the node, and records what it found for /status.
 func (s *nodeSupervisor) connect(ctx context.Context) (*bitcoind.Client, bitcoind.BlockSource, error) {
 	client, cand, err := s.link.pick(ctx, *s.nw.Params.GenesisHash)
+	if errors.Is(err, bitcoind.ErrUnreachable) && !s.connected {
+		err = s.link.p2pInsteadOfRPC(ctx, s.nw.Params, err)
+	}
 	if ctx.Err() != nil {
 		return nil, nil, nil
 	}

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -126,6 +128,30 @@ func TestServesTheStoreBeforeTheNodeAnswers(t *testing.T) {
 	code, _, errOut = runCLI(t, "status", "--chain=simnet", "--httplisten="+httpAddr)
 	if code != 1 || !strings.Contains(errOut, "no cfindexd answers at http://"+httpAddr+"/status") {
 		t.Errorf("status without a daemon: exit %d, %q", code, errOut)
+	}
+}
+
+// TestStatusWithoutADaemonHints: when nothing answers, status says whose
+// port it asked (the chain's default one) and how to ask another daemon:
+// --chain, --conf or --httplisten, in one line.
+func TestStatusWithoutADaemonHints(t *testing.T) {
+	free := freeAddr(t)
+	code, _, errOut := runCLI(t, "status", "--httplisten="+free)
+	if code != 1 || !strings.Contains(errOut, "no cfindexd answers at http://"+free+"/status") || strings.Contains(errOut, "default HTTP port") ||
+		!strings.Contains(errOut, "--chain=NAME, --conf=FILE") || !strings.Contains(errOut, "--httplisten=HOST:PORT") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("status at a free port: exit %d, stderr %q", code, errOut)
+	}
+	nw, err := lookupNetwork("regtest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if conn, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(nw.HTTPPort))); err == nil {
+		conn.Close()
+		t.Skipf("something listens on regtest's default HTTP port %d", nw.HTTPPort)
+	}
+	code, _, errOut = runCLI(t, "status", "--chain=regtest")
+	if code != 1 || !strings.Contains(errOut, "(regtest's default HTTP port)") || !strings.Contains(errOut, "--chain=NAME, --conf=FILE") {
+		t.Errorf("status --chain=regtest: exit %d, stderr %q", code, errOut)
 	}
 }
 

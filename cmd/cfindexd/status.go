@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -52,7 +53,7 @@ func runStatus(args, environ []string, stdout, stderr io.Writer) int {
 	url := "http://" + dialAddr(cfg.HTTPListen) + "/status"
 	ctx, cancel := context.WithTimeout(context.Background(), statusTimeout)
 	defer cancel()
-	body, err := fetchStatus(ctx, url)
+	body, err := fetchStatus(ctx, url, askedPort(cfg))
 	if err != nil {
 		fmt.Fprintf(stderr, "cfindexd status: %v\n", err)
 		return 1
@@ -92,8 +93,19 @@ func dialAddr(listen string) string {
 	return net.JoinHostPort(host, port)
 }
 
-// fetchStatus GETs url and returns the body of a 200.
-func fetchStatus(ctx context.Context, url string) ([]byte, error) {
+// askedPort says, for "no cfindexd answers", when status asked the chain's
+// default HTTP port; empty otherwise.
+func askedPort(cfg Config) string {
+	if nw, err := lookupNetwork(cfg.Chain); err == nil && cfg.HTTPListen == net.JoinHostPort("127.0.0.1", strconv.Itoa(nw.HTTPPort)) {
+		return " (" + nw.Name + "'s default HTTP port)"
+	}
+	return ""
+}
+
+// fetchStatus GETs url and returns the body of a 200. When nothing
+// answers, the error names url and what follows it (askedPort), and says
+// how to ask another daemon.
+func fetchStatus(ctx context.Context, url, asked string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
@@ -101,7 +113,7 @@ func fetchStatus(ctx context.Context, url string) ([]byte, error) {
 	client := &http.Client{Transport: &http.Transport{Proxy: nil}}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("no cfindexd answers at %s (is it running, with this httplisten?): %w", url, err)
+		return nil, fmt.Errorf("no cfindexd answers at %s%s: %w; is it running? For a daemon on another chain or port pass --chain=NAME, --conf=FILE (the daemon's configuration) or --httplisten=HOST:PORT", url, asked, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))

@@ -36,7 +36,6 @@ type scanChain struct {
 	pay, spend chainhash.Hash
 	payHeight  int32
 	spendHt    int32
-	pay2       chainhash.Hash
 	tip        int32
 }
 
@@ -286,8 +285,11 @@ func TestScanFindsPaymentBothWays(t *testing.T) {
 	_, _ = io.Discard.Write(out.Bytes())
 }
 
-// A peer that lacks a service a method needs is refused with one line:
-// cfindexd does not serve BIP-37 yet.
+// Against a default cfindexd, which serves no BIP-37 Bloom filters
+// (peerbloomfilters is off by default): the default method scans with
+// BIP-158 alone and says so in one line naming the flag; a method that
+// needs Bloom filters is refused with one line, naming --method=bip158
+// when BIP-158 could have run.
 func TestScanRefusesPeerWithoutService(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts btcd and cfindexd")
@@ -299,10 +301,25 @@ func TestScanRefusesPeerWithoutService(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfindexd := startDaemon(ctx, t, node, 5)
-	var out, errOut bytes.Buffer
-	code := run(ctx, []string{"--chain=regtest", "--peer=" + cfindexd, "--method=bip37", "--address=bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"}, &out, &errOut)
-	if code != exitError || !strings.Contains(errOut.String(), "lacks a required service") || strings.Count(errOut.String(), "\n") != 1 {
-		t.Fatalf("exit %d, stderr %q", code, errOut.String())
+	base := []string{"--chain=regtest", "--peer=" + cfindexd, "--address=bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"}
+
+	rep, code, notes := runScan(ctx, t, base...)
+	if code != exitOK || rep == nil || len(rep.Methods) != 1 || rep.Methods[0].Method != "bip158" || rep.End != 5 {
+		t.Fatalf("default method: exit %d, report %+v, stderr %q", code, rep, notes)
+	}
+	if !strings.Contains(notes, "scanning with BIP-158 only") || !strings.Contains(notes, "peerbloomfilters") || strings.Count(notes, "\n") != 1 {
+		t.Errorf("default method: stderr %q, want one line saying BIP-37 is skipped and why", notes)
+	}
+
+	for _, tc := range []struct{ method, want string }{
+		{"bip37", "lacks a required service"},
+		{"both", "--method=bip158"},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(ctx, append(base, "--method="+tc.method), &out, &errOut)
+		if code != exitError || !strings.Contains(errOut.String(), tc.want) || strings.Count(errOut.String(), "\n") != 1 {
+			t.Errorf("--method=%s: exit %d, stderr %q, want one line with %q", tc.method, code, errOut.String(), tc.want)
+		}
 	}
 }
 

@@ -24,11 +24,16 @@
 // Usage:
 //
 //	cfscan --chain=regtest --peer=127.0.0.1:18484 --address=bcrt1q... [--address=...]
-//	       [--script=<hex>] [--start=0] [--end=<tip>] [--method=both|bip158|bip37]
+//	       [--script=<hex>] [--start=0] [--end=<tip>] [--method=auto|both|bip158|bip37]
 //	       [--peer=<second BIP-157 peer>] [--bloompeer=<BIP-37 peer>]
 //	       [--fpr=0.0001] [--noise=0.05] [--minelements=50] [--rotate=100]
 //	       [--bloomflags=all|none|p2pubkeyonly] [--witnessfiltered]
 //	       [--seed=<64 hex digits>] [--timeout=1m] [--json]
+//
+// The default, --method=auto, runs both methods when the BIP-37 peer
+// serves Bloom filters (NODE_BLOOM) and BIP-158 alone, with a note on
+// stderr, when it does not: cfindexd serves Bloom filters only with
+// peerbloomfilters = 1, off by default. --method=both insists on both.
 //
 // Spends are found for outputs the same scan found first: a BIP-158 block
 // that matched only because it spends a watched script from before --start

@@ -74,7 +74,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.Var(&o.scripts, "script", "output script to watch, hex (repeatable)")
 	fs.Int64Var(&o.start, "start", 0, "first height to scan")
 	fs.Int64Var(&o.end, "end", -1, "last height to scan (default: the peer's tip)")
-	fs.StringVar(&o.method, "method", "both", "bip158, bip37 or both")
+	fs.StringVar(&o.method, "method", "auto", "bip158, bip37, both, or auto: both when the BIP-37 peer serves Bloom filters (NODE_BLOOM, which cfindexd serves only with peerbloomfilters), else bip158 with a note")
 	fs.Float64Var(&o.fpr, "fpr", bloom.DefaultFPR, "BIP-37 filter's target false-positive rate")
 	fs.Float64Var(&o.noise, "noise", bloom.DefaultNoise, "BIP-37 noise: extra random elements as a fraction of the wallet's")
 	fs.IntVar(&o.minElems, "minelements", bloom.DefaultMinElements, "BIP-37: size the filter for at least this many elements (room for the outpoints BLOOM_UPDATE_ALL adds)")
@@ -91,9 +91,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	switch o.method {
-	case "bip158", "bip37", "both":
+	case "bip158", "bip37", "both", "auto":
 	default:
-		return nil, fmt.Errorf("--method %q: want bip158, bip37 or both", o.method)
+		return nil, fmt.Errorf("--method %q: want bip158, bip37, both or auto", o.method)
 	}
 	if len(o.peers) == 0 && (o.method != "bip37" || o.bloomPeer == "") {
 		return nil, errors.New("give --peer (and --bloompeer for a BIP-37-only peer)")
@@ -119,7 +119,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return exitUsage
 	}
-	rep, err := scan(ctx, o)
+	rep, err := scan(ctx, o, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "cfscan:", err)
 		return exitError
@@ -139,8 +139,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// scan connects, syncs headers and runs the methods.
-func scan(ctx context.Context, o *options) (*scanReport, error) {
+// scan connects, syncs headers and runs the methods; with --method=auto
+// it writes to notes why it skips BIP-37.
+func scan(ctx context.Context, o *options, notes io.Writer) (*scanReport, error) {
 	params, err := lookupChain(o.chain)
 	if err != nil {
 		return nil, err
@@ -181,6 +182,9 @@ func scan(ctx context.Context, o *options) (*scanReport, error) {
 	if runBIP158 {
 		for _, addr := range o.peers {
 			p, err := dial(addr, wire.SFNodeCF)
+			if errors.Is(err, p2pclient.ErrMissingServices) && o.method != "bip158" {
+				return nil, fmt.Errorf("%w: it serves no BIP-157 compact filters; --method=bip37 scans with Bloom filters only", err)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -193,10 +197,18 @@ func scan(ctx context.Context, o *options) (*scanReport, error) {
 		bloomAddr = o.peers[0]
 	}
 	if runBIP37 {
-		if bloomPeer, err = dial(bloomAddr, wire.SFNodeBloom); err != nil {
+		bloomPeer, err = dial(bloomAddr, wire.SFNodeBloom)
+		switch {
+		case errors.Is(err, p2pclient.ErrMissingServices) && o.method == "auto":
+			fmt.Fprintf(notes, "cfscan: %s serves no BIP-37 Bloom filters (NODE_BLOOM; cfindexd serves them with peerbloomfilters = 1): scanning with BIP-158 only; --bloompeer names a peer that does\n", bloomAddr)
+			runBIP37 = false
+		case errors.Is(err, p2pclient.ErrMissingServices) && runBIP158:
+			return nil, fmt.Errorf("%w: %s serves no BIP-37 Bloom filters (NODE_BLOOM); --method=bip158 scans with compact filters only, --bloompeer names a peer that serves Bloom filters", err, bloomAddr)
+		case err != nil:
 			return nil, err
+		default:
+			defer bloomPeer.Close()
 		}
-		defer bloomPeer.Close()
 	}
 
 	headerPeer, headerAddr := bloomPeer, bloomAddr

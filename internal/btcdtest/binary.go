@@ -37,11 +37,21 @@ func Binary(tb testing.TB) string {
 // it first if needed, for programs that have no testing.TB. It needs the go
 // command and must run inside this module (go.mod pins the btcd version).
 func BuildBinary() (string, error) {
+	path, err := BinaryPath()
+	if err != nil {
+		return "", err
+	}
+	return buildBinaryIn(filepath.Dir(path))
+}
+
+// BinaryPath is where BuildBinary puts the btcd binary (it may not be
+// built yet).
+func BinaryPath() (string, error) {
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		return "", fmt.Errorf("user cache dir: %w", err)
 	}
-	return buildBinaryIn(filepath.Join(cache, "cfindexd-test"))
+	return filepath.Join(cache, "cfindexd-test", "btcd-"+BtcdVersion), nil
 }
 
 // buildBinaryIn builds btcd into dir unless it is already there.

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/v2"
+
+	"github.com/cfindexd/cfindexd/internal/btcdtest"
 )
 
 // demoConfig is one run of the demo.
@@ -68,7 +70,7 @@ func runDemo(ctx context.Context, cfg demoConfig) (rep *report, err error) {
 			if ctx.Err() != nil {
 				err = fmt.Errorf("interrupted while %s: %w", current, ctx.Err())
 			}
-			fmt.Fprintf(cfg.Out, "state and logs kept in %s (`go run ./scripts/regtest stop` removes them)\n", cfg.StateDir)
+			fmt.Fprintf(cfg.Out, "state and logs kept in %s (`%s` removes them)\n", cfg.StateDir, stopCommand(cfg.StateDir))
 			return
 		}
 		_ = os.RemoveAll(cfg.StateDir)
@@ -96,10 +98,10 @@ func runDemo(ctx context.Context, cfg demoConfig) (rep *report, err error) {
 	}
 
 	var node regtestNode
-	if kind == nodeBtcd {
-		fmt.Fprintln(cfg.Out, "  (btcd is built from the version in go.mod once, ~35 s, then cached)")
-	}
 	if err := step("start "+kind, func() (err error) {
+		if path, err := btcdtest.BinaryPath(); err == nil && kind == nodeBtcd {
+			fmt.Fprint(cfg.Out, btcdBuildNote(path))
+		}
 		node, err = startNode(ctx, kind, cfg.StateDir)
 		return err
 	}); err != nil {
@@ -206,6 +208,15 @@ func check(rep *report, light *lightClient, p2pAddr string) error {
 	return nil
 }
 
+// btcdBuildNote says, before the wait, that btcd is about to be built into
+// path; empty once it is built.
+func btcdBuildNote(path string) string {
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		return ""
+	}
+	return fmt.Sprintf("  building btcd %s from the module cache into %s (first run only)\n", btcdtest.BtcdVersion, path)
+}
+
 // stateMarker marks a directory as the demo's, so that neither a run nor
 // stop ever wipes a directory it did not create.
 const stateMarker = ".cfindexd-regtest-demo"
@@ -228,7 +239,7 @@ func prepareStateDir(dir string) error {
 			return err
 		}
 		if len(live) > 0 {
-			return fmt.Errorf("a previous demo still runs (%s, pid %d); `go run ./scripts/regtest stop` ends it", live[0].Name, live[0].PID)
+			return fmt.Errorf("a previous demo still runs (%s, pid %d); `%s` ends it", live[0].Name, live[0].PID, stopCommand(dir))
 		}
 		if err := os.RemoveAll(dir); err != nil {
 			return fmt.Errorf("remove previous state: %w", err)

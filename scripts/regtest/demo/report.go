@@ -79,6 +79,6 @@ func (r *report) writeAddresses(w io.Writer) {
 	fmt.Fprintf(w, "  neutrino            in this process, peer %s, data %s\n", r.P2PAddr, r.NeutrinoDir)
 	fmt.Fprintf(w, "  state, logs         %s\n", r.StateDir)
 	fmt.Fprintf(w, "mine a block (cfindexd indexes it, neutrino follows):\n  %s\n", r.MineCommand)
-	fmt.Fprintf(w, "ask cfindexd how it is doing:\n  %s status --chain=regtest --httplisten=%s\n", r.DaemonBin, r.HTTPAddr)
-	fmt.Fprintf(w, "Ctrl-C here, or `go run ./scripts/regtest stop` elsewhere, stops everything.\n")
+	fmt.Fprintf(w, "ask cfindexd how it is doing:\n  %s status --chain=regtest --httplisten=%s\n", shellQuote(r.DaemonBin), r.HTTPAddr)
+	fmt.Fprintf(w, "Ctrl-C here, or `%s` elsewhere, stops everything.\n", stopCommand(r.StateDir))
 }

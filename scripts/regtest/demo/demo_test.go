@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
@@ -190,9 +191,16 @@ func TestStopEndsAKeptDemo(t *testing.T) {
 		t.Fatalf("pid files %v, want btcd and cfindexd", recs)
 	}
 
-	var stopOut bytes.Buffer
-	if err := stopDemo(state, &stopOut); err != nil {
-		t.Fatalf("stop: %v\n%s", err, stopOut.String())
+	// The printed stop command names this run's -state, and stops it.
+	const prefix = "`go run ./scripts/regtest "
+	_, printed, _ := strings.Cut(out.String(), "Ctrl-C here, or "+prefix)
+	printed, _, _ = strings.Cut(printed, "`")
+	if want := "-state " + state + " stop"; printed != want {
+		t.Fatalf("printed stop command %q, want %q", prefix+printed, prefix+want)
+	}
+	var stopOut, stopErr bytes.Buffer
+	if code := run(strings.Fields(printed), &stopOut, &stopErr); code != 0 {
+		t.Fatalf("stop: exit %d\n%s%s", code, stopOut.String(), stopErr.String())
 	}
 	t.Log("stop output:\n" + stopOut.String())
 	for _, r := range recs {
@@ -277,6 +285,9 @@ func TestInterruptStopsEverything(t *testing.T) {
 	if len(out.seen) == 0 {
 		t.Fatal("no process was recorded before the interruption")
 	}
+	if want := "(`go run ./scripts/regtest -state " + state + " stop` removes them)"; !strings.Contains(out.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, out.String())
+	}
 	for _, r := range out.seen {
 		if r.alive() {
 			t.Errorf("%s (pid %d) still runs after the interruption", r.Name, r.PID)
@@ -301,5 +312,35 @@ func TestMiningProgressLines(t *testing.T) {
 	want := "  mined 200 of 300 blocks (67 blocks/s, 3s)\n  mined 300 of 300 blocks (67 blocks/s, 4.5s)\n"
 	if out.String() != want {
 		t.Errorf("progress lines %q, want %q", out.String(), want)
+	}
+}
+
+// The stop command the demo prints names its -state unless it is the
+// default, quoted for a shell.
+func TestStopCommandNamesTheState(t *testing.T) {
+	for dir, want := range map[string]string{
+		defaultStateDir(): "go run ./scripts/regtest stop",
+		"/tmp/demo-1":     "go run ./scripts/regtest -state /tmp/demo-1 stop",
+		"/tmp/my demo":    "go run ./scripts/regtest -state '/tmp/my demo' stop",
+		"/tmp/it's":       `go run ./scripts/regtest -state '/tmp/it'\''s' stop`,
+	} {
+		if got := stopCommand(dir); got != want {
+			t.Errorf("stopCommand(%q) = %q, want %q", dir, got, want)
+		}
+	}
+}
+
+// Before building btcd the demo says so, naming the version and where it
+// goes; once built, it says nothing.
+func TestBtcdBuildNote(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "btcd-"+btcdtest.BtcdVersion)
+	if got, want := btcdBuildNote(path), "  building btcd "+btcdtest.BtcdVersion+" from the module cache into "+path+" (first run only)\n"; got != want {
+		t.Errorf("note %q, want %q", got, want)
+	}
+	if err := os.WriteFile(path, nil, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if got := btcdBuildNote(path); got != "" {
+		t.Errorf("note %q once built, want none", got)
 	}
 }
