@@ -74,9 +74,8 @@ func (c *rawConn) drain() {
 // closedWithin reports whether the server closes the connection within d.
 func (c *rawConn) closedWithin(d time.Duration) bool {
 	_ = c.c.SetReadDeadline(time.Now().Add(d))
-	err := c.c.DiscardAll()
-	ne, ok := err.(net.Error)
-	return err != nil && !(ok && ne.Timeout())
+	ne, ok := c.c.DiscardAll().(net.Error) // never nil
+	return !(ok && ne.Timeout())
 }
 
 // close closes the connection.
