@@ -7,8 +7,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/metrics"
 	"github.com/cfindexd/cfindexd/p2p"
-	"github.com/cfindexd/cfindexd/rest"
 )
 
 // validateBloom checks the keys of BIP-37 serving.
@@ -62,7 +62,7 @@ func newMempoolMirror(cfg Config, src bitcoind.MempoolSource, log zerolog.Logger
 }
 
 // bloomP2PConfig builds the P2P server's BIP-37 configuration.
-func bloomP2PConfig(cfg Config, mirror *bitcoind.MempoolMirror, metrics *rest.Metrics) p2p.BloomConfig {
+func bloomP2PConfig(cfg Config, mirror *bitcoind.MempoolMirror, metrics *metrics.Metrics) p2p.BloomConfig {
 	bc := p2p.BloomConfig{
 		Enabled:  cfg.PeerBloomFilters,
 		MaxFPR:   cfg.BloomMaxFPR,

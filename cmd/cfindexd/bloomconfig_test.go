@@ -8,7 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cfindexd/cfindexd/bitcoind"
-	"github.com/cfindexd/cfindexd/rest"
+	"github.com/cfindexd/cfindexd/metrics"
 )
 
 // Bad values of the BIP-37 keys stop the daemon with one line naming the
@@ -68,7 +68,7 @@ func TestBloomConfigWiring(t *testing.T) {
 	if err != nil || mirror == nil {
 		t.Fatalf("mirror %v: %v", mirror, err)
 	}
-	bc := bloomP2PConfig(cfg, mirror, rest.NewMetrics())
+	bc := bloomP2PConfig(cfg, mirror, metrics.New())
 	if !bc.Enabled || bc.MaxFPR != 0.5 || bc.MinFPR != 0.02 || bc.CPUShare != 0.4 || bc.Mempool == nil {
 		t.Fatalf("BloomConfig %+v", bc)
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/httpapi"
 	"github.com/cfindexd/cfindexd/p2p"
-	"github.com/cfindexd/cfindexd/rest"
 )
 
 // envPrefix starts every environment variable cfindexd reads.
@@ -136,10 +136,10 @@ func defaultConfig() Config {
 		ReorgSafetyDepth:  144,
 		ReorgSettle:       10 * time.Second,
 		ReadyMaxTipAge:    "auto",
-		HTTPMaxConns:      rest.DefaultMaxConns,
-		HTTPMaxConnsPerIP: rest.DefaultMaxConnsPerAddr,
-		HTTPBulkPerIP:     rest.DefaultMaxBulkPerAddr,
-		HTTPBulkMinRate:   rest.DefaultBulkMinRate >> 10,
+		HTTPMaxConns:      httpapi.DefaultMaxConns,
+		HTTPMaxConnsPerIP: httpapi.DefaultMaxConnsPerAddr,
+		HTTPBulkPerIP:     httpapi.DefaultMaxBulkPerAddr,
+		HTTPBulkMinRate:   httpapi.DefaultBulkMinRate >> 10,
 		LogLevel:          "info",
 		LogFormat:         "auto",
 

@@ -12,8 +12,9 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/httpapi"
+	"github.com/cfindexd/cfindexd/metrics"
 	"github.com/cfindexd/cfindexd/p2p"
-	"github.com/cfindexd/cfindexd/rest"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -94,7 +95,7 @@ func runDaemonOn(ctx context.Context, cfg Config, nw network, confFile string, l
 	}
 	defer lns.close()
 
-	metrics := rest.NewMetrics()
+	metrics := metrics.New()
 	metrics.SetBuildInfo(version)
 	tip, haveTip := st.Tip()
 	if haveTip {
@@ -133,20 +134,19 @@ func runDaemonOn(ctx context.Context, cfg Config, nw network, confFile string, l
 	if err != nil {
 		return fmt.Errorf("p2p: %w", err)
 	}
-	httpServer, err := rest.New(httpLimits(cfg, rest.Config{
-		Addr:             cfg.HTTPListen,
+	httpServer, err := httpapi.New(httpLimits(cfg, httpapi.Config{
 		Net:              nw.Params.Net,
 		ReorgSafetyDepth: uint32(cfg.ReorgSafetyDepth),
 		ReadyMaxLag:      uint32(cfg.ReadyBlocks),
 		ReadyMaxTipAge:   maxTipAge,
-		Status: func() rest.DaemonStatus {
-			return rest.DaemonStatus{
+		Status: func() httpapi.DaemonStatus {
+			return httpapi.DaemonStatus{
 				Version: build.Version, Commit: build.Commit, GoVersion: build.GoVersion,
 				Started: started, Chain: nw.Name, Node: link.nodeStatus(),
 				Peers: p2pServer.PeerCount(), StorePath: storePath,
 			}
 		},
-	}), rest.NewStoreView(st), metrics, log)
+	}), newHTTPView(st), metrics, log)
 	if err != nil {
 		return fmt.Errorf("http: %w", err)
 	}
@@ -225,7 +225,7 @@ func checkNodeState(ctx context.Context, client *bitcoind.Client, st *store.Stor
 }
 
 // reportStoreSize keeps the store-size gauge current.
-func reportStoreSize(ctx context.Context, st *store.Store, m *rest.Metrics) {
+func reportStoreSize(ctx context.Context, st *store.Store, m *metrics.Metrics) {
 	t := time.NewTicker(10 * time.Second)
 	defer t.Stop()
 	for {

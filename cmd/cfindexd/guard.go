@@ -15,7 +15,7 @@ import (
 // systemd's Restart=on-failure starts it again. None of these goroutines
 // can carry on after a panic with state one could trust, so each ends the
 // daemon. Panics that concern one client only are recovered where they
-// happen instead and the daemon goes on: an HTTP handler's (package rest
+// happen instead and the daemon goes on: an HTTP handler's (package httpapi
 // answers 500) and a P2P peer's (package p2p drops the peer).
 func guarded(log zerolog.Logger, name string, fn func() error) func() error {
 	return func() (err error) {

@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/cfindexd/cfindexd/rest"
+	"github.com/cfindexd/cfindexd/httpapi"
 )
 
 // validateHTTPLimits checks the HTTP connection and bulk-download keys.
@@ -14,8 +14,8 @@ func (c *Config) validateHTTPLimits() error {
 	if c.HTTPMaxConnsPerIP < 1 || c.HTTPMaxConnsPerIP > c.HTTPMaxConns {
 		return fmt.Errorf("httpmaxconnsperip: %d is outside 1..httpmaxconns (%d)", c.HTTPMaxConnsPerIP, c.HTTPMaxConns)
 	}
-	if c.HTTPBulkPerIP < 1 || c.HTTPBulkPerIP > rest.DefaultMaxBulkInFlight {
-		return fmt.Errorf("httpbulkperip: %d is outside 1..%d (the bulk downloads served at once)", c.HTTPBulkPerIP, rest.DefaultMaxBulkInFlight)
+	if c.HTTPBulkPerIP < 1 || c.HTTPBulkPerIP > httpapi.DefaultMaxBulkInFlight {
+		return fmt.Errorf("httpbulkperip: %d is outside 1..%d (the bulk downloads served at once)", c.HTTPBulkPerIP, httpapi.DefaultMaxBulkInFlight)
 	}
 	if c.HTTPBulkMinRate < 1 || c.HTTPBulkMinRate > 1<<20 {
 		return fmt.Errorf("httpbulkminrate: %d KiB/s is outside 1..1048576", c.HTTPBulkMinRate)
@@ -24,7 +24,7 @@ func (c *Config) validateHTTPLimits() error {
 }
 
 // httpLimits copies the limit keys into the HTTP server's configuration.
-func httpLimits(c Config, rc rest.Config) rest.Config {
+func httpLimits(c Config, rc httpapi.Config) httpapi.Config {
 	rc.MaxConns = c.HTTPMaxConns
 	rc.MaxConnsPerAddr = c.HTTPMaxConnsPerIP
 	rc.MaxBulkPerAddr = c.HTTPBulkPerIP

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cfindexd/cfindexd/rest"
+	"github.com/cfindexd/cfindexd/httpapi"
 )
 
 // TestHTTPLimitKeys: the HTTP limit keys are validated at start with one
@@ -34,8 +34,8 @@ func TestHTTPLimitKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc := httpLimits(cfg, rest.Config{})
+	rc := httpLimits(cfg, httpapi.Config{})
 	if rc.MaxConns != 100 || rc.MaxConnsPerAddr != 10 || rc.MaxBulkPerAddr != 3 || rc.BulkMinRate != 64<<10 {
-		t.Errorf("rest config %+v", rc)
+		t.Errorf("httpapi config %+v", rc)
 	}
 }

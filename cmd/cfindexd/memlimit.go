@@ -5,8 +5,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/cfindexd/cfindexd/httpapi"
 	"github.com/cfindexd/cfindexd/p2p"
-	"github.com/cfindexd/cfindexd/rest"
 )
 
 // Go's garbage collector lets the heap grow to twice what was live after
@@ -25,7 +25,7 @@ import (
 //   - A soft memory limit (runtime/debug.SetMemoryLimit) derived from every
 //     budget the configuration sets: the indexer's (the script cache, the
 //     fetch pipeline's runs per worker), the P2P server's worst case
-//     (p2p.MemoryBound), the HTTP server's (rest.MemoryBound), the BIP-37
+//     (p2p.MemoryBound), the HTTP server's (httpapi.MemoryBound), the BIP-37
 //     mempool mirror's, and a base for the runtime and the store. Near it
 //     the collector works harder rather than let the heap grow; far below
 //     it (always, unless every peer and client is at every limit at once)
@@ -61,7 +61,7 @@ type memoryBudget struct {
 	// P2P is p2p.MemoryBound of the P2P server's configuration (0 with
 	// listen off).
 	P2P int64
-	// HTTP is rest.MemoryBound of the HTTP server's (0 with httplisten
+	// HTTP is httpapi.MemoryBound of the HTTP server's (0 with httplisten
 	// off).
 	HTTP int64
 	// Mempool is the BIP-37 mempool mirror's budget (mempoolmirror) and
@@ -91,7 +91,7 @@ func memoryBudgetOf(cfg Config, nw network) memoryBudget {
 		}
 	}
 	if cfg.HTTPListen != "" {
-		b.HTTP = rest.MemoryBound(httpLimits(cfg, rest.Config{}))
+		b.HTTP = httpapi.MemoryBound(httpLimits(cfg, httpapi.Config{}))
 	}
 	if mirrorsMempool(cfg) {
 		b.Mempool = int64(cfg.MempoolMirror)<<20 + mempoolSlab

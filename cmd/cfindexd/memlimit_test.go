@@ -10,8 +10,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/cfindexd/cfindexd/httpapi"
 	"github.com/cfindexd/cfindexd/p2p"
-	"github.com/cfindexd/cfindexd/rest"
 )
 
 // The budgets are the servers' own bounds for the daemon's configuration,
@@ -35,8 +35,8 @@ func TestMemoryBudgets(t *testing.T) {
 	if b.P2P != p2p.MemoryBound(pc) || b.P2P < 150<<20 || b.P2P > 250<<20 {
 		t.Errorf("P2P budget %d MiB, want p2p.MemoryBound's (about 210)", b.P2P>>20)
 	}
-	if b.HTTP != rest.MemoryBound(httpLimits(def, rest.Config{})) || b.HTTP == 0 {
-		t.Errorf("HTTP budget %d MiB, want rest.MemoryBound's", b.HTTP>>20)
+	if b.HTTP != httpapi.MemoryBound(httpLimits(def, httpapi.Config{})) || b.HTTP == 0 {
+		t.Errorf("HTTP budget %d MiB, want httpapi.MemoryBound's", b.HTTP>>20)
 	}
 	if b.total() != b.Indexer+b.P2P+b.HTTP+b.Mempool+b.Base {
 		t.Errorf("total %d is not the sum of %+v", b.total(), b)

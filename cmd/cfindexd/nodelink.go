@@ -15,9 +15,10 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/httpapi"
 	"github.com/cfindexd/cfindexd/internal/p2pclient"
+	"github.com/cfindexd/cfindexd/metrics"
 	"github.com/cfindexd/cfindexd/p2p"
-	"github.com/cfindexd/cfindexd/rest"
 )
 
 // rpcCandidate is one address where the node's JSON-RPC server may be.
@@ -65,17 +66,17 @@ type nodeLink struct {
 	// over one connection of its own; nil unless the mirror runs
 	// (peerbloomfilters with a mempoolmirror budget).
 	mempoolClients []*bitcoind.Client
-	metrics        *rest.Metrics
+	metrics        *metrics.Metrics
 
 	mu      sync.Mutex
 	current int // index of the candidate in use; -1 until one answered
-	status  rest.NodeStatus
+	status  httpapi.NodeStatus
 }
 
 // newNodeLink makes the clients of every candidate; none is contacted.
 // Every client, the peers' included, gets the same credentials and TLS
 // settings (rpccert).
-func newNodeLink(cfg Config, nw network, metrics *rest.Metrics, log zerolog.Logger) (*nodeLink, error) {
+func newNodeLink(cfg Config, nw network, metrics *metrics.Metrics, log zerolog.Logger) (*nodeLink, error) {
 	l := &nodeLink{candidates: rpcCandidates(cfg, nw), metrics: metrics, current: -1}
 	for _, cand := range l.candidates {
 		nodeCfg := bitcoind.Config{
@@ -307,7 +308,7 @@ func (l *nodeLink) down(err error) {
 }
 
 // nodeStatus is the node part of /status.
-func (l *nodeLink) nodeStatus() rest.NodeStatus {
+func (l *nodeLink) nodeStatus() httpapi.NodeStatus {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.status

@@ -14,7 +14,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/indexer"
-	"github.com/cfindexd/cfindexd/rest"
+	"github.com/cfindexd/cfindexd/metrics"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -59,7 +59,7 @@ type nodeSupervisor struct {
 	nw         network
 	st         *store.Store
 	link       *nodeLink
-	metrics    *rest.Metrics
+	metrics    *metrics.Metrics
 	wake       <-chan struct{}
 	log        zerolog.Logger
 	watchEvery time.Duration
@@ -332,7 +332,7 @@ func closeSource(src bitcoind.BlockSource) {
 // behind plus those of the current one. The metrics export 0 until the
 // first source that counts (txindex) is used.
 type prevoutTotals struct {
-	metrics *rest.Metrics
+	metrics *metrics.Metrics
 
 	mu                  sync.Mutex
 	registered          bool

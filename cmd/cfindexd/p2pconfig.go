@@ -7,8 +7,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/metrics"
 	"github.com/cfindexd/cfindexd/p2p"
-	"github.com/cfindexd/cfindexd/rest"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -63,7 +63,7 @@ type peerNode interface {
 
 // p2pConfig builds the P2P server's configuration from the daemon's; node
 // may be nil (no block proxy, no relay).
-func p2pConfig(cfg Config, nw network, st *store.Store, metrics *rest.Metrics, node peerNode, log zerolog.Logger) (p2p.Config, error) {
+func p2pConfig(cfg Config, nw network, st *store.Store, metrics *metrics.Metrics, node peerNode, log zerolog.Logger) (p2p.Config, error) {
 	whitelist, err := p2p.ParseWhitelist(cfg.Whitelist)
 	if err != nil {
 		return p2p.Config{}, fmt.Errorf("whitelist: %w", err)
@@ -103,7 +103,7 @@ func p2pConfig(cfg Config, nw network, st *store.Store, metrics *rest.Metrics, n
 // indexerBusy reports whether the indexer is catching up: the node's tip
 // (as last seen) more than lag blocks above the indexed tip, or not seen
 // yet. Peers' block fetches then get one slot.
-func indexerBusy(metrics *rest.Metrics, st *store.Store, lag int) func() bool {
+func indexerBusy(metrics *metrics.Metrics, st *store.Store, lag int) func() bool {
 	return func() bool {
 		node, ok := metrics.NodeHeight()
 		if !ok {

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cfindexd/cfindexd/rest"
+	"github.com/cfindexd/cfindexd/httpapi"
 )
 
 // statusTimeout bounds `cfindexd status`'s request to the daemon.
@@ -68,7 +68,7 @@ func runStatus(args, environ []string, stdout, stderr io.Writer) int {
 		_, _ = stdout.Write(out.Bytes())
 		return 0
 	}
-	var rep rest.StatusReport
+	var rep httpapi.StatusReport
 	if err := json.Unmarshal(body, &rep); err != nil {
 		fmt.Fprintf(stderr, "cfindexd status: %s answered no status: %v\n", url, err)
 		return 1
@@ -127,7 +127,7 @@ func fetchStatus(ctx context.Context, url, asked string) ([]byte, error) {
 }
 
 // writeStatus prints the report for a person, one aspect per line.
-func writeStatus(w io.Writer, r rest.StatusReport) {
+func writeStatus(w io.Writer, r httpapi.StatusReport) {
 	up := time.Duration(r.UptimeSeconds * float64(time.Second)).Round(time.Second)
 	fmt.Fprintf(w, "cfindexd %s (commit %s, %s), up %s\n", r.Version, r.Commit, r.GoVersion, up)
 	fmt.Fprintf(w, "  chain     %s\n", r.Chain)

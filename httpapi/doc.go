@@ -1,0 +1,59 @@
+// Package httpapi is cfindexd's HTTP API: Bitcoin Core-compatible REST
+// endpoints for BIP-158 filters, flat bulk files that wallets and CDNs
+// bootstrap from, health and readiness checks, a status report, and the
+// /metrics endpoint.
+//
+// It reads the filter store only through the ChainView it declares (the
+// daemon adapts the store to it) and never writes to it, talks to the node
+// or keeps chain state of its own: every answer is computed from the view
+// at request time, so a reorg is visible at the next request. It reports
+// what it does to the Metrics it is given (its Observer) and serves them
+// at /metrics; the node's state for /readyz and /status comes from the same
+// place (NodeState). It imports neither the store, nor the indexer, nor
+// the P2P server.
+//
+// An answer that takes several reads (a block looked up by hash, then the
+// chain above it; a bulk range resolved against the tip, its ETag and its
+// first chunk) takes them from one committed state through ChainView.Read,
+// so no request fails or mixes two states because the indexer committed or
+// rolled back in between. Nothing is written to a client while a state is
+// open. A block not on the indexed chain is answered as Core answers a
+// block it does not have.
+//
+// Endpoints (route labels in route.go):
+//
+//	/rest/blockfilter/basic/<hash>.<bin|hex|json>           corerest.go
+//	/rest/blockfilterheaders/basic/<hash>.<bin|hex|json>    corerest.go
+//	/rest/headers/<hash>.<bin|hex>                          coreheaders.go
+//	/rest/blockhashbyheight/<height>.<bin|hex|json>         coreheaders.go
+//	/bulk/index.json, /bulk/{headers,filterheaders}/<start>-<end>.bin,
+//	/bulk/filters/<start>.bin                               bulk.go
+//	/bulk/neutrino/{blockheaders,filterheaders}[/<start>-<end>].bin   neutrino.go
+//	/healthz, /readyz                                       health.go
+//	/status                                                 status.go
+//	/metrics                                                the Metrics' Handler
+//
+// The /rest/ endpoints answer with Core's paths, formats, limits, status
+// codes and error texts (src/rest.cpp, checked byte for byte against
+// recorded responses), POST like GET, and libevent's empty 404 for other
+// /rest/ paths. The one deliberate difference: /rest/headers' .json form
+// needs data cfindexd does not keep and is answered 404.
+//
+// Every client may be hostile, so the server bounds what one can hold:
+// open connections in total and per client address, evicting idle ones and
+// refusing the rest with a fixed 503 in the accept loop (conngate.go); bulk
+// downloads in flight in total and per address, each held to a minimum
+// rate per window (bulkslots.go, minrate.go); header and URI sizes and
+// timeouts (Config). Request bodies are never read. A handler that panics
+// is answered 500, logged and counted; the server goes on (recover.go).
+// MemoryBound gives the heap all of it can hold. At shutdown, requests in
+// flight get Config.ShutdownTimeout and idle connections close at once
+// (shutdown.go).
+//
+// Caveats: a bulk range at least Config.ReorgSafetyDepth deep is served as
+// immutable; a deeper reorg changes its bytes and ETag, but caches that
+// honoured "immutable" keep the old bytes (which still verify against the
+// old chain's headers). Neutrino's import appends a file whose start
+// height is above 0 from the wrong offset, so serve neutrino users ranges
+// starting at 0.
+package httpapi
