@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -122,10 +123,19 @@ func (f *Follower) fetchRange(ctx context.Context, start, end uint32, reorg *pen
 			h += n
 		}
 	}))
+	// The workers run in g, so the first of them to fail (or panic) cancels
+	// gctx at once: the planner then stops handing out jobs and closes
+	// jobs, the other workers stop, and the committer keeps what is done.
+	// Until that change a worker's error reached gctx only once every
+	// worker had returned, and a worker failing at the lowest height the
+	// committer waits for, with the window full behind it, left the planner
+	// waiting for a token only that height returns and the other workers
+	// waiting for a job: the round, and Run, hung for good.
 	workersDone := make(chan struct{})
-	var workers errgroup.Group
+	var workers sync.WaitGroup
 	for range f.cfg.Workers {
-		workers.Go(f.recovering("fetch worker", func() error {
+		workers.Add(1)
+		work := f.recovering("fetch worker", func() error {
 			var b gcs.BasicBuilder
 			var run []fetched
 			for job := range jobs {
@@ -142,12 +152,16 @@ func (f *Follower) fetchRange(ctx context.Context, start, end uint32, reorg *pen
 				}
 			}
 			return nil
-		}))
+		})
+		g.Go(func() error {
+			defer workers.Done()
+			return work()
+		})
 	}
 	g.Go(func() error {
-		err := workers.Wait()
+		workers.Wait()
 		close(workersDone)
-		return err
+		return nil
 	})
 	g.Go(f.recovering("committer", func() error {
 		return f.commitInOrder(ctx, gctx, start, end, reorg, results, tokens, workersDone)
@@ -350,8 +364,9 @@ func (f *Follower) record(b *gcs.BasicBuilder, h uint32, hash chainhash.Hash, he
 
 // commitInOrder receives fetched blocks in any order, restores height order,
 // checks links, chains filter headers and commits batches. On shutdown (ctx
-// done) it commits the contiguous blocks it holds before returning, so a
-// SIGTERM loses no finished work.
+// done), or when another goroutine of the round fails (gctx done), it
+// commits the contiguous blocks it holds or finds buffered before
+// returning, so a SIGTERM or a failed fetch loses no finished work.
 //
 // With a pending reorg, the first commit also disconnects the old branch
 // (store.Reorg), and it waits until the new branch has more work than the
@@ -432,6 +447,7 @@ func (f *Follower) commitInOrder(ctx, gctx context.Context, start, end uint32, r
 		return nil
 	}
 
+	stopping := false // gctx is done: commit what is contiguous and return
 	flushTimer := time.NewTicker(f.cfg.CommitEvery)
 	defer flushTimer.Stop()
 	for next <= end {
@@ -446,16 +462,24 @@ func (f *Follower) commitInOrder(ctx, gctx context.Context, start, end uint32, r
 			}
 			continue
 		case <-gctx.Done():
-			// A worker failed or we are shutting down: keep what is done.
-			if err := commit(); err != nil {
-				return err
+			// A goroutine failed or we are shutting down: keep what is
+			// done, the results already buffered included (a failed
+			// worker cancels gctx at once, while the others' results may
+			// still wait in the channel).
+			stopping = true
+		drain:
+			for {
+				select {
+				case r := <-results:
+					pending[r.rec.Height] = r
+				default:
+					break drain
+				}
 			}
-			if ctx.Err() != nil {
-				return nil
-			}
-			return gctx.Err()
 		case <-workersDone:
-			// Workers ended without an error: every result is buffered.
+			// Every worker has returned, so every result is buffered. (One
+			// that failed has cancelled gctx, or is about to; its error ends
+			// the round whichever way this returns.)
 			select {
 			case r := <-results:
 				pending[r.rec.Height] = r
@@ -500,6 +524,15 @@ func (f *Follower) commitInOrder(ctx, gctx context.Context, start, end uint32, r
 					return err
 				}
 			}
+		}
+		if stopping {
+			if err := commit(); err != nil {
+				return err
+			}
+			if ctx.Err() != nil {
+				return nil
+			}
+			return gctx.Err()
 		}
 	}
 	if err := commit(); err != nil {
