@@ -4,13 +4,14 @@
 //
 // # Model
 //
-// Pool fetches runs of blocks as an ordinary outbound peer of the node:
+// Pool fetches runs of blocks as an ordinary outbound peer of the node, on
+// the module's one outbound P2P client (internal/p2pclient's Conn):
 // version/verack announcing NODE_WITNESS and no tx relay, one getdata of
 // witness-block vectors per run, blocks read back in request order, each
-// read in place (internal/wirescan) and checked to hash to the block asked
-// for at its position. Pings are answered, everything else is skipped
-// unbuffered; every frame's length is checked against its command's cap
-// before anything is allocated. A pool holds one connection per
+// scanned in place (internal/wirescan) and checked to hash to the block
+// asked for at its position. Pings are answered, everything else is
+// skipped unbuffered; every frame's length is checked against its
+// command's cap before anything is allocated. A pool holds one connection per
 // concurrent run (DefaultP2PConns), each used by one fetch at a time with
 // no goroutines of its own; reads have deadlines and a cancelled context
 // unblocks them.
@@ -31,5 +32,6 @@
 // # What it must not do
 //
 // Import the node client (the identifying block comes in as a function),
-// serve peers, or hold state beyond its connections.
+// frame P2P messages itself (p2pclient does), serve peers, or hold state
+// beyond its connections.
 package nodep2p

@@ -1,34 +1,26 @@
 package nodep2p
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"syscall"
 	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
-
+	"github.com/cfindexd/cfindexd/internal/p2pclient"
 	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
-// Limits of the P2P block path. A frame's declared length is checked
-// against its command's cap before anything is allocated for it; frames
-// cfindexd does not use are skipped without being buffered.
+// Limits of the P2P block path. The connection is a p2pclient.Conn: a
+// frame's declared length is checked against its command's cap before
+// anything is allocated for it; frames cfindexd does not use are skipped
+// without being buffered.
 const (
-	// p2pProtocolVersion is the version cfindexd announces (wtxidrelay era).
-	p2pProtocolVersion = wire.ProtocolVersion
-	// p2pMaxSmallPayload caps the payload of the small messages read
-	// into memory (version, ping, notfound, reject).
-	p2pMaxSmallPayload = 1 << 20
 	// p2pDialTimeout bounds connecting; p2pHandshakeTimeout the
 	// version/verack exchange; p2pReadTimeout the wait for each message
 	// of a run once the getdata is sent.
@@ -36,6 +28,9 @@ const (
 	p2pHandshakeTimeout = 5 * time.Second
 	p2pReadTimeout      = 30 * time.Second
 )
+
+// userAgent is cfindexd's user agent on the node's P2P port.
+const userAgent = wire.DefaultUserAgent + "cfindexd:0.1/"
 
 // errP2PNotFound is returned when the node answers a getdata with notfound:
 // the caller fetches that run over RPC instead.
@@ -45,11 +40,19 @@ var errP2PNotFound = errors.New("node answered notfound")
 // one fetch at a time. It never runs goroutines of its own: pings are
 // answered while a run's blocks are read.
 type p2pConn struct {
-	conn net.Conn
-	r    *bufio.Reader
-	net  wire.BitcoinNet
-	hdr  [wire.MessageHeaderSize]byte
-	buf  []byte // reused payload buffer for small messages
+	c   *p2pclient.Conn
+	net wire.BitcoinNet
+}
+
+// connOptions: blocks are checked by their header hash and merkle root
+// (fetchBlocks), from txids that are computed anyway, more strongly and
+// more cheaply than by hashing the whole payload again for the checksum.
+var connOptions = p2pclient.ConnOptions{Timeout: p2pDialTimeout, NoBlockChecksum: true}
+
+// handshakeOptions: NODE_WITNESS, no transaction relay, and the node must
+// serve witness blocks.
+var handshakeOptions = p2pclient.HandshakeOptions{
+	Services: wire.SFNodeWitness, Require: wire.SFNodeWitness, UserAgent: userAgent, Timeout: p2pHandshakeTimeout,
 }
 
 // dialP2P connects to addr, completes the version/verack handshake,
@@ -58,12 +61,11 @@ type p2pConn struct {
 // Errors that say the address is not the node cfindexd follows wrap
 // ErrNotTheNode.
 func dialP2P(ctx context.Context, addr string, btcnet wire.BitcoinNet, identify IdentifyBlock) (*p2pConn, error) {
-	d := net.Dialer{Timeout: p2pDialTimeout}
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	conn, err := p2pclient.DialConn(ctx, addr, btcnet, connOptions)
 	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w", addr, err)
+		return nil, err
 	}
-	c := &p2pConn{conn: conn, r: bufio.NewReaderSize(conn, 64<<10), net: btcnet}
+	c := &p2pConn{c: conn, net: btcnet}
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
 	defer stop()
 	if err := c.handshake(); err != nil {
@@ -130,80 +132,41 @@ func (c *p2pConn) identifyPeer(ctx context.Context, identify IdentifyBlock) erro
 	return err
 }
 
-// versionMessage is our version: NODE_WITNESS, no transaction relay.
-func (c *p2pConn) versionMessage() *wire.MsgVersion {
-	me := wire.NewNetAddressIPPort(net.IPv4zero, 0, wire.SFNodeWitness)
-	you := wire.NewNetAddressIPPort(net.IPv4zero, 0, 0)
-	if tcp, ok := c.conn.RemoteAddr().(*net.TCPAddr); ok {
-		you = wire.NewNetAddressIPPort(tcp.IP, uint16(tcp.Port), 0)
-	}
-	ver := wire.NewMsgVersion(me, you, rand.Uint64(), 0)
-	ver.ProtocolVersion = int32(p2pProtocolVersion)
-	ver.Services = wire.SFNodeWitness
-	ver.DisableRelayTx = true
-	ver.AddUserAgent("cfindexd", "0.1")
-	return ver
-}
-
 func (c *p2pConn) handshake() error {
-	_ = c.conn.SetDeadline(time.Now().Add(p2pHandshakeTimeout))
-	if err := c.write(c.versionMessage()); err != nil {
-		// The peer may have spoken and hung up before our version went
-		// out: what it said explains more than the broken pipe.
-		if _, _, rerr := c.readFrame(wire.CmdVersion); rerr != nil {
-			if said := c.handshakeError(rerr, true); errors.Is(said, ErrNotTheNode) && !errors.Is(said, errClosedWithoutVersion) {
-				return said
-			}
-		}
-		return c.handshakeError(err, true)
+	_, err := c.c.Handshake(handshakeOptions)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, p2pclient.ErrMissingServices):
+		return fmt.Errorf("node does not serve witness blocks: %w", err)
+	case errors.Is(err, p2pclient.ErrRejected):
+		return errors.New("node rejected our version")
+	case errors.Is(err, p2pclient.ErrNoVersion):
+		return c.handshakeError(err)
 	}
-	gotVersion, gotVerack := false, false
-	for first := true; !gotVersion || !gotVerack; first = false {
-		cmd, payload, err := c.readFrame(wire.CmdVersion)
-		if err != nil {
-			return c.handshakeError(err, first)
-		}
-		switch cmd {
-		case wire.CmdVersion:
-			var v wire.MsgVersion
-			if err := v.BtcDecode(bytes.NewBuffer(payload), p2pProtocolVersion, wire.BaseEncoding); err != nil {
-				return fmt.Errorf("%w: version: %v", ErrMalformed, err)
-			}
-			if !v.HasService(wire.SFNodeWitness) {
-				return fmt.Errorf("node does not serve witness blocks (services %s)", v.Services)
-			}
-			gotVersion = true
-			if err := c.write(wire.NewMsgVerAck()); err != nil {
-				return err
-			}
-		case wire.CmdVerAck:
-			gotVerack = true
-		case wire.CmdReject:
-			return errors.New("node rejected our version")
-		}
-	}
-	return c.conn.SetDeadline(time.Time{})
+	return err
 }
 
-// handshakeError explains a failed handshake read: a first frame for
-// another network names that network; bytes that are no Bitcoin frame at
-// all, or silence, say the address is not a Bitcoin P2P port.
-func (c *p2pConn) handshakeError(err error, first bool) error {
-	var wm *wrongMagicError
+// handshakeError explains a handshake that failed before the peer sent a
+// frame: a frame for another network names that network; bytes that are
+// no Bitcoin frame at all, or silence, or a hang-up say the address is not
+// a Bitcoin P2P port.
+func (c *p2pConn) handshakeError(err error) error {
+	var wm *p2pclient.WrongMagicError
 	if errors.As(err, &wm) {
-		if name, ok := networkName(wm.got); ok {
+		if name, ok := networkName(wm.Got); ok {
 			return fmt.Errorf("%w: it is a node on %s, but cfindexd follows %s", ErrNotTheNode, name, netNameOr(c.net))
 		}
-		if bytes.HasPrefix(wm.raw[:], []byte("HTTP")) {
+		if bytes.HasPrefix(wm.Raw[:], []byte("HTTP")) {
 			return fmt.Errorf("%w: it answered like an HTTP server (is this the RPC port?)", ErrNotTheNode)
 		}
-		return fmt.Errorf("%w: it answered %q, which is no Bitcoin P2P message", ErrNotTheNode, wm.raw[:])
+		return fmt.Errorf("%w: it answered %q, which is no Bitcoin P2P message", ErrNotTheNode, wm.Raw[:])
 	}
 	var nerr net.Error
-	if first && errors.As(err, &nerr) && nerr.Timeout() {
+	if errors.As(err, &nerr) && nerr.Timeout() {
 		return fmt.Errorf("%w: it sent no version message within %s", ErrNotTheNode, p2pHandshakeTimeout)
 	}
-	if first && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)) {
+	if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
 		return fmt.Errorf("%w: %w", ErrNotTheNode, errClosedWithoutVersion)
 	}
 	return err
@@ -234,31 +197,16 @@ func probeNetwork(ctx context.Context, addr string, not wire.BitcoinNet) (string
 // answersMagic sends a version message for magic to addr and reports
 // whether the first frame back carries the same magic.
 func answersMagic(ctx context.Context, addr string, magic wire.BitcoinNet) bool {
-	d := net.Dialer{Timeout: p2pDialTimeout}
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	c, err := p2pclient.DialConn(ctx, addr, magic, p2pclient.ConnOptions{Timeout: p2pDialTimeout, ReadBuffer: 4 << 10, WriteBuffer: 4 << 10})
 	if err != nil {
 		return false
 	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
-	c := &p2pConn{conn: conn, r: bufio.NewReader(conn), net: magic}
-	_ = c.write(c.versionMessage()) // a peer that spoke first may be gone
-	_, _, err = c.readFrame(wire.CmdVersion)
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	_ = c.Send(c.VersionMessage(handshakeOptions)) // a peer that spoke first may be gone
+	_, err = c.ReadFrame(wire.CmdVersion)
 	return err == nil
 }
-
-// wrongMagicError is a frame whose network magic is not ours.
-type wrongMagicError struct {
-	got, want wire.BitcoinNet
-	raw       [4]byte
-}
-
-func (e *wrongMagicError) Error() string {
-	return fmt.Sprintf("%s: message for network %s, want %s", ErrMalformed, netNameOr(e.got), netNameOr(e.want))
-}
-
-// Is makes a wrong magic an ErrMalformed, as any frame that is not ours.
-func (e *wrongMagicError) Is(target error) bool { return target == ErrMalformed }
 
 // networkName names the network of a P2P magic with cfindexd's chain
 // names; ok is false for a magic no known network uses.
@@ -287,77 +235,6 @@ func netNameOr(magic wire.BitcoinNet) string {
 	return fmt.Sprintf("with magic %#08x", uint32(magic))
 }
 
-func (c *p2pConn) write(msg wire.Message) error {
-	_, err := wire.WriteMessageWithEncodingN(c.conn, msg, p2pProtocolVersion, c.net, wire.WitnessEncoding)
-	return err
-}
-
-// readFrame reads one message. Frames whose command is in keep, or a
-// ping, notfound or reject, are returned with their payload (valid until
-// the next call unless it is a block); others are skipped unread and
-// returned with a nil payload. The declared length is checked against
-// the command's cap before allocating, and the checksum is verified for
-// every kept frame except blocks, whose merkle root the caller checks.
-func (c *p2pConn) readFrame(keep ...string) (string, []byte, error) {
-	if _, err := io.ReadFull(c.r, c.hdr[:]); err != nil {
-		return "", nil, err
-	}
-	if got := wire.BitcoinNet(binary.LittleEndian.Uint32(c.hdr[0:4])); got != c.net {
-		wm := &wrongMagicError{got: got, want: c.net}
-		copy(wm.raw[:], c.hdr[0:4])
-		return "", nil, wm
-	}
-	cmd := string(bytes.TrimRight(c.hdr[4:16], "\x00"))
-	n := binary.LittleEndian.Uint32(c.hdr[16:20])
-	var sum [4]byte
-	copy(sum[:], c.hdr[20:24])
-
-	want := cmd == wire.CmdPing || cmd == wire.CmdNotFound || cmd == wire.CmdReject
-	for _, k := range keep {
-		want = want || cmd == k
-	}
-	limit := uint32(p2pMaxSmallPayload)
-	if cmd == wire.CmdBlock {
-		limit = wire.MaxBlockPayload
-	}
-	if !want {
-		limit = wire.MaxMessagePayload
-	}
-	if n > limit {
-		return "", nil, fmt.Errorf("%w: %s message of %d bytes exceeds %d", ErrMalformed, cmd, n, limit)
-	}
-	if !want {
-		if _, err := c.r.Discard(int(n)); err != nil {
-			return "", nil, err
-		}
-		return cmd, nil, nil
-	}
-	var payload []byte
-	if cmd == wire.CmdBlock {
-		payload = make([]byte, n) // handed to the caller
-	} else {
-		if cap(c.buf) < int(n) {
-			c.buf = make([]byte, n)
-		}
-		payload = c.buf[:n]
-	}
-	if _, err := io.ReadFull(c.r, payload); err != nil {
-		return "", nil, err
-	}
-	if cmd == wire.CmdBlock {
-		// A block is checked more strongly and more cheaply by its
-		// header hash and merkle root (fetchBlocks), from txids that
-		// are computed anyway, than by hashing the whole payload again.
-		return cmd, payload, nil
-	}
-	first := sha256.Sum256(payload)
-	second := sha256.Sum256(first[:])
-	if !bytes.Equal(second[:4], sum[:]) {
-		return "", nil, fmt.Errorf("%w: %s message checksum mismatch", ErrMalformed, cmd)
-	}
-	return cmd, payload, nil
-}
-
 // fetchBlocks sends one getdata of witness blocks for hashes and reads the
 // blocks, which the node sends in request order. Pings are answered. Each
 // block must hash to the hash asked for at its position. A notfound gives
@@ -366,43 +243,33 @@ func (c *p2pConn) readFrame(keep ...string) (string, []byte, error) {
 // returns them; the connection must not be reused then either (the other
 // blocks are on their way).
 func (c *p2pConn) fetchBlocks(ctx context.Context, hashes []chainhash.Hash, maxBytes int) ([]*wirescan.ScannedBlock, error) {
-	stop := context.AfterFunc(ctx, func() { _ = c.conn.SetDeadline(time.Now()) })
+	stop := context.AfterFunc(ctx, func() { _ = c.c.SetDeadline(time.Now()) })
 	defer stop()
-	gd := wire.NewMsgGetDataSizeHint(uint(len(hashes)))
-	for i := range hashes {
-		if err := gd.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessBlock, &hashes[i])); err != nil {
-			return nil, err
-		}
-	}
-	_ = c.conn.SetWriteDeadline(time.Now().Add(p2pReadTimeout))
-	if err := c.write(gd); err != nil {
+	_ = c.c.SetWriteDeadline(time.Now().Add(p2pReadTimeout))
+	if err := c.c.GetData(wire.InvTypeWitnessBlock, hashes); err != nil {
 		return nil, c.ctxErr(ctx, fmt.Errorf("send getdata: %w", err))
 	}
 	out := make([]*wirescan.ScannedBlock, 0, len(hashes))
 	held := 0
 	for len(out) < len(hashes) && (maxBytes <= 0 || held < maxBytes) {
-		_ = c.conn.SetReadDeadline(time.Now().Add(p2pReadTimeout))
-		cmd, payload, err := c.readFrame(wire.CmdBlock)
+		// The read deadline, and the write deadline of the pongs sent
+		// on the way.
+		_ = c.c.SetDeadline(time.Now().Add(p2pReadTimeout))
+		f, err := c.c.ReadFrame(wire.CmdBlock)
 		if err != nil {
+			if errors.Is(err, p2pclient.ErrProtocol) {
+				err = fmt.Errorf("%w: %w", ErrMalformed, err)
+			}
 			return nil, c.ctxErr(ctx, fmt.Errorf("read block %s: %w", hashes[len(out)], err))
 		}
-		switch cmd {
+		switch f.Command {
 		case wire.CmdBlock:
-			b, err := wirescan.ScanBlock(payload, hashes[len(out)])
+			b, err := wirescan.ScanBlock(f.Payload, hashes[len(out)])
 			if err != nil {
 				return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 			}
 			out = append(out, b)
-			held += len(payload)
-		case wire.CmdPing:
-			var p wire.MsgPing
-			if err := p.BtcDecode(bytes.NewBuffer(payload), p2pProtocolVersion, wire.BaseEncoding); err != nil {
-				return nil, fmt.Errorf("%w: ping: %v", ErrMalformed, err)
-			}
-			_ = c.conn.SetWriteDeadline(time.Now().Add(p2pReadTimeout))
-			if err := c.write(wire.NewMsgPong(p.Nonce)); err != nil {
-				return nil, c.ctxErr(ctx, fmt.Errorf("send pong: %w", err))
-			}
+			held += len(f.Payload)
 		case wire.CmdNotFound:
 			return nil, fmt.Errorf("block %s: %w", hashes[len(out)], errP2PNotFound)
 		}
@@ -419,4 +286,4 @@ func (c *p2pConn) ctxErr(ctx context.Context, err error) error {
 	return err
 }
 
-func (c *p2pConn) close() { _ = c.conn.Close() }
+func (c *p2pConn) close() { _ = c.c.Close() }

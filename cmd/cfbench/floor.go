@@ -8,6 +8,7 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 	"github.com/cfindexd/cfindexd/prevouts"
 )
 
@@ -61,7 +62,7 @@ func measureFloor(ctx context.Context, env syncEnv, src syncSource, hashes []cha
 		hashes []chainhash.Hash
 		turn   *prevouts.RunTurn
 	}
-	cpu0, nodeCPU0 := selfCPU(), processCPU(env.Node.PID())
+	cpu0, nodeCPU0 := selfCPU(), procstat.CPU(env.Node.PID())
 	start := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
 	jobs := make(chan job)
@@ -111,7 +112,7 @@ func measureFloor(ctx context.Context, env syncEnv, src syncSource, hashes []cha
 	if err := g.Wait(); err != nil {
 		return floorResult{}, fmt.Errorf("fetch: %w", err)
 	}
-	res := floorResult{Wall: time.Since(start), CPU: selfCPU() - cpu0, NodeCPU: processCPU(env.Node.PID()) - nodeCPU0}
+	res := floorResult{Wall: time.Since(start), CPU: selfCPU() - cpu0, NodeCPU: procstat.CPU(env.Node.PID()) - nodeCPU0}
 	if c, ok := source.(prevouts.PrevoutCounter); ok {
 		res.FromCache, res.FromNode = c.PrevoutCounts()
 	}

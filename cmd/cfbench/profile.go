@@ -22,6 +22,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
 
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 	"github.com/cfindexd/cfindexd/gcs"
 	"github.com/cfindexd/cfindexd/indexer"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
@@ -130,7 +131,7 @@ func profileFollower(ctx context.Context, run profileRun) (*profileResult, error
 		return nil, err
 	}
 	defer stopTrace()
-	cpu0, conns0 := selfCPU(), tcpActiveOpens()
+	cpu0, conns0 := selfCPU(), procstat.TCPActiveOpens()
 	start := time.Now()
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -152,7 +153,7 @@ func profileFollower(ctx context.Context, run profileRun) (*profileResult, error
 		waitErr = waitStoreTip(ctx, st, run.TipHeight, done)
 	}
 	wall := time.Since(start)
-	cpu, conns := selfCPU()-cpu0, tcpActiveOpens()
+	cpu, conns := selfCPU()-cpu0, procstat.TCPActiveOpens()
 	close(peakDone)
 	peakLive := <-peak
 	stop()

@@ -1,7 +1,9 @@
-// Package corefiles writes a chain of blocks as Bitcoin Core lays it out in
-// its blocks directory — blkNNNNN.dat, revNNNNN.dat and xor.dat — for tests
-// and benchmarks of the blocks-directory prevout source (blockfiles.Dir),
-// and loads the recorded Core v31 blocks directory in
+// Package corefiles is the module's one writer of Core-style blk files. It
+// writes a chain of blocks as Bitcoin Core lays it out in its blocks
+// directory — blkNNNNN.dat, revNNNNN.dat and xor.dat — for tests and
+// benchmarks of the blocks-directory prevout source (blockfiles.Dir),
+// keeps a chain in one plain file of blk records (chain files: the
+// mainnet-shaped chain's cache), and loads the recorded Core v31 blocks directory in
 // testdata/bitcoind-v31-blocksdir (Fixture).
 //
 // What it owns:

@@ -1,4 +1,4 @@
-package main
+package load
 
 import (
 	"bytes"
@@ -16,10 +16,10 @@ import (
 	"github.com/cfindexd/cfindexd/bloom"
 )
 
-// bloomLoadConfig is the BIP-37 load: wallets that load a realistic filter
+// BloomConfig is the BIP-37 load: wallets that load a realistic filter
 // and then ask for filtered blocks of the chain, a batch at a time, as
 // bitcoinj does after getblocks.
-type bloomLoadConfig struct {
+type BloomConfig struct {
 	Addr   string
 	Params *chaincfg.Params
 	// Hashes are the active chain's block hashes by height; the wallets
@@ -41,8 +41,8 @@ type bloomLoadConfig struct {
 	RequestTimeout time.Duration
 }
 
-// bloomLoadResult is what the BIP-37 wallets got in the measured window.
-type bloomLoadResult struct {
+// BloomResult is what the BIP-37 wallets got in the measured window.
+type BloomResult struct {
 	Peers          int          `json:"peers"`
 	FilterBytes    int          `json:"filter_bytes"`
 	FilterHashes   uint32       `json:"filter_hash_funcs"`
@@ -52,16 +52,16 @@ type bloomLoadResult struct {
 	Bytes          int64        `json:"bytes"`
 	BlocksPerS     float64      `json:"filtered_blocks_per_s"`
 	MBPerS         float64      `json:"mb_per_s"`
-	BatchLatency   latencyStats `json:"batch_latency"`
+	BatchLatency   LatencyStats `json:"batch_latency"`
 	Errors         int          `json:"errors"`
 	FirstError     string       `json:"first_error,omitempty"`
 }
 
-// bloomLoad is a running BIP-37 load: started, then measured over a window,
+// Bloom is a running BIP-37 load: started, then measured over a window,
 // then stopped.
-type bloomLoad struct {
-	cfg     bloomLoadConfig
-	peers   []*wirePeer
+type Bloom struct {
+	cfg     BloomConfig
+	peers   []*Peer
 	filter  *bloom.Filter // the first wallet's, for the report
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -78,13 +78,13 @@ type bloomTally struct {
 	err             error
 }
 
-// startBloomLoad connects the wallets, loads their filters and starts
+// StartBloom connects the wallets, loads their filters and starts
 // their loops; they run until stop.
-func startBloomLoad(ctx context.Context, cfg bloomLoadConfig) (*bloomLoad, error) {
+func StartBloom(ctx context.Context, cfg BloomConfig) (*Bloom, error) {
 	if int(cfg.From) >= len(cfg.Hashes) || cfg.Batch < 1 {
 		return nil, fmt.Errorf("bip37 load: nothing to scan")
 	}
-	l := &bloomLoad{cfg: cfg, peers: make([]*wirePeer, cfg.Peers), tallies: make([]bloomTally, cfg.Peers)}
+	l := &Bloom{cfg: cfg, peers: make([]*Peer, cfg.Peers), tallies: make([]bloomTally, cfg.Peers)}
 	errs := make([]error, cfg.Peers)
 	handshakes := make(chan struct{}, maxConcurrentHandshakes)
 	var wg sync.WaitGroup
@@ -99,7 +99,7 @@ func startBloomLoad(ctx context.Context, cfg bloomLoadConfig) (*bloomLoad, error
 		wg.Go(func() {
 			handshakes <- struct{}{}
 			defer func() { <-handshakes }()
-			p, err := dialPeer(cfg.Addr, cfg.Params, cfg.Seed<<24+uint64(i)+1<<22, 10*time.Second)
+			p, err := Dial(cfg.Addr, cfg.Params, cfg.Seed<<24+uint64(i)+1<<22, 10*time.Second)
 			if err == nil {
 				err = p.send(f.MsgFilterLoad())
 			}
@@ -128,7 +128,7 @@ func startBloomLoad(ctx context.Context, cfg bloomLoadConfig) (*bloomLoad, error
 // a real key hash of the chain (so some blocks carry matched
 // transactions, and BLOOM_UPDATE_ALL follows their spends), the rest random
 // 20-byte key hashes, at FPR with the spec's noise, BLOOM_UPDATE_ALL.
-func walletLoadFilter(rng *rand.Rand, cfg bloomLoadConfig) (*bloom.Filter, error) {
+func walletLoadFilter(rng *rand.Rand, cfg BloomConfig) (*bloom.Filter, error) {
 	elements := make([][]byte, cfg.WalletN)
 	for i := range elements {
 		if i == 0 && len(cfg.Elements) > 0 {
@@ -147,13 +147,13 @@ func walletLoadFilter(rng *rand.Rand, cfg bloomLoadConfig) (*bloom.Filter, error
 }
 
 // measure counts what completes between from and until.
-func (l *bloomLoad) measure(from, until time.Time) {
+func (l *Bloom) Measure(from, until time.Time) {
 	l.mu.Lock()
 	l.from, l.until = from, until
 	l.mu.Unlock()
 }
 
-func (l *bloomLoad) window() (time.Time, time.Time) {
+func (l *Bloom) window() (time.Time, time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.from, l.until
@@ -161,7 +161,7 @@ func (l *bloomLoad) window() (time.Time, time.Time) {
 
 // run is one wallet's closed loop: a batch of filtered blocks from a random
 // height, then a ping, counting what comes before the pong.
-func (l *bloomLoad) run(ctx context.Context, i int, p *wirePeer, rng *rand.Rand) {
+func (l *Bloom) run(ctx context.Context, i int, p *Peer, rng *rand.Rand) {
 	t := &l.tallies[i]
 	n := uint32(len(l.cfg.Hashes))
 	var nonce uint64
@@ -170,7 +170,7 @@ func (l *bloomLoad) run(ctx context.Context, i int, p *wirePeer, rng *rand.Rand)
 		first := l.cfg.From + rng.Uint32N(max(1, span-min(span, uint32(l.cfg.Batch))+1))
 		last := min(n-1, first+uint32(l.cfg.Batch)-1)
 		start := time.Now()
-		if err := p.conn.SetDeadline(start.Add(l.cfg.RequestTimeout)); err != nil {
+		if err := p.SetDeadline(start.Add(l.cfg.RequestTimeout)); err != nil {
 			t.err = err
 			return
 		}
@@ -179,10 +179,14 @@ func (l *bloomLoad) run(ctx context.Context, i int, p *wirePeer, rng *rand.Rand)
 			_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeFilteredBlock, &l.cfg.Hashes[h]))
 		}
 		nonce++
-		if err := p.send(gd); err == nil {
+		err := p.send(gd)
+		if err == nil {
 			err = p.send(wire.NewMsgPing(nonce))
 		}
-		blocks, matched, size, err := p.readUntilPong(nonce)
+		var blocks, matched, size int64
+		if err == nil {
+			blocks, matched, size, err = p.readUntilPong(nonce)
+		}
 		done := time.Now()
 		if err != nil {
 			if ctx.Err() == nil {
@@ -207,36 +211,36 @@ func (l *bloomLoad) run(ctx context.Context, i int, p *wirePeer, rng *rand.Rand)
 
 // readUntilPong reads the answers to a filtered-block getdata up to the
 // pong of nonce: merkleblocks and transactions, counted, not decoded.
-func (p *wirePeer) readUntilPong(nonce uint64) (blocks, txs, size int64, err error) {
+func (p *Peer) readUntilPong(nonce uint64) (blocks, txs, size int64, err error) {
 	for {
 		f, err := p.read()
 		if err != nil {
 			return 0, 0, 0, err
 		}
 		switch {
-		case f.is(wire.CmdPong):
-			if len(f.payload) == 8 && binary.LittleEndian.Uint64(f.payload) == nonce {
+		case f.Header.Is(wire.CmdPong):
+			if len(f.Payload) == 8 && binary.LittleEndian.Uint64(f.Payload) == nonce {
 				return blocks, txs, size, nil
 			}
-		case f.is(wire.CmdMerkleBlock):
+		case f.Header.Is(wire.CmdMerkleBlock):
 			blocks++
-			size += int64(f.size)
-		case f.is(wire.CmdTx):
+			size += int64(f.Size())
+		case f.Header.Is(wire.CmdTx):
 			txs++
-			size += int64(f.size)
-		case f.is(wire.CmdNotFound):
+			size += int64(f.Size())
+		case f.Header.Is(wire.CmdNotFound):
 			return 0, 0, 0, fmt.Errorf("notfound")
 		}
 	}
 }
 
 // stop ends the wallets' loops and returns the window's result.
-func (l *bloomLoad) stop() bloomLoadResult {
+func (l *Bloom) Stop() BloomResult {
 	l.cancel()
 	l.close() // unblocks reads
 	l.wg.Wait()
 	from, until := l.window()
-	res := bloomLoadResult{Peers: l.cfg.Peers}
+	res := BloomResult{Peers: l.cfg.Peers}
 	if l.filter != nil {
 		res.FilterBytes, res.FilterHashes = l.filter.Size(), l.filter.HashFuncs()
 	}
@@ -254,26 +258,26 @@ func (l *bloomLoad) stop() bloomLoadResult {
 		}
 	}
 	res.Batches = len(lat)
-	res.BatchLatency = newLatencyStats(lat)
+	res.BatchLatency = NewLatencyStats(lat)
 	if secs := until.Sub(from).Seconds(); secs > 0 {
 		res.BlocksPerS = float64(res.FilteredBlocks) / secs
-		res.MBPerS = mb(res.Bytes) / secs
+		res.MBPerS = float64(res.Bytes) / 1e6 / secs
 	}
 	return res
 }
 
-func (l *bloomLoad) close() {
+func (l *Bloom) close() {
 	for _, p := range l.peers {
 		if p != nil {
-			_ = p.close()
+			_ = p.Close()
 		}
 	}
 }
 
-// chainElements reads blocks of the chain from the node and returns their
+// ChainElements reads blocks of the chain from the node and returns their
 // outputs' key hashes (what real wallets' filters hold) and the blocks'
 // average size.
-func chainElements(ctx context.Context, blocks func(ctx context.Context, hash chainhash.Hash) (*wire.MsgBlock, error), hashes []chainhash.Hash) ([][]byte, int, error) {
+func ChainElements(ctx context.Context, blocks func(ctx context.Context, hash chainhash.Hash) (*wire.MsgBlock, error), hashes []chainhash.Hash) ([][]byte, int, error) {
 	var out [][]byte
 	size := 0
 	for _, h := range hashes {

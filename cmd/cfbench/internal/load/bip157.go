@@ -1,4 +1,4 @@
-package main
+package load
 
 import (
 	"cmp"
@@ -24,15 +24,15 @@ const (
 	maxConcurrentHandshakes = 4
 )
 
-// loadConfig is one load run against one server.
-type loadConfig struct {
+// Config is one load run against one server.
+type Config struct {
 	Addr   string
 	Params *chaincfg.Params
 	// Hashes are the active chain's block hashes by height.
 	Hashes []chainhash.Hash
 	// Expected holds every answer's bytes; each answer is compared with
 	// them.
-	Expected *expectedAnswers
+	Expected *Expected
 	Peers    int
 	// Warmup runs the load without counting it; Duration is the measured
 	// window after it.
@@ -48,8 +48,8 @@ type loadConfig struct {
 	RequestTimeout time.Duration
 }
 
-// loadResult is what one load run measured in its window.
-type loadResult struct {
+// Result is what one load run measured in its window.
+type Result struct {
 	Peers         int           `json:"peers"`
 	Window        time.Duration `json:"window_ns"`
 	FilterReqs    int           `json:"getcfilters_done"`
@@ -59,8 +59,8 @@ type loadResult struct {
 	Bytes         int64         `json:"bytes"`
 	FiltersPerS   float64       `json:"filters_per_s"`
 	MBPerS        float64       `json:"mb_per_s"`
-	FilterLatency latencyStats  `json:"getcfilters_latency"`
-	HeaderLatency latencyStats  `json:"getcfheaders_latency"`
+	FilterLatency LatencyStats  `json:"getcfilters_latency"`
+	HeaderLatency LatencyStats  `json:"getcfheaders_latency"`
 	Errors        int           `json:"errors"`
 	FirstError    string        `json:"first_error,omitempty"`
 	// RunFilters and RunFilterHashes count what was served over the whole
@@ -82,22 +82,22 @@ type loadResult struct {
 	ClientNsPerFilter float64       `json:"client_cpu_ns_per_filter"`
 }
 
-// latencyStats summarises request latencies (send to last response byte).
-type latencyStats struct {
+// LatencyStats summarises request latencies (send to last response byte).
+type LatencyStats struct {
 	Count int           `json:"count"`
 	P50   time.Duration `json:"p50_ns"`
 	P99   time.Duration `json:"p99_ns"`
 	Max   time.Duration `json:"max_ns"`
 }
 
-// newLatencyStats computes the stats of ds, sorting it.
-func newLatencyStats(ds []time.Duration) latencyStats {
+// NewLatencyStats computes the stats of ds, sorting it.
+func NewLatencyStats(ds []time.Duration) LatencyStats {
 	if len(ds) == 0 {
-		return latencyStats{}
+		return LatencyStats{}
 	}
 	slices.Sort(ds)
 	at := func(q float64) time.Duration { return ds[min(len(ds)-1, int(q*float64(len(ds))))] }
-	return latencyStats{Count: len(ds), P50: at(0.50), P99: at(0.99), Max: ds[len(ds)-1]}
+	return LatencyStats{Count: len(ds), P50: at(0.50), P99: at(0.99), Max: ds[len(ds)-1]}
 }
 
 // peerTally is one peer's counts inside the window.
@@ -111,17 +111,17 @@ type peerTally struct {
 	err                   error
 }
 
-// runLoad connects cfg.Peers peers to the server, then has each send one
+// Run connects cfg.Peers peers to the server, then has each send one
 // request at a time (closed loop) until the window ends, and returns what
 // completed inside the window.
-func runLoad(ctx context.Context, cfg loadConfig) (loadResult, error) {
+func Run(ctx context.Context, cfg Config) (Result, error) {
 	if len(cfg.Hashes) == 0 {
-		return loadResult{}, errors.New("load: no chain")
+		return Result{}, errors.New("load: no chain")
 	}
 	if cfg.Expected == nil {
-		return loadResult{}, errors.New("load: no expected answers to check against")
+		return Result{}, errors.New("load: no expected answers to check against")
 	}
-	peers := make([]*wirePeer, cfg.Peers)
+	peers := make([]*Peer, cfg.Peers)
 	var wg sync.WaitGroup
 	dialErrs := make([]error, cfg.Peers)
 	// btcd v0.26.2 refuses a source /24 with more than 8 handshakes in
@@ -132,14 +132,14 @@ func runLoad(ctx context.Context, cfg loadConfig) (loadResult, error) {
 		wg.Go(func() {
 			handshakes <- struct{}{}
 			defer func() { <-handshakes }()
-			peers[i], dialErrs[i] = dialPeer(cfg.Addr, cfg.Params, cfg.Seed<<20+uint64(i), 10*time.Second)
+			peers[i], dialErrs[i] = Dial(cfg.Addr, cfg.Params, cfg.Seed<<20+uint64(i), 10*time.Second)
 		})
 	}
 	wg.Wait()
 	defer func() {
 		for _, p := range peers {
 			if p != nil {
-				p.close()
+				p.Close()
 			}
 		}
 	}()
@@ -151,7 +151,7 @@ func runLoad(ctx context.Context, cfg loadConfig) (loadResult, error) {
 		}
 	}
 	if failed > 0 {
-		return loadResult{}, fmt.Errorf("%d of %d peers failed to connect to %s; first: %w", failed, cfg.Peers, cfg.Addr, first)
+		return Result{}, fmt.Errorf("%d of %d peers failed to connect to %s; first: %w", failed, cfg.Peers, cfg.Addr, first)
 	}
 
 	begin := time.Now().Add(50 * time.Millisecond)
@@ -166,10 +166,10 @@ func runLoad(ctx context.Context, cfg loadConfig) (loadResult, error) {
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return loadResult{}, fmt.Errorf("load: %w", err)
+		return Result{}, fmt.Errorf("load: %w", err)
 	}
 
-	res := loadResult{Peers: cfg.Peers, Window: cfg.Duration}
+	res := Result{Peers: cfg.Peers, Window: cfg.Duration}
 	var fl, hl []time.Duration
 	for _, t := range tallies {
 		fl = append(fl, t.filterLat...)
@@ -187,16 +187,16 @@ func runLoad(ctx context.Context, cfg loadConfig) (loadResult, error) {
 		}
 	}
 	res.FilterReqs, res.HeaderReqs = len(fl), len(hl)
-	res.FilterLatency, res.HeaderLatency = newLatencyStats(fl), newLatencyStats(hl)
+	res.FilterLatency, res.HeaderLatency = NewLatencyStats(fl), NewLatencyStats(hl)
 	res.FiltersPerS = float64(res.Filters) / cfg.Duration.Seconds()
-	res.MBPerS = mb(res.Bytes) / cfg.Duration.Seconds()
+	res.MBPerS = float64(res.Bytes) / 1e6 / cfg.Duration.Seconds()
 	return res, nil
 }
 
 // drivePeer runs one peer's closed loop from begin to until; requests that
 // start at or after from and complete by until are counted. A failed
 // request ends the peer's loop and is returned in the tally.
-func drivePeer(ctx context.Context, p *wirePeer, rng *rand.Rand, cfg loadConfig, begin, from, until time.Time) peerTally {
+func drivePeer(ctx context.Context, p *Peer, rng *rand.Rand, cfg Config, begin, from, until time.Time) peerTally {
 	var t peerTally
 	time.Sleep(time.Until(begin)) // line all peers up at the same start
 	tip := uint32(len(cfg.Hashes) - 1)
@@ -215,16 +215,16 @@ func drivePeer(ctx context.Context, p *wirePeer, rng *rand.Rand, cfg loadConfig,
 			first = rng.Uint32N(tip + 2 - span)
 		}
 		stop := min(first+span-1, tip)
-		if err := p.conn.SetDeadline(start.Add(cfg.RequestTimeout)); err != nil {
+		if err := p.SetDeadline(start.Add(cfg.RequestTimeout)); err != nil {
 			t.err = err
 			return t
 		}
 		var n, size int64
 		var err error
 		if filters {
-			n, size, err = p.getCFilters(cfg.Expected, first, stop)
+			n, size, err = p.GetCFilters(cfg.Expected, first, stop)
 		} else {
-			n, size, err = p.getCFHeaders(cfg.Expected, first, stop)
+			n, size, err = p.GetCFHeaders(cfg.Expected, first, stop)
 		}
 		done := time.Now()
 		if err != nil {
@@ -259,12 +259,12 @@ func requestName(filters bool) string {
 	return wire.CmdGetCFHeaders
 }
 
-// getCFilters requests the basic filters of heights first..stop and reads
+// getCFilters requests the basic filters of heights first..Stop and reads
 // one cfilter per block, checking each frame, byte for byte, against the
 // expected one (btcd's filter, wire's encoding, the checksum included).
 // It returns the filters and bytes received.
-func (p *wirePeer) getCFilters(exp *expectedAnswers, first, stop uint32) (int64, int64, error) {
-	if err := p.send(wire.NewMsgGetCFilters(wire.GCSFilterRegular, first, &exp.hashes[stop])); err != nil {
+func (p *Peer) GetCFilters(exp *Expected, first, stop uint32) (int64, int64, error) {
+	if err := p.send(wire.NewMsgGetCFilters(wire.GCSFilterRegular, first, &exp.Hashes[stop])); err != nil {
 		return 0, 0, err
 	}
 	var size int64
@@ -273,23 +273,23 @@ func (p *wirePeer) getCFilters(exp *expectedAnswers, first, stop uint32) (int64,
 		if err != nil {
 			return 0, 0, err
 		}
-		if !f.is(wire.CmdCFilter) {
+		if !f.Header.Is(wire.CmdCFilter) {
 			continue // inv, addr, feefilter...: not part of the answer
 		}
-		if err := exp.checkCFilter(h, f.header, f.payload); err != nil {
+		if err := exp.checkCFilter(h, f.Header, f.Payload); err != nil {
 			return 0, 0, fmt.Errorf("cfilter %d of the range: %w", h-first, err)
 		}
-		size += int64(f.size)
+		size += int64(f.Size())
 		h++
 	}
 	return int64(stop - first + 1), size, nil
 }
 
-// getCFHeaders requests the filter hashes of heights first..stop and reads
+// getCFHeaders requests the filter hashes of heights first..Stop and reads
 // the cfheaders answer, checking every byte of it against the expected
 // answer.
-func (p *wirePeer) getCFHeaders(exp *expectedAnswers, first, stop uint32) (int64, int64, error) {
-	if err := p.send(wire.NewMsgGetCFHeaders(wire.GCSFilterRegular, first, &exp.hashes[stop])); err != nil {
+func (p *Peer) GetCFHeaders(exp *Expected, first, stop uint32) (int64, int64, error) {
+	if err := p.send(wire.NewMsgGetCFHeaders(wire.GCSFilterRegular, first, &exp.Hashes[stop])); err != nil {
 		return 0, 0, err
 	}
 	for {
@@ -297,12 +297,12 @@ func (p *wirePeer) getCFHeaders(exp *expectedAnswers, first, stop uint32) (int64
 		if err != nil {
 			return 0, 0, err
 		}
-		if !f.is(wire.CmdCFHeaders) {
+		if !f.Header.Is(wire.CmdCFHeaders) {
 			continue
 		}
-		if err := exp.checkCFHeaders(first, stop, f.header, f.payload); err != nil {
+		if err := exp.checkCFHeaders(first, stop, f.Header, f.Payload); err != nil {
 			return 0, 0, err
 		}
-		return int64(stop - first + 1), int64(f.size), nil
+		return int64(stop - first + 1), int64(f.Size()), nil
 	}
 }

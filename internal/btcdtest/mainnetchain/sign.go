@@ -1,4 +1,4 @@
-package btcdtest
+package mainnetchain
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package main
+package procstat
 
 import (
 	"bytes"
@@ -6,11 +6,12 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
-// rssSample is a process's resident set at one moment of a run.
-type rssSample struct {
+// RSSSample is a process's resident set at one moment of a run.
+type RSSSample struct {
 	// At is the time since the process started.
 	At time.Duration `json:"t_ns"`
 	// RSS is the whole resident set; Anon its anonymous part (Go's heap,
@@ -24,20 +25,20 @@ type rssSample struct {
 	HWM int64 `json:"hwm_bytes"`
 }
 
-// rssSampleEvery is how often a run's RSS is read.
-const rssSampleEvery = 100 * time.Millisecond
+// SampleEvery is how often a run's RSS is read.
+const SampleEvery = 100 * time.Millisecond
 
-// sampleRSS reads pid's RSS every rssSampleEvery from start until stop is
+// SampleRSS reads pid's RSS every SampleEvery from start until stop is
 // closed, and returns the samples on the channel it returns.
-func sampleRSS(pid int, start time.Time, stop <-chan struct{}) <-chan []rssSample {
-	out := make(chan []rssSample, 1)
+func SampleRSS(pid int, start time.Time, stop <-chan struct{}) <-chan []RSSSample {
+	out := make(chan []RSSSample, 1)
 	go func() {
-		var samples []rssSample
-		t := time.NewTicker(rssSampleEvery)
+		var samples []RSSSample
+		t := time.NewTicker(SampleEvery)
 		defer t.Stop()
 		for {
-			if rss, anon, file, hwm, ok := processRSS(pid); ok {
-				samples = append(samples, rssSample{At: time.Since(start), RSS: rss, Anon: anon, File: file, HWM: hwm})
+			if rss, anon, file, hwm, ok := RSS(pid); ok {
+				samples = append(samples, RSSSample{At: time.Since(start), RSS: rss, Anon: anon, File: file, HWM: hwm})
 			}
 			select {
 			case <-stop:
@@ -50,34 +51,34 @@ func sampleRSS(pid int, start time.Time, stop <-chan struct{}) <-chan []rssSampl
 	return out
 }
 
-// rssPeaks returns the largest RSS, anonymous and file-backed parts among
+// RSSPeaks returns the largest RSS, anonymous and file-backed parts among
 // samples (each its own maximum).
-func rssPeaks(samples []rssSample) (rss, anon, file int64) {
+func RSSPeaks(samples []RSSSample) (rss, anon, file int64) {
 	for _, s := range samples {
 		rss, anon, file = max(rss, s.RSS), max(anon, s.Anon), max(file, s.File)
 	}
 	return rss, anon, file
 }
 
-// childPeakRSS is an exited child's peak resident set: hwm, its VmHWM read
+// ChildPeakRSS is an exited child's peak resident set: hwm, its VmHWM read
 // just before it was stopped, or rusage's figure when /proc gave none (see
-// peakRSS for why rusage's is not the child's own).
-func childPeakRSS(hwm int64, state *os.ProcessState) int64 {
+// SamplesPeak for why rusage's is not the child's own).
+func ChildPeakRSS(hwm int64, state *os.ProcessState) int64 {
 	if hwm > 0 {
 		return hwm
 	}
-	_, _, peak := rusage(state)
+	_, _, peak := Rusage(state)
 	return peak
 }
 
-// peakRSS is a child's peak resident set: the last VmHWM its samples saw
+// SamplesPeak is a child's peak resident set: the last VmHWM its samples saw
 // (and at least their largest RSS), or rusage's figure when /proc gave
 // none. rusage's ru_maxrss alone is not the child's: Linux carries the
 // peak of the address space a process had before exec into it, and Go
 // starts children with vfork semantics, so a child's ru_maxrss is at
 // least cfbench's own peak RSS (which, after writing a blocks directory
 // of the mainnet-shaped chain, is most of a gigabyte).
-func peakRSS(samples []rssSample, rusagePeak int64) int64 {
+func SamplesPeak(samples []RSSSample, rusagePeak int64) int64 {
 	var hwm, rss int64
 	for _, s := range samples {
 		hwm, rss = max(hwm, s.HWM), max(rss, s.RSS)
@@ -88,8 +89,8 @@ func peakRSS(samples []rssSample, rusagePeak int64) int64 {
 	return max(hwm, rss)
 }
 
-// rssCurve renders n evenly spaced samples (by time) in MB, for the table.
-func rssCurve(samples []rssSample, n int) string {
+// RSSCurve renders n evenly spaced samples (by time) in MB, for the table.
+func RSSCurve(samples []RSSSample, n int) string {
 	if len(samples) == 0 {
 		return "n/a"
 	}
@@ -104,14 +105,14 @@ func rssCurve(samples []rssSample, n int) string {
 		if i > 1 {
 			b.WriteByte(' ')
 		}
-		fmt.Fprintf(&b, "%.0f", mb(samples[j].RSS))
+		fmt.Fprintf(&b, "%.0f", float64(samples[j].RSS)/1e6)
 	}
 	return b.String()
 }
 
-// gcStats summarises a run's Go garbage collections from its gctrace
+// GCStats summarises a run's Go garbage collections from its gctrace
 // lines (GODEBUG=gctrace=1 on stderr).
-type gcStats struct {
+type GCStats struct {
 	// Cycles is the number of collections.
 	Cycles int `json:"cycles"`
 	// MaxLive is the largest heap left live after a collection; MaxGoal
@@ -126,10 +127,10 @@ type gcStats struct {
 	CPUPercent int `json:"cpu_percent"`
 }
 
-// add parses one stderr line; lines that are not gctrace lines are
+// Add parses one stderr line; lines that are not gctrace lines are
 // ignored. The format (runtime/extern.go) is
 // "gc # @#s #%: ... ms clock, ... ms cpu, #->#-># MB, # MB goal, ...".
-func (g *gcStats) add(line []byte) {
+func (g *GCStats) Add(line []byte) {
 	if !bytes.HasPrefix(line, []byte("gc ")) {
 		return
 	}
@@ -162,4 +163,14 @@ func (g *gcStats) add(line []byte) {
 			g.CPUPercent = v
 		}
 	}
+}
+
+// Rusage returns user and system CPU time and peak RSS in bytes of an
+// exited process.
+func Rusage(state *os.ProcessState) (user, sys time.Duration, peakRSS int64) {
+	ru, ok := state.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return state.UserTime(), state.SystemTime(), 0
+	}
+	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano()), MaxRSSBytes(ru)
 }

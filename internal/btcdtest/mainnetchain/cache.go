@@ -1,4 +1,4 @@
-package btcdtest
+package mainnetchain
 
 import (
 	"context"
@@ -10,9 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/cfindexd/cfindexd/internal/corefiles"
+
+	"github.com/cfindexd/cfindexd/internal/btcdtest"
 )
 
-// mainnetGenVersion changes whenever GenerateMainnetChain would build a
+// mainnetGenVersion changes whenever Generate would build a
 // different chain for the same shape; it is part of the cache key, so an
 // old cached chain is never taken for a new one.
 const mainnetGenVersion = 2
@@ -21,22 +25,22 @@ const mainnetGenVersion = 2
 //
 //	btcd/data/   btcd's data directory after a clean stop (simnet, --txindex)
 //	blocks.dat   every block, genesis first (block file, blockfile.go)
-//	chain.json   MainnetStats and how the entry was made
+//	chain.json   Stats and how the entry was made
 const (
 	cacheBtcdDir   = "btcd"
 	cacheBlocks    = "blocks.dat"
 	cacheManifest  = "chain.json"
 	cacheNet       = "simnet"
-	cacheBtcdData  = "data" // Node.args: --datadir=<DataDir>/data
+	cacheBtcdData  = "data" // btcdtest.Node.args: --datadir=<DataDir>/data
 	cacheTmpPrefix = ".tmp-"
 	// cacheStopLimit bounds btcd's shutdown after generating: flushing a
 	// full UTXO cache to disk on a busy machine takes minutes.
 	cacheStopLimit = 10 * time.Minute
 )
 
-// MainnetCacheRoot is where cached mainnet-shaped chains live by default:
+// CacheRoot is where cached mainnet-shaped chains live by default:
 // os.UserCacheDir()/cfindexd-bench.
-func MainnetCacheRoot() (string, error) {
+func CacheRoot() (string, error) {
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		return "", fmt.Errorf("user cache dir: %w", err)
@@ -44,36 +48,36 @@ func MainnetCacheRoot() (string, error) {
 	return filepath.Join(dir, "cfindexd-bench"), nil
 }
 
-// MainnetChain is a generated mainnet-shaped chain in the cache.
-type MainnetChain struct {
+// Chain is a generated mainnet-shaped chain in the cache.
+type Chain struct {
 	// Dir is the cache entry.
 	Dir string
 	// Stats describes the chain; Generated is true when this call built
 	// it (false: it came from the cache).
-	Stats     MainnetStats
+	Stats     Stats
 	Generated bool
 }
 
 // manifest is chain.json.
 type manifest struct {
-	Version     int          `json:"generator_version"`
-	BtcdVersion string       `json:"btcd_version"`
-	Net         string       `json:"net"`
-	Created     time.Time    `json:"created"`
-	Stats       MainnetStats `json:"stats"`
+	Version     int       `json:"generator_version"`
+	BtcdVersion string    `json:"btcd_version"`
+	Net         string    `json:"net"`
+	Created     time.Time `json:"created"`
+	Stats       Stats     `json:"stats"`
 }
 
 // mainnetKey names the cache entry of shape.
-func mainnetKey(shape MainnetShape) string {
-	return fmt.Sprintf("mainnet-v%d-btcd-%s-b%d-t%d-o%d-s%d", mainnetGenVersion, BtcdVersion, shape.Blocks, shape.TxsPerBlock, shape.oldCoins(), shape.Seed)
+func mainnetKey(shape Shape) string {
+	return fmt.Sprintf("mainnet-v%d-btcd-%s-b%d-t%d-o%d-s%d", mainnetGenVersion, btcdtest.BtcdVersion, shape.Blocks, shape.TxsPerBlock, shape.oldCoins(), shape.Seed)
 }
 
-// LoadOrGenerateMainnet returns the cached chain of shape under root,
-// generating it first (GenerateMainnetChain on a fresh simnet btcd with
+// LoadOrGenerate returns the cached chain of shape under root,
+// generating it first (Generate on a fresh simnet btcd with
 // --txindex, stopped cleanly afterwards) when it is not there. A file lock
 // makes concurrent callers wait for one generation. say, if not nil,
 // receives progress lines.
-func LoadOrGenerateMainnet(ctx context.Context, root string, shape MainnetShape, say func(format string, args ...any)) (*MainnetChain, error) {
+func LoadOrGenerate(ctx context.Context, root string, shape Shape, say func(format string, args ...any)) (*Chain, error) {
 	if err := shape.Validate(); err != nil {
 		return nil, err
 	}
@@ -87,7 +91,7 @@ func LoadOrGenerateMainnet(ctx context.Context, root string, shape MainnetShape,
 	if c, err := loadMainnet(dir); err == nil {
 		return c, nil
 	}
-	unlock, err := lockFile(dir + ".lock")
+	unlock, err := btcdtest.LockFile(dir + ".lock")
 	if err != nil {
 		return nil, err
 	}
@@ -106,11 +110,11 @@ func LoadOrGenerateMainnet(ctx context.Context, root string, shape MainnetShape,
 	if err := os.Rename(tmp, dir); err != nil {
 		return nil, fmt.Errorf("chain cache: %w", err)
 	}
-	return &MainnetChain{Dir: dir, Stats: stats, Generated: true}, nil
+	return &Chain{Dir: dir, Stats: stats, Generated: true}, nil
 }
 
 // loadMainnet reads a complete cache entry.
-func loadMainnet(dir string) (*MainnetChain, error) {
+func loadMainnet(dir string) (*Chain, error) {
 	data, err := os.ReadFile(filepath.Join(dir, cacheManifest))
 	if err != nil {
 		return nil, err
@@ -119,7 +123,7 @@ func loadMainnet(dir string) (*MainnetChain, error) {
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("chain cache %s: %w", dir, err)
 	}
-	if m.Version != mainnetGenVersion || m.BtcdVersion != BtcdVersion || m.Net != cacheNet {
+	if m.Version != mainnetGenVersion || m.BtcdVersion != btcdtest.BtcdVersion || m.Net != cacheNet {
 		return nil, fmt.Errorf("chain cache %s: made by generator %d for btcd %s", dir, m.Version, m.BtcdVersion)
 	}
 	for _, p := range []string{filepath.Join(dir, cacheBlocks), filepath.Join(dir, cacheBtcdDir, cacheBtcdData)} {
@@ -127,30 +131,30 @@ func loadMainnet(dir string) (*MainnetChain, error) {
 			return nil, fmt.Errorf("chain cache %s: %w", dir, err)
 		}
 	}
-	return &MainnetChain{Dir: dir, Stats: m.Stats}, nil
+	return &Chain{Dir: dir, Stats: m.Stats}, nil
 }
 
 // generateInto builds the chain with a btcd whose datadir is dir/btcd and
 // writes the block file and the manifest beside it.
-func generateInto(ctx context.Context, dir string, shape MainnetShape, say func(string, ...any)) (MainnetStats, error) {
+func generateInto(ctx context.Context, dir string, shape Shape, say func(string, ...any)) (Stats, error) {
 	btcdDir := filepath.Join(dir, cacheBtcdDir)
 	if err := os.MkdirAll(btcdDir, 0o755); err != nil {
-		return MainnetStats{}, fmt.Errorf("chain cache: %w", err)
+		return Stats{}, fmt.Errorf("chain cache: %w", err)
 	}
-	n, err := StartNode(Options{Net: cacheNet, DataDir: btcdDir, TxIndex: true, WalletSeed: shape.Seed})
+	n, err := btcdtest.StartNode(btcdtest.Options{Net: cacheNet, DataDir: btcdDir, TxIndex: true, WalletSeed: shape.Seed})
 	if err != nil {
-		return MainnetStats{}, err
+		return Stats{}, err
 	}
 	defer n.Stop()
-	bf, err := CreateBlockFile(filepath.Join(dir, cacheBlocks), n.Params().Net)
+	bf, err := corefiles.CreateChainFile(filepath.Join(dir, cacheBlocks), n.Params().Net)
 	if err != nil {
-		return MainnetStats{}, err
+		return Stats{}, err
 	}
 	defer bf.Close()
 	say("generating a mainnet-shaped chain: %d blocks of %d transactions (seed %d) in %s", shape.Blocks, shape.TxsPerBlock, shape.Seed, dir)
 	last := time.Now()
-	stats, err := GenerateMainnetChain(ctx, n, shape, func(_ int32, raw []byte) error { return bf.Append(raw) },
-		func(p MainnetProgress) {
+	stats, err := Generate(ctx, n, shape, func(_ int32, raw []byte) error { return bf.Append(raw) },
+		func(p Progress) {
 			if time.Since(last) >= 5*time.Second || p.Block == p.Blocks {
 				last = time.Now()
 				say("  block %d of %d (height %d), %d transactions, %s, %.0f tx/s",
@@ -167,7 +171,7 @@ func generateInto(ctx context.Context, dir string, shape MainnetShape, say func(
 	if err := n.StopWithin(cacheStopLimit); err != nil {
 		return stats, fmt.Errorf("stop btcd after generating: %w", err)
 	}
-	data, err := json.MarshalIndent(manifest{Version: mainnetGenVersion, BtcdVersion: BtcdVersion, Net: cacheNet,
+	data, err := json.MarshalIndent(manifest{Version: mainnetGenVersion, BtcdVersion: btcdtest.BtcdVersion, Net: cacheNet,
 		Created: time.Now().UTC(), Stats: stats}, "", "  ")
 	if err != nil {
 		return stats, fmt.Errorf("chain cache: %w", err)
@@ -178,20 +182,20 @@ func generateInto(ctx context.Context, dir string, shape MainnetShape, say func(
 	return stats, nil
 }
 
-// BlocksPath is the chain's block file (ReadBlockFile).
-func (c *MainnetChain) BlocksPath() string { return filepath.Join(c.Dir, cacheBlocks) }
+// BlocksPath is the chain's block file (corefiles.ReadChainFile).
+func (c *Chain) BlocksPath() string { return filepath.Join(c.Dir, cacheBlocks) }
 
 // Options returns the node options the chain was generated with, for a
 // node started on a copy of its data (CopyNodeData).
-func (c *MainnetChain) Options(dataDir string) Options {
-	return Options{Net: cacheNet, DataDir: dataDir, TxIndex: true, WalletSeed: c.Stats.Shape.Seed}
+func (c *Chain) Options(dataDir string) btcdtest.Options {
+	return btcdtest.Options{Net: cacheNet, DataDir: dataDir, TxIndex: true, WalletSeed: c.Stats.Shape.Seed}
 }
 
 // CopyNodeData copies the chain's btcd data into dataDir (which must not
 // hold a node's data yet), so a node started there with Options(dataDir)
 // has the whole chain. The cache itself is never run: btcd rewrites its
 // database (the benchmark drops and rebuilds its filter index).
-func (c *MainnetChain) CopyNodeData(dataDir string) error {
+func (c *Chain) CopyNodeData(dataDir string) error {
 	src := filepath.Join(c.Dir, cacheBtcdDir, cacheBtcdData)
 	dst := filepath.Join(dataDir, cacheBtcdData)
 	if _, err := os.Stat(dst); err == nil {

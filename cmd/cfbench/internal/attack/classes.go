@@ -1,4 +1,4 @@
-package main
+package attack
 
 import (
 	"bufio"
@@ -22,30 +22,30 @@ import (
 	"github.com/cfindexd/cfindexd/internal/attackwire"
 )
 
-// attackEnv is what an attack class is run against.
-type attackEnv struct {
-	p2pAddr, httpAddr string
-	params            *chaincfg.Params
-	hashes            []chainhash.Hash
-	// httpConns is how many idle HTTP connections the http-idle class
+// Env is what an attack class is run against.
+type Env struct {
+	P2PAddr, HTTPAddr string
+	Params            *chaincfg.Params
+	Hashes            []chainhash.Hash
+	// HTTPConns is how many idle HTTP connections the http-idle class
 	// holds (the -httpconns flag, bounded by this process's open file
 	// limit).
-	httpConns int
+	HTTPConns int
 }
 
 // tip is the chain's last height.
-func (e attackEnv) tip() uint32 { return uint32(len(e.hashes) - 1) }
+func (e Env) tip() uint32 { return uint32(len(e.Hashes) - 1) }
 
-// attackTally counts what an attack did: Ops are its unit of work (frames,
+// Tally counts what an attack did: Ops are its unit of work (frames,
 // requests, connections held; the class's OpsUnit says which), Conns the
 // connections it opened, Refused those the daemon refused or cut before
 // the attack's first step.
-type attackTally struct {
-	ops, conns, refused atomic.Int64
+type Tally struct {
+	Ops, Conns, Refused atomic.Int64
 }
 
-// attackClass is one row of issue 9's table of attacks.
-type attackClass struct {
+// Class is one kind of attack on the daemon.
+type Class struct {
 	// Name is the short name (-classes); Title the table's description;
 	// OpsUnit what the tally's ops count.
 	Name, Title, OpsUnit string
@@ -55,7 +55,7 @@ type attackClass struct {
 	// or, for the class about one address's misbehaviour, the attacker's.
 	GoodIP string
 	// Run attacks until ctx ends.
-	Run func(ctx context.Context, env attackEnv, t *attackTally)
+	Run func(ctx context.Context, env Env, t *Tally)
 }
 
 // Source addresses: every class has its own 127.b.0.0/16 block (or
@@ -89,8 +89,8 @@ func workers(ctx context.Context, n int, attack func(ctx context.Context, i, rou
 	wg.Wait()
 }
 
-// pauseCtx sleeps d or until ctx ends.
-func pauseCtx(ctx context.Context, d time.Duration) {
+// Pause sleeps d or until ctx ends.
+func Pause(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -110,18 +110,18 @@ func holdUntilClosed(ctx context.Context, c *rawConn) {
 
 // connect dials from ip and completes the handshake, counting the
 // connection (and a refusal); nil when it failed.
-func connect(ctx context.Context, env attackEnv, ip string, relay bool, t *attackTally) *rawConn {
-	c, err := dialFrom(ctx, env.p2pAddr, ip, env.params.Net)
+func connect(ctx context.Context, env Env, ip string, relay bool, t *Tally) *rawConn {
+	c, err := dialFrom(ctx, env.P2PAddr, ip, env.Params.Net)
 	if err != nil {
-		t.refused.Add(1)
-		pauseCtx(ctx, time.Second)
+		t.Refused.Add(1)
+		Pause(ctx, time.Second)
 		return nil
 	}
-	t.conns.Add(1)
+	t.Conns.Add(1)
 	if err := c.handshake(relay); err != nil {
 		c.close()
-		t.refused.Add(1)
-		pauseCtx(ctx, time.Second)
+		t.Refused.Add(1)
+		Pause(ctx, time.Second)
 		return nil
 	}
 	return c
@@ -129,35 +129,35 @@ func connect(ctx context.Context, env attackEnv, ip string, relay bool, t *attac
 
 // hugeCountFrames are attackwire's huge-count payloads framed for env,
 // in a fixed order.
-func hugeCountFrames(env attackEnv) [][]byte {
+func hugeCountFrames(env Env) [][]byte {
 	payloads := attackwire.HugeCountPayloads()
 	var frames [][]byte
 	for _, name := range slices.Sorted(maps.Keys(payloads)) {
-		frames = append(frames, attackwire.Frame(env.params.Net, attackwire.CommandOf(name), payloads[name]))
+		frames = append(frames, attackwire.Frame(env.Params.Net, attackwire.CommandOf(name), payloads[name]))
 	}
 	return frames
 }
 
-// hostileClasses are the attack classes of issue 9, in its table's order.
-func hostileClasses() []attackClass {
-	return []attackClass{
+// Classes are the attack classes, in the order the report lists them.
+func Classes() []Class {
+	return []Class{
 		{
 			Name: "counts-before-verack", OpsUnit: "frames",
 			Title:  "huge declared counts (tx outputs/inputs/witness, inv, getdata, notfound, headers, addr, …) as the first frame, 8 connections",
 			GoodIP: "127.250.1.1",
-			Run: func(ctx context.Context, env attackEnv, t *attackTally) {
+			Run: func(ctx context.Context, env Env, t *Tally) {
 				frames := hugeCountFrames(env)
 				workers(ctx, 8, func(ctx context.Context, i, round int) {
-					c, err := dialFrom(ctx, env.p2pAddr, ipIn(10, i*10_000+round), env.params.Net)
+					c, err := dialFrom(ctx, env.P2PAddr, ipIn(10, i*10_000+round), env.Params.Net)
 					if err != nil {
-						t.refused.Add(1)
-						pauseCtx(ctx, time.Second)
+						t.Refused.Add(1)
+						Pause(ctx, time.Second)
 						return
 					}
-					t.conns.Add(1)
+					t.Conns.Add(1)
 					defer c.close()
 					if c.write(frames[(i+round)%len(frames)]) == nil {
-						t.ops.Add(1)
+						t.Ops.Add(1)
 					}
 					c.closedWithin(2 * time.Second)
 				})
@@ -168,7 +168,7 @@ func hostileClasses() []attackClass {
 			Title:  "the same huge declared counts after verack (relaytx on), every kind per connection, 16 connections",
 			Flags:  []string{"--relaytx=true"},
 			GoodIP: "127.250.2.1",
-			Run: func(ctx context.Context, env attackEnv, t *attackTally) {
+			Run: func(ctx context.Context, env Env, t *Tally) {
 				frames := hugeCountFrames(env)
 				workers(ctx, 16, func(ctx context.Context, i, round int) {
 					c := connect(ctx, env, ipIn(11, i*10_000+round), true, t)
@@ -178,7 +178,7 @@ func hostileClasses() []attackClass {
 					defer c.close()
 					k := (i + round) % len(frames)
 					if c.write(bytes.Join(append(slices.Clone(frames[k:]), frames[:k]...), nil)) == nil {
-						t.ops.Add(int64(len(frames)))
+						t.Ops.Add(int64(len(frames)))
 					}
 					c.closedWithin(2 * time.Second)
 				})
@@ -188,10 +188,10 @@ func hostileClasses() []attackClass {
 			Name: "getcfilters-nonreaders", OpsUnit: "getcfilters",
 			Title:  "120 peers pipeline 10 getcfilters of the longest range each and never read",
 			GoodIP: "127.250.3.1",
-			Run: func(ctx context.Context, env attackEnv, t *attackTally) {
+			Run: func(ctx context.Context, env Env, t *Tally) {
 				tip := env.tip()
 				first := tip - min(tip, 999)
-				msg := wire.NewMsgGetCFilters(wire.GCSFilterRegular, first, &env.hashes[tip])
+				msg := wire.NewMsgGetCFilters(wire.GCSFilterRegular, first, &env.Hashes[tip])
 				workers(ctx, 120, func(ctx context.Context, i, round int) {
 					c := connect(ctx, env, ipSpread(20, i), false, t)
 					if c == nil {
@@ -201,16 +201,16 @@ func hostileClasses() []attackClass {
 						if c.send(msg) != nil {
 							break
 						}
-						t.ops.Add(1)
+						t.Ops.Add(1)
 					}
 					// Never read. A ping every few seconds finds out when the
 					// server has given up on the connection (the write
 					// after its close fails), to come back.
 					defer c.close()
 					for ctx.Err() == nil {
-						pauseCtx(ctx, 3*time.Second)
+						Pause(ctx, 3*time.Second)
 						if c.send(wire.NewMsgPing(uint64(round))) != nil {
-							pauseCtx(ctx, time.Second)
+							Pause(ctx, time.Second)
 							return
 						}
 					}
@@ -221,7 +221,7 @@ func hostileClasses() []attackClass {
 			Name: "slot-fill", OpsUnit: "connections held",
 			Title:  "16 addresses (4 per /16) × 8 connections try to take all 125 slots, answer pings, reconnect when evicted",
 			GoodIP: "127.250.4.1",
-			Run: func(ctx context.Context, env attackEnv, t *attackTally) {
+			Run: func(ctx context.Context, env Env, t *Tally) {
 				workers(ctx, 128, func(ctx context.Context, i, round int) {
 					addr := i / 8
 					ip := fmt.Sprintf("127.%d.0.%d", 30+addr/4, 1+addr%4)
@@ -229,9 +229,9 @@ func hostileClasses() []attackClass {
 					if c == nil {
 						return
 					}
-					t.ops.Add(1)
+					t.Ops.Add(1)
 					holdUntilClosed(ctx, c)
-					pauseCtx(ctx, time.Second)
+					Pause(ctx, time.Second)
 				})
 			},
 		},
@@ -251,7 +251,7 @@ func hostileClasses() []attackClass {
 			Name: "getdata-blocks", OpsUnit: "blocks",
 			Title:  "120 peers getdata random blocks, one at a time",
 			GoodIP: "127.250.7.1",
-			Run: func(ctx context.Context, env attackEnv, t *attackTally) {
+			Run: func(ctx context.Context, env Env, t *Tally) {
 				workers(ctx, 120, func(ctx context.Context, i, round int) {
 					c := connect(ctx, env, ipSpread(60, i), false, t)
 					if c == nil {
@@ -261,7 +261,7 @@ func hostileClasses() []attackClass {
 					rng := newRand(uint64(i), uint64(round))
 					for ctx.Err() == nil {
 						gd := wire.NewMsgGetData()
-						_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessBlock, &env.hashes[rng.IntN(len(env.hashes))]))
+						_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessBlock, &env.Hashes[rng.IntN(len(env.Hashes))]))
 						if c.send(gd) != nil {
 							return
 						}
@@ -271,7 +271,7 @@ func hostileClasses() []attackClass {
 								return
 							}
 							if cmd == wire.CmdBlock || cmd == wire.CmdNotFound {
-								t.ops.Add(1)
+								t.Ops.Add(1)
 								break
 							}
 						}
@@ -284,7 +284,7 @@ func hostileClasses() []attackClass {
 			Title:  "50,000-entry inv of transactions (relaytx on), 8 peers in a loop",
 			Flags:  []string{"--relaytx=true"},
 			GoodIP: "127.250.8.1",
-			Run: func(ctx context.Context, env attackEnv, t *attackTally) {
+			Run: func(ctx context.Context, env Env, t *Tally) {
 				workers(ctx, 8, func(ctx context.Context, i, round int) {
 					c := connect(ctx, env, ipIn(70, i*10_000+round), true, t)
 					if c == nil {
@@ -299,12 +299,12 @@ func hostileClasses() []attackClass {
 						_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessTx, &h))
 					}
 					var frame bytes.Buffer
-					_, _ = wire.WriteMessageN(&frame, inv, wire.ProtocolVersion, env.params.Net)
+					_, _ = wire.WriteMessageN(&frame, inv, wire.ProtocolVersion, env.Params.Net)
 					for ctx.Err() == nil {
 						if c.write(frame.Bytes()) != nil {
 							return
 						}
-						t.ops.Add(1)
+						t.Ops.Add(1)
 					}
 				})
 			},
@@ -314,9 +314,9 @@ func hostileClasses() []attackClass {
 			Title:  "3.9 MB of a 4 MB tx frame from 120 peers (relaytx on), then silence",
 			Flags:  []string{"--relaytx=true"},
 			GoodIP: "127.250.9.1",
-			Run: func(ctx context.Context, env attackEnv, t *attackTally) {
+			Run: func(ctx context.Context, env Env, t *Tally) {
 				const declared, sent = 4_000_000, 3_900_000
-				part := append(attackwire.Header(env.params.Net, wire.CmdTx, declared), make([]byte, sent)...)
+				part := append(attackwire.Header(env.Params.Net, wire.CmdTx, declared), make([]byte, sent)...)
 				workers(ctx, 120, func(ctx context.Context, i, round int) {
 					c := connect(ctx, env, ipSpread(80, i), true, t)
 					if c == nil {
@@ -324,14 +324,14 @@ func hostileClasses() []attackClass {
 					}
 					stop := context.AfterFunc(ctx, c.close)
 					defer stop()
-					_ = c.conn.SetWriteDeadline(time.Now().Add(time.Hour))
-					if _, err := c.conn.Write(part); err == nil {
-						t.ops.Add(1)
+					_ = c.c.SetWriteDeadline(time.Now().Add(time.Hour))
+					if err := c.c.WriteRaw(part); err == nil {
+						t.Ops.Add(1)
 					}
 					for !c.closedWithin(time.Hour) {
 					}
 					c.close()
-					pauseCtx(ctx, time.Second)
+					Pause(ctx, time.Second)
 				})
 			},
 		},
@@ -339,12 +339,12 @@ func hostileClasses() []attackClass {
 			Name: "invalid-then-nat", OpsUnit: "invalid requests",
 			Title:  "invalid BIP-157 requests from one address in a loop; the well-behaved client is behind the same address",
 			GoodIP: "127.90.0.1",
-			Run: func(ctx context.Context, env attackEnv, t *attackTally) {
+			Run: func(ctx context.Context, env Env, t *Tally) {
 				tip := env.tip()
 				invalid := []wire.Message{
-					wire.NewMsgGetCFilters(wire.GCSFilterRegular, tip+1, &env.hashes[tip]), // start above stop
-					wire.NewMsgGetCFHeaders(wire.GCSFilterRegular, tip+1, &env.hashes[tip]),
-					wire.NewMsgGetCFCheckpt(wire.FilterType(7), &env.hashes[tip]), // unknown filter type
+					wire.NewMsgGetCFilters(wire.GCSFilterRegular, tip+1, &env.Hashes[tip]), // start above stop
+					wire.NewMsgGetCFHeaders(wire.GCSFilterRegular, tip+1, &env.Hashes[tip]),
+					wire.NewMsgGetCFCheckpt(wire.FilterType(7), &env.Hashes[tip]), // unknown filter type
 				}
 				workers(ctx, 4, func(ctx context.Context, i, round int) {
 					c := connect(ctx, env, "127.90.0.1", false, t)
@@ -353,7 +353,7 @@ func hostileClasses() []attackClass {
 					}
 					defer c.close()
 					if c.send(invalid[(i+round)%len(invalid)]) == nil {
-						t.ops.Add(1)
+						t.Ops.Add(1)
 					}
 					c.closedWithin(5 * time.Second)
 				})
@@ -363,7 +363,7 @@ func hostileClasses() []attackClass {
 			Name: "getheaders-store", OpsUnit: "headers answers",
 			Title:  "getheaders from genesis in a loop, 16 peers (the corrupt-page half is offline: the store check below and cmd/cfindexd's store-fault tests)",
 			GoodIP: "127.250.11.1",
-			Run: func(ctx context.Context, env attackEnv, t *attackTally) {
+			Run: func(ctx context.Context, env Env, t *Tally) {
 				workers(ctx, 16, func(ctx context.Context, i, round int) {
 					c := connect(ctx, env, ipIn(100, i), false, t)
 					if c == nil {
@@ -371,7 +371,7 @@ func hostileClasses() []attackClass {
 					}
 					defer c.closeWith(ctx)()
 					gh := wire.NewMsgGetHeaders()
-					_ = gh.AddBlockLocatorHash(&env.hashes[0])
+					_ = gh.AddBlockLocatorHash(&env.Hashes[0])
 					for ctx.Err() == nil {
 						if c.send(gh) != nil {
 							return
@@ -382,7 +382,7 @@ func hostileClasses() []attackClass {
 								return
 							}
 							if cmd == wire.CmdHeaders {
-								t.ops.Add(1)
+								t.Ops.Add(1)
 								break
 							}
 						}
@@ -393,24 +393,24 @@ func hostileClasses() []attackClass {
 	}
 }
 
-// httpIdleAttack holds env.httpConns HTTP connections, each idle after
+// httpIdleAttack holds env.HTTPConns HTTP connections, each idle after
 // one request, from addresses of 32 connections each, and reopens those
 // the server closes after a pause.
-func httpIdleAttack(ctx context.Context, env attackEnv, t *attackTally) {
+func httpIdleAttack(ctx context.Context, env Env, t *Tally) {
 	dials := make(chan struct{}, 128) // dials in progress at once
-	workers(ctx, env.httpConns, func(ctx context.Context, i, round int) {
+	workers(ctx, env.HTTPConns, func(ctx context.Context, i, round int) {
 		if round > 0 {
-			pauseCtx(ctx, time.Second)
+			Pause(ctx, time.Second)
 		}
 		dials <- struct{}{}
 		d := net.Dialer{Timeout: hostileIOTimeout, LocalAddr: &net.TCPAddr{IP: net.ParseIP(ipIn(40, i/32))}}
-		conn, err := d.DialContext(ctx, "tcp", env.httpAddr)
+		conn, err := d.DialContext(ctx, "tcp", env.HTTPAddr)
 		<-dials
 		if err != nil {
-			t.refused.Add(1)
+			t.Refused.Add(1)
 			return
 		}
-		t.conns.Add(1)
+		t.Conns.Add(1)
 		stop := context.AfterFunc(ctx, func() { conn.Close() })
 		defer stop()
 		defer conn.Close()
@@ -421,16 +421,16 @@ func httpIdleAttack(ctx context.Context, env attackEnv, t *attackTally) {
 		rd := bufio.NewReaderSize(conn, 512)
 		resp, err := http.ReadResponse(rd, nil)
 		if err != nil {
-			t.refused.Add(1)
+			t.Refused.Add(1)
 			return
 		}
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			t.refused.Add(1)
+			t.Refused.Add(1)
 			return
 		}
-		t.ops.Add(1)
+		t.Ops.Add(1)
 		// Idle until the server closes the connection.
 		_ = conn.SetDeadline(time.Time{})
 		_, _ = rd.ReadByte()
@@ -444,16 +444,16 @@ const bulkSlowRate = 40 << 10
 
 // bulkSlowAttack has 8 clients, 2 per address, download the first bulk
 // filters file at bulkSlowRate, starting over when it ends or is cut.
-func bulkSlowAttack(ctx context.Context, env attackEnv, t *attackTally) {
+func bulkSlowAttack(ctx context.Context, env Env, t *Tally) {
 	workers(ctx, 8, func(ctx context.Context, i, round int) {
 		d := net.Dialer{Timeout: hostileIOTimeout, LocalAddr: &net.TCPAddr{IP: net.ParseIP(ipIn(50, i/2))}}
-		conn, err := d.DialContext(ctx, "tcp", env.httpAddr)
+		conn, err := d.DialContext(ctx, "tcp", env.HTTPAddr)
 		if err != nil {
-			t.refused.Add(1)
-			pauseCtx(ctx, time.Second)
+			t.Refused.Add(1)
+			Pause(ctx, time.Second)
 			return
 		}
-		t.conns.Add(1)
+		t.Conns.Add(1)
 		stop := context.AfterFunc(ctx, func() { conn.Close() })
 		defer stop()
 		defer conn.Close()
@@ -464,11 +464,11 @@ func bulkSlowAttack(ctx context.Context, env attackEnv, t *attackTally) {
 		rd := bufio.NewReaderSize(conn, 4<<10)
 		resp, err := http.ReadResponse(rd, nil)
 		if err != nil || resp.StatusCode != http.StatusOK {
-			t.refused.Add(1)
-			pauseCtx(ctx, time.Second)
+			t.Refused.Add(1)
+			Pause(ctx, time.Second)
 			return
 		}
-		t.ops.Add(1)
+		t.Ops.Add(1)
 		_ = conn.SetDeadline(time.Time{})
 		buf := make([]byte, bulkSlowRate/10)
 		tick := time.NewTicker(100 * time.Millisecond)

@@ -1,4 +1,4 @@
-package main
+package procstat
 
 import (
 	"bytes"
@@ -14,18 +14,18 @@ import (
 // Linux architecture Go supports.
 const clockTicks = 100
 
-// childProcAttr makes the kernel kill a child when cfbench dies without
+// ChildProcAttr makes the kernel kill a child when cfbench dies without
 // cleaning up.
-func childProcAttr() *syscall.SysProcAttr {
+func ChildProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }
 
-// maxRSSBytes converts rusage's Maxrss, in KiB on Linux, to bytes.
-func maxRSSBytes(ru *syscall.Rusage) int64 { return ru.Maxrss * 1024 }
+// MaxRSSBytes converts rusage's Maxrss, in KiB on Linux, to bytes.
+func MaxRSSBytes(ru *syscall.Rusage) int64 { return ru.Maxrss * 1024 }
 
-// processCPU is the user plus system time pid has used so far, or 0 when it
+// CPU is the user plus system time pid has used so far, or 0 when it
 // cannot be read.
-func processCPU(pid int) time.Duration {
+func CPU(pid int) time.Duration {
 	if pid == 0 {
 		return 0
 	}
@@ -52,9 +52,9 @@ func processCPU(pid int) time.Duration {
 	return time.Duration(utime+stime) * time.Second / clockTicks
 }
 
-// processPeakRSS is pid's peak resident set size (VmHWM) in bytes, or 0
+// PeakRSS is pid's peak resident set size (VmHWM) in bytes, or 0
 // when it cannot be read.
-func processPeakRSS(pid int) int64 {
+func PeakRSS(pid int) int64 {
 	if pid == 0 {
 		return 0
 	}
@@ -76,12 +76,12 @@ func processPeakRSS(pid int) int64 {
 	return 0
 }
 
-// tcpActiveOpens is the machine's count of TCP connect()s so far
+// TCPActiveOpens is the machine's count of TCP connect()s so far
 // (/proc/net/snmp Tcp ActiveOpens), or -1 when it cannot be read. The
 // difference over a run counts the connections opened on an otherwise idle
 // machine: btcd closes its RPC connection after every HTTP request, so this
 // is the number of RPC requests cfindexd made.
-func tcpActiveOpens() int64 {
+func TCPActiveOpens() int64 {
 	data, err := os.ReadFile("/proc/net/snmp")
 	if err != nil {
 		return -1
@@ -108,10 +108,10 @@ func tcpActiveOpens() int64 {
 	return -1
 }
 
-// loadAverage is the machine's 1-, 5- and 15-minute load average
+// LoadAverage is the machine's 1-, 5- and 15-minute load average
 // (/proc/loadavg), or "" when it cannot be read. Reports carry it because
 // other work on the machine shifts every number here.
-func loadAverage() string {
+func LoadAverage() string {
 	data, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		return ""
@@ -123,11 +123,11 @@ func loadAverage() string {
 	return strings.Join(f[:3], " ")
 }
 
-// processRSS is pid's resident set now (VmRSS), its anonymous and
+// RSS is pid's resident set now (VmRSS), its anonymous and
 // file-backed parts (RssAnon, RssFile: the store's mmap counts there) and
 // its peak so far (VmHWM), in bytes; ok is false when /proc cannot be
 // read.
-func processRSS(pid int) (rss, anon, file, hwm int64, ok bool) {
+func RSS(pid int) (rss, anon, file, hwm int64, ok bool) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, 0, 0, 0, false

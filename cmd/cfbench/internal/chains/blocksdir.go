@@ -1,4 +1,4 @@
-package main
+package chains
 
 import (
 	"bytes"
@@ -20,9 +20,9 @@ import (
 // every byte read goes through the de-obfuscation a real node's needs.
 func blocksDirKey() [8]byte { return [8]byte{0x5e, 0x17, 0xa3, 0x92, 0x0c, 0xd4, 0x6b, 0xf1} }
 
-// blocksDirInfo describes the Core-format blocks directory a run wrote
+// BlocksDirInfo describes the Core-format blocks directory a run wrote
 // from the chain.
-type blocksDirInfo struct {
+type BlocksDirInfo struct {
 	// Dir is the directory (blk*.dat, rev*.dat, xor.dat).
 	Dir string `json:"dir"`
 	// Blocks is how many blocks were written, Files how many blk/rev
@@ -37,17 +37,17 @@ type blocksDirInfo struct {
 	Took time.Duration `json:"write_ns"`
 }
 
-// writeBlocksDir writes the chain into dir as Bitcoin Core lays it out
+// WriteBlocksDir writes the chain into dir as Bitcoin Core lays it out
 // (internal/corefiles: blk/rev pairs of at most 128 MiB, preallocated
 // in Core's chunks, obfuscated with blocksDirKey): from the chain's block
 // file when it has one (the mainnet-shaped chain's blocks.dat), else
 // block by block from the node.
-func writeBlocksDir(ctx context.Context, dir string, chain chainInfo, node *btcdtest.Node) (blocksDirInfo, error) {
+func WriteBlocksDir(ctx context.Context, dir string, chain Info, node *btcdtest.Node) (BlocksDirInfo, error) {
 	start := time.Now()
 	params := node.Params()
 	w, err := corefiles.NewWriter(dir, params, corefiles.Options{Key: blocksDirKey()})
 	if err != nil {
-		return blocksDirInfo{}, fmt.Errorf("blocks dir: %w", err)
+		return BlocksDirInfo{}, fmt.Errorf("blocks dir: %w", err)
 	}
 	add := func(blk *wire.MsgBlock) error {
 		if err := ctx.Err(); err != nil {
@@ -62,12 +62,12 @@ func writeBlocksDir(ctx context.Context, dir string, chain chainInfo, node *btcd
 	}
 	if err != nil {
 		w.Close()
-		return blocksDirInfo{}, fmt.Errorf("blocks dir: %w", err)
+		return BlocksDirInfo{}, fmt.Errorf("blocks dir: %w", err)
 	}
 	if err := w.Close(); err != nil {
-		return blocksDirInfo{}, fmt.Errorf("blocks dir: %w", err)
+		return BlocksDirInfo{}, fmt.Errorf("blocks dir: %w", err)
 	}
-	info := blocksDirInfo{Dir: dir, Blocks: len(w.Locations()), Files: w.Files()}
+	info := BlocksDirInfo{Dir: dir, Blocks: len(w.Locations()), Files: w.Files()}
 	if info.Blocks != int(chain.Height)+1 {
 		return info, fmt.Errorf("blocks dir: wrote %d blocks, the chain has %d", info.Blocks, chain.Height+1)
 	}
@@ -84,7 +84,7 @@ func writeBlocksDir(ctx context.Context, dir string, chain chainInfo, node *btcd
 // addFromBlockFile decodes every block of the block file at path, in
 // order, and hands it to add.
 func addFromBlockFile(path string, params *chaincfg.Params, add func(*wire.MsgBlock) error) error {
-	return btcdtest.ReadBlockFile(path, params.Net, func(height int32, raw []byte) error {
+	return corefiles.ReadChainFile(path, params.Net, func(height int32, raw []byte) error {
 		var blk wire.MsgBlock
 		if err := blk.Deserialize(bytes.NewReader(raw)); err != nil {
 			return fmt.Errorf("%s: block %d: %w", path, height, err)

@@ -1,4 +1,4 @@
-package main
+package load
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
-// expectedAnswers holds every byte a correct server sends for the chain
+// Expected holds every byte a correct server sends for the chain
 // the serve benchmark runs on, built once from btcd's own filters
 // (getcfilter over RPC) before any load: each block's cfilter frame as
 // wire encodes it, the filter hashes and filter headers cfheaders answers
@@ -24,17 +24,18 @@ import (
 // byte (memcmp), which checks more than decoding would (every checksum
 // included) and costs the load generator almost no CPU. Read-only once
 // built, shared by all peers.
-type expectedAnswers struct {
-	net    wire.BitcoinNet
-	hashes []chainhash.Hash
+type Expected struct {
+	net wire.BitcoinNet
+	// Hashes are the chain's block hashes by height.
+	Hashes []chainhash.Hash
 	// frames holds the cfilter frames of heights 0..tip back to back;
 	// height h's is frames[frameAt[h]:frameAt[h+1]].
 	frames  []byte
 	frameAt []int
 	// filterHashes holds dSHA256 of each filter, 32 bytes per height.
 	filterHashes []byte
-	// filterHeaders are the BIP-157 filter headers by height.
-	filterHeaders []chainhash.Hash
+	// FilterHeaders are the BIP-157 filter headers by height.
+	FilterHeaders []chainhash.Hash
 	// cfheadersSums are the checksums of the cfheaders answers of
 	// headersPerRequest blocks, by first height (every range a load peer
 	// asks for).
@@ -44,10 +45,10 @@ type expectedAnswers struct {
 // fetchWorkers bounds the RPC requests for filters in flight.
 const fetchWorkers = 8
 
-// buildExpected fetches every filter of the chain whose block hashes are
+// BuildExpected fetches every filter of the chain whose block hashes are
 // hashes from the node and builds the expected answers, checking the
 // filter-header chain it computes against the node's header at the tip.
-func buildExpected(ctx context.Context, node *btcdtest.Node, params *chaincfg.Params, hashes []chainhash.Hash) (*expectedAnswers, error) {
+func BuildExpected(ctx context.Context, node *btcdtest.Node, params *chaincfg.Params, hashes []chainhash.Hash) (*Expected, error) {
 	filters := make([][]byte, len(hashes))
 	errs := make([]error, len(hashes))
 	next := make(chan int)
@@ -73,19 +74,19 @@ func buildExpected(ctx context.Context, node *btcdtest.Node, params *chaincfg.Pa
 	if err != nil {
 		return nil, fmt.Errorf("btcd getcfilterheader of the tip: %w", err)
 	}
-	return newExpectedAnswers(params.Net, hashes, filters, tipHeader)
+	return NewExpected(params.Net, hashes, filters, tipHeader)
 }
 
-// newExpectedAnswers builds the expected answers from the chain's block
+// NewExpected builds the expected answers from the chain's block
 // hashes and filters; tipHeader is the filter header the node reports for
 // the last block, which the computed chain must reach.
-func newExpectedAnswers(net wire.BitcoinNet, hashes []chainhash.Hash, filters [][]byte, tipHeader chainhash.Hash) (*expectedAnswers, error) {
-	e := &expectedAnswers{
+func NewExpected(net wire.BitcoinNet, hashes []chainhash.Hash, filters [][]byte, tipHeader chainhash.Hash) (*Expected, error) {
+	e := &Expected{
 		net:           net,
-		hashes:        hashes,
+		Hashes:        hashes,
 		frameAt:       make([]int, len(hashes)+1),
 		filterHashes:  make([]byte, 0, len(hashes)*chainhash.HashSize),
-		filterHeaders: make([]chainhash.Hash, len(hashes)),
+		FilterHeaders: make([]chainhash.Hash, len(hashes)),
 		cfheadersSums: make(map[uint32][4]byte),
 	}
 	var frames bytes.Buffer
@@ -98,7 +99,7 @@ func newExpectedAnswers(net wire.BitcoinNet, hashes []chainhash.Hash, filters []
 		fh := headers.FilterHash(f)
 		e.filterHashes = append(e.filterHashes, fh[:]...)
 		prev = headers.FilterHeaderFromHash(fh, prev)
-		e.filterHeaders[h] = prev
+		e.FilterHeaders[h] = prev
 	}
 	e.frameAt[len(hashes)] = frames.Len()
 	e.frames = frames.Bytes()
@@ -116,24 +117,24 @@ func newExpectedAnswers(net wire.BitcoinNet, hashes []chainhash.Hash, filters []
 }
 
 // cfilterFrame is height h's cfilter frame.
-func (e *expectedAnswers) cfilterFrame(h uint32) []byte {
+func (e *Expected) CFilterFrame(h uint32) []byte {
 	return e.frames[e.frameAt[h]:e.frameAt[h+1]]
 }
 
 // prevFilterHeader is the filter header before height first (zero for 0).
-func (e *expectedAnswers) prevFilterHeader(first uint32) chainhash.Hash {
+func (e *Expected) prevFilterHeader(first uint32) chainhash.Hash {
 	if first == 0 {
 		return chainhash.Hash{}
 	}
-	return e.filterHeaders[first-1]
+	return e.FilterHeaders[first-1]
 }
 
-// cfheadersPayload is the payload of the cfheaders answer for first..stop,
+// cfheadersPayload is the payload of the cfheaders answer for first..Stop,
 // built for the checksums.
-func (e *expectedAnswers) cfheadersPayload(first, stop uint32) []byte {
+func (e *Expected) cfheadersPayload(first, stop uint32) []byte {
 	msg := wire.NewMsgCFHeaders()
 	msg.FilterType = wire.GCSFilterRegular
-	msg.StopHash = e.hashes[stop]
+	msg.StopHash = e.Hashes[stop]
 	msg.PrevFilterHeader = e.prevFilterHeader(first)
 	for h := first; h <= stop; h++ {
 		fh := chainhash.Hash(e.filterHashes[h*chainhash.HashSize:])
@@ -146,32 +147,32 @@ func (e *expectedAnswers) cfheadersPayload(first, stop uint32) []byte {
 
 // checkCFilter compares a cfilter frame (header and payload) received for
 // height h with the expected one.
-func (e *expectedAnswers) checkCFilter(h uint32, hdr, payload []byte) error {
-	want := e.cfilterFrame(h)
+func (e *Expected) checkCFilter(h uint32, hdr, payload []byte) error {
+	want := e.CFilterFrame(h)
 	if bytes.Equal(hdr, want[:wire.MessageHeaderSize]) && bytes.Equal(payload, want[wire.MessageHeaderSize:]) {
 		return nil
 	}
 	if len(payload) >= 1+chainhash.HashSize {
-		if got := chainhash.Hash(payload[1 : 1+chainhash.HashSize]); got != e.hashes[h] {
-			return fmt.Errorf("cfilter for block %s, want %s (height %d)", got, e.hashes[h], h)
+		if got := chainhash.Hash(payload[1 : 1+chainhash.HashSize]); got != e.Hashes[h] {
+			return fmt.Errorf("cfilter for block %s, want %s (height %d)", got, e.Hashes[h], h)
 		}
 	}
 	return fmt.Errorf("cfilter of height %d (%d bytes, checksum %x) differs from the frame of btcd's filter (%d bytes, checksum %x)",
 		h, len(payload), hdr[20:24], len(want)-wire.MessageHeaderSize, want[20:24])
 }
 
-// checkCFHeaders compares a cfheaders frame received for first..stop with
+// checkCFHeaders compares a cfheaders frame received for first..Stop with
 // the expected one: length, checksum, filter type, stop hash, previous
 // filter header, count and every filter hash.
-func (e *expectedAnswers) checkCFHeaders(first, stop uint32, hdr, payload []byte) error {
+func (e *Expected) checkCFHeaders(first, stop uint32, hdr, payload []byte) error {
 	count := int(stop-first) + 1
 	const fixed = 1 + 2*chainhash.HashSize
 	varLen := wire.VarIntSerializeSize(uint64(count))
 	if len(payload) != fixed+varLen+count*chainhash.HashSize {
 		return fmt.Errorf("cfheaders for %d..%d of %d bytes, want %d", first, stop, len(payload), fixed+varLen+count*chainhash.HashSize)
 	}
-	if got := chainhash.Hash(payload[1 : 1+chainhash.HashSize]); payload[0] != byte(wire.GCSFilterRegular) || got != e.hashes[stop] {
-		return fmt.Errorf("cfheaders of type %d for stop %s, want 0 and %s", payload[0], got, e.hashes[stop])
+	if got := chainhash.Hash(payload[1 : 1+chainhash.HashSize]); payload[0] != byte(wire.GCSFilterRegular) || got != e.Hashes[stop] {
+		return fmt.Errorf("cfheaders of type %d for stop %s, want 0 and %s", payload[0], got, e.Hashes[stop])
 	}
 	prev := e.prevFilterHeader(first)
 	if !bytes.Equal(payload[1+chainhash.HashSize:fixed], prev[:]) {
@@ -184,7 +185,7 @@ func (e *expectedAnswers) checkCFHeaders(first, stop uint32, hdr, payload []byte
 	if !bytes.Equal(payload[fixed+varLen:], e.filterHashes[first*chainhash.HashSize:(stop+1)*chainhash.HashSize]) {
 		return fmt.Errorf("cfheaders for %d..%d: filter hashes differ from btcd's filters'", first, stop)
 	}
-	if sum, ok := e.cfheadersSums[first]; ok && stop == min(first+headersPerRequest-1, uint32(len(e.hashes)-1)) {
+	if sum, ok := e.cfheadersSums[first]; ok && stop == min(first+headersPerRequest-1, uint32(len(e.Hashes)-1)) {
 		if !bytes.Equal(hdr[20:24], sum[:]) {
 			return fmt.Errorf("cfheaders for %d..%d: checksum %x, want %x", first, stop, hdr[20:24], sum)
 		}
@@ -195,4 +196,15 @@ func (e *expectedAnswers) checkCFHeaders(first, stop uint32, hdr, payload []byte
 		return fmt.Errorf("cfheaders for %d..%d: checksum %x, want %x", first, stop, hdr[20:24], sum[:4])
 	}
 	return nil
+}
+
+// meanFilterSize is the mean size of the filters (with their length
+// prefix) of heights from..tip: a cfilter frame is the 24-byte header,
+// the filter type and the block hash, then that.
+func (e *Expected) MeanFilterSize(from uint32) float64 {
+	n := len(e.Hashes) - int(from)
+	if n <= 0 {
+		return 0
+	}
+	return float64(e.frameAt[len(e.Hashes)]-e.frameAt[from]-n*(24+1+32)) / float64(n)
 }

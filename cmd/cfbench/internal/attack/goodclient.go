@@ -1,10 +1,8 @@
-package main
+package attack
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -17,134 +15,12 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/v2"
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
 )
 
-// hostileIOTimeout bounds an attacker's dial, handshake and each write.
-const hostileIOTimeout = 10 * time.Second
-
-// rawConn is an attacker's P2P connection from a 127.x.y.z source
-// address: it writes frames and raw bytes, and reads frames without
-// decoding them (attackers must not spend this process's CPU or memory on
-// the answers: the daemon is what is measured, on the same machine).
-type rawConn struct {
-	conn net.Conn
-	rd   *bufio.Reader
-	net  wire.BitcoinNet
-}
-
-// dialFrom connects to addr from localIP.
-func dialFrom(ctx context.Context, addr, localIP string, magic wire.BitcoinNet) (*rawConn, error) {
-	d := net.Dialer{Timeout: hostileIOTimeout, LocalAddr: &net.TCPAddr{IP: net.ParseIP(localIP)}}
-	conn, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	return &rawConn{conn: conn, rd: bufio.NewReaderSize(conn, 4<<10), net: magic}, nil
-}
-
-// write sends raw bytes under hostileIOTimeout.
-func (c *rawConn) write(b []byte) error {
-	_ = c.conn.SetWriteDeadline(time.Now().Add(hostileIOTimeout))
-	_, err := c.conn.Write(b)
-	return err
-}
-
-// send writes msg as a frame.
-func (c *rawConn) send(msg wire.Message) error {
-	_ = c.conn.SetWriteDeadline(time.Now().Add(hostileIOTimeout))
-	_, err := wire.WriteMessageWithEncodingN(c.conn, msg, wire.ProtocolVersion, c.net, wire.WitnessEncoding)
-	return err
-}
-
-// readCommand reads one frame, discarding its payload, answers pings,
-// and returns the frame's command and payload size.
-func (c *rawConn) readCommand(timeout time.Duration) (string, int, error) {
-	for {
-		_ = c.conn.SetReadDeadline(time.Now().Add(timeout))
-		var hdr [wire.MessageHeaderSize]byte
-		if _, err := io.ReadFull(c.rd, hdr[:]); err != nil {
-			return "", 0, err
-		}
-		cmd := string(bytes.TrimRight(hdr[4:16], "\x00"))
-		n := int(binary.LittleEndian.Uint32(hdr[16:20]))
-		if cmd == wire.CmdPing && n == 8 {
-			var nonce [8]byte
-			if _, err := io.ReadFull(c.rd, nonce[:]); err != nil {
-				return "", 0, err
-			}
-			if err := c.send(wire.NewMsgPong(binary.LittleEndian.Uint64(nonce[:]))); err != nil {
-				return "", 0, err
-			}
-			continue
-		}
-		if _, err := c.rd.Discard(n); err != nil {
-			return "", 0, err
-		}
-		return cmd, n, nil
-	}
-}
-
-// handshake sends version (relay: the fRelay flag) and completes the
-// handshake: the server's version and verack are read, verack sent.
-func (c *rawConn) handshake(relay bool) error {
-	me := wire.NewNetAddressIPPort(net.IPv4(127, 0, 0, 1), 0, 0)
-	v := wire.NewMsgVersion(me, me, rand.Uint64(), 0)
-	v.UserAgent = "/cfbench-hostile:0.1/"
-	v.DisableRelayTx = !relay
-	if err := c.send(v); err != nil {
-		return err
-	}
-	for gotVersion, gotVerack := false, false; !gotVersion || !gotVerack; {
-		cmd, _, err := c.readCommand(hostileIOTimeout)
-		if err != nil {
-			return err
-		}
-		switch cmd {
-		case wire.CmdVersion:
-			gotVersion = true
-			if err := c.send(wire.NewMsgVerAck()); err != nil {
-				return err
-			}
-		case wire.CmdVerAck:
-			gotVerack = true
-		}
-	}
-	return nil
-}
-
-// drain reads and discards frames (answering pings) until the connection
-// closes or fails.
-func (c *rawConn) drain() {
-	for {
-		if _, _, err := c.readCommand(time.Hour); err != nil {
-			return
-		}
-	}
-}
-
-// closedWithin reports whether the server closes the connection within d.
-func (c *rawConn) closedWithin(d time.Duration) bool {
-	_ = c.conn.SetReadDeadline(time.Now().Add(d))
-	_, err := c.rd.Discard(1 << 30)
-	ne, ok := err.(net.Error)
-	return err != nil && !(ok && ne.Timeout())
-}
-
-// close closes the connection.
-func (c *rawConn) close() { _ = c.conn.Close() }
-
-// closeWith closes the connection when ctx ends, and returns a function
-// that closes it at once (for a defer when the caller is done with it).
-func (c *rawConn) closeWith(ctx context.Context) func() {
-	stop := context.AfterFunc(ctx, c.close)
-	return func() {
-		stop()
-		c.close()
-	}
-}
-
-// goodClientResult is what the well-behaved client saw during one class.
-type goodClientResult struct {
+// GoodResult is what the well-behaved client saw during one class.
+type GoodResult struct {
 	// Requests are the answered requests of each kind: getcfilters of
 	// goodFilterRange blocks, getcfheaders of goodHeaderRange blocks (P2P),
 	// a REST filter and a bulk filter-headers file (HTTP).
@@ -163,8 +39,8 @@ type goodClientResult struct {
 	FirstRefusal string `json:"first_refusal,omitempty"`
 	// Latency is over every answered request, P2P and HTTP; ByKind per
 	// kind of request.
-	Latency latencyStats            `json:"latency"`
-	ByKind  map[string]latencyStats `json:"latency_by_kind"`
+	Latency load.LatencyStats            `json:"latency"`
+	ByKind  map[string]load.LatencyStats `json:"latency_by_kind"`
 }
 
 // Ranges the well-behaved client asks for.
@@ -178,27 +54,27 @@ const (
 	goodRetryPause = 250 * time.Millisecond
 )
 
-// goodClient is a well-behaved light client from its own address: it
+// GoodClient is a well-behaved light client from its own address: it
 // asks for filters and filter headers over P2P and a filter and a bulk
 // filter-headers file over HTTP in a closed loop, checking every byte
 // against btcd's filters.
-type goodClient struct {
+type GoodClient struct {
 	p2pAddr, httpAddr, ip string
-	exp                   *expectedAnswers
+	exp                   *load.Expected
 	params                *chaincfg.Params
 	rng                   *rand.Rand
 	http                  *http.Client
 
 	mu     sync.Mutex
-	res    goodClientResult
+	res    GoodResult
 	lat    []time.Duration
 	byKind map[*int][]time.Duration
 }
 
-// newGoodClient makes the client; it runs with run.
-func newGoodClient(p2pAddr, httpAddr, ip string, params *chaincfg.Params, exp *expectedAnswers, seed uint64) *goodClient {
+// NewGoodClient makes the client; it runs with run.
+func NewGoodClient(p2pAddr, httpAddr, ip string, params *chaincfg.Params, exp *load.Expected, seed uint64) *GoodClient {
 	dialer := &net.Dialer{Timeout: hostileIOTimeout, LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
-	return &goodClient{
+	return &GoodClient{
 		p2pAddr: p2pAddr, httpAddr: httpAddr, ip: ip, params: params, exp: exp,
 		rng: rand.New(rand.NewPCG(seed, 7)),
 		http: &http.Client{
@@ -209,7 +85,7 @@ func newGoodClient(p2pAddr, httpAddr, ip string, params *chaincfg.Params, exp *e
 }
 
 // refuse records a refusal.
-func (g *goodClient) refuse(bulk bool, err error) {
+func (g *GoodClient) refuse(bulk bool, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.res.Refused++
@@ -222,7 +98,7 @@ func (g *goodClient) refuse(bulk bool, err error) {
 }
 
 // answered records an answered request of kind (a counter of res).
-func (g *goodClient) answered(kind *int, took time.Duration) {
+func (g *GoodClient) answered(kind *int, took time.Duration) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	*kind++
@@ -235,26 +111,26 @@ func (g *goodClient) answered(kind *int, took time.Duration) {
 }
 
 // result returns what the client saw so far.
-func (g *goodClient) result() goodClientResult {
+func (g *GoodClient) Result() GoodResult {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	r := g.res
-	r.Latency = newLatencyStats(append([]time.Duration(nil), g.lat...))
-	r.ByKind = make(map[string]latencyStats)
+	r.Latency = load.NewLatencyStats(append([]time.Duration(nil), g.lat...))
+	r.ByKind = make(map[string]load.LatencyStats)
 	for name, kind := range map[string]*int{"getcfilters": &g.res.Filters, "getcfheaders": &g.res.Headers, "rest": &g.res.REST, "bulk": &g.res.Bulk} {
-		r.ByKind[name] = newLatencyStats(append([]time.Duration(nil), g.byKind[kind]...))
+		r.ByKind[name] = load.NewLatencyStats(append([]time.Duration(nil), g.byKind[kind]...))
 	}
 	return r
 }
 
 // run loops until ctx ends.
-func (g *goodClient) run(ctx context.Context) {
+func (g *GoodClient) Run(ctx context.Context) {
 	defer g.http.CloseIdleConnections()
-	tip := uint32(len(g.exp.hashes) - 1)
-	var peer *wirePeer
+	tip := uint32(len(g.exp.Hashes) - 1)
+	var peer *load.Peer
 	defer func() {
 		if peer != nil {
-			peer.close()
+			peer.Close()
 		}
 	}()
 	pause := func() {
@@ -265,7 +141,7 @@ func (g *goodClient) run(ctx context.Context) {
 	}
 	for ctx.Err() == nil {
 		if peer == nil {
-			p, err := dialPeerFrom(g.p2pAddr, g.ip, g.params, g.rng.Uint64(), hostileIOTimeout)
+			p, err := load.DialFrom(g.p2pAddr, g.ip, g.params, g.rng.Uint64(), hostileIOTimeout)
 			if err != nil {
 				if ctx.Err() == nil {
 					g.refuse(false, fmt.Errorf("P2P connect: %w", err))
@@ -279,28 +155,28 @@ func (g *goodClient) run(ctx context.Context) {
 		first := g.rng.Uint32N(tip + 2 - min(goodFilterRange, tip+1))
 		stop := min(first+goodFilterRange-1, tip)
 		if err := g.p2p(peer, &g.res.Filters, func() error {
-			_, _, err := peer.getCFilters(g.exp, first, stop)
+			_, _, err := peer.GetCFilters(g.exp, first, stop)
 			return err
 		}); err != nil {
 			if ctx.Err() == nil {
 				g.refuse(false, fmt.Errorf("getcfilters %d..%d: %w", first, stop, err))
 				pause()
 			}
-			peer.close()
+			peer.Close()
 			peer = nil
 			continue
 		}
 		first = g.rng.Uint32N(tip + 2 - min(goodHeaderRange, tip+1))
 		stop = min(first+goodHeaderRange-1, tip)
 		if err := g.p2p(peer, &g.res.Headers, func() error {
-			_, _, err := peer.getCFHeaders(g.exp, first, stop)
+			_, _, err := peer.GetCFHeaders(g.exp, first, stop)
 			return err
 		}); err != nil {
 			if ctx.Err() == nil {
 				g.refuse(false, fmt.Errorf("getcfheaders %d..%d: %w", first, stop, err))
 				pause()
 			}
-			peer.close()
+			peer.Close()
 			peer = nil
 			continue
 		}
@@ -310,8 +186,8 @@ func (g *goodClient) run(ctx context.Context) {
 }
 
 // p2p runs one request on peer under goodRequestTimeout and records it.
-func (g *goodClient) p2p(peer *wirePeer, kind *int, req func() error) error {
-	_ = peer.conn.SetDeadline(time.Now().Add(goodRequestTimeout))
+func (g *GoodClient) p2p(peer *load.Peer, kind *int, req func() error) error {
+	_ = peer.SetDeadline(time.Now().Add(goodRequestTimeout))
 	start := time.Now()
 	if err := req(); err != nil {
 		return err
@@ -321,7 +197,7 @@ func (g *goodClient) p2p(peer *wirePeer, kind *int, req func() error) error {
 }
 
 // get fetches path over HTTP and returns the body of a 200.
-func (g *goodClient) get(ctx context.Context, path string) ([]byte, time.Duration, error) {
+func (g *GoodClient) get(ctx context.Context, path string) ([]byte, time.Duration, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+g.httpAddr+path, nil)
 	if err != nil {
 		return nil, 0, err
@@ -345,13 +221,13 @@ func (g *goodClient) get(ctx context.Context, path string) ([]byte, time.Duratio
 
 // restFilter fetches height h's filter over REST and checks it holds
 // btcd's filter.
-func (g *goodClient) restFilter(ctx context.Context, h uint32) {
-	path := "/rest/blockfilter/basic/" + g.exp.hashes[h].String() + ".bin"
+func (g *GoodClient) restFilter(ctx context.Context, h uint32) {
+	path := "/rest/blockfilter/basic/" + g.exp.Hashes[h].String() + ".bin"
 	body, took, err := g.get(ctx, path)
 	if err == nil {
 		// Core's .bin (the filter type, the block hash, the filter with
 		// its length) is the cfilter message's payload.
-		if want := g.exp.cfilterFrame(h)[wire.MessageHeaderSize:]; !bytes.Equal(body, want) {
+		if want := g.exp.CFilterFrame(h)[wire.MessageHeaderSize:]; !bytes.Equal(body, want) {
 			err = fmt.Errorf("GET %s: %d bytes differing from btcd's filter", path, len(body))
 		}
 	}
@@ -365,13 +241,13 @@ func (g *goodClient) restFilter(ctx context.Context, h uint32) {
 }
 
 // bulkHeaders fetches the first bulk filter-headers file and checks it.
-func (g *goodClient) bulkHeaders(ctx context.Context) {
-	end := min(uint32(len(g.exp.hashes)-1), 1999)
+func (g *GoodClient) bulkHeaders(ctx context.Context) {
+	end := min(uint32(len(g.exp.Hashes)-1), 1999)
 	path := "/bulk/filterheaders/0-" + strconv.FormatUint(uint64(end), 10) + ".bin"
 	body, took, err := g.get(ctx, path)
 	if err == nil {
 		for h := uint32(0); h <= end && err == nil; h++ {
-			if off := int(h) * chainhash.HashSize; len(body) < off+chainhash.HashSize || !bytes.Equal(body[off:off+chainhash.HashSize], g.exp.filterHeaders[h][:]) {
+			if off := int(h) * chainhash.HashSize; len(body) < off+chainhash.HashSize || !bytes.Equal(body[off:off+chainhash.HashSize], g.exp.FilterHeaders[h][:]) {
 				err = fmt.Errorf("GET %s: filter header %d differs from btcd's", path, h)
 			}
 		}

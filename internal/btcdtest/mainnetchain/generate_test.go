@@ -1,14 +1,20 @@
-package btcdtest
+package mainnetchain
 
 import (
 	"bytes"
+	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/btcsuite/btcd/btcec/v2/schnorr"
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/txscript/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/corefiles"
+	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
 // TestGenerateMainnetChainCached generates a small mainnet-shaped chain
@@ -18,11 +24,12 @@ import (
 // of its data.
 func TestGenerateMainnetChainCached(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(50*time.Second))
+	defer cancel()
 	root := t.TempDir()
-	shape := MainnetShape{Blocks: 4, TxsPerBlock: 150, Seed: 7, OldCoins: 3000}
+	shape := Shape{Blocks: 4, TxsPerBlock: 150, Seed: 7, OldCoins: 3000}
 	var lines int
-	c, err := LoadOrGenerateMainnet(ctx, root, shape, func(string, ...any) { lines++ })
+	c, err := LoadOrGenerate(ctx, root, shape, func(string, ...any) { lines++ })
 	if err != nil {
 		t.Fatalf("generate: %v", err)
 	}
@@ -55,7 +62,7 @@ func TestGenerateMainnetChainCached(t *testing.T) {
 	// blocks hold exactly the counted transactions and outputs.
 	var prev chainhash.Hash
 	txs, outs, n := 0, 0, int32(0)
-	err = ReadBlockFile(c.BlocksPath(), wire.SimNet, func(h int32, raw []byte) error {
+	err = corefiles.ReadChainFile(c.BlocksPath(), wire.SimNet, func(h int32, raw []byte) error {
 		var blk wire.MsgBlock
 		if err := blk.Deserialize(bytes.NewReader(raw)); err != nil {
 			t.Fatalf("block %d: %v", h, err)
@@ -80,7 +87,7 @@ func TestGenerateMainnetChainCached(t *testing.T) {
 		t.Errorf("block file: %d blocks to %s, %d txs, %d outputs; stats %d, %s, %d, %d", n, prev, txs, outs, s.Height+1, s.Tip, s.Txs, s.Outputs)
 	}
 
-	again, err := LoadOrGenerateMainnet(ctx, root, shape, nil)
+	again, err := LoadOrGenerate(ctx, root, shape, nil)
 	if err != nil || again.Generated || again.Stats.Tip != s.Tip {
 		t.Fatalf("second load: %+v, %v", again, err)
 	}
@@ -88,7 +95,7 @@ func TestGenerateMainnetChainCached(t *testing.T) {
 	if err := again.CopyNodeData(dataDir); err != nil {
 		t.Fatal(err)
 	}
-	node := Start(t, again.Options(dataDir))
+	node := btcdtest.Start(t, again.Options(dataDir))
 	tip, height, err := node.BestBlock(ctx)
 	if err != nil || tip.String() != s.Tip || height != s.Height {
 		t.Fatalf("node on the cached chain: tip %s at %d (%v), want %s at %d", tip, height, err, s.Tip, s.Height)

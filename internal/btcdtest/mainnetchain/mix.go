@@ -1,4 +1,4 @@
-package btcdtest
+package mainnetchain
 
 import (
 	"crypto/sha256"
@@ -12,7 +12,7 @@ import (
 // The shape of the mainnet-shaped chain. The figures are estimates of
 // mainnet in 2024–2025 as public on-chain dashboards chart it (no source
 // could be retrieved offline to cite exact numbers); what the chain really
-// contains is measured and reported by GenerateMainnetChain (MainnetStats).
+// contains is measured and reported by Generate (Stats).
 
 // mixKind is an output script template of the mainnet-shaped chain.
 type mixKind uint8
@@ -116,7 +116,7 @@ const (
 	dayBlocks    = 144
 )
 
-// spendAge classes, for MainnetStats.
+// spendAge classes, for Stats.
 const (
 	ageClassSame = iota
 	ageClassRecent

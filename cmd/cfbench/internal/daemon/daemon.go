@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"bufio"
@@ -18,15 +18,17 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/daemonenv"
 )
 
-// daemonStopLimit bounds the wait for cfindexd to exit after SIGTERM.
-const daemonStopLimit = 30 * time.Second
+// StopLimit bounds the wait for cfindexd to exit after SIGTERM.
+const StopLimit = 30 * time.Second
 
-// buildDaemon builds ./cmd/cfindexd of this module into dir and returns the
+// Build builds ./cmd/cfindexd of this module into dir and returns the
 // binary's path.
-func buildDaemon(ctx context.Context, dir string) (string, error) {
+func Build(ctx context.Context, dir string) (string, error) {
 	root, err := moduleRoot(ctx)
 	if err != nil {
 		return "", err
@@ -55,8 +57,8 @@ func moduleRoot(ctx context.Context) (string, error) {
 	return filepath.Dir(gomod), nil
 }
 
-// daemonRun is one cfindexd catch-up to measure.
-type daemonRun struct {
+// Run is one cfindexd catch-up to measure.
+type Run struct {
 	Binary      string
 	Node        *btcdtest.Node
 	DataDir     string // a fresh directory: the store starts empty
@@ -69,7 +71,7 @@ type daemonRun struct {
 }
 
 // args is cfindexd's command line for the run.
-func (r daemonRun) args() []string {
+func (r Run) args() []string {
 	host, port, _ := net.SplitHostPort(r.Node.RPCHost()) // btcdtest listens on 127.0.0.1:port
 	return append([]string{
 		"--chain=simnet",
@@ -87,8 +89,8 @@ func (r daemonRun) args() []string {
 	}, r.Extra...)
 }
 
-// daemonResult is what one cfindexd catch-up cost.
-type daemonResult struct {
+// Result is what one cfindexd catch-up cost.
+type Result struct {
 	// CatchUp is from process start to the log line reporting the node's
 	// tip committed.
 	CatchUp time.Duration `json:"catch_up_ns"`
@@ -99,7 +101,7 @@ type daemonResult struct {
 	UserCPU time.Duration `json:"user_cpu_ns"`
 	SysCPU  time.Duration `json:"sys_cpu_ns"`
 	// PeakRSS is the process's maximum resident set size in bytes: its
-	// VmHWM as last sampled (peakRSS; rusage's figure includes cfbench's
+	// VmHWM as last sampled (procstat.SamplesPeak; rusage's figure includes cfbench's
 	// own peak), rusage's elsewhere.
 	PeakRSS int64 `json:"peak_rss_bytes"`
 	// NodeCPU is btcd's CPU time during the catch-up (Linux /proc; zero
@@ -110,53 +112,53 @@ type daemonResult struct {
 	// RSS is the process's resident set over its life (Linux; empty
 	// elsewhere); PeakAnon and PeakFile the largest anonymous and
 	// file-backed parts among the samples.
-	RSS      []rssSample `json:"rss"`
-	PeakAnon int64       `json:"peak_rss_anon_bytes"`
-	PeakFile int64       `json:"peak_rss_file_bytes"`
+	RSS      []procstat.RSSSample `json:"rss"`
+	PeakAnon int64                `json:"peak_rss_anon_bytes"`
+	PeakFile int64                `json:"peak_rss_file_bytes"`
 	// GC summarises the Go runtime's collections (GODEBUG=gctrace=1).
-	GC gcStats `json:"gc"`
+	GC procstat.GCStats `json:"gc"`
 	// Verified is true when the store the run left equals btcd's index.
 	Verified bool `json:"verified"`
 }
 
 // CPUShare is cfindexd's CPU time as a fraction of its catch-up wall time.
-func (r daemonResult) CPUShare() float64 { return r.CPU.Seconds() / r.CatchUp.Seconds() }
+func (r Result) CPUShare() float64 { return r.CPU.Seconds() / r.CatchUp.Seconds() }
 
-// measureDaemon runs cfindexd against the node into an empty datadir until
+// Measure runs cfindexd against the node into an empty datadir until
 // its store reaches the tip, stops it with SIGTERM and returns what the
 // catch-up cost.
-func measureDaemon(ctx context.Context, run daemonRun) (daemonResult, error) {
-	proc, err := startDaemon(ctx, run)
+func Measure(ctx context.Context, run Run) (Result, error) {
+	proc, err := Start(ctx, run)
 	if err != nil {
-		return daemonResult{}, err
+		return Result{}, err
 	}
-	defer proc.kill()
+	defer proc.Kill()
 	stopRSS := make(chan struct{})
-	rssDone := sampleRSS(proc.cmd.Process.Pid, proc.start, stopRSS)
-	nodeCPU0 := processCPU(run.Node.PID())
-	line, err := proc.waitFor(ctx, func(m logLine) bool { return m.reachedHeight(run.TipHeight) })
+	rssDone := procstat.SampleRSS(proc.cmd.Process.Pid, proc.start, stopRSS)
+	nodeCPU0 := procstat.CPU(run.Node.PID())
+	line, err := proc.WaitFor(ctx, func(m LogLine) bool { return m.ReachedHeight(run.TipHeight) })
 	if err != nil {
-		return daemonResult{}, err
+		return Result{}, err
 	}
-	res := daemonResult{
+	res := Result{
 		CatchUp: line.at.Sub(proc.start),
-		NodeCPU: processCPU(run.Node.PID()) - nodeCPU0,
+		NodeCPU: procstat.CPU(run.Node.PID()) - nodeCPU0,
 	}
 	if v, ok := line.fields["blocks_per_s"].(float64); ok {
 		res.LoggedBlocksPerS = v
 	}
-	state, err := proc.terminate(daemonStopLimit)
+	state, err := proc.Terminate(StopLimit)
 	close(stopRSS)
 	res.RSS = <-rssDone
-	_, res.PeakAnon, res.PeakFile = rssPeaks(res.RSS)
+	_, res.PeakAnon, res.PeakFile = procstat.RSSPeaks(res.RSS)
 	if err != nil {
-		return daemonResult{}, err
+		return Result{}, err
 	}
 	res.GC = proc.gc
 	res.Lifetime = time.Since(proc.start)
 	var rusagePeak int64
-	res.UserCPU, res.SysCPU, rusagePeak = rusage(state)
-	res.PeakRSS = peakRSS(res.RSS, rusagePeak)
+	res.UserCPU, res.SysCPU, rusagePeak = procstat.Rusage(state)
+	res.PeakRSS = procstat.SamplesPeak(res.RSS, rusagePeak)
 	res.CPU = res.UserCPU + res.SysCPU
 	if !state.Success() {
 		return res, fmt.Errorf("cfindexd exited with %s after SIGTERM (log %s)", state, run.LogPath)
@@ -164,36 +166,36 @@ func measureDaemon(ctx context.Context, run daemonRun) (daemonResult, error) {
 	return res, nil
 }
 
-// daemonProc is a running cfindexd whose JSON log lines arrive on lines.
-type daemonProc struct {
+// Proc is a running cfindexd whose JSON log lines arrive on lines.
+type Proc struct {
 	cmd   *exec.Cmd
 	start time.Time
-	lines chan logLine  // closed when stderr ends
+	lines chan LogLine  // closed when stderr ends
 	done  chan struct{} // closed when the process has exited
 	state *os.ProcessState
 	err   error                  // from Wait
 	last  atomic.Pointer[string] // the last JSON log line, set by the reader
-	gc    gcStats                // valid once done is closed
+	gc    procstat.GCStats       // valid once done is closed
 }
 
-// logLine is one decoded JSON log line and when cfbench read it.
-type logLine struct {
+// LogLine is one decoded JSON log line and when cfbench read it.
+type LogLine struct {
 	at     time.Time
 	fields map[string]any
 }
 
-// reachedHeight tells whether the line reports the store at height h or
+// ReachedHeight tells whether the line reports the store at height h or
 // above: a catch-up progress line, the line that ends a catch-up, or a
 // per-block line.
-func (l logLine) reachedHeight(h uint32) bool {
+func (l LogLine) ReachedHeight(h uint32) bool {
 	v, ok := l.fields["height"].(float64)
 	msg := l.fields["message"]
 	return ok && v >= float64(h) && (msg == "catching up" || msg == "caught up" || msg == "indexed block")
 }
 
-// startDaemon starts cfindexd with run's flags, copying its log to
+// Start starts cfindexd with run's flags, copying its log to
 // run.LogPath.
-func startDaemon(ctx context.Context, run daemonRun) (*daemonProc, error) {
+func Start(ctx context.Context, run Run) (*Proc, error) {
 	if err := os.MkdirAll(run.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("cfindexd datadir: %w", err)
 	}
@@ -204,15 +206,15 @@ func startDaemon(ctx context.Context, run daemonRun) (*daemonProc, error) {
 	cmd := exec.Command(run.Binary, run.args()...)
 	// gctrace lines go to stderr beside the JSON log: the heap the GC
 	// keeps live, against the RSS the kernel counts.
-	cmd.Env = append(daemonEnviron(os.Environ()), "GODEBUG=gctrace=1")
+	cmd.Env = append(daemonenv.Clean(os.Environ()), "GODEBUG=gctrace=1")
 	cmd.Stdout = io.Discard
-	cmd.SysProcAttr = childProcAttr()
+	cmd.SysProcAttr = procstat.ChildProcAttr()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		logFile.Close()
 		return nil, fmt.Errorf("cfindexd stderr: %w", err)
 	}
-	p := &daemonProc{cmd: cmd, lines: make(chan logLine, 1024), done: make(chan struct{})}
+	p := &Proc{cmd: cmd, lines: make(chan LogLine, 1024), done: make(chan struct{})}
 	p.start = time.Now()
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
@@ -223,13 +225,13 @@ func startDaemon(ctx context.Context, run daemonRun) (*daemonProc, error) {
 		defer close(p.lines)
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		var lines daemonLines
+		var lines Lines
 		for sc.Scan() {
 			at := time.Now()
 			fmt.Fprintln(logFile, sc.Text())
 			obj, gcLine := lines.split(sc.Bytes())
 			if gcLine != nil {
-				p.gc.add(gcLine)
+				p.gc.Add(gcLine)
 			}
 			var m map[string]any
 			if obj == nil || json.Unmarshal(obj, &m) != nil {
@@ -238,7 +240,7 @@ func startDaemon(ctx context.Context, run daemonRun) (*daemonProc, error) {
 			line := string(obj)
 			p.last.Store(&line)
 			select {
-			case p.lines <- logLine{at: at, fields: m}:
+			case p.lines <- LogLine{at: at, fields: m}:
 			default: // nobody waits for lines this far ahead: drop
 			}
 		}
@@ -249,7 +251,7 @@ func startDaemon(ctx context.Context, run daemonRun) (*daemonProc, error) {
 	return p, nil
 }
 
-// daemonLines separates cfindexd's two kinds of stderr lines: its JSON log
+// Lines separates cfindexd's two kinds of stderr lines: its JSON log
 // lines and the runtime's gctrace lines (GODEBUG=gctrace=1). The runtime
 // writes a gctrace line in several writes and the logger a JSON line in
 // one, so a JSON line can land in the middle of a gctrace line: "gc 3"
@@ -257,14 +259,14 @@ func startDaemon(ctx context.Context, run daemonRun) (*daemonProc, error) {
 // as one line, that JSON line would be lost (and with it, once, the
 // "caught up" line a benchmark waited three minutes for), and the gctrace
 // line would be read as two broken ones. The zero value is ready.
-type daemonLines struct {
+type Lines struct {
 	gcHead []byte // the start of a gctrace line a JSON line interrupted
 }
 
 // split returns the JSON object a line holds (nil if none) and the
 // gctrace line it completes (nil if none). A gctrace line never holds a
 // '{'; a JSON line starts with one.
-func (d *daemonLines) split(line []byte) (obj, gcLine []byte) {
+func (d *Lines) split(line []byte) (obj, gcLine []byte) {
 	if i := bytes.IndexByte(line, '{'); i >= 0 {
 		if i > 0 {
 			d.gcHead = append(d.gcHead[:0], line[:i]...)
@@ -279,35 +281,35 @@ func (d *daemonLines) split(line []byte) (obj, gcLine []byte) {
 	return nil, line
 }
 
-// waitFor returns the first log line satisfying pred. It fails when the
+// WaitFor returns the first log line satisfying pred. It fails when the
 // process exits first or ctx ends.
-func (p *daemonProc) waitFor(ctx context.Context, pred func(logLine) bool) (logLine, error) {
+func (p *Proc) WaitFor(ctx context.Context, pred func(LogLine) bool) (LogLine, error) {
 	for {
 		select {
 		case l, ok := <-p.lines:
 			if !ok {
 				<-p.done
-				return logLine{}, fmt.Errorf("cfindexd exited (%v) before the awaited log line; last line: %s", p.err, p.lastLine())
+				return LogLine{}, fmt.Errorf("cfindexd exited (%v) before the awaited log line; last line: %s", p.err, p.LastLine())
 			}
 			if pred(l) {
 				return l, nil
 			}
 		case <-ctx.Done():
-			return logLine{}, fmt.Errorf("waiting for cfindexd: %w; its last log line: %s", ctx.Err(), p.lastLine())
+			return LogLine{}, fmt.Errorf("waiting for cfindexd: %w; its last log line: %s", ctx.Err(), p.LastLine())
 		}
 	}
 }
 
-// lastLine returns the last JSON log line read so far ("" before any).
-func (p *daemonProc) lastLine() string {
+// LastLine returns the last JSON log line read so far ("" before any).
+func (p *Proc) LastLine() string {
 	if l := p.last.Load(); l != nil {
 		return *l
 	}
 	return ""
 }
 
-// terminate sends SIGTERM and waits up to limit for the exit.
-func (p *daemonProc) terminate(limit time.Duration) (*os.ProcessState, error) {
+// Terminate sends SIGTERM and waits up to limit for the exit.
+func (p *Proc) Terminate(limit time.Duration) (*os.ProcessState, error) {
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		return nil, fmt.Errorf("SIGTERM cfindexd: %w", err)
 	}
@@ -325,8 +327,8 @@ func (p *daemonProc) terminate(limit time.Duration) (*os.ProcessState, error) {
 	}
 }
 
-// kill ends the process if it still runs and waits for it.
-func (p *daemonProc) kill() {
+// Kill ends the process if it still runs and waits for it.
+func (p *Proc) Kill() {
 	select {
 	case <-p.done:
 		return
@@ -340,26 +342,12 @@ func (p *daemonProc) kill() {
 	<-p.done
 }
 
-// daemonEnviron is environ without its CFINDEXD_* variables and with
-// CFINDEXD_CONFIG empty: a developer's settings (CFINDEXD_WORKERS, a
-// configuration file) must not change what is measured, and another
-// package's test knobs would be refused as unknown keys.
-func daemonEnviron(environ []string) []string {
-	env := []string{"CFINDEXD_CONFIG="}
-	for _, kv := range environ {
-		if !strings.HasPrefix(kv, "CFINDEXD_") {
-			env = append(env, kv)
-		}
-	}
-	return env
-}
+// Pid is the process's id.
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }
 
-// rusage returns user and system CPU time and peak RSS in bytes of an
-// exited process.
-func rusage(state *os.ProcessState) (user, sys time.Duration, peakRSS int64) {
-	ru, ok := state.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return state.UserTime(), state.SystemTime(), 0
-	}
-	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano()), maxRSSBytes(ru)
-}
+// Exited is closed when the process has exited; ExitErr is then Wait's
+// error.
+func (p *Proc) Exited() <-chan struct{} { return p.done }
+
+// ExitErr: see Exited.
+func (p *Proc) ExitErr() error { return p.err }

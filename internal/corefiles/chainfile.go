@@ -1,4 +1,4 @@
-package btcdtest
+package corefiles
 
 import (
 	"bufio"
@@ -11,40 +11,38 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 )
 
-// A block file holds a chain's blocks in height order, genesis first, each
-// as a record of the network magic (4 bytes, little-endian), the block's
-// size (4 bytes, little-endian) and the serialized block: the framing of
-// Bitcoin Core's blk*.dat files, without their obfuscation and not split
-// into 128 MiB files. Tools that write the same chain in Core's format
-// (the blocks-dir writer) or replay it read it with ReadBlockFile.
+// A chain file holds a chain's blocks in height order, genesis first, each
+// in the record framing of Core's blk files (appendRecordHeader), without
+// their obfuscation and not split into files of MaxBlockFileSize: a chain
+// kept to be written in Core's layout later (by a Writer) or replayed.
 
 // maxBlockRecord bounds a record's declared size: a serialized block is at
-// most 4,000,000 bytes (its weight bounds it).
-const maxBlockRecord = maxBlockWeight
+// most its weight limit, wire.MaxBlockPayload.
+const maxBlockRecord = wire.MaxBlockPayload
 
-// BlockFileWriter appends block records to a file.
-type BlockFileWriter struct {
-	f   *os.File
-	w   *bufio.Writer
-	net wire.BitcoinNet
+// ChainFileWriter appends block records to a chain file.
+type ChainFileWriter struct {
+	f     *os.File
+	w     *bufio.Writer
+	magic [4]byte
+	hdr   [8]byte
 }
 
-// CreateBlockFile creates (or truncates) the block file at path for the
+// CreateChainFile creates (or truncates) the chain file at path for the
 // network with magic net.
-func CreateBlockFile(path string, net wire.BitcoinNet) (*BlockFileWriter, error) {
+func CreateChainFile(path string, net wire.BitcoinNet) (*ChainFileWriter, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("block file: %w", err)
 	}
-	return &BlockFileWriter{f: f, w: bufio.NewWriterSize(f, 1<<20), net: net}, nil
+	w := &ChainFileWriter{f: f, w: bufio.NewWriterSize(f, 1<<20)}
+	binary.LittleEndian.PutUint32(w.magic[:], uint32(net))
+	return w, nil
 }
 
 // Append writes one block record.
-func (b *BlockFileWriter) Append(raw []byte) error {
-	var hdr [8]byte
-	binary.LittleEndian.PutUint32(hdr[:4], uint32(b.net))
-	binary.LittleEndian.PutUint32(hdr[4:], uint32(len(raw)))
-	if _, err := b.w.Write(hdr[:]); err != nil {
+func (b *ChainFileWriter) Append(raw []byte) error {
+	if _, err := b.w.Write(appendRecordHeader(b.hdr[:0], b.magic, len(raw))); err != nil {
 		return fmt.Errorf("block file: %w", err)
 	}
 	if _, err := b.w.Write(raw); err != nil {
@@ -54,7 +52,7 @@ func (b *BlockFileWriter) Append(raw []byte) error {
 }
 
 // Close flushes, syncs and closes the file.
-func (b *BlockFileWriter) Close() error {
+func (b *ChainFileWriter) Close() error {
 	err := b.w.Flush()
 	if err == nil {
 		err = b.f.Sync()
@@ -68,11 +66,11 @@ func (b *BlockFileWriter) Close() error {
 	return nil
 }
 
-// ReadBlockFile calls fn with every block of the block file at path, in
+// ReadChainFile calls fn with every block of the chain file at path, in
 // order, with its height (0 for the first). raw is valid only during the
-// call. A record with another magic or a size over 4,000,000 bytes, or a
+// call. A record with another magic or a size over wire.MaxBlockPayload, or a
 // file ending inside a record, is an error.
-func ReadBlockFile(path string, net wire.BitcoinNet, fn func(height int32, raw []byte) error) error {
+func ReadChainFile(path string, net wire.BitcoinNet, fn func(height int32, raw []byte) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("block file: %w", err)
@@ -106,4 +104,11 @@ func ReadBlockFile(path string, net wire.BitcoinNet, fn func(height int32, raw [
 			return err
 		}
 	}
+}
+
+// appendRecordHeader appends the header of a blk or rev file record, the
+// network magic and the payload's size (little-endian), to dst.
+func appendRecordHeader(dst []byte, magic [4]byte, size int) []byte {
+	dst = append(dst, magic[:]...)
+	return binary.LittleEndian.AppendUint32(dst, uint32(size))
 }
