@@ -237,10 +237,10 @@ func (b *blockingView) Tip() (Tip, bool) {
 }
 
 // TestBusyServerRefusesAtAccept fills every connection slot with requests
-// in progress, which are never closed to make room: further connections
-// are answered 503 "too many connections" and closed in the accept loop,
-// without a goroutine or a file descriptor each, and the server serves
-// again once the requests finish.
+// in progress, each alone in its network, which are never closed to make
+// room: further connections are answered 503 "too many connections" and
+// closed in the accept loop, without a goroutine or a file descriptor
+// each, and the server serves again once the requests finish.
 func TestBusyServerRefusesAtAccept(t *testing.T) {
 	const maxConns = 8
 	v := &blockingView{fakeView: recordedView(t), release: make(chan struct{})}
@@ -251,7 +251,7 @@ func TestBusyServerRefusesAtAccept(t *testing.T) {
 	busy := make(chan int, maxConns)
 	for i := range maxConns {
 		go func() {
-			code, _, err := ls.get(hostAddr(4, i), "/bulk/index.json")
+			code, _, err := ls.get(fmt.Sprintf("127.%d.0.1", 40+i), "/bulk/index.json")
 			if err != nil {
 				code = -1
 			}
