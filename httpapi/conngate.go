@@ -58,14 +58,14 @@ const refusalWriteTimeout = 50 * time.Millisecond
 
 // connGate is a net.Listener that enforces Config.MaxConns and
 // MaxConnsPerAddr when it accepts. Over a cap it makes room by closing one
-// connection (pickVictim): an idle one if it can (between keep-alive
-// requests, or not yet sent a request: http.Server reports both through
-// ConnState), else one busy with a request, taken from the network and
-// address holding the most connections, the one that made no write
-// progress longest. A busy connection alone in its network is never
+// connection (pickVictim) of the network (IPv4 /16, IPv6 /32), then the
+// address, holding the most connections: an idle one if it can (between
+// keep-alive requests, or not yet sent a request: http.Server reports both
+// through ConnState), else one busy with a request, the one that made no
+// write progress longest. A busy connection alone in its network is never
 // closed, nor one of the newcomer's network unless that network holds the
-// most: a newcomer cannot displace its own kind in its favour, and a
-// network that crowds the server out loses its connections first. If
+// most: a network that crowds the server out loses its connections first,
+// and its churn cannot close a newcomer of a smaller one. If
 // nothing can be closed, the new connection gets refusalResponse and is
 // closed in the accept loop itself: a flood of refused connections costs
 // no goroutine and no file descriptor beyond the moment of refusal.
@@ -189,42 +189,31 @@ func (g *connGate) admit(c net.Conn) *gatedConn {
 }
 
 // pickVictim returns the connection among those ok accepts to close for
-// a newcomer from network, or nil if none may be closed. Idle ones come
-// first: from the address holding the most, the one waiting longest.
-// Then busy ones not alone in their network: from the network holding the
-// most (the newcomer's last among equals), the address holding the most
-// within it, the one stalled longest. Caller holds mu.
+// a newcomer from network, or nil if none may be closed: from the network
+// holding the most connections (the newcomer's last among equals), the
+// address holding the most within it, an idle one before a busy one, the
+// one idle or stalled longest. A busy connection alone in its network is
+// never closed. Caller holds mu.
 func (g *connGate) pickVictim(network netip.Addr, ok func(*gatedConn) bool) *gatedConn {
-	var idle, busy *gatedConn
+	var best *gatedConn
 	for c := range g.conns {
-		if !ok(c) {
+		if !ok(c) || !c.idle() && g.byNet[c.network] <= 1 {
 			continue
 		}
-		if c.state == http.StateNew || c.state == http.StateIdle {
-			if idle == nil || g.idleBefore(c, idle) {
-				idle = c
-			}
-			continue
-		}
-		if g.byNet[c.network] > 1 && (busy == nil || g.busyBefore(c, busy, network)) {
-			busy = c
+		if best == nil || g.before(c, best, network) {
+			best = c
 		}
 	}
-	if idle != nil {
-		return idle
-	}
-	return busy
+	return best
 }
 
-// idleBefore reports whether idle connection a is a better victim than b.
-func (g *connGate) idleBefore(a, b *gatedConn) bool {
-	na, nb := g.byAddr[a.key], g.byAddr[b.key]
-	return na > nb || na == nb && a.since.Before(b.since)
-}
+// idle reports whether c waits between requests or for its first one.
+// Caller holds the gate's mu.
+func (c *gatedConn) idle() bool { return c.state == http.StateNew || c.state == http.StateIdle }
 
-// busyBefore reports whether busy connection a is a better victim than b
-// for a newcomer from network.
-func (g *connGate) busyBefore(a, b *gatedConn, network netip.Addr) bool {
+// before reports whether a is a better victim than b for a newcomer from
+// network.
+func (g *connGate) before(a, b *gatedConn, network netip.Addr) bool {
 	if na, nb := g.byNet[a.network], g.byNet[b.network]; na != nb {
 		return na > nb
 	}
@@ -233,6 +222,9 @@ func (g *connGate) busyBefore(a, b *gatedConn, network netip.Addr) bool {
 	}
 	if na, nb := g.byAddr[a.key], g.byAddr[b.key]; na != nb {
 		return na > nb
+	}
+	if ia, ib := a.idle(), b.idle(); ia != ib {
+		return ia
 	}
 	return a.stalledSince().Before(b.stalledSince())
 }

@@ -36,12 +36,19 @@ type liveServer struct {
 // ends, and fails the test if Serve returns early.
 func serveLive(t *testing.T, v ChainView, cfg Config, log zerolog.Logger) *liveServer {
 	t.Helper()
-	s, err := New(cfg, v, newTestMetrics(), log)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return serveLiveOn(t, v, cfg, log, ln)
+}
+
+// serveLiveOn is serveLive on a listener of the test's own.
+func serveLiveOn(t *testing.T, v ChainView, cfg Config, log zerolog.Logger, ln net.Listener) *liveServer {
+	t.Helper()
+	s, err := New(cfg, v, newTestMetrics(), log)
 	if err != nil {
+		ln.Close()
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

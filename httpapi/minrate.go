@@ -9,7 +9,8 @@ import (
 )
 
 // minRatePiece is the most a minRateWriter hands to the connection at once,
-// so that its deadline is renewed at least every 64 KiB.
+// so that its deadline is renewed at least every 64 KiB (or every quota,
+// if smaller: a client reading at the rate takes a piece in a window).
 const minRatePiece = 64 << 10
 
 // errTooSlow is returned by minRateWriter when a window ended before the
@@ -88,7 +89,7 @@ func (m *minRateWriter) Write(p []byte) (int, error) {
 			m.failed = errCut
 			return written, errCut
 		}
-		n, err := m.ResponseWriter.Write(p[:min(len(p), minRatePiece)])
+		n, err := m.ResponseWriter.Write(p[:min(int64(len(p)), minRatePiece, m.quota)])
 		written += n
 		m.winBytes += int64(n)
 		p = p[n:]
