@@ -116,12 +116,19 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	began := time.Now()
 	rec := &statusRecorder{ResponseWriter: w}
-	route := routeNotFound
+	route, bulk := routeNotFound, false
 	defer func() { s.metrics.HTTPRequest(route.String(), rec.code(), time.Since(began)) }()
 	// Every answer is written under the minimum rate (minRateWriter), and
 	// so is what net/http flushes after the handler returns.
 	body := newMinRateWriter(rec, s.cfg.BulkMinRate, s.cfg.BulkMinRateWindow, began.Add(s.cfg.WriteTimeout), time.Now)
-	defer body.finish()
+	defer func() {
+		body.finish()
+		// Bulk downloads log and count their own cuts.
+		if errors.Is(body.failed, errTooSlow) && !bulk {
+			s.log.Debug().Str("client", r.RemoteAddr).Str("route", route.String()).Int("min_rate", s.cfg.BulkMinRate).
+				Msg("answer cut off: the client reads slower than the minimum rate")
+		}
+	}()
 	defer s.recoverPanic(rec, r)
 	if len(r.RequestURI) > s.cfg.MaxURILength {
 		writeText(body, http.StatusRequestURITooLong, "request target too long")
@@ -153,6 +160,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	case routeBulkHeaders, routeBulkFilterHeaders, routeBulkFilters, routeNeutrinoBlockHeaders, routeNeutrinoFilterHeaders:
 		// Public chain data: let browser wallets fetch it cross-origin.
 		body.Header().Set("Access-Control-Allow-Origin", "*")
+		bulk = true
 		s.serveBulkRoute(body, r, t, began)
 	case routeBulkBad:
 		writeText(body, http.StatusBadRequest, t.badReason)
