@@ -8,7 +8,7 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 
-	"github.com/cfindexd/cfindexd/internal/wirescan"
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // Content types exactly as Core sends them.
@@ -67,12 +67,12 @@ func (s *Server) serveCoreFilter(w http.ResponseWriter, req coreRequest) {
 
 // blockFilterPrefix is what comes before the encoded filter (which starts
 // with its own CompactSize N) in Core's BlockFilter serialization: filter
-// type byte (0, basic), block hash in internal order, CompactSize length.
-// It is also the P2P cfilter message's payload prefix.
+// type byte, block hash in internal order, CompactSize length. It is also
+// the P2P cfilter message's payload prefix (wireframe.PutCFilterPrefix).
 func blockFilterPrefix(hash chainhash.Hash, filter []byte) []byte {
-	out := make([]byte, 1+chainhash.HashSize, 1+chainhash.HashSize+wirescan.CompactSizeLen(uint64(len(filter))))
-	copy(out[1:], hash[:])
-	return wirescan.AppendCompactSize(out, uint64(len(filter)))
+	out := make([]byte, wireframe.CFilterPrefixLen(len(filter)))
+	wireframe.PutCFilterPrefix(out, &hash, len(filter))
+	return out
 }
 
 // serveCoreFilterHeaders answers /rest/blockfilterheaders/basic/...: the

@@ -7,39 +7,6 @@ import (
 	"time"
 )
 
-// The three groupings of an address: per-address (IPv4 address, IPv6
-// /64), per-subnet (IPv4 /16, IPv6 /48) and eviction netgroup (IPv4 /16,
-// IPv6 /32); IPv4-mapped addresses count as IPv4.
-func TestAddressGroups(t *testing.T) {
-	for _, c := range []struct{ ip, addr, subnet, netgroup string }{
-		{"203.0.113.7", "203.0.113.7/32", "203.0.0.0/16", "203.0.0.0/16"},
-		{"::ffff:203.0.113.7", "203.0.113.7/32", "203.0.0.0/16", "203.0.0.0/16"},
-		{"127.3.4.5", "127.3.4.5/32", "127.3.0.0/16", "127.3.0.0/16"},
-		{"2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64", "2001:db8:1::/48", "2001:db8::/32"},
-		{"2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:db8:1:2::/64", "2001:db8:1::/48", "2001:db8::/32"},
-		{"fe80::1%eth0", "fe80::/64", "fe80::/48", "fe80::/32"},
-		{"::1", "::/64", "::/48", "::/32"},
-	} {
-		ip := netip.MustParseAddr(c.ip)
-		for _, g := range []struct {
-			name string
-			got  netip.Prefix
-			want string
-		}{
-			{"addrGroup", addrGroup(ip), c.addr},
-			{"subnetGroup", subnetGroup(ip), c.subnet},
-			{"netGroup", netGroup(ip), c.netgroup},
-		} {
-			if g.got != netip.MustParsePrefix(g.want) {
-				t.Errorf("%s(%s) = %s, want %s", g.name, c.ip, g.got, g.want)
-			}
-		}
-	}
-	if got := addrGroup(netip.Addr{}); got.IsValid() {
-		t.Errorf("zero address: %s", got)
-	}
-}
-
 // admitIP runs admission for a connection from ip.
 func admitIP(t *testing.T, srv *Server, ip string) (*peerSlot, string) {
 	t.Helper()
@@ -126,6 +93,11 @@ func TestAdmissionEvictsAndDiscourages(t *testing.T) {
 	}
 	if !d.evicted || m.count("evicted") != 1 {
 		t.Fatalf("discouraged peer not evicted first (evicted %v, %d evictions)", d.evicted, m.count("evicted"))
+	}
+	for _, s := range slots {
+		if s.evicted {
+			t.Errorf("peer from %s evicted instead of the discouraged one", s.ip)
+		}
 	}
 	if srv.ConnCount() != 4 {
 		t.Fatalf("%d connections after an eviction, want 4", srv.ConnCount())

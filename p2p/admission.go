@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/dchest/siphash"
+
+	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
 
 // errEvicted is the cause of a peer's context when it was evicted to make
@@ -42,11 +44,11 @@ func (s *Server) admit(ip netip.Addr, st *peerState, cancel context.CancelCauseF
 	now := s.cfg.Now()
 	slot := &peerSlot{
 		ip:          ip,
-		addr:        addrGroup(ip),
-		subnet:      subnetGroup(ip),
+		addr:        peerpolicy.AddrGroup(ip),
+		subnet:      peerpolicy.SubnetGroup(ip),
 		netGroup:    s.keyedNetGroup(ip),
 		connected:   now,
-		whitelisted: s.whitelist.contains(ip),
+		whitelisted: s.whitelist.Contains(ip),
 		st:          st,
 		cancel:      cancel,
 	}
@@ -65,7 +67,7 @@ func (s *Server) admit(ip netip.Addr, st *peerState, cancel context.CancelCauseF
 		return nil, "per_subnet"
 	}
 	if len(s.slots) >= s.cfg.MaxPeers {
-		victim, ok := selectPeerToEvict(s.candidatesLocked())
+		victim, ok := peerpolicy.SelectPeerToEvict(s.candidatesLocked())
 		if !ok {
 			return nil, "full"
 		}
@@ -110,19 +112,19 @@ func (s *Server) removeLocked(slot *peerSlot) {
 }
 
 // candidatesLocked describes every admitted peer for eviction.
-func (s *Server) candidatesLocked() []evictionCandidate {
-	out := make([]evictionCandidate, 0, len(s.slots))
+func (s *Server) candidatesLocked() []peerpolicy.EvictionCandidate {
+	out := make([]peerpolicy.EvictionCandidate, 0, len(s.slots))
 	for _, slot := range s.slots {
-		c := evictionCandidate{
-			id:          slot.id,
-			connected:   slot.connected,
-			minPing:     time.Duration(slot.st.minPing.Load()),
-			netGroup:    slot.netGroup,
-			preferEvict: slot.preferEvict,
-			noBan:       slot.whitelisted,
+		c := peerpolicy.EvictionCandidate{
+			ID:          slot.id,
+			Connected:   slot.connected,
+			MinPing:     time.Duration(slot.st.minPing.Load()),
+			NetGroup:    slot.netGroup,
+			PreferEvict: slot.preferEvict,
+			NoBan:       slot.whitelisted,
 		}
 		if u := slot.st.lastUseful.Load(); u != 0 {
-			c.lastUseful = time.Unix(0, u)
+			c.LastUseful = time.Unix(0, u)
 		}
 		out = append(out, c)
 	}
@@ -132,7 +134,7 @@ func (s *Server) candidatesLocked() []evictionCandidate {
 // keyedNetGroup hashes ip's netgroup with the server's secret key, so that
 // nobody outside can tell which netgroups eviction will protect.
 func (s *Server) keyedNetGroup(ip netip.Addr) uint64 {
-	g := netGroup(ip)
+	g := peerpolicy.NetGroup(ip)
 	b := g.Addr().As16()
 	return siphash.Hash(s.groupKey[0], s.groupKey[1], append(b[:], byte(g.Bits())))
 }

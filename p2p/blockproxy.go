@@ -11,6 +11,9 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // errUploadTarget ends a peer that asks for a historical block after the
@@ -24,7 +27,7 @@ var errUploadTarget = fmt.Errorf("%w: historical block requested with the upload
 type blockProxy struct {
 	fetcher BlockFetcher
 	gate    *fetchGate
-	upload  *uploadTarget
+	upload  *peerpolicy.UploadTarget
 	maxSize int64 // cache bound in bytes of payload
 
 	mu       sync.Mutex
@@ -60,7 +63,7 @@ type blockFetch struct {
 	err     error
 }
 
-func newBlockProxy(fetcher BlockFetcher, gate *fetchGate, upload *uploadTarget, cacheBytes int64) *blockProxy {
+func newBlockProxy(fetcher BlockFetcher, gate *fetchGate, upload *peerpolicy.UploadTarget, cacheBytes int64) *blockProxy {
 	return &blockProxy{
 		fetcher:  fetcher,
 		gate:     gate,
@@ -153,7 +156,7 @@ func (c *blockProxy) fetch(ctx context.Context, key blockKey) (encodedBlock, err
 		return encodedBlock{}, fmt.Errorf("encode block %s: %w", key.hash, err)
 	}
 	payload := buf.Bytes()
-	return encodedBlock{payload: payload, sum: payloadChecksum(payload)}, nil
+	return encodedBlock{payload: payload, sum: wireframe.PayloadChecksum(payload)}, nil
 }
 
 // historicalRefused reports whether a block with header time blockTime
@@ -161,7 +164,7 @@ func (c *blockProxy) fetch(ctx context.Context, key blockKey) (encodedBlock, err
 // whitelisted, and the block is more than a week older than the tip (Core's
 // rule; recent blocks are always served).
 func (c *blockProxy) historicalRefused(blockTime, tipTime time.Time, whitelisted bool, now time.Time) bool {
-	return !whitelisted && tipTime.Sub(blockTime) > historicalBlockAge && c.upload.Reached(now)
+	return !whitelisted && tipTime.Sub(blockTime) > peerpolicy.HistoricalBlockAge && c.upload.Reached(now)
 }
 
 // fetchGate bounds node fetches in progress across peers: at most max, and
@@ -232,11 +235,4 @@ func (g *fetchGate) grantLocked() {
 		g.inFlight++
 		close(ch)
 	}
-}
-
-// InFlight returns the fetches in progress.
-func (g *fetchGate) InFlight() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.inFlight
 }

@@ -33,11 +33,8 @@ const (
 	// (GOMAXPROCS cores) that BIP-37 work may take on average: decoding
 	// blocks, hashing their txids, matching filters against blocks and
 	// the mempool, and a charge per frame sent for the writing. The rest
-	// stays with BIP-157 peers and the indexer: on a 2-core machine
-	// serving 100 BIP-157 peers at full speed with the load generator
-	// beside it, cfindexd gets about 1.5 cores, so 15 % of 2 cores keeps
-	// the BIP-157 throughput at 80 % while a hundred BIP-37 wallets are
-	// served some 15,000 filtered blocks a second (cfbench bip37).
+	// stays with BIP-157 peers and the indexer, whose throughput a fleet
+	// of BIP-37 wallets must not take.
 	DefaultBloomCPUShare = 0.15
 	// DefaultFilteredBlockCacheBytes bounds the decoded blocks (with
 	// their txids) kept for filtered-block requests: many wallets asking
@@ -76,7 +73,7 @@ type BloomConfig struct {
 	// FilteredBlockCacheBytes bounds the decoded blocks kept to answer
 	// filtered-block requests.
 	FilteredBlockCacheBytes int64
-	// Mempool is the node's mempool (bitcoind.MempoolMirror): mempool
+	// Mempool is the node's mempool (mempool.Mirror): mempool
 	// requests are answered from it and new transactions announced from
 	// it. Nil: mempool answers nothing and nothing is announced.
 	Mempool Mempool
@@ -104,19 +101,50 @@ func (b BloomConfig) withDefaults() BloomConfig {
 // validate reports the first invalid setting of a BloomConfig with
 // defaults applied.
 func (b BloomConfig) validate() error {
+	if err := CheckBloomFPR(b.MinFPR, b.MaxFPR); err != nil {
+		return fmt.Errorf("Bloom.%w", err)
+	}
 	switch {
-	case !(b.MaxFPR > 0 && b.MaxFPR <= 1):
-		return fmt.Errorf("Bloom.MaxFPR %v outside (0, 1]", b.MaxFPR)
-	case !(b.MinFPR >= 0 && b.MinFPR < 1) || math.IsNaN(b.MinFPR):
-		return fmt.Errorf("Bloom.MinFPR %v outside [0, 1)", b.MinFPR)
-	case b.MinFPR > b.MaxFPR:
-		return fmt.Errorf("Bloom.MinFPR %v above Bloom.MaxFPR %v", b.MinFPR, b.MaxFPR)
 	case b.UpdateAllowance < 1 || b.UpdateBlocks < 1:
 		return fmt.Errorf("Bloom.UpdateAllowance %d and Bloom.UpdateBlocks %d must be positive", b.UpdateAllowance, b.UpdateBlocks)
-	case !(b.CPUShare > 0 && b.CPUShare <= 1):
-		return fmt.Errorf("Bloom.CPUShare %v outside (0, 1]", b.CPUShare)
+	case CheckBloomCPUShare(b.CPUShare) != nil:
+		return fmt.Errorf("Bloom.%w", CheckBloomCPUShare(b.CPUShare))
 	case b.FilteredBlockCacheBytes < 1:
 		return fmt.Errorf("Bloom.FilteredBlockCacheBytes %d must be positive", b.FilteredBlockCacheBytes)
+	}
+	return nil
+}
+
+// BloomFPRError is CheckBloomFPR's error: Field (MaxFPR or MinFPR) is
+// invalid for Reason.
+type BloomFPRError struct {
+	Field  string
+	Reason string
+}
+
+func (e *BloomFPRError) Error() string { return e.Field + " " + e.Reason }
+
+// CheckBloomFPR reports whether minFPR and maxFPR are valid
+// BloomConfig.MinFPR and MaxFPR: maxFPR in (0, 1], minFPR in [0, 1) and
+// not above maxFPR. Its error is a *BloomFPRError naming the field, so
+// that a caller can name its own setting.
+func CheckBloomFPR(minFPR, maxFPR float64) error {
+	switch {
+	case !(maxFPR > 0 && maxFPR <= 1):
+		return &BloomFPRError{"MaxFPR", fmt.Sprintf("%v is outside (0, 1]", maxFPR)}
+	case !(minFPR >= 0 && minFPR < 1) || math.IsNaN(minFPR):
+		return &BloomFPRError{"MinFPR", fmt.Sprintf("%v is outside [0, 1)", minFPR)}
+	case minFPR > maxFPR:
+		return &BloomFPRError{"MinFPR", fmt.Sprintf("%v is above the maximum %v: no filter could pass", minFPR, maxFPR)}
+	}
+	return nil
+}
+
+// CheckBloomCPUShare reports whether share is a valid BloomConfig.CPUShare:
+// in (0, 1].
+func CheckBloomCPUShare(share float64) error {
+	if !(share > 0 && share <= 1) {
+		return fmt.Errorf("CPUShare %v outside (0, 1]", share)
 	}
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/bloom"
+	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // Refusal reasons of BloomMetrics.BloomFilterRefused.
@@ -59,7 +61,7 @@ func (nopBloomMetrics) BloomWork(time.Duration)   {}
 // bloomServer is what BIP-37 serving shares across peers.
 type bloomServer struct {
 	cfg     BloomConfig
-	meter   *workMeter
+	meter   *peerpolicy.WorkMeter
 	blocks  *decodedCache // nil without a BlockFetcher
 	mempool Mempool       // nil: nothing to announce
 	metrics BloomMetrics
@@ -70,7 +72,7 @@ type bloomServer struct {
 func newBloomServer(cfg BloomConfig, proxy *blockProxy, m Metrics, now func() time.Time) *bloomServer {
 	bs := &bloomServer{
 		cfg:     cfg,
-		meter:   newWorkMeter(cfg.CPUShare, runtime.GOMAXPROCS(0), now),
+		meter:   peerpolicy.NewWorkMeter(cfg.CPUShare, runtime.GOMAXPROCS(0), now),
 		mempool: cfg.Mempool,
 		metrics: nopBloomMetrics{},
 	}
@@ -118,7 +120,7 @@ type bloomPeer struct {
 	wake chan struct{}
 	// mempoolAsked: a mempool request awaits its answer.
 	mempoolAsked atomic.Bool
-	// lastInvSeq is the mempool sequence (bitcoind.MempoolTx.Seq) up to
+	// lastInvSeq is the mempool sequence (mempool.Tx.Seq) up to
 	// which transactions were in the mempool when the peer was last sent
 	// an inv: getdata is answered for those only (Core's
 	// m_last_inv_sequence), so a peer cannot probe the mempool for
@@ -274,9 +276,9 @@ func bloomNotServed(cmd string) error {
 
 // encodedFrame returns a complete frame of cmd carrying payload.
 func encodedFrame(net wire.BitcoinNet, cmd string, payload []byte) []byte {
-	frame := make([]byte, frameHeaderSize+len(payload))
-	putFrameHeader(frame, net, cmd, len(payload), payloadChecksum(payload))
-	copy(frame[frameHeaderSize:], payload)
+	frame := make([]byte, wireframe.HeaderSize+len(payload))
+	wireframe.PutHeader(frame, net, cmd, len(payload), wireframe.PayloadChecksum(payload))
+	copy(frame[wireframe.HeaderSize:], payload)
 	return frame
 }
 

@@ -56,13 +56,6 @@ func (p *sendPool) waitFreed() <-chan struct{} {
 	return p.freed
 }
 
-// Used returns the bytes currently taken.
-func (p *sendPool) Used() int64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.used
-}
-
 // sendGrant is what one queued frame holds until it is written.
 type sendGrant struct {
 	n      int64
@@ -154,11 +147,4 @@ func (b *peerBudget) give(g sendGrant) {
 		b.drained = nil
 	}
 	b.mu.Unlock()
-}
-
-// Queued returns the bytes queued and not yet written.
-func (b *peerBudget) Queued() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.queued
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/internal/wirescan"
-	"github.com/cfindexd/cfindexd/store"
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // BIP-157 request limits, as Bitcoin Core enforces them.
@@ -162,9 +162,9 @@ func (c *cfilterChunk) add(net wire.BitcoinNet, blockHash *chainhash.Hash, filte
 	if len(filter) > wire.MaxCFilterDataSize {
 		return fmt.Errorf("filter of block %s is %d bytes, over the %d a cfilter carries", blockHash, len(filter), wire.MaxCFilterDataSize)
 	}
-	prefixLen := store.CFilterPrefixLen(len(filter))
+	prefixLen := wireframe.CFilterPrefixLen(len(filter))
 	payloadLen := prefixLen + len(filter)
-	size := frameHeaderSize + payloadLen
+	size := wireframe.HeaderSize + payloadLen
 	if c.frames == nil && c.pool != nil {
 		c.frames = c.pool.get(size)
 	}
@@ -181,9 +181,9 @@ func (c *cfilterChunk) add(net wire.BitcoinNet, blockHash *chainhash.Hash, filte
 	}
 	c.frames = c.frames[:at+size]
 	frame := c.frames[at:]
-	putFrameHeader(frame, net, wire.CmdCFilter, payloadLen, sum)
-	store.PutCFilterPrefix(frame[frameHeaderSize:], blockHash, len(filter))
-	copy(frame[frameHeaderSize+prefixLen:], filter)
+	wireframe.PutHeader(frame, net, wire.CmdCFilter, payloadLen, sum)
+	wireframe.PutCFilterPrefix(frame[wireframe.HeaderSize:], blockHash, len(filter))
+	copy(frame[wireframe.HeaderSize+prefixLen:], filter)
 	c.count++
 	return nil
 }
@@ -217,13 +217,13 @@ func handleGetCFHeaders(ctx context.Context, env *handlerEnv, st *peerState, m *
 // maxCFHeadersFrame is the size of a cfheaders frame with MaxGetCFHeaders
 // hashes (whose count is a 3-byte CompactSize), the capacity of the
 // buffers cfheaders frames are built in.
-const maxCFHeadersFrame = frameHeaderSize + 1 + 2*chainhash.HashSize + 3 + MaxGetCFHeaders*chainhash.HashSize
+const maxCFHeadersFrame = wireframe.HeaderSize + 1 + 2*chainhash.HashSize + 3 + MaxGetCFHeaders*chainhash.HashSize
 
 // cfheadersPrefixLen is the length of a cfheaders frame before its count
 // filter hashes: the header, filter type, stop hash, previous filter
 // header and CompactSize count.
 func cfheadersPrefixLen(count int) int {
-	return frameHeaderSize + 1 + 2*chainhash.HashSize + wire.VarIntSerializeSize(uint64(count))
+	return wireframe.HeaderSize + 1 + 2*chainhash.HashSize + wire.VarIntSerializeSize(uint64(count))
 }
 
 // finishCFHeadersFrame fills in the cfheaders frame whose count filter
@@ -231,12 +231,12 @@ func cfheadersPrefixLen(count int) int {
 // payload hashed once for its checksum), filter type, stop hash, previous
 // filter header and count. No wire.Message is built.
 func finishCFHeadersFrame(frame []byte, net wire.BitcoinNet, stop, prev *chainhash.Hash, count int) {
-	p := frame[frameHeaderSize:frameHeaderSize]
+	p := frame[wireframe.HeaderSize:wireframe.HeaderSize]
 	p = append(p, byte(wire.GCSFilterRegular))
 	p = append(p, stop[:]...)
 	p = append(p, prev[:]...)
 	wirescan.AppendCompactSize(p, uint64(count))
-	putFrameHeader(frame, net, wire.CmdCFHeaders, len(frame)-frameHeaderSize, payloadChecksum(frame[frameHeaderSize:]))
+	wireframe.PutHeader(frame, net, wire.CmdCFHeaders, len(frame)-wireframe.HeaderSize, wireframe.PayloadChecksum(frame[wireframe.HeaderSize:]))
 }
 
 // handleGetCFCheckpt answers with the filter headers at every

@@ -7,6 +7,8 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // getcfilters reads filters from the store as they are sent: to a peer
@@ -25,7 +27,7 @@ func TestGetCFiltersStreamsFromTheStore(t *testing.T) {
 		req := wire.NewMsgGetCFilters(wire.GCSFilterRegular, 100, hashPtr(view.at(1099).hash))
 		done <- dispatch(ctx, s.env, p.st, req, p.emit(ctx))
 	}()
-	frame := int64(frameHeaderSize + 1 + 32 + 3 + filterSize)
+	frame := int64(wireframe.HeaderSize + 1 + 32 + 3 + filterSize)
 	waitFor(t, "send budget full", ioTimeout, func() bool { return p.budget.Queued()+frame > int64(cfg.PeerSendBudget) })
 	time.Sleep(50 * time.Millisecond) // would a read-ahead go on, it would show now
 	bound := (int64(cfg.PeerSendBudget)+peerWriteBuffer+filterChunkBytes)/frame + 2

@@ -18,6 +18,7 @@ import (
 	"github.com/cfindexd/cfindexd/headers"
 	"github.com/cfindexd/cfindexd/internal/testtime"
 	"github.com/cfindexd/cfindexd/store"
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // wireCFilterFrames returns the cfilter frames wire encodes for bs, back
@@ -41,12 +42,12 @@ func readCFilterFrames(conn net.Conn, rd *bufio.Reader, net wire.BitcoinNet, n i
 	var out []byte
 	for got := 0; got < n; {
 		_ = conn.SetReadDeadline(time.Now().Add(testtime.Scale(ioTimeout)))
-		var hdr [frameHeaderSize]byte
+		var hdr [wireframe.HeaderSize]byte
 		if _, err := io.ReadFull(rd, hdr[:]); err != nil {
 			return nil, fmt.Errorf("after %d cfilters: %w", got, err)
 		}
 		size := binary.LittleEndian.Uint32(hdr[16:20])
-		if size > maxFramePayload {
+		if size > wireframe.MaxPayload {
 			return nil, fmt.Errorf("frame of %d bytes", size)
 		}
 		payload := make([]byte, size)
@@ -152,7 +153,7 @@ func TestCFilterFramesMatchWire(t *testing.T) {
 	for _, view := range []struct {
 		name string
 		view ChainView
-	}{{"fake view", model}, {"store", NewStoreView(st)}} {
+	}{{"fake view", model}, {"store", newStoreView(st)}} {
 		t.Run(view.name, func(t *testing.T) {
 			cfg := testConfig(nil)
 			cfg.View = view.view
@@ -235,7 +236,7 @@ func TestCFilterFramesFromUpgradedStore(t *testing.T) {
 	}
 
 	cfg := testConfig(nil)
-	cfg.View = NewStoreView(st)
+	cfg.View = newStoreView(st)
 	srv := startServer(t, cfg)
 	c, _ := connect(t, srv.addr)
 	check := func(when string) {
@@ -306,7 +307,7 @@ func compareCFilterFramesWithBtcd(t *testing.T, btcdAddr string, cfg Config, vie
 	commitAll(t, st, blocks)
 
 	fromView, fromStore := cfg, cfg
-	fromView.View, fromStore.View = view, NewStoreView(st)
+	fromView.View, fromStore.View = view, newStoreView(st)
 	netMagic := cfg.Params.Net
 	clients := map[string]*rawClient{
 		"btcd":           dialLenient(t, btcdAddr, netMagic),

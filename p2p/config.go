@@ -8,6 +8,8 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/v2"
 	"github.com/rs/zerolog"
+
+	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
 
 // Defaults for Config fields left zero.
@@ -38,6 +40,13 @@ const (
 	// DefaultTxRelayRate is the server-wide rate of transactions passed to
 	// the node, per second (bursts of ten times as many).
 	DefaultTxRelayRate = 20
+	// DefaultMaxUploadTarget is the upload target a daemon should start
+	// with (5,000 MiB of blocks a day); a zero Config.MaxUploadTarget
+	// means no target, so it is not applied to Config.
+	DefaultMaxUploadTarget = 5000 << 20
+
+	// DefaultMaxDiscouraged bounds the discouraged addresses remembered.
+	DefaultMaxDiscouraged = peerpolicy.DefaultMaxDiscouraged
 
 	// MaxStopHashWait bounds Config.StopHashWait: a peer's reader is parked
 	// for that long, so it must stay short.
@@ -46,9 +55,6 @@ const (
 
 // Config configures a Server. Zero values take the defaults above.
 type Config struct {
-	// ListenAddr is the host:port Run listens on; empty disables the server
-	// (Run returns nil at once). DefaultPort gives the port per chain.
-	ListenAddr string
 	// Params selects the network: message magic, genesis.
 	Params *chaincfg.Params
 	// View is the committed filter store. Required.

@@ -11,6 +11,8 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
 
 // fakeNode is a BlockFetcher and TxRelayer backed by maps.
@@ -209,7 +211,7 @@ func TestBlockCacheSharesFetchAndSurvivesLeavingPeer(t *testing.T) {
 		started:  make(chan struct{}, 4),
 		release:  make(chan struct{}),
 	}
-	cache := newBlockProxy(node, newFetchGate(2, nil), newUploadTarget(0), 1<<20)
+	cache := newBlockProxy(node, newFetchGate(2, nil), peerpolicy.NewUploadTarget(0), 1<<20)
 	leaverCtx, leave := context.WithCancel(context.Background())
 	leaverDone := make(chan error, 1)
 	go func() {

@@ -3,6 +3,8 @@ package p2p
 import (
 	"errors"
 	"fmt"
+
+	"github.com/cfindexd/cfindexd/p2p/msgread"
 )
 
 // ErrNotFound is what a ChainView returns for a hash or height it does not
@@ -10,8 +12,10 @@ import (
 // view.
 var ErrNotFound = errors.New("p2p: not found")
 
-// ErrUnknownChain is returned by DefaultPort for a chain name it does not know.
-var ErrUnknownChain = errors.New("p2p: unknown chain")
+// ErrCorrupt is what a ChainView error wraps when the view's data is
+// damaged: the operator has to act (the error should say how), so the
+// server logs the failed request at error rather than warn.
+var ErrCorrupt = errors.New("p2p: chain view is corrupt")
 
 // ErrBadConfig is wrapped by Config.Validate for every invalid setting.
 var ErrBadConfig = errors.New("p2p: invalid config")
@@ -19,8 +23,8 @@ var ErrBadConfig = errors.New("p2p: invalid config")
 // ErrMisbehaving is wrapped by every error that means the peer broke the
 // protocol after the handshake (a malformed message, a frame over its
 // command's cap, a wrong magic): the server disconnects it and discourages
-// its address (see Server.Discouraged).
-var ErrMisbehaving = errors.New("misbehaving peer")
+// its address (peerpolicy.Discouragement).
+var ErrMisbehaving = msgread.ErrMisbehaving
 
 // errDisconnect is wrapped by errors that end a connection without a
 // penalty (timeouts, closed sockets, invalid requests, anything before the

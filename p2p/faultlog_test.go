@@ -14,8 +14,6 @@ import (
 
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
-
-	"github.com/cfindexd/cfindexd/store"
 )
 
 // logBuffer collects JSON log lines from any goroutine.
@@ -68,7 +66,7 @@ func TestStoreCorruptionLoggedAtError(t *testing.T) {
 		err   error
 		level string
 	}{
-		{"corrupt store", fmt.Errorf("filter hash at 12: %w: page 7 unreadable; run `cfindexd --reindex` or delete it", store.ErrCorrupt), "error"},
+		{"corrupt store", fmt.Errorf("filter hash at 12: %w: page 7 unreadable; run `cfindexd --reindex` or delete it", ErrCorrupt), "error"},
 		{"other fault", errors.New("read transaction: disk busy"), "warn"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/bloom"
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // Filtered-block bounds.
@@ -36,7 +37,7 @@ const (
 	// exceed it, which no wallet's filter within Bloom.MaxFPR does; the
 	// request is refused (disconnect without penalty). Core has no such
 	// limit.
-	maxMerkleBlockPayload = maxUnsharedFrame - frameHeaderSize
+	maxMerkleBlockPayload = maxUnsharedFrame - wireframe.HeaderSize
 )
 
 // decodedBlock is a block decoded for filtering, with its txids, shared
@@ -283,13 +284,6 @@ func decodeBlock(payload []byte, witness bool) (*wire.MsgBlock, error) {
 	return blk, nil
 }
 
-// Used returns the bytes held (decoded blocks alive and reservations).
-func (c *decodedCache) Used() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.used
-}
-
 // serveFilteredBlock answers one MSG_FILTERED_BLOCK as Core's
 // ProcessGetBlockData does: the block must be one the view knows (else it
 // goes in the notfound, as every block answer of this server); once the
@@ -398,18 +392,17 @@ func serveFilteredBlock(ctx context.Context, env *handlerEnv, st *peerState, iv 
 // txFrame is a tx frame carrying tx without witness.
 func txFrame(net wire.BitcoinNet, tx *wire.MsgTx) []byte {
 	var buf bytes.Buffer
-	buf.Grow(frameHeaderSize + tx.SerializeSizeStripped())
-	buf.Write(make([]byte, frameHeaderSize))
+	buf.Grow(wireframe.HeaderSize + tx.SerializeSizeStripped())
+	buf.Write(make([]byte, wireframe.HeaderSize))
 	_ = tx.SerializeNoWitness(&buf)
 	frame := buf.Bytes()
-	putFrameHeader(frame, net, wire.CmdTx, len(frame)-frameHeaderSize, payloadChecksum(frame[frameHeaderSize:]))
+	wireframe.PutHeader(frame, net, wire.CmdTx, len(frame)-wireframe.HeaderSize, wireframe.PayloadChecksum(frame[wireframe.HeaderSize:]))
 	return frame
 }
 
 // Frame costs charged to the BIP-37 meter for what happens outside it: the
 // request's lookups, the writer's copy and syscall, per frame and per byte
-// (measured with cfbench bip37: about 10 µs a filtered block on a 2-core
-// machine besides the matching).
+// (estimates, so that sending is not free beside the matching).
 const (
 	bloomFrameCost = 8 * time.Microsecond
 	bloomByteCost  = 2 * time.Nanosecond
@@ -418,14 +411,14 @@ const (
 // chargeFrames charges frames frames of bytes bytes sent to BIP-37 peers.
 func (bs *bloomServer) chargeFrames(frames, bytes int) {
 	d := time.Duration(frames)*bloomFrameCost + time.Duration(bytes)*bloomByteCost
-	bs.meter.charge(d)
+	bs.meter.Charge(d)
 	bs.metrics.BloomWork(d)
 }
 
 // work takes the BIP-37 CPU meter and returns the function that charges
 // the time spent and reports it.
 func (bs *bloomServer) work(ctx context.Context) (func(), error) {
-	done, err := bs.meter.acquire(ctx)
+	done, err := bs.meter.Acquire(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -12,10 +12,12 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
-	"golang.org/x/sync/semaphore"
+
+	"github.com/cfindexd/cfindexd/p2p/msgread"
+	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
 
-// decodableCommands are the commands decodePayload accepts, indexed by the
+// decodableCommands are the commands msgread.DecodePayload accepts, indexed by the
 // fuzzer's first byte.
 var decodableCommands = func() []string {
 	var out []string
@@ -26,9 +28,7 @@ var decodableCommands = func() []string {
 		wire.CmdNotFound, wire.CmdFilterLoad, wire.CmdFilterAdd, wire.CmdFilterClear, wire.CmdMemPool,
 		wire.CmdGetBlocks,
 	} {
-		if commandRules[cmd].action == actionDecode {
-			out = append(out, cmd)
-		}
+		out = append(out, cmd)
 	}
 	return out
 }()
@@ -66,10 +66,10 @@ func fuzzEnvOf(view *fakeView, node *fakeNode) *handlerEnv {
 		view:       view,
 		net:        chaincfg.RegressionNetParams.Net,
 		filterWork: make(chan struct{}, 1),
-		blocks:     newBlockProxy(node, newFetchGate(1, nil), newUploadTarget(1), 1<<20),
+		blocks:     newBlockProxy(node, newFetchGate(1, nil), peerpolicy.NewUploadTarget(1), 1<<20),
 		relay:      node,
 		relayWait:  DefaultTxRelayTimeout,
-		relayRate:  newSharedBucket(1000, 1000),
+		relayRate:  peerpolicy.NewSharedBucket(1000, 1000),
 		metrics:    NopMetrics{},
 		log:        zerolog.Nop(),
 		now:        time.Now,
@@ -114,7 +114,7 @@ func FuzzDispatch(f *testing.F) {
 	addFuzzSeeds(f, view)
 	f.Fuzz(func(t *testing.T, cmd byte, payload []byte) {
 		command := decodableCommands[int(cmd)%len(decodableCommands)]
-		msg, err := decodePayload(command, payload, wire.ProtocolVersion)
+		msg, err := msgread.DecodePayload(command, payload, wire.ProtocolVersion)
 		if err != nil {
 			if !errors.Is(err, ErrMisbehaving) {
 				t.Fatalf("decode error not classed as misbehaviour: %v", err)
@@ -158,7 +158,7 @@ func FuzzDecodeRoundTrip(f *testing.F) {
 	addFuzzSeeds(f, view)
 	f.Fuzz(func(t *testing.T, cmd byte, payload []byte) {
 		command := decodableCommands[int(cmd)%len(decodableCommands)]
-		msg, err := decodePayload(command, payload, wire.ProtocolVersion)
+		msg, err := msgread.DecodePayload(command, payload, wire.ProtocolVersion)
 		if err != nil {
 			return
 		}
@@ -166,7 +166,7 @@ func FuzzDecodeRoundTrip(f *testing.F) {
 		if err := msg.BtcEncode(&b, wire.ProtocolVersion, wire.WitnessEncoding); err != nil {
 			t.Fatalf("re-encode %s: %v", command, err)
 		}
-		again, err := decodePayload(command, b.Bytes(), wire.ProtocolVersion)
+		again, err := msgread.DecodePayload(command, b.Bytes(), wire.ProtocolVersion)
 		if err != nil {
 			t.Fatalf("decode of re-encoded %s: %v", command, err)
 		}
@@ -179,64 +179,6 @@ func FuzzDecodeRoundTrip(f *testing.F) {
 		}
 		if command != wire.CmdVersion && !reflect.DeepEqual(msg, again) {
 			t.Fatalf("%s round trip differs:\n%#v\n%#v", command, msg, again)
-		}
-	})
-}
-
-// FuzzReadFrame feeds an untrusted byte stream to the frame reader in each
-// connection state: it must never panic, never read past a frame it
-// rejected, and never buffer more than the stream held.
-func FuzzReadFrame(f *testing.F) {
-	net := chaincfg.RegressionNetParams.Net
-	for _, m := range []wire.Message{wire.NewMsgPing(1), wire.NewMsgGetCFCheckpt(0, &chainhash.Hash{}), witnessTx(3)} {
-		fr, _ := encodeFrame(m, wire.ProtocolVersion, net, wire.WitnessEncoding)
-		f.Add(byte(2), fr)
-	}
-	f.Add(byte(0), rawHeader(net, "getheaders", 1<<31))
-	f.Add(byte(1), rawFrame(wire.CmdInv, []byte{0xfe, 0x50, 0xc3, 0x00, 0x00}))
-	f.Fuzz(func(t *testing.T, state byte, stream []byte) {
-		st := []readState{beforeVerack, relayOff, relayOn}[int(state)%3]
-		fr := newTestFrameReader(bytes.NewReader(stream), semaphore.NewWeighted(1<<20))
-		for i := 0; i < 64; i++ {
-			f, err := fr.next(st)
-			if err != nil {
-				if f.msg != nil {
-					t.Fatal("message returned with an error")
-				}
-				return
-			}
-			f.release()
-		}
-	})
-}
-
-// FuzzScanTx compares scanTx with wire's decoder on untrusted bytes: both
-// accept exactly the same payloads (wire consuming them whole), and agree on
-// txid and wtxid.
-func FuzzScanTx(f *testing.F) {
-	for _, tx := range []*wire.MsgTx{witnessTx(1), legacyTx(2), wire.NewMsgTx(2)} {
-		f.Add(payloadOf(tx))
-	}
-	f.Add([]byte{1, 0, 0, 0, 0, 0xfe, 0x40, 0x75, 0x38, 0x00})
-	f.Fuzz(func(t *testing.T, payload []byte) {
-		txid, wtxid, err := scanTx(payload)
-		var tx wire.MsgTx
-		r := bytes.NewReader(payload)
-		werr := tx.BtcDecode(r, wire.ProtocolVersion, wire.WitnessEncoding)
-		if werr == nil && r.Len() != 0 {
-			werr = errors.New("trailing bytes")
-		}
-		if (err == nil) != (werr == nil) {
-			t.Fatalf("scanTx error %v, wire error %v", err, werr)
-		}
-		if err != nil {
-			if !errors.Is(err, ErrMisbehaving) {
-				t.Fatalf("scanTx error not classed as misbehaviour: %v", err)
-			}
-			return
-		}
-		if txid != tx.TxHash() || wtxid != tx.WitnessHash() {
-			t.Fatalf("ids %s/%s, wire %s/%s", txid, wtxid, tx.TxHash(), tx.WitnessHash())
 		}
 	})
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/p2p/msgread"
 )
 
 // maxGetBlocksInv is Core's getblocks limit: at most 500 block hashes per
@@ -21,8 +23,8 @@ const maxGetBlocksInv = 500
 // it ask for the next batch. More than 101 locator hashes is an invalid
 // request (disconnect without penalty).
 func handleGetBlocks(ctx context.Context, env *handlerEnv, st *peerState, m *wire.MsgGetBlocks, emit emitFunc) error {
-	if len(m.BlockLocatorHashes) > maxLocatorSize {
-		return invalidRequest("getblocks locator of %d hashes, limit %d", len(m.BlockLocatorHashes), maxLocatorSize)
+	if len(m.BlockLocatorHashes) > msgread.MaxLocatorSize {
+		return invalidRequest("getblocks locator of %d hashes, limit %d", len(m.BlockLocatorHashes), msgread.MaxLocatorSize)
 	}
 	release, err := env.acquireFilterWork(ctx)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"errors"
 
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // handleGetData serves blocks (MSG_BLOCK without witnesses, MSG_WITNESS_BLOCK
@@ -67,12 +69,12 @@ func handleGetData(ctx context.Context, env *handlerEnv, st *peerState, m *wire.
 			_ = notFound.AddInvVect(iv)
 			continue
 		}
-		hdr := make([]byte, frameHeaderSize)
-		putFrameHeader(hdr, env.net, wire.CmdBlock, len(block.payload), block.sum)
+		hdr := make([]byte, wireframe.HeaderSize)
+		wireframe.PutHeader(hdr, env.net, wire.CmdBlock, len(block.payload), block.sum)
 		if err := emit(outbound{Command: wire.CmdBlock, Frame: hdr, Payload: block.payload}); err != nil {
 			return err
 		}
-		env.blocks.upload.Add(frameHeaderSize+len(block.payload), env.now())
+		env.blocks.upload.Add(wireframe.HeaderSize+len(block.payload), env.now())
 		if err := continueGetBlocks(env, st, iv.Hash, emit); err != nil {
 			return err
 		}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/p2p/msgread"
 )
 
 // MaxHeadersResults is Core's MAX_HEADERS_RESULTS: headers per message.
@@ -15,13 +17,13 @@ const MaxHeadersResults = 2000
 // handleGetHeaders answers with Core's semantics: from the first locator
 // hash on the active chain (genesis when none is), up to MaxHeadersResults
 // headers that follow it, ending early at the hash stop. An empty locator
-// asks for the stop block's header alone. More than maxLocatorSize locator
+// asks for the stop block's header alone. More than msgread.MaxLocatorSize locator
 // hashes disconnect the peer without penalty, as in Core. The answer (up
 // to 160 KB) is built and encoded under a filter-work slot, so that the
 // transient memory of many such answers at once stays bounded.
 func handleGetHeaders(ctx context.Context, env *handlerEnv, st *peerState, m *wire.MsgGetHeaders, emit emitFunc) error {
-	if len(m.BlockLocatorHashes) > maxLocatorSize {
-		return invalidRequest("getheaders locator of %d hashes, limit %d", len(m.BlockLocatorHashes), maxLocatorSize)
+	if len(m.BlockLocatorHashes) > msgread.MaxLocatorSize {
+		return invalidRequest("getheaders locator of %d hashes, limit %d", len(m.BlockLocatorHashes), msgread.MaxLocatorSize)
 	}
 	return env.answerUnderFilterWork(ctx, st, emit, func() (outbound, error) {
 		resp, err := buildHeaders(env, st, m)

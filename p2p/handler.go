@@ -10,6 +10,9 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
+
+	"github.com/cfindexd/cfindexd/p2p/msgread"
+	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
 
 // outbound is one response: a message for emit to encode (with Enc:
@@ -58,8 +61,8 @@ type handlerEnv struct {
 	blocks    *blockProxy // nil: no block fetcher
 	relay     TxRelayer   // nil: transaction relay disabled
 	relayWait time.Duration
-	relayRate *sharedBucket // server-wide transaction relay rate
-	bloom     *bloomServer  // nil: BIP-37 serving off
+	relayRate *peerpolicy.SharedBucket // server-wide transaction relay rate
+	bloom     *bloomServer             // nil: BIP-37 serving off
 	metrics   Metrics
 	log       zerolog.Logger
 	now       func() time.Time
@@ -83,7 +86,7 @@ type peerState struct {
 	// txRequests holds the transactions asked of the peer.
 	txRequests *txRequests
 	// txBudget limits the transactions a peer gets relayed to the node.
-	txBudget tokenBucket
+	txBudget peerpolicy.TokenBucket
 	// bloom is the peer's BIP-37 state; nil when BIP-37 serving is off.
 	bloom *bloomPeer
 
@@ -114,7 +117,7 @@ func newPeerState(k0, k1 uint64) *peerState {
 		pver:       wire.ProtocolVersion,
 		known:      newRollingBloom(1000, 0.01, k0, k1),
 		txRequests: newTxRequests(maxTxRequests, txRequestExpiry),
-		txBudget:   tokenBucket{rate: txRelayPerSec, burst: txRelayBurst},
+		txBudget:   peerpolicy.TokenBucket{Rate: txRelayPerSec, Burst: txRelayBurst},
 	}
 }
 
@@ -157,7 +160,7 @@ func dispatch(ctx context.Context, env *handlerEnv, st *peerState, msg wire.Mess
 		return handleGetData(ctx, env, st, m, emit)
 	case *wire.MsgInv:
 		return handleInv(env, st, m, emit)
-	case *rawTx:
+	case *msgread.RawTx:
 		return handleTx(ctx, env, st, m)
 	case *wire.MsgNotFound:
 		handleNotFound(st, m)

@@ -27,7 +27,7 @@ const (
 // version, send ours and verack, then read until the peer's verack,
 // accepting sendaddrv2, wtxidrelay and sendheaders on the way. Other
 // messages before verack are discarded unbuffered, as Core ignores them
-// (frameReader: only handshake commands are decoded before verack).
+// (msgread.Reader: only handshake commands are decoded before verack).
 //
 // Garbage before the handshake completes ends the connection without a
 // penalty: it is what a BIP-324 (v2) client sends first before it falls
@@ -46,9 +46,9 @@ func (p *peer) versionExchange(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	v, ok := f.msg.(*wire.MsgVersion)
+	v, ok := f.Msg.(*wire.MsgVersion)
 	if !ok {
-		return fmt.Errorf("%w: %s before version", errDisconnect, f.command)
+		return fmt.Errorf("%w: %s before version", errDisconnect, f.Command)
 	}
 	if v.ProtocolVersion < int32(MinPeerProtocolVersion) {
 		return fmt.Errorf("%w: protocol version %d below %d", errDisconnect, v.ProtocolVersion, MinPeerProtocolVersion)
@@ -70,7 +70,7 @@ func (p *peer) versionExchange(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		switch f.msg.(type) {
+		switch f.Msg.(type) {
 		case *wire.MsgVerAck:
 			return nil
 		case *wire.MsgWTxIdRelay:

@@ -8,17 +8,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/chaincfg/v2"
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // rawHeader builds a frame header with a claimed payload length.
 func rawHeader(net wire.BitcoinNet, cmd string, length uint32) []byte {
-	b := make([]byte, frameHeaderSize)
+	b := make([]byte, wireframe.HeaderSize)
 	binary.LittleEndian.PutUint32(b[0:4], uint32(net))
 	copy(b[4:16], cmd)
 	binary.LittleEndian.PutUint32(b[16:20], length)
 	return b
+}
+
+// rawFrame is a frame of cmd carrying payload with a correct checksum.
+func rawFrame(cmd string, payload []byte) []byte {
+	b := rawHeader(chaincfg.RegressionNetParams.Net, cmd, uint32(len(payload)))
+	sum := wireframe.PayloadChecksum(payload)
+	copy(b[20:24], sum[:])
+	return append(b, payload...)
 }
 
 func TestPeerLimits(t *testing.T) {
@@ -200,7 +211,7 @@ func TestSendBudgetBlocksHandlerThenStalls(t *testing.T) {
 		}
 		done <- nil
 	}()
-	frame := int64(frameHeaderSize + 1 + 32 + 3 + 1000)
+	frame := int64(wireframe.HeaderSize + 1 + 32 + 3 + 1000)
 	waitFor(t, "budget exhausted", ioTimeout, func() bool {
 		return p.budget.Queued()+frame > int64(cfg.PeerSendBudget)
 	})

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 const (
@@ -120,7 +122,7 @@ func loadClient(addr string, view *fakeView, seed uint64, deadline time.Time, fi
 			if !ok || cf.BlockHash != view.at(h).hash {
 				return fmt.Errorf("client %d: want cfilter for %d, got %s", seed, h, m.Command())
 			}
-			served.Add(int64(frameHeaderSize + 1 + 32 + wire.VarIntSerializeSize(uint64(len(cf.Data))) + len(cf.Data)))
+			served.Add(int64(wireframe.HeaderSize + 1 + 32 + wire.VarIntSerializeSize(uint64(len(cf.Data))) + len(cf.Data)))
 		}
 		filters.Add(MaxGetCFilters)
 		requests.Add(1)

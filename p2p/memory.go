@@ -5,6 +5,8 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/bloom"
+	"github.com/cfindexd/cfindexd/p2p/msgread"
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // Per-peer buffers and the sizes the memory bound is made of.
@@ -17,11 +19,10 @@ const (
 	// carrying the largest filter wire lets a cfilter carry (a getheaders
 	// answer, 162 KB, is smaller). Blocks are larger but shared between
 	// peers through the block cache.
-	maxUnsharedFrame = frameHeaderSize + 1 + chainhash.HashSize + 5 + wire.MaxCFilterDataSize
+	maxUnsharedFrame = wireframe.HeaderSize + 1 + chainhash.HashSize + 5 + wire.MaxCFilterDataSize
 	// decodedFactor bounds a decoded message plus what its handler derives
-	// from it (a getdata's notfound list) as a multiple of its payload,
-	// once declared counts are checked against the payload.
-	decodedFactor = 4
+	// from it as a multiple of its payload.
+	decodedFactor = msgread.DecodedFactor
 	// relayFactor bounds a relayed transaction: the payload, its hex and
 	// the JSON-RPC request carrying it.
 	relayFactor = 5
@@ -39,13 +40,15 @@ const (
 	// block about blockFetchFactor times (hex reply, decoded, encoded).
 	maxBlockBytes    = 4_000_000
 	blockFetchFactor = 5
-	// wireScriptSlab is what btcd's wire (v2.0.1) borrows for the scripts
+	// wireScriptSlab is what btcd's wire borrows for the scripts
 	// of every block or transaction it decodes: a 4 MiB slab from a free
 	// list that keeps up to 125 of them for good. The server's decodes
 	// are the block fetches (MaxBlockFetches at once) and, with BIP-37,
 	// one block at a time, so that many slabs stay on the heap whatever
 	// the blocks' sizes.
 	wireScriptSlab = 4 << 20
+	// invVectSize is the size of one inventory entry.
+	invVectSize = msgread.InvVectSize
 	// discouragedEntryBytes is the cost of one discouragement entry.
 	discouragedEntryBytes = 64
 
@@ -62,41 +65,18 @@ const (
 	// 400,000 bytes (MAX_STANDARD_TX_WEIGHT). A block may carry a larger,
 	// non-standard one (up to 1 MB without witness); serving it exceeds
 	// the bound by the difference, for as long as it is queued.
-	maxTxFrame = frameHeaderSize + 400_000
+	maxTxFrame = wireframe.HeaderSize + 400_000
 )
 
 // MemoryBound returns the most heap the P2P server can hold for its peers
-// under cfg, whatever they send, in bytes. It is the sum of:
-//
-//	peers × (read buffer 16 KiB + write buffer 64 KiB
-//	         + 4 × largest small frame 16 KiB        a decoded request
-//	         + one filter chunk (16 KiB + 256 KiB)   read ahead of the budget
-//	         + 84 KiB                                block hashes, queue, stacks)
-//	+ min(peers × max(PeerSendBudget, 272 KiB),      queued responses
-//	      SendBudget + peers × 272 KiB)
-//	+ 5 × RecvBudget (4 × without relay)             large frames being decoded
-//	+ MaxFilterWork × 512 KiB                        answers being built
-//	+ BlockCacheBytes + MaxBlockFetches × (5 × 4 MB  blocks (with a fetcher)
-//	                    + 4 MiB)                     and wire's script slabs
-//	+ MaxDiscouraged × 64 B
-//
-// (256 KiB is the largest filter a cfilter carries. One queue entry per
-// peer may exceed the send budgets so that a reading peer always
-// progresses: a frame, or a chunk of cfilter frames, under 16 KiB plus
-// the largest frame, 272 KiB.) With the defaults and 125 peers this is
-// about 210 MiB; it is a worst case that needs every peer to hit every
-// limit at once. (wire borrows a 4 MiB slab for the scripts of each block
-// it decodes and keeps it in a free list afterwards: one per concurrent
-// block fetch.)
-//
-// BIP-37 serving (Bloom.Enabled) adds per peer its state (a 36,000-byte
-// filter, the announcer's queue, a mempool answer chunk, matched
-// transactions serialized ahead: bloomPeerBytes, 217 KiB) and raises the
-// largest unshared frame from 256 KiB to a 400,000-byte transaction (a
-// merkleblock over 256 KiB is refused), and server-wide the decoded blocks
-// (Bloom.FilteredBlockCacheBytes, pinned blocks included, and one block
-// being decoded, 16 MB, with its script slab): about 325 MiB with the
-// defaults.
+// under cfg, whatever they send, in bytes: per peer its buffers, a decoded
+// request, a filter chunk read ahead and its largest unshared frame; the
+// answers queued under the send budgets; large frames being decoded under
+// the receive budget; answers being built in the work slots; the block
+// cache and fetches in flight; the discouragement list; and, with BIP-37
+// serving, each peer's filter state and the decoded-block cache. The
+// constants above are its terms. It is a worst case that needs every peer
+// to hit every limit at once.
 func MemoryBound(cfg Config) int64 {
 	c := cfg.withDefaults()
 	n := int64(c.MaxPeers)
@@ -111,7 +91,7 @@ func MemoryBound(cfg Config) int64 {
 			bloomBytes += c.Bloom.FilteredBlockCacheBytes + maxDecodedBlock + wireScriptSlab
 		}
 	}
-	perPeer := int64(peerReadBuffer+peerWriteBuffer+decodedFactor*maxSmallFrame+
+	perPeer := int64(peerReadBuffer+peerWriteBuffer+decodedFactor*msgread.MaxSmallFrame+
 		filterChunkBytes+peerFixed) + unshared
 	queued := min(n*max(int64(c.PeerSendBudget), queueEntry), c.SendBudget+n*queueEntry)
 	recv := decodedFactor * c.RecvBudget

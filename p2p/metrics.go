@@ -1,6 +1,10 @@
 package p2p
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/cfindexd/cfindexd/wireframe"
+)
 
 // Metrics receives the server's counters. Implementations must be safe for
 // concurrent use and fast (they are called on every message); the rest or
@@ -61,8 +65,8 @@ func (s *Server) countSent(f outFrame) {
 		return
 	}
 	// count complete frames back to back: each header says its length.
-	for rest := f.frame; len(rest) >= frameHeaderSize; {
-		n := frameHeaderSize + int(binary.LittleEndian.Uint32(rest[16:20]))
+	for rest := f.frame; len(rest) >= wireframe.HeaderSize; {
+		n := wireframe.HeaderSize + int(binary.LittleEndian.Uint32(rest[16:20]))
 		s.metrics.MessageSent(f.command, n)
 		rest = rest[min(n, len(rest)):]
 	}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // countingMetrics records what the server reports.
@@ -136,7 +138,7 @@ func TestChunkCountedPerMessage(t *testing.T) {
 		if err := chunk.add(wire.MainNet, &h, make([]byte, n), [4]byte{}); err != nil {
 			t.Fatal(err)
 		}
-		total += frameHeaderSize + 1 + 32 + wire.VarIntSerializeSize(uint64(n)) + n
+		total += wireframe.HeaderSize + 1 + 32 + wire.VarIntSerializeSize(uint64(n)) + n
 	}
 	entry := outFrame{command: wire.CmdCFilter, frame: chunk.frames, count: chunk.count}
 	if len(chunk.frames) != total {

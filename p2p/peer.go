@@ -2,6 +2,7 @@ package p2p
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
+
+	"github.com/cfindexd/cfindexd/p2p/msgread"
 )
 
 // sendQueueFrames bounds the frames queued for one peer; the byte budgets
@@ -40,7 +43,7 @@ type peer struct {
 	slot   *peerSlot
 	log    zerolog.Logger
 	st     *peerState
-	fr     *frameReader
+	fr     *msgread.Reader
 	sendq  chan outFrame
 	budget *peerBudget
 }
@@ -61,34 +64,38 @@ func newPeer(s *Server, conn net.Conn, slot *peerSlot) *peer {
 	if s.env.bloom != nil {
 		p.st.bloom = newBloomPeer(s.cfg.Bloom.UpdateAllowance)
 	}
-	p.fr = &frameReader{
-		rd:          bufio.NewReaderSize(conn, peerReadBuffer),
-		setDeadline: conn.SetReadDeadline,
-		net:         s.cfg.Params.Net,
-		recv:        s.recvBudget,
-		minRate:     s.cfg.MinRecvRate,
-		now:         s.cfg.Now,
+	p.fr = &msgread.Reader{
+		R:           bufio.NewReaderSize(conn, peerReadBuffer),
+		SetDeadline: conn.SetReadDeadline,
+		Net:         s.cfg.Params.Net,
+		Recv:        s.recvBudget,
+		MinRate:     s.cfg.MinRecvRate,
+		Now:         s.cfg.Now,
 	}
 	return p
 }
 
 // read reads one frame by deadline and counts it.
-func (p *peer) read(handshaking bool, deadline time.Time) (inFrame, error) {
-	f, err := p.fr.next(readState{pver: p.st.pver, handshaking: handshaking, relay: p.srv.env.relay != nil,
-		bloom: p.st.bloom != nil, whitelisted: p.slot.whitelisted, deadline: deadline})
-	if f.size > 0 {
-		cmd := f.command
-		if _, known := commandRules[cmd]; !known {
+func (p *peer) read(handshaking bool, deadline time.Time) (msgread.Frame, error) {
+	f, err := p.fr.Next(msgread.State{PVer: p.st.pver, Handshaking: handshaking, Relay: p.srv.env.relay != nil,
+		Bloom: p.st.bloom != nil, Whitelisted: p.slot.whitelisted, Deadline: deadline})
+	if f.Size > 0 {
+		cmd := f.Command
+		if !msgread.Known(cmd) {
 			cmd = "unknown"
 		}
-		p.srv.metrics.MessageReceived(cmd, f.size)
+		p.srv.metrics.MessageReceived(cmd, f.Size)
 	}
-	if f.dropped {
+	if f.Dropped {
 		p.srv.metrics.LargeFrameDropped()
-		p.log.Debug().Str("cmd", f.command).Int("bytes", f.size).Msg("discarding large message: receive budget spent")
+		p.log.Debug().Str("cmd", f.Command).Int("bytes", f.Size).Msg("discarding large message: receive budget spent")
 	}
-	if err == nil && f.badChecksum {
-		p.log.Debug().Str("cmd", f.command).Msg("dropped message with bad checksum")
+	if err == nil && f.BadChecksum {
+		p.log.Debug().Str("cmd", f.Command).Msg("dropped message with bad checksum")
+	}
+	var notServed *msgread.NotServedError
+	if errors.As(err, &notServed) {
+		err = bloomNotServed(notServed.Command)
 	}
 	return f, err
 }
@@ -239,7 +246,7 @@ func (p *peer) readLoop(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if f.msg == nil {
+		if f.Msg == nil {
 			continue
 		}
 		err = p.handle(ctx, f, emit)
@@ -248,16 +255,16 @@ func (p *peer) readLoop(ctx context.Context) error {
 		case errors.Is(err, ErrMisbehaving), errors.Is(err, errDisconnect), ctx.Err() != nil:
 			return err
 		default:
-			ourFailure(&p.log, err).Err(err).Str("cmd", f.command).Msg("request failed on our side; peer kept")
+			ourFailure(&p.log, err).Err(err).Str("cmd", f.Command).Msg("request failed on our side; peer kept")
 		}
 	}
 }
 
 // handle dispatches one message and returns the receive budget it holds,
 // whatever happens in the handler.
-func (p *peer) handle(ctx context.Context, f inFrame, emit emitFunc) error {
-	defer f.release()
-	return dispatch(ctx, p.srv.env, p.st, f.msg, emit)
+func (p *peer) handle(ctx context.Context, f msgread.Frame, emit emitFunc) error {
+	defer f.Release()
+	return dispatch(ctx, p.srv.env, p.st, f.Msg, emit)
 }
 
 // run serves the connection until it ends and reports why. Each of the
@@ -321,4 +328,13 @@ func (p *peer) run(ctx context.Context) (err error) {
 		return writeErr
 	}
 	return err
+}
+
+// encodeFrame serialises msg as a complete frame (header and payload).
+func encodeFrame(msg wire.Message, pver uint32, net wire.BitcoinNet, enc wire.MessageEncoding) ([]byte, error) {
+	var buf bytes.Buffer
+	if _, err := wire.WriteMessageWithEncodingN(&buf, msg, pver, net, enc); err != nil {
+		return nil, fmt.Errorf("encode %s: %w", msg.Command(), err)
+	}
+	return buf.Bytes(), nil
 }

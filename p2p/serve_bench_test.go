@@ -54,7 +54,7 @@ func benchServer(b *testing.B, n int) (*Server, *peer, []*fakeBlock, context.Con
 		b.Fatal(err)
 	}
 	cfg := testConfig(nil)
-	cfg.View = NewStoreView(st)
+	cfg.View = newStoreView(st)
 	s, err := New(cfg)
 	if err != nil {
 		b.Fatal(err)

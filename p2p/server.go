@@ -14,10 +14,12 @@ import (
 
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/semaphore"
+
+	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
 
 // Server serves BIP-157 filters, headers and blocks to light clients. Build
-// it with New and run it with Run (or Serve on a listener of your own).
+// it with New and run it with Serve on a listener.
 type Server struct {
 	cfg         Config
 	env         *handlerEnv
@@ -26,8 +28,8 @@ type Server struct {
 	batch       BatchMetrics // metrics, if it counts messages in batches; else nil
 	nonce       uint64       // our version nonce
 	groupKey    [2]uint64
-	whitelist   whitelist
-	discouraged *discouragement
+	whitelist   peerpolicy.Whitelist
+	discouraged *peerpolicy.Discouragement
 	sendPool    *sendPool
 	recvBudget  *semaphore.Weighted
 
@@ -52,7 +54,7 @@ func New(cfg Config) (*Server, error) {
 		stopWait:   cfg.StopHashWait,
 		filterWork: make(chan struct{}, cfg.MaxFilterWork),
 		relayWait:  cfg.TxRelayTimeout,
-		relayRate:  newSharedBucket(cfg.TxRelayRate, 10*cfg.TxRelayRate),
+		relayRate:  peerpolicy.NewSharedBucket(cfg.TxRelayRate, 10*cfg.TxRelayRate),
 		metrics:    cfg.Metrics,
 		log:        log,
 		now:        cfg.Now,
@@ -61,7 +63,7 @@ func New(cfg Config) (*Server, error) {
 	env.chunks.size, env.headerFrames.size, env.hashLists.size = chunkCap, maxCFHeadersFrame, MaxGetCFilters
 	if cfg.Blocks != nil {
 		env.blocks = newBlockProxy(cfg.Blocks, newFetchGate(cfg.MaxBlockFetches, cfg.IndexerBusy),
-			newUploadTarget(cfg.MaxUploadTarget), cfg.BlockCacheBytes)
+			peerpolicy.NewUploadTarget(cfg.MaxUploadTarget), cfg.BlockCacheBytes)
 	}
 	if cfg.RelayTx {
 		env.relay = cfg.Relay
@@ -83,8 +85,8 @@ func New(cfg Config) (*Server, error) {
 		batch:       batch,
 		nonce:       keys[0],
 		groupKey:    [2]uint64{keys[1], keys[2]},
-		whitelist:   whitelist(cfg.Whitelist),
-		discouraged: newDiscouragement(cfg.MaxDiscouraged, ttl, keys[3], keys[4]),
+		whitelist:   peerpolicy.Whitelist(cfg.Whitelist),
+		discouraged: peerpolicy.NewDiscouragement(cfg.MaxDiscouraged, ttl, keys[3], keys[4]),
 		sendPool:    newSendPool(cfg.SendBudget),
 		recvBudget:  semaphore.NewWeighted(cfg.RecvBudget),
 		slots:       make(map[uint64]*peerSlot),
@@ -102,21 +104,6 @@ func randomUint64s(n int) []uint64 {
 		out[i] = binary.LittleEndian.Uint64(b[8*i:])
 	}
 	return out
-}
-
-// Run listens on Config.ListenAddr and serves until ctx ends; it returns
-// nil then. An empty ListenAddr disables the server: Run returns nil at once.
-func (s *Server) Run(ctx context.Context) error {
-	if s.cfg.ListenAddr == "" {
-		s.log.Info().Msg("P2P server disabled (no listen address)")
-		return nil
-	}
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", s.cfg.ListenAddr)
-	if err != nil {
-		return fmt.Errorf("p2p listen %s: %w", s.cfg.ListenAddr, err)
-	}
-	return s.Serve(ctx, ln)
 }
 
 // Serve accepts peers on ln until ctx ends, then closes ln, disconnects
@@ -234,20 +221,6 @@ func (s *Server) PeerCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.connected
-}
-
-// ConnCount returns the number of admitted connections, handshaking
-// included.
-func (s *Server) ConnCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.slots)
-}
-
-// Discouraged reports whether ip's address (an IPv4 address, an IPv6 /64)
-// is discouraged: admitted only while slots are free, evicted first.
-func (s *Server) Discouraged(ip netip.Addr) bool {
-	return s.discouraged.Has(ip, s.cfg.Now())
 }
 
 // remoteIP returns the remote IP of conn (IPv4-mapped addresses unmapped).

@@ -4,7 +4,12 @@ import (
 	"context"
 
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/p2p/msgread"
 )
+
+// invTypeWTx is BIP-339's MSG_WTX, which btcd's wire does not name.
+const invTypeWTx wire.InvType = 5
 
 // handleInv requests announced transactions when relay is enabled (by txid
 // or, after wtxidrelay, by wtxid). Block announcements are ignored: this
@@ -44,29 +49,29 @@ func handleInv(env *handlerEnv, st *peerState, m *wire.MsgInv, emit emitFunc) er
 // node: a wallet may well broadcast a double spend or a low-fee
 // transaction by mistake) are logged at debug and the peer stays
 // connected.
-func handleTx(ctx context.Context, env *handlerEnv, st *peerState, tx *rawTx) error {
-	st.txRequests.Remove(tx.txid)
-	st.txRequests.Remove(tx.wtxid)
+func handleTx(ctx context.Context, env *handlerEnv, st *peerState, tx *msgread.RawTx) error {
+	st.txRequests.Remove(tx.TxID)
+	st.txRequests.Remove(tx.WTxID)
 	if env.relay == nil {
-		env.log.Debug().Stringer("txid", tx.txid).Msg("transaction ignored: relay disabled")
+		env.log.Debug().Stringer("txid", tx.TxID).Msg("transaction ignored: relay disabled")
 		return nil
 	}
 	now := env.now()
-	if !st.txBudget.take(now) {
-		env.log.Debug().Stringer("txid", tx.txid).Msg("transaction dropped: peer over its relay rate")
+	if !st.txBudget.Take(now) {
+		env.log.Debug().Stringer("txid", tx.TxID).Msg("transaction dropped: peer over its relay rate")
 		return nil
 	}
-	if !env.relayRate.take(now) {
-		env.log.Debug().Stringer("txid", tx.txid).Msg("transaction dropped: server over its relay rate")
+	if !env.relayRate.Take(now) {
+		env.log.Debug().Stringer("txid", tx.TxID).Msg("transaction dropped: server over its relay rate")
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, env.relayWait)
 	defer cancel()
-	if _, err := env.relay.RelayTransaction(ctx, tx.raw); err != nil {
-		env.log.Debug().Err(err).Stringer("txid", tx.txid).Msg("node refused transaction from peer")
+	if _, err := env.relay.RelayTransaction(ctx, tx.Raw); err != nil {
+		env.log.Debug().Err(err).Stringer("txid", tx.TxID).Msg("node refused transaction from peer")
 		return nil
 	}
-	env.log.Debug().Stringer("txid", tx.txid).Msg("transaction relayed to node")
+	env.log.Debug().Stringer("txid", tx.TxID).Msg("transaction relayed to node")
 	return nil
 }
 

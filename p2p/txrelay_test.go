@@ -8,33 +8,9 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
-)
 
-// The bucket starts full, refuses once empty, and refills at its rate up
-// to its burst.
-func TestTokenBucket(t *testing.T) {
-	b := tokenBucket{rate: 10, burst: 5}
-	now := time.Unix(1_700_000_000, 0)
-	for i := range 5 {
-		if !b.take(now) {
-			t.Fatalf("take %d of a full bucket refused", i)
-		}
-	}
-	if b.take(now) {
-		t.Fatal("empty bucket gave a token")
-	}
-	if !b.take(now.Add(100*time.Millisecond)) || b.take(now.Add(100*time.Millisecond)) {
-		t.Fatal("0.1 s at 10/s should give exactly one token")
-	}
-	later := now.Add(time.Hour)
-	n := 0
-	for b.take(later) {
-		n++
-	}
-	if n != 5 {
-		t.Fatalf("%d tokens after an hour, want the burst 5", n)
-	}
-}
+	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
+)
 
 // A peer flooding unsolicited transactions gets at most its burst relayed
 // to the node and stays connected and unbanned.
@@ -98,7 +74,7 @@ func TestTxNotFoundForgetsRequest(t *testing.T) {
 func testRelayEnv(now *time.Time) *handlerEnv {
 	return &handlerEnv{
 		relay:     &fakeNode{},
-		relayRate: newSharedBucket(1e9, 1e9),
+		relayRate: peerpolicy.NewSharedBucket(1e9, 1e9),
 		metrics:   NopMetrics{},
 		log:       zerolog.Nop(),
 		now:       func() time.Time { return *now },

@@ -41,15 +41,6 @@ func newTxRequests(max int, expiry time.Duration) *txRequests {
 	return &txRequests{max: max, expiry: expiry, at: make(map[chainhash.Hash]pendingTx)}
 }
 
-// Len returns the number of outstanding requests.
-func (r *txRequests) Len() int { return len(r.at) }
-
-// Has reports whether hash is outstanding.
-func (r *txRequests) Has(hash chainhash.Hash) bool {
-	_, ok := r.at[hash]
-	return ok
-}
-
 // Expire forgets requests made before now-expiry.
 func (r *txRequests) Expire(now time.Time) {
 	for r.head < len(r.queue) {

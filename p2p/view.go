@@ -18,7 +18,8 @@ type Tip struct {
 // filter is not yet written must not be visible here.
 //
 // Methods return ErrNotFound (possibly wrapped) for an unknown hash or a
-// height above the tip; any other error is a failure of the view. All
+// height above the tip; any other error is a failure of the view, one
+// wrapping ErrCorrupt when its data is damaged. All
 // methods must be safe for concurrent use.
 type ChainView interface {
 	// Tip returns the committed tip; false on an empty store.
@@ -42,7 +43,7 @@ type ChainView interface {
 	// hashes[0], hashes[1], ... at heights start, start+1, ..., in order,
 	// each with the P2P message checksum of the cfilter carrying it (the
 	// first 4 bytes of dSHA256 of the payload: filter type 0, block hash,
-	// CompactSize length, filter; see store.CFilterChecksum), until fn
+	// CompactSize length, filter; see wireframe.CFilterHasher), until fn
 	// returns more=false or an error; it returns how many fn got. The
 	// checksum is kept beside the filter, not computed per call.
 	// The blocks are an AppendBlockHashes answer (or part of one), and the

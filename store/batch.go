@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
+
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // Layout of one record's slot in an encodedBatch arena: the height key,
@@ -16,7 +18,7 @@ const (
 	slotFilterValueAt = slotHeaderValueAt + headerValueLen
 	slotFilterHashAt  = slotFilterValueAt + hashLen
 	slotChecksumAt    = slotFilterValueAt + filterHeaderValueLen
-	slotLen           = slotChecksumAt + ChecksumLen
+	slotLen           = slotChecksumAt + wireframe.ChecksumSize
 )
 
 // encodedBatch holds the keys and values CommitBatch writes for a batch,
@@ -53,7 +55,7 @@ func (e encodedBatch) setFilterHash(i int, h chainhash.Hash) {
 	copy(e.slot(i)[slotFilterHashAt:], h[:])
 }
 
-func (e encodedBatch) setChecksum(i int, sum Checksum) {
+func (e encodedBatch) setChecksum(i int, sum wireframe.Checksum) {
 	copy(e.slot(i)[slotChecksumAt:], sum[:])
 }
 

@@ -5,6 +5,8 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // buckets holds the open buckets of one transaction. Nothing taken from it
@@ -109,18 +111,18 @@ func (b *buckets) checksumFallback(h uint32) error {
 // activeChecksum returns the cfilter checksum of the active block hash at
 // height h, whose filter is filter: the stored one, or, for a height the
 // backfill has not reached, computed with ck.
-func (b *buckets) activeChecksum(h uint32, hash *chainhash.Hash, filter []byte, ck *checksummer) (Checksum, error) {
+func (b *buckets) activeChecksum(h uint32, hash *chainhash.Hash, filter []byte, ck *wireframe.CFilterHasher) (wireframe.Checksum, error) {
 	if v := b.checksums.Get(heightKey(h)); v != nil {
 		sum, err := decodeChecksum(v)
 		if err != nil {
-			return Checksum{}, fmt.Errorf("height %d: %w", h, err)
+			return wireframe.Checksum{}, fmt.Errorf("height %d: %w", h, err)
 		}
 		return sum, nil
 	}
 	if err := b.checksumFallback(h); err != nil {
-		return Checksum{}, err
+		return wireframe.Checksum{}, err
 	}
-	return ck.sum(hash, filter), nil
+	return ck.Sum(hash, filter), nil
 }
 
 // activeHeight returns the height of hash if it is on the active chain.

@@ -4,7 +4,9 @@ import (
 	"fmt"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
+
 	"github.com/cfindexd/cfindexd/headers"
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // CommitBatch appends recs to the active chain and moves the tip to the last
@@ -25,7 +27,7 @@ import (
 // caller. On any error nothing is written.
 //
 // CommitBatch also computes each block's cfilter checksum
-// (CFilterChecksum: the P2P message checksum of the cfilter carrying its
+// (wireframe.CFilterHasher: the P2P message checksum of the cfilter carrying its
 // filter) and stores it, so that servers send filters without hashing.
 // The filter hashes and checksums are computed before the write
 // transaction starts, so hashing the batch's filters does not hold the
@@ -84,7 +86,7 @@ func (s *Store) connect(b *buckets, tip Tip, haveTip bool, recs []BlockRecord, e
 // without wire's io.Writer path.
 func checkBatch(recs []BlockRecord) (encodedBatch, error) {
 	enc := newEncodedBatch(len(recs))
-	var ck checksummer
+	var ck wireframe.CFilterHasher
 	for i := range recs {
 		r := &recs[i]
 		if len(r.Filter) == 0 || len(r.Filter) > MaxFilterSize {
@@ -98,7 +100,7 @@ func checkBatch(recs []BlockRecord) (encodedBatch, error) {
 			return encodedBatch{}, fmt.Errorf("%w: block %s at height %d: FilterHash %s but the filter hashes to %s", ErrInvalidRecord, r.Hash, r.Height, r.FilterHash, filterHash)
 		}
 		enc.setFilterHash(i, filterHash)
-		enc.setChecksum(i, ck.sum(&r.Hash, r.Filter))
+		enc.setChecksum(i, ck.Sum(&r.Hash, r.Filter))
 		if i == 0 {
 			continue
 		}

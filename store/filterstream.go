@@ -8,6 +8,8 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // Streaming reads of a getcfilters answer. A server that answers 1,000
@@ -67,7 +69,7 @@ func (s *Store) AppendBlockHashesForStop(dst []chainhash.Hash, stop chainhash.Ha
 // or part of one: EachFilter relies on it, reading the whole range from the
 // active chain when its last block is there), calling fn
 // with each in order, with the checksum of the cfilter message carrying it
-// (CFilterChecksum), until fn returns more=false or an error, or all are
+// (wireframe.CFilterHasher), until fn returns more=false or an error, or all are
 // read. It returns how many fn was called for. Each block is read from the
 // active chain when it is still there at its height and from the stale set
 // otherwise, so a reorg since the hashes were read does not change what
@@ -81,7 +83,7 @@ func (s *Store) AppendBlockHashesForStop(dst []chainhash.Hash, stop chainhash.Ha
 // filter aliases the store's memory: it is valid only during fn, which
 // must neither modify nor keep it, and should be quick (the transaction is
 // open while it runs).
-func (s *Store) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int, filter []byte, sum Checksum) (more bool, err error)) (int, error) {
+func (s *Store) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int, filter []byte, sum wireframe.Checksum) (more bool, err error)) (int, error) {
 	done := 0
 	err := s.txn(false, func(tx *bolt.Tx) error {
 		if len(hashes) == 0 {
@@ -104,7 +106,7 @@ func (s *Store) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int,
 			}
 			return all, nil
 		}
-		var ck checksummer
+		var ck wireframe.CFilterHasher
 		// hashes is a chain: if its last block is active at its height,
 		// so are all the others at theirs, and the headers need not be
 		// walked (the common case: no reorg since the hashes were read).
@@ -139,7 +141,7 @@ func (s *Store) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int,
 			}
 			var (
 				filter []byte
-				sum    Checksum
+				sum    wireframe.Checksum
 			)
 			if allActive || isHeight(hk, h) && len(hv) >= hashLen && bytes.Equal(hv[:hashLen], hashes[i][:]) {
 				if !isHeight(fk, h) || len(fv) == 0 {
@@ -159,7 +161,7 @@ func (s *Store) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int,
 					if err := all.checksumFallback(h); err != nil {
 						return err
 					}
-					sum = ck.sum(&hashes[i], filter)
+					sum = ck.Sum(&hashes[i], filter)
 				}
 			} else {
 				all, err := allBuckets()

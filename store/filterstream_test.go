@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
+
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // readAllFilters streams the filters of start..stop in chunks of chunk
@@ -15,8 +17,8 @@ func readAllFilters(t *testing.T, s *Store, start uint32, hashes []chainhash.Has
 	t.Helper()
 	var out [][]byte
 	for i := 0; i < len(hashes); {
-		n, err := s.EachFilter(start+uint32(i), hashes[i:], func(j int, filter []byte, sum Checksum) (bool, error) {
-			if want := CFilterChecksum(&hashes[i+j], filter); sum != want {
+		n, err := s.EachFilter(start+uint32(i), hashes[i:], func(j int, filter []byte, sum wireframe.Checksum) (bool, error) {
+			if want := cfilterChecksum(&hashes[i+j], filter); sum != want {
 				t.Errorf("height %d: checksum %x, want %x", start+uint32(i+j), sum, want)
 			}
 			out = append(out, bytes.Clone(filter))
@@ -127,13 +129,13 @@ func TestStreamedFiltersSurviveReorg(t *testing.T) {
 	// A hash the store never held is ErrNotFound.
 	bogus := append([]chainhash.Hash{}, hashes[:3]...)
 	bogus[2] = chainhash.Hash{0xbe, 0xef}
-	n, err := s.EachFilter(1990, bogus, func(int, []byte, Checksum) (bool, error) { return true, nil })
+	n, err := s.EachFilter(1990, bogus, func(int, []byte, wireframe.Checksum) (bool, error) { return true, nil })
 	if !errors.Is(err, ErrNotFound) || n != 2 {
 		t.Fatalf("unknown block: %d read, %v", n, err)
 	}
 	// fn's error stops the walk and is returned.
 	stop := errors.New("stop")
-	n, err = s.EachFilter(1990, hashes, func(int, []byte, Checksum) (bool, error) { return true, stop })
+	n, err = s.EachFilter(1990, hashes, func(int, []byte, wireframe.Checksum) (bool, error) { return true, stop })
 	if !errors.Is(err, stop) || n != 1 {
 		t.Fatalf("fn error: %d read, %v", n, err)
 	}

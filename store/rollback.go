@@ -3,6 +3,8 @@ package store
 import (
 	"bytes"
 	"fmt"
+
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // Rollback disconnects every active block above toHeight in one bbolt
@@ -78,7 +80,7 @@ func (b *buckets) disconnectAbove(toHeight uint32) ([]BlockRecord, Tip, error) {
 		return nil, Tip{}, fmt.Errorf("%w: target %d above tip %d", ErrBadRange, toHeight, tip.Height)
 	}
 	disconnected := make([]BlockRecord, 0, tip.Height-toHeight)
-	var ck checksummer
+	var ck wireframe.CFilterHasher
 	for h := tip.Height; h > toHeight; h-- {
 		r, err := b.activeRecord(h)
 		if err != nil {
@@ -107,7 +109,7 @@ func (b *buckets) disconnectAbove(toHeight uint32) ([]BlockRecord, Tip, error) {
 
 // moveToStale deletes r from the active chain and files it under its hash
 // in the stale set, with its cfilter checksum sum.
-func (b *buckets) moveToStale(r *BlockRecord, sum Checksum) error {
+func (b *buckets) moveToStale(r *BlockRecord, sum wireframe.Checksum) error {
 	k := heightKey(r.Height)
 	if err := b.stale.Put(r.Hash[:], staleValue(r, sum)); err != nil {
 		return fmt.Errorf("put stale %s: %w", r.Hash, err)

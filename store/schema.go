@@ -7,10 +7,53 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
+// Schema (version 2).
+//
+// All buckets are top-level. Heights are uint32 big-endian, so byte order is
+// height order and appends go to the right edge of the B+tree. Hashes are 32
+// bytes in internal (wire) byte order, the reverse of their display form.
+// Headers are the 80-byte wire serialisation. Filters are the BIP-158 wire
+// form (CompactSize N, then the Golomb-coded set) and are never empty. A
+// checksum is the 4-byte P2P message checksum of the block's cfilter message
+// (wireframe.CFilterHasher: the first 4 bytes of dSHA256(0x00 || block hash ||
+// CompactSize(len(filter)) || filter)).
+//
+//	meta
+//	    "schema_version" -> uint32 BE                  SchemaVersion; Open upgrades 1, refuses others (ErrSchemaVersion)
+//	    "genesis"        -> hash[32]                   network's genesis; Open refuses others (ErrWrongNetwork)
+//	    "tip"            -> height[4] hash[32] filterheader[32]
+//	                                                   absent on an empty store
+//	    "checksum_backfill" -> next[4] end[4]          heights next..end-1 may lack a checksum
+//	                                                   (written by schema 1); absent when none do
+//	headers        height[4] -> hash[32] header[80]    active chain, 0..tip
+//	heights        hash[32]  -> height[4]              active chain only
+//	filters        height[4] -> filter                 active chain, 0..tip
+//	filterheaders  height[4] -> filterheader[32] filterhash[32]
+//	                                                   active chain, 0..tip
+//	checksums      height[4] -> checksum[4]            active chain, 0..tip (but the backfill's range)
+//	stale          hash[32]  -> height[4] header[80] filterheader[32] filterhash[32] checksum[4] filter
+//	                                                   disconnected blocks, any number per height
+//
+// Invariants after every commit: headers, filters and filterheaders hold
+// exactly the heights 0..tip, and checksums too except heights in the
+// checksum_backfill range; heights holds exactly the hashes in headers;
+// each header's PrevBlock is the hash at the height below; no hash is both in
+// heights and in stale; a stale block's parent is active or stale, at the
+// height below. Every filterhash is dSHA256(filter) of its block (the BIP-157
+// filter hash), every checksum the cfilter checksum of its block and filter,
+// and every filterheader is dSHA256(filterhash || the
+// filterheader of the parent), the zero hash standing for genesis's parent,
+// in the stale set as on the active chain: CommitBatch computes the first two and
+// checks the third before writing, and Rollback moves all three unchanged. A read
+// that finds no checksum at an active height outside the backfill's range
+// fails with ErrCorrupt.
+
 // SchemaVersion is the on-disk layout version this code writes and reads.
-// Bump it on any change to the layout documented in doc.go, and teach Open
+// Bump it on any change to the layout above, and teach Open
 // to upgrade the previous version in place (upgrade.go).
 const SchemaVersion uint32 = 2
 
@@ -18,8 +61,8 @@ const SchemaVersion uint32 = 2
 // stale values without a checksum). Open upgrades it (upgrade.go).
 const schemaV1 uint32 = 1
 
-// Bucket names. Every bucket is top-level; doc.go documents their keys and
-// values.
+// Bucket names. Every bucket is top-level; the schema above gives their
+// keys and values.
 var (
 	bucketMeta          = []byte("meta")
 	bucketHeaders       = []byte("headers")
@@ -58,7 +101,7 @@ const (
 	// filter header, then the filter hash.
 	filterHeaderValueLen = 2 * hashLen
 	// staleFixedLen is the part of a stale value before the filter.
-	staleFixedLen = heightLen + headerLen + 2*hashLen + ChecksumLen
+	staleFixedLen = heightLen + headerLen + 2*hashLen + wireframe.ChecksumSize
 	// staleFixedLenV1 is that part in schema 1, which had no checksum.
 	staleFixedLenV1 = heightLen + headerLen + 2*hashLen
 	// backfillValueLen is the value of meta/checksum_backfill.
@@ -119,14 +162,6 @@ func decodeHeader(src []byte) wire.BlockHeader {
 	return h
 }
 
-// headerValue is a value of the headers bucket: hash || header.
-func headerValue(hash chainhash.Hash, h *wire.BlockHeader) []byte {
-	v := make([]byte, headerValueLen)
-	copy(v, hash[:])
-	putHeader(v[hashLen:], h)
-	return v
-}
-
 func decodeHeaderValue(v []byte) (chainhash.Hash, wire.BlockHeader, error) {
 	if len(v) != headerValueLen {
 		return chainhash.Hash{}, wire.BlockHeader{}, fmt.Errorf("%w: header value is %d bytes, want %d", ErrCorrupt, len(v), headerValueLen)
@@ -139,15 +174,6 @@ func decodeHash(v []byte) (chainhash.Hash, error) {
 		return chainhash.Hash{}, fmt.Errorf("%w: hash is %d bytes, want %d", ErrCorrupt, len(v), hashLen)
 	}
 	return chainhash.Hash(v), nil
-}
-
-// filterHeaderValue is a value of the filterheaders bucket:
-// filter header || filter hash.
-func filterHeaderValue(filterHeader, filterHash chainhash.Hash) []byte {
-	v := make([]byte, filterHeaderValueLen)
-	copy(v, filterHeader[:])
-	copy(v[hashLen:], filterHash[:])
-	return v
 }
 
 // decodeFilterHeaderValue returns the filter header and filter hash of a
@@ -190,7 +216,7 @@ const (
 // height || header || filter header || filter hash || checksum || filter.
 // r.FilterHash must already be dSHA256(r.Filter) and sum the cfilter
 // checksum of r.
-func staleValue(r *BlockRecord, sum Checksum) []byte {
+func staleValue(r *BlockRecord, sum wireframe.Checksum) []byte {
 	v := make([]byte, staleFixedLen+len(r.Filter))
 	binary.BigEndian.PutUint32(v, r.Height)
 	putHeader(v[heightLen:], &r.Header)
@@ -204,9 +230,9 @@ func staleValue(r *BlockRecord, sum Checksum) []byte {
 // decodeStale decodes a stale value into a record whose Filter aliases v,
 // and the record's cfilter checksum; callers copy the filter out before
 // the transaction ends.
-func decodeStale(hash chainhash.Hash, v []byte) (BlockRecord, Checksum, error) {
+func decodeStale(hash chainhash.Hash, v []byte) (BlockRecord, wireframe.Checksum, error) {
 	if len(v) <= staleFixedLen || len(v) > staleFixedLen+MaxFilterSize {
-		return BlockRecord{}, Checksum{}, fmt.Errorf("%w: stale value for %s is %d bytes, want %d..%d", ErrCorrupt, hash, len(v), staleFixedLen+1, staleFixedLen+MaxFilterSize)
+		return BlockRecord{}, wireframe.Checksum{}, fmt.Errorf("%w: stale value for %s is %d bytes, want %d..%d", ErrCorrupt, hash, len(v), staleFixedLen+1, staleFixedLen+MaxFilterSize)
 	}
 	return BlockRecord{
 		Height:       binary.BigEndian.Uint32(v),
@@ -215,15 +241,15 @@ func decodeStale(hash chainhash.Hash, v []byte) (BlockRecord, Checksum, error) {
 		FilterHeader: chainhash.Hash(v[staleFilterHeaderAt:staleFilterHashAt]),
 		FilterHash:   chainhash.Hash(v[staleFilterHashAt:staleChecksumAt]),
 		Filter:       v[staleFixedLen:],
-	}, Checksum(v[staleChecksumAt:staleFixedLen]), nil
+	}, wireframe.Checksum(v[staleChecksumAt:staleFixedLen]), nil
 }
 
 // decodeChecksum decodes a value of the checksums bucket.
-func decodeChecksum(v []byte) (Checksum, error) {
-	if len(v) != ChecksumLen {
-		return Checksum{}, fmt.Errorf("%w: checksum is %d bytes, want %d", ErrCorrupt, len(v), ChecksumLen)
+func decodeChecksum(v []byte) (wireframe.Checksum, error) {
+	if len(v) != wireframe.ChecksumSize {
+		return wireframe.Checksum{}, fmt.Errorf("%w: checksum is %d bytes, want %d", ErrCorrupt, len(v), wireframe.ChecksumSize)
 	}
-	return Checksum(v), nil
+	return wireframe.Checksum(v), nil
 }
 
 // backfillValue is the value of meta/checksum_backfill: next || end.

@@ -36,7 +36,7 @@ func TestHeaderCodecMatchesWire(t *testing.T) {
 // back to the same bytes.
 func FuzzDecodeValues(f *testing.F) {
 	r := genChain(71, nil, 2)[1]
-	f.Add(staleValue(&r, CFilterChecksum(&r.Hash, r.Filter)))
+	f.Add(staleValue(&r, cfilterChecksum(&r.Hash, r.Filter)))
 	f.Add(backfillValue(3, 900_000))
 	f.Add(tipValue(tipOf(r)))
 	f.Add(headerValue(r.Hash, &r.Header))

@@ -8,11 +8,13 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // Schema 1 → 2: the cfilter checksums.
 //
-// Schema 2 keeps each filter's P2P message checksum (CFilterChecksum) in
+// Schema 2 keeps each filter's P2P message checksum (wireframe.CFilterHasher) in
 // the checksums bucket (active chain) and inside each stale value. A
 // schema-1 file is upgraded in place, without a re-index, in two steps:
 //
@@ -42,11 +44,9 @@ import (
 // be downgraded, only rebuilt.
 
 // Backfill batch bounds: what one read transaction hashes and one write
-// transaction writes. 16 MiB of filters hash in about 10 ms with SHA-NI
-// (a read transaction that long delays a commit that grows the file by as
-// much at most), and 50,000 checksums are some 1.2 MB of new pages; each
-// batch costs one fsync, which on a slow disk is what the backfill's time
-// goes to with smaller batches.
+// transaction writes: small enough that a read transaction hashing a batch
+// delays a commit that grows the file only briefly, large enough that the
+// one fsync per batch does not dominate on a slow disk.
 const (
 	backfillBatchBytes   = 16 << 20
 	backfillBatchHeights = 50_000
@@ -110,14 +110,14 @@ func upgradeFromV1(tx *bolt.Tx) error {
 	if err != nil {
 		return err
 	}
-	var ck checksummer
+	var ck wireframe.CFilterHasher
 	for _, e := range stale {
 		v1 := e.value
 		if len(v1) <= staleFixedLenV1 || len(v1) > staleFixedLenV1+MaxFilterSize {
 			return fmt.Errorf("%w: schema 1 stale value for %s is %d bytes", ErrCorrupt, e.hash, len(v1))
 		}
 		filter := v1[staleFixedLenV1:]
-		sum := ck.sum(&e.hash, filter)
+		sum := ck.Sum(&e.hash, filter)
 		v2 := make([]byte, 0, staleFixedLen+len(filter))
 		v2 = append(v2, v1[:staleFixedLenV1]...)
 		v2 = append(v2, sum[:]...)
@@ -187,7 +187,7 @@ type backfillLimits struct {
 // each batch is read, and with "write" and the marker's new next height
 // after it is written (tests use it).
 func (s *Store) runBackfill(ctx context.Context, limits backfillLimits, hook func(phase string, next uint32)) error {
-	var ck checksummer
+	var ck wireframe.CFilterHasher
 	for ctx.Err() == nil {
 		pending, err := s.backfillBatch(&ck, limits, hook)
 		if err != nil {
@@ -204,13 +204,13 @@ func (s *Store) runBackfill(ctx context.Context, limits backfillLimits, hook fun
 type backfilled struct {
 	key  []byte
 	hash chainhash.Hash
-	sum  Checksum
+	sum  wireframe.Checksum
 }
 
 // backfillBatch computes the checksums of one batch in a read transaction
 // and writes them, with the marker moved past the batch, in one write
 // transaction. It returns whether heights are still pending.
-func (s *Store) backfillBatch(ck *checksummer, limits backfillLimits, hook func(phase string, next uint32)) (bool, error) {
+func (s *Store) backfillBatch(ck *wireframe.CFilterHasher, limits backfillLimits, hook func(phase string, next uint32)) (bool, error) {
 	var (
 		items      []backfilled
 		batchStart uint32
@@ -253,7 +253,7 @@ func (s *Store) backfillBatch(ck *checksummer, limits backfillLimits, hook func(
 				continue // committed by schema 2 since the upgrade
 			}
 			hash := chainhash.Hash(hv[:hashLen])
-			items = append(items, backfilled{key: heightKey(h), hash: hash, sum: ck.sum(&hash, fv)})
+			items = append(items, backfilled{key: heightKey(h), hash: hash, sum: ck.Sum(&hash, fv)})
 			size += len(fv)
 		}
 		batchEnd = h

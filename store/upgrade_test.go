@@ -12,35 +12,11 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
-	"github.com/btcsuite/btcd/wire/v2"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/cfindexd/cfindexd/internal/testtime"
+	"github.com/cfindexd/cfindexd/wireframe"
 )
-
-// TestCFilterChecksumMatchesWire pins CFilterChecksum and PutCFilterPrefix
-// to wire's encoding of a cfilter message, for filter lengths on both sides
-// of each CompactSize boundary.
-func TestCFilterChecksumMatchesWire(t *testing.T) {
-	hash := chainhash.DoubleHashH([]byte("block"))
-	for _, n := range []int{1, 0xfc, 0xfd, 0xfe, 0xffff, 0x10000, 100_000} {
-		filter := bytes.Repeat([]byte{byte(n), 0x5a, 0xc3}, n/3+1)[:n]
-		msg := wire.NewMsgCFilter(wire.GCSFilterRegular, &hash, filter)
-		var frame bytes.Buffer
-		if err := wire.WriteMessage(&frame, msg, wire.ProtocolVersion, wire.MainNet); err != nil {
-			t.Fatal(err)
-		}
-		raw := frame.Bytes()
-		payload := raw[wire.MessageHeaderSize:]
-		if got := CFilterChecksum(&hash, filter); !bytes.Equal(got[:], raw[20:24]) {
-			t.Fatalf("filter of %d bytes: checksum %x, wire %x", n, got, raw[20:24])
-		}
-		prefix := make([]byte, CFilterPrefixLen(n))
-		if m := PutCFilterPrefix(prefix, &hash, n); m != len(prefix) || !bytes.Equal(append(prefix, filter...), payload) {
-			t.Fatalf("filter of %d bytes: prefix %x (%d bytes) + filter is not wire's payload", n, prefix, m)
-		}
-	}
-}
 
 // v1FixtureChains rebuilds the blocks of testdata/store-v1.db (see
 // testdata/README.md): a is the first branch (heights 0..39; 36..39 went
@@ -109,13 +85,13 @@ func checkChecksums(t *testing.T, s *Store) {
 			if pending && h >= next && h < end {
 				if v != nil {
 					// A block committed since the upgrade: its own.
-					if want := CFilterChecksum(&rec.Hash, rec.Filter); !bytes.Equal(v, want[:]) {
+					if want := cfilterChecksum(&rec.Hash, rec.Filter); !bytes.Equal(v, want[:]) {
 						return fmt.Errorf("height %d (pending): checksum %x, want %x", h, v, want)
 					}
 				}
 				continue
 			}
-			if want := CFilterChecksum(&rec.Hash, rec.Filter); !bytes.Equal(v, want[:]) {
+			if want := cfilterChecksum(&rec.Hash, rec.Filter); !bytes.Equal(v, want[:]) {
 				return fmt.Errorf("height %d: checksum %x, want %x", h, v, want)
 			}
 		}
@@ -127,7 +103,7 @@ func checkChecksums(t *testing.T, s *Store) {
 			if err != nil {
 				return err
 			}
-			if want := CFilterChecksum(&r.Hash, r.Filter); sum != want {
+			if want := cfilterChecksum(&r.Hash, r.Filter); sum != want {
 				return fmt.Errorf("stale %s: checksum %x, want %x", r.Hash, sum, want)
 			}
 			return nil
@@ -167,13 +143,13 @@ func waitBackfill(t *testing.T, s *Store) {
 
 // streamAll returns the filters and checksums EachFilter gives for the
 // chain ending at stop from start, in one call.
-func streamAll(t *testing.T, s *Store, stop chainhash.Hash, start uint32) (hashes []chainhash.Hash, filters [][]byte, sums []Checksum) {
+func streamAll(t *testing.T, s *Store, stop chainhash.Hash, start uint32) (hashes []chainhash.Hash, filters [][]byte, sums []wireframe.Checksum) {
 	t.Helper()
 	hashes, err := s.BlockHashesForStop(stop, start)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.EachFilter(start, hashes, func(_ int, f []byte, sum Checksum) (bool, error) {
+	_, err = s.EachFilter(start, hashes, func(_ int, f []byte, sum wireframe.Checksum) (bool, error) {
 		filters = append(filters, bytes.Clone(f))
 		sums = append(sums, sum)
 		return true, nil
@@ -223,7 +199,7 @@ func TestUpgradeSchema1Fixture(t *testing.T) {
 		for _, stop := range []BlockRecord{c[1], a[39]} {
 			hashes, filters, sums := streamAll(t, s, stop.Hash, 0)
 			for i := range hashes {
-				if want := CFilterChecksum(&hashes[i], filters[i]); sums[i] != want {
+				if want := cfilterChecksum(&hashes[i], filters[i]); sums[i] != want {
 					t.Fatalf("%s: stop %d, height %d: checksum %x, want %x", what, stop.Height, i, sums[i], want)
 				}
 			}
@@ -403,7 +379,7 @@ func TestMissingChecksumIsCorrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := s.EachFilter(10, hashes, func(int, []byte, Checksum) (bool, error) { return true, nil })
+	n, err := s.EachFilter(10, hashes, func(int, []byte, wireframe.Checksum) (bool, error) { return true, nil })
 	if !errors.Is(err, ErrCorrupt) || n != 10 {
 		t.Fatalf("EachFilter over the missing checksum: %d read, %v", n, err)
 	}
@@ -468,8 +444,8 @@ func TestBackfillAlongsideWriterAndReaders(t *testing.T) {
 			if err != nil {
 				continue
 			}
-			_, err = s.EachFilter(start, hashes, func(j int, f []byte, sum Checksum) (bool, error) {
-				if want := CFilterChecksum(&hashes[j], f); sum != want {
+			_, err = s.EachFilter(start, hashes, func(j int, f []byte, sum wireframe.Checksum) (bool, error) {
+				if want := cfilterChecksum(&hashes[j], f); sum != want {
 					return false, fmt.Errorf("height %d: checksum %x, want %x", start+uint32(j), sum, want)
 				}
 				return true, nil

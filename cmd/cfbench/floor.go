@@ -8,7 +8,7 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/prevouts"
 )
 
 // floorRunBlocks is the run length of the floor's fetches: the indexer's
@@ -48,7 +48,7 @@ func measureFloor(ctx context.Context, env syncEnv, src syncSource, hashes []cha
 		return floorResult{}, err
 	}
 	defer closeAll()
-	runs, isRuns := source.(bitcoind.RunBlockSource)
+	runs, isRuns := source.(prevouts.RunBlockSource)
 	runLen := 1
 	if isRuns {
 		runLen = floorRunBlocks
@@ -59,7 +59,7 @@ func measureFloor(ctx context.Context, env syncEnv, src syncSource, hashes []cha
 
 	type job struct {
 		hashes []chainhash.Hash
-		turn   *bitcoind.RunTurn
+		turn   *prevouts.RunTurn
 	}
 	cpu0, nodeCPU0 := selfCPU(), processCPU(env.Node.PID())
 	start := time.Now()
@@ -67,7 +67,7 @@ func measureFloor(ctx context.Context, env syncEnv, src syncSource, hashes []cha
 	jobs := make(chan job)
 	g.Go(func() error {
 		defer close(jobs)
-		order := bitcoind.NewRunOrder()
+		order := prevouts.NewRunOrder()
 		for i := 0; i < len(hashes); i += runLen {
 			select {
 			case jobs <- job{hashes: hashes[i:min(i+runLen, len(hashes))], turn: order.Next()}:
@@ -112,7 +112,7 @@ func measureFloor(ctx context.Context, env syncEnv, src syncSource, hashes []cha
 		return floorResult{}, fmt.Errorf("fetch: %w", err)
 	}
 	res := floorResult{Wall: time.Since(start), CPU: selfCPU() - cpu0, NodeCPU: processCPU(env.Node.PID()) - nodeCPU0}
-	if c, ok := source.(bitcoind.PrevoutCounter); ok {
+	if c, ok := source.(prevouts.PrevoutCounter); ok {
 		res.FromCache, res.FromNode = c.PrevoutCounts()
 	}
 	return res, nil

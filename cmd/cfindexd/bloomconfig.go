@@ -1,28 +1,28 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"math"
 
 	"github.com/rs/zerolog"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/mempool"
 	"github.com/cfindexd/cfindexd/metrics"
 	"github.com/cfindexd/cfindexd/p2p"
 )
 
-// validateBloom checks the keys of BIP-37 serving.
+// validateBloom checks the keys of BIP-37 serving: the p2p package decides
+// what is valid (CheckBloomFPR, CheckBloomCPUShare), this names the key.
 func (c *Config) validateBloom() error {
-	switch {
-	case !(c.BloomMaxFPR > 0 && c.BloomMaxFPR <= 1):
-		return fmt.Errorf("bloommaxfpr: %v is outside (0, 1]", c.BloomMaxFPR)
-	case !(c.BloomMinFPR >= 0 && c.BloomMinFPR < 1) || math.IsNaN(c.BloomMinFPR):
-		return fmt.Errorf("bloomminfpr: %v is outside [0, 1)", c.BloomMinFPR)
-	case c.BloomMinFPR > c.BloomMaxFPR:
-		return fmt.Errorf("bloomminfpr: %v is above bloommaxfpr %v: no filter could pass", c.BloomMinFPR, c.BloomMaxFPR)
-	case c.BloomCPU < 1 || c.BloomCPU > 100:
+	var fprErr *p2p.BloomFPRError
+	if err := p2p.CheckBloomFPR(c.BloomMinFPR, c.BloomMaxFPR); errors.As(err, &fprErr) {
+		key := map[string]string{"MaxFPR": "bloommaxfpr", "MinFPR": "bloomminfpr"}[fprErr.Field]
+		return fmt.Errorf("%s: %s", key, fprErr.Reason)
+	}
+	if p2p.CheckBloomCPUShare(bloomCPUShare(c.BloomCPU)) != nil {
 		return fmt.Errorf("bloomcpu: %d%% is outside 1..100", c.BloomCPU)
-	case c.MempoolMirror < 0 || c.MempoolMirror > 65536:
+	}
+	if c.MempoolMirror < 0 || c.MempoolMirror > 65536 {
 		return fmt.Errorf("mempoolmirror: %d MiB is outside 0..65536", c.MempoolMirror)
 	}
 	for _, k := range []struct{ name, value string }{{"zmqpubrawtx", c.ZMQPubRawTx}, {"zmqpubsequence", c.ZMQPubSequence}} {
@@ -50,11 +50,11 @@ func mirrorsMempool(cfg Config) bool {
 // client of its own with one connection: its polls never wait behind
 // peers' block fetches or the indexer), or nil when serving is off or
 // mempoolmirror is 0.
-func newMempoolMirror(cfg Config, src bitcoind.MempoolSource, log zerolog.Logger) (*bitcoind.MempoolMirror, error) {
+func newMempoolMirror(cfg Config, src mempool.Source, log zerolog.Logger) (*mempool.Mirror, error) {
 	if !mirrorsMempool(cfg) {
 		return nil, nil
 	}
-	return bitcoind.NewMempoolMirror(src, bitcoind.MempoolConfig{
+	return mempool.NewMirror(src, mempool.Config{
 		MaxBytes:    int64(cfg.MempoolMirror) << 20,
 		ZMQSequence: cfg.ZMQPubSequence,
 		ZMQRawTx:    cfg.ZMQPubRawTx,
@@ -62,15 +62,15 @@ func newMempoolMirror(cfg Config, src bitcoind.MempoolSource, log zerolog.Logger
 }
 
 // bloomP2PConfig builds the P2P server's BIP-37 configuration.
-func bloomP2PConfig(cfg Config, mirror *bitcoind.MempoolMirror, metrics *metrics.Metrics) p2p.BloomConfig {
+func bloomP2PConfig(cfg Config, mirror *mempool.Mirror, metrics *metrics.Metrics) p2p.BloomConfig {
 	bc := p2p.BloomConfig{
 		Enabled:  cfg.PeerBloomFilters,
 		MaxFPR:   cfg.BloomMaxFPR,
 		MinFPR:   cfg.BloomMinFPR,
-		CPUShare: float64(cfg.BloomCPU) / 100,
+		CPUShare: bloomCPUShare(cfg.BloomCPU),
 	}
 	if mirror != nil {
-		bc.Mempool = mirror
+		bc.Mempool = p2pMempool{mirror}
 		metrics.WatchMempool(func() (int, int64) {
 			s := mirror.Stats()
 			return s.Transactions, s.Bytes
@@ -78,3 +78,6 @@ func bloomP2PConfig(cfg Config, mirror *bitcoind.MempoolMirror, metrics *metrics
 	}
 	return bc
 }
+
+// bloomCPUShare maps bloomcpu (percent) onto p2p.BloomConfig.CPUShare.
+func bloomCPUShare(percent int) float64 { return float64(percent) / 100 }

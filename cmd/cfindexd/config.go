@@ -15,8 +15,9 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/httpapi"
+	"github.com/cfindexd/cfindexd/mempool"
+	"github.com/cfindexd/cfindexd/netparams"
 	"github.com/cfindexd/cfindexd/p2p"
 )
 
@@ -119,17 +120,17 @@ func defaultConfig() Config {
 		BatchBlocks:    500,
 		NodeP2P:        "auto",
 		Listen:         "auto",
-		MaxPeers:       125,
-		MaxPeersPerIP:  8,
+		MaxPeers:       p2p.DefaultMaxPeers,
+		MaxPeersPerIP:  p2p.DefaultMaxPeersPerIP,
 
-		MaxPeersPerSubnet: 32,
-		SendBudget:        32,
-		PeerSendBudget:    1024,
-		RecvBudget:        4,
-		PeerStallTimeout:  time.Minute,
-		MaxBlockFetches:   2,
-		MaxUploadTarget:   5000,
-		TxRelayRate:       20,
+		MaxPeersPerSubnet: p2p.DefaultMaxPeersPerSubnet,
+		SendBudget:        p2p.DefaultSendBudget >> 20,
+		PeerSendBudget:    p2p.DefaultPeerSendBudget >> 10,
+		RecvBudget:        p2p.DefaultRecvBudget >> 20,
+		PeerStallTimeout:  p2p.DefaultSendStallTimeout,
+		MaxBlockFetches:   p2p.DefaultMaxBlockFetches,
+		MaxUploadTarget:   p2p.DefaultMaxUploadTarget >> 20,
+		TxRelayRate:       p2p.DefaultTxRelayRate,
 
 		HTTPListen:        "auto",
 		ReadyBlocks:       2,
@@ -145,7 +146,7 @@ func defaultConfig() Config {
 
 		BloomMaxFPR:   p2p.DefaultBloomMaxFPR,
 		BloomCPU:      int(p2p.DefaultBloomCPUShare * 100),
-		MempoolMirror: bitcoind.DefaultMempoolBytes >> 20,
+		MempoolMirror: mempool.DefaultMaxBytes >> 20,
 	}
 }
 
@@ -404,7 +405,7 @@ func (c *Config) readFile(path string) error {
 // validate checks every value once at start so that a bad value fails with
 // one line instead of surfacing later.
 func (c *Config) validate() error {
-	nw, err := lookupNetwork(c.Chain)
+	nw, err := netparams.Lookup(c.Chain)
 	if err != nil {
 		return err
 	}

@@ -8,12 +8,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/cfindexd/cfindexd/p2p"
+	"github.com/cfindexd/cfindexd/netparams"
 )
 
 // envFrom turns a map into an os.Environ-style list.
@@ -78,7 +77,7 @@ func TestConfigDefaultsPerChain(t *testing.T) {
 		if cfg.RPCPort != 0 {
 			t.Errorf("%s: rpcport %d, want 0 (the chain's defaults)", tc.chain, cfg.RPCPort)
 		}
-		nw, _ := lookupNetwork(cfg.Chain)
+		nw, _ := netparams.Lookup(cfg.Chain)
 		var ports []string
 		for _, c := range rpcCandidates(cfg, nw) {
 			_, port, _ := net.SplitHostPort(c.Addr)
@@ -95,7 +94,7 @@ func TestConfigDefaultsPerChain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nw, _ := lookupNetwork("regtest")
+	nw, _ := netparams.Lookup("regtest")
 	if got := rpcCandidates(cfg, nw); len(got) != 1 || got[0].Addr != "[::1]:1234" {
 		t.Errorf("explicit rpcport: candidates %v", got)
 	}
@@ -249,26 +248,6 @@ func checkDocumentedKeys(t *testing.T, doc string, matches [][]string) {
 	}
 }
 
-// TestNetworkPortsAgreeWithP2P keeps the daemon's default P2P ports and the
-// p2p package's DefaultPort in step, and checks no default collides with
-// the node's RPC port on the same network.
-func TestNetworkPortsAgreeWithP2P(t *testing.T) {
-	for name, nw := range networks() {
-		want, err := p2p.DefaultPort(name)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if nw.P2PPort != int(want) {
-			t.Errorf("%s: P2PPort %d, p2p.DefaultPort %d", name, nw.P2PPort, want)
-		}
-		node, _ := strconv.Atoi(nw.Params.DefaultPort)
-		ports := map[int]string{nw.P2PPort: "p2p", nw.HTTPPort: "http", nw.RPCPort: "node rpc", node: "node p2p"}
-		if len(ports) != 4 {
-			t.Errorf("%s: default ports collide: p2p %d http %d rpc %d node %d", name, nw.P2PPort, nw.HTTPPort, nw.RPCPort, node)
-		}
-	}
-}
-
 // nodep2p=auto is the RPC host on the chain's default node P2P port;
 // anything else is used as given, empty included.
 func TestNodeP2PAddr(t *testing.T) {
@@ -285,7 +264,7 @@ func TestNodeP2PAddr(t *testing.T) {
 		{"main", "127.0.0.1", "", "", false},
 	}
 	for _, c := range cases {
-		nw, err := lookupNetwork(c.chain)
+		nw, err := netparams.Lookup(c.chain)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,24 +11,27 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/httpapi"
 	"github.com/cfindexd/cfindexd/metrics"
+	"github.com/cfindexd/cfindexd/netparams"
+	"github.com/cfindexd/cfindexd/nodeclient"
 	"github.com/cfindexd/cfindexd/p2p"
+	"github.com/cfindexd/cfindexd/prevouts"
 	"github.com/cfindexd/cfindexd/store"
+	"github.com/cfindexd/cfindexd/zmq"
 )
 
 // storeFileName is the store's file below <datadir>/<chain>/.
 const storeFileName = "cfindexd.db"
 
-// prevoutModes maps the prevoutsource config values to bitcoind's modes.
+// prevoutModes maps the prevoutsource config values to the prevout sources' modes.
 func prevoutModes() map[string]string {
 	return map[string]string{
 		"auto":      "",
-		"blocksdir": bitcoind.ModeBlocksDir,
-		"rest":      bitcoind.ModeREST,
-		"getblock":  bitcoind.ModeGetBlock3,
-		"txindex":   bitcoind.ModeTxIndex,
+		"blocksdir": prevouts.ModeBlocksDir,
+		"rest":      prevouts.ModeREST,
+		"getblock":  prevouts.ModeGetBlock3,
+		"txindex":   prevouts.ModeTxIndex,
 	}
 }
 
@@ -37,7 +40,7 @@ func prevoutModes() map[string]string {
 // configuration file read, for the start line. With reindex the store is
 // moved aside first and rebuilt from the node.
 func runDaemon(ctx context.Context, cfg Config, confFile string, log zerolog.Logger, reindex bool) error {
-	nw, err := lookupNetwork(cfg.Chain)
+	nw, err := netparams.Lookup(cfg.Chain)
 	if err != nil {
 		return err
 	}
@@ -52,7 +55,7 @@ func runDaemon(ctx context.Context, cfg Config, confFile string, log zerolog.Log
 // while the node is waited for, checked and followed in the background
 // (nodeSupervisor). Every goroutine the daemon owns runs guarded: a panic
 // in one is logged and stops the daemon with one line.
-func runDaemonOn(ctx context.Context, cfg Config, nw network, confFile string, log zerolog.Logger, reindex bool) (err error) {
+func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile string, log zerolog.Logger, reindex bool) (err error) {
 	started := time.Now()
 	if err := checkFDLimit(cfg); err != nil {
 		return err
@@ -168,7 +171,7 @@ func runDaemonOn(ctx context.Context, cfg Config, nw network, confFile string, l
 	}
 	wake := make(chan struct{}, 1)
 	if cfg.ZMQPubHashBlock != "" {
-		sub, err := bitcoind.NewZMQSubscriber(bitcoind.ZMQConfig{Endpoint: cfg.ZMQPubHashBlock},
+		sub, err := zmq.NewSubscriber(zmq.Config{Endpoint: cfg.ZMQPubHashBlock},
 			log.With().Str("component", "zmq").Logger())
 		if err != nil {
 			return fmt.Errorf("zmq: %w", err)
@@ -181,7 +184,7 @@ func runDaemonOn(ctx context.Context, cfg Config, nw network, confFile string, l
 		cfg: cfg, nw: nw, st: st, link: link, metrics: metrics, wake: wake,
 		log:        log,
 		watchEvery: watchInterval(cfg.PollInterval),
-		srcOpts: bitcoind.SourceOptions{
+		srcOpts: prevouts.SourceOptions{
 			Force:            prevoutModes()[cfg.PrevoutSource],
 			NodeP2P:          nodeP2P,
 			NodeP2PGuessed:   guessed,
@@ -200,7 +203,7 @@ func runDaemonOn(ctx context.Context, cfg Config, nw network, confFile string, l
 // checkNodeState logs what the operator should know about the node once at
 // start (initial block download, pruning) and refuses to run when the node
 // has already pruned blocks the store still needs: no retry could fix that.
-func checkNodeState(ctx context.Context, client *bitcoind.Client, st *store.Store, log zerolog.Logger) error {
+func checkNodeState(ctx context.Context, client *nodeclient.Client, st *store.Store, log zerolog.Logger) error {
 	info, err := client.GetChainInfo(ctx)
 	if err != nil {
 		// Not fatal: the follower retries the node anyway.
@@ -217,7 +220,7 @@ func checkNodeState(ctx context.Context, client *bitcoind.Client, st *store.Stor
 			next = tip.Height + 1
 		}
 		if next < info.PruneHeight {
-			return bitcoind.Permanent(fmt.Errorf("node has pruned blocks below height %d but the store needs them from height %d: restart the node without -prune (and -reindex), or with a store that already reaches height %d", info.PruneHeight, next, info.PruneHeight))
+			return nodeclient.Permanent(fmt.Errorf("node has pruned blocks below height %d but the store needs them from height %d: restart the node without -prune (and -reindex), or with a store that already reaches height %d", info.PruneHeight, next, info.PruneHeight))
 		}
 		log.Info().Uint32("prune_height", info.PruneHeight).Msg("node is pruned; cfindexd needs each new block before the node prunes it")
 	}
@@ -241,7 +244,7 @@ func reportStoreSize(ctx context.Context, st *store.Store, m *metrics.Metrics) {
 // forwardHints turns ZMQ hints into wake-ups of the follower. The follower
 // re-reads the node's tip on every wake-up, so hints can be coalesced: a
 // full wake channel already means "look again".
-func forwardHints(ctx context.Context, hints <-chan bitcoind.Hint, wake chan<- struct{}) {
+func forwardHints(ctx context.Context, hints <-chan zmq.Hint, wake chan<- struct{}) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -261,7 +264,7 @@ func forwardHints(ctx context.Context, hints <-chan bitcoind.Hint, wake chan<- s
 // nodeP2PAddr returns the node's P2P address to fetch raw blocks from:
 // nodep2p as configured, or for "auto" the rpcconnect host on the chain's
 // default node P2P port (guessed is then true).
-func nodeP2PAddr(cfg Config, nw network) (addr string, guessed bool) {
+func nodeP2PAddr(cfg Config, nw netparams.Network) (addr string, guessed bool) {
 	if cfg.NodeP2P != "auto" {
 		return cfg.NodeP2P, false
 	}

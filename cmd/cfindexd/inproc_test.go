@@ -13,13 +13,14 @@ import (
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/daemontest"
 	"github.com/cfindexd/cfindexd/internal/testtime"
+	"github.com/cfindexd/cfindexd/netparams"
 )
 
 // startInProcess runs the daemon in this test process on a network whose
 // default ports the test chose (a real btcd's instead of the chain's fixed
 // ones, which another process on a busy machine may hold), with the same
 // log-line API as the process tests. Ending the test cancels it.
-func startInProcess(t *testing.T, nw network, args ...string) *daemonProc {
+func startInProcess(t *testing.T, nw netparams.Network, args ...string) *daemonProc {
 	t.Helper()
 	cfg, err := loadConfig(append([]string{"--logformat=json", "--loglevel=debug"}, args...), []string{"HOME=" + os.Getenv("HOME")}, io.Discard)
 	if err != nil {
@@ -52,9 +53,9 @@ func startInProcess(t *testing.T, nw network, args ...string) *daemonProc {
 }
 
 // regtestWithPorts is regtest whose default node ports are the given ones.
-func regtestWithPorts(t *testing.T, rpcCore, rpcBtcd, p2p string) network {
+func regtestWithPorts(t *testing.T, rpcCore, rpcBtcd, p2p string) netparams.Network {
 	t.Helper()
-	nw, err := lookupNetwork("regtest")
+	nw, err := netparams.Lookup("regtest")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/cfindexd/cfindexd/netparams"
 )
 
 func main() {
@@ -47,7 +49,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	}
 	log := newLogger(cfg, stderr)
 	env := environMap(environ)
-	if nw, err := lookupNetwork(cfg.Chain); err == nil { // else runDaemon reports it
+	if nw, err := netparams.Lookup(cfg.Chain); err == nil { // else runDaemon reports it
 		applyMemoryLimit(cfg, memoryBudgetOf(cfg, nw), func(k string) string { return env[k] }, cgroupMemoryMax(os.ReadFile), log)
 	}
 

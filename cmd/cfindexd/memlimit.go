@@ -6,6 +6,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cfindexd/cfindexd/httpapi"
+	"github.com/cfindexd/cfindexd/netparams"
 	"github.com/cfindexd/cfindexd/p2p"
 )
 
@@ -76,7 +77,7 @@ func (b memoryBudget) total() int64 { return b.Indexer + b.P2P + b.HTTP + b.Memp
 
 // memoryBudgetOf computes the budgets of cfg on nw, from the same
 // configurations the daemon gives its servers.
-func memoryBudgetOf(cfg Config, nw network) memoryBudget {
+func memoryBudgetOf(cfg Config, nw netparams.Network) memoryBudget {
 	b := memoryBudget{
 		Indexer: int64(cfg.ScriptCache)<<20 + int64(cfg.Workers)*memoryPerWorker,
 		Base:    memoryBase,

@@ -11,13 +11,14 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cfindexd/cfindexd/httpapi"
+	"github.com/cfindexd/cfindexd/netparams"
 	"github.com/cfindexd/cfindexd/p2p"
 )
 
 // The budgets are the servers' own bounds for the daemon's configuration,
 // plus the indexer's and the mirror's; each key moves its part.
 func TestMemoryBudgets(t *testing.T) {
-	nw, err := lookupNetwork("main")
+	nw, err := netparams.Lookup("main")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,9 +6,11 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/metrics"
+	"github.com/cfindexd/cfindexd/netparams"
+	"github.com/cfindexd/cfindexd/nodeclient"
 	"github.com/cfindexd/cfindexd/p2p"
+	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -17,7 +19,7 @@ func (c *Config) validateP2PDefences() error {
 	if c.MaxPeersPerSubnet < 1 || c.MaxPeersPerSubnet > 10000 {
 		return fmt.Errorf("maxpeerspersubnet: %d is outside 1..10000", c.MaxPeersPerSubnet)
 	}
-	if _, err := p2p.ParseWhitelist(c.Whitelist); err != nil {
+	if _, err := peerpolicy.ParseWhitelist(c.Whitelist); err != nil {
 		return fmt.Errorf("whitelist: %w", err)
 	}
 	if c.SendBudget < 1 || c.SendBudget > 65536 {
@@ -48,9 +50,9 @@ func (c *Config) validateP2PDefences() error {
 // getdata, relayed transactions): a client of its own, with at most
 // maxblockfetches+1 connections, so that peers' requests queue on it and
 // never occupy the node's RPC work queue ahead of the indexer's calls.
-func peerNodeClient(node bitcoind.Config, cfg Config, log zerolog.Logger) (*bitcoind.Client, error) {
+func peerNodeClient(node nodeclient.Config, cfg Config, log zerolog.Logger) (*nodeclient.Client, error) {
 	node.MaxConns = cfg.MaxBlockFetches + 1
-	return bitcoind.NewClient(node, log.With().Str("component", "bitcoind-peers").Logger())
+	return nodeclient.NewClient(node, log.With().Str("component", "node-peers").Logger())
 }
 
 // peerNode is how P2P peers reach the node: blocks for getdata and relayed
@@ -63,8 +65,8 @@ type peerNode interface {
 
 // p2pConfig builds the P2P server's configuration from the daemon's; node
 // may be nil (no block proxy, no relay).
-func p2pConfig(cfg Config, nw network, st *store.Store, metrics *metrics.Metrics, node peerNode, log zerolog.Logger) (p2p.Config, error) {
-	whitelist, err := p2p.ParseWhitelist(cfg.Whitelist)
+func p2pConfig(cfg Config, nw netparams.Network, st *store.Store, metrics *metrics.Metrics, node peerNode, log zerolog.Logger) (p2p.Config, error) {
+	whitelist, err := peerpolicy.ParseWhitelist(cfg.Whitelist)
 	if err != nil {
 		return p2p.Config{}, fmt.Errorf("whitelist: %w", err)
 	}
@@ -76,9 +78,8 @@ func p2pConfig(cfg Config, nw network, st *store.Store, metrics *metrics.Metrics
 		blocks, relay = node, node
 	}
 	return p2p.Config{
-		ListenAddr:        cfg.Listen,
 		Params:            nw.Params,
-		View:              p2p.NewStoreView(st),
+		View:              newStoreView(st),
 		Blocks:            blocks,
 		Relay:             relay,
 		RelayTx:           cfg.RelayTx,

@@ -9,6 +9,8 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/v2"
 	"github.com/rs/zerolog"
+
+	"github.com/cfindexd/cfindexd/netparams"
 )
 
 // Bad values of the P2P defence keys stop the daemon with one line naming
@@ -46,7 +48,7 @@ func TestP2PConfigUnits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pc, err := p2pConfig(cfg, network{Name: "regtest", Params: &chaincfg.RegressionNetParams}, nil, nil, nil, zerolog.Nop())
+	pc, err := p2pConfig(cfg, netparams.Network{Name: "regtest", Params: &chaincfg.RegressionNetParams}, nil, nil, nil, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/cfindexd/cfindexd/internal/corefixture"
 	"github.com/cfindexd/cfindexd/internal/daemontest"
 	"github.com/cfindexd/cfindexd/internal/testtime"
+	"github.com/cfindexd/cfindexd/netparams"
 )
 
 // runCLI runs the cfindexd binary with args to completion and returns its
@@ -141,7 +142,7 @@ func TestStatusWithoutADaemonHints(t *testing.T) {
 		!strings.Contains(errOut, "--chain=NAME, --conf=FILE") || !strings.Contains(errOut, "--httplisten=HOST:PORT") || strings.Count(errOut, "\n") != 1 {
 		t.Errorf("status at a free port: exit %d, stderr %q", code, errOut)
 	}
-	nw, err := lookupNetwork("regtest")
+	nw, err := netparams.Lookup("regtest")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cfindexd/cfindexd/httpapi"
+	"github.com/cfindexd/cfindexd/netparams"
 )
 
 // statusTimeout bounds `cfindexd status`'s request to the daemon.
@@ -96,7 +97,7 @@ func dialAddr(listen string) string {
 // askedPort says, for "no cfindexd answers", when status asked the chain's
 // default HTTP port; empty otherwise.
 func askedPort(cfg Config) string {
-	if nw, err := lookupNetwork(cfg.Chain); err == nil && cfg.HTTPListen == net.JoinHostPort("127.0.0.1", strconv.Itoa(nw.HTTPPort)) {
+	if nw, err := netparams.Lookup(cfg.Chain); err == nil && cfg.HTTPListen == net.JoinHostPort("127.0.0.1", strconv.Itoa(nw.HTTPPort)) {
 		return " (" + nw.Name + "'s default HTTP port)"
 	}
 	return ""

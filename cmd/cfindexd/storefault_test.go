@@ -26,6 +26,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/netparams"
 )
 
 // indexChain runs the daemon with args until it has indexed height, then
@@ -457,7 +458,7 @@ func TestSystemdLimitsMatchBudgets(t *testing.T) {
 	mib := func(b int64) int { return int(math.Round(float64(b) / (1 << 20))) }
 
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	nw, err := lookupNetwork("main")
+	nw, err := netparams.Lookup("main")
 	if err != nil {
 		t.Fatal(err)
 	}

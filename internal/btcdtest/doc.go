@@ -19,7 +19,7 @@
 // What it must not do: it is test and benchmark code, imported from _test.go
 // files and cmd/cfbench, never from production packages; it holds no
 // package-level mutable state; it never talks to anything but 127.0.0.1; it
-// does not share code with package bitcoind, so each can check the other.
+// does not share code with package nodeclient, so each can check the other.
 //
 // Two ways to mine:
 //   - Node.Generate uses btcd's own miner (`generate`, coinbases to the

@@ -1,6 +1,6 @@
 // Package corefiles writes a chain of blocks as Bitcoin Core lays it out in
 // its blocks directory — blkNNNNN.dat, revNNNNN.dat and xor.dat — for tests
-// and benchmarks of the blocks-directory prevout source (bitcoind.BlocksDir),
+// and benchmarks of the blocks-directory prevout source (blockfiles.Dir),
 // and loads the recorded Core v31 blocks directory in
 // testdata/bitcoind-v31-blocksdir (Fixture).
 //
@@ -25,7 +25,7 @@
 // blocks, in the fixture's order and with its key, gives the fixture's blk
 // and rev files byte for byte (TestWriterReproducesCoreFixture).
 //
-// What it must not do: share code with package bitcoind (its reader is
+// What it must not do: share code with package blockfiles (its reader is
 // checked against this writer, and both against Core's bytes), keep
 // package-level mutable state, or be imported by production code other than
 // cmd/cfbench. It writes only into the directory it is given.

@@ -1,0 +1,54 @@
+package netparams
+
+import (
+	"errors"
+	"strconv"
+	"testing"
+)
+
+// TestDefaultPortsAvoidNodePorts checks that no cfindexd default port
+// collides with a default P2P or RPC port of bitcoind or btcd on any
+// network, nor with another network's cfindexd ports.
+func TestDefaultPortsAvoidNodePorts(t *testing.T) {
+	nodePorts := map[int]bool{}
+	for _, p := range []int{8332, 8333, 8334, 18332, 18333, 18334, 48332, 48333, 38332, 38333, 18443, 18444, 18555, 18556} {
+		nodePorts[p] = true
+	}
+	nets := All()
+	for _, nw := range nets {
+		p, err := strconv.Atoi(nw.Params.DefaultPort)
+		if err != nil {
+			t.Fatalf("%s: %v", nw.Name, err)
+		}
+		nodePorts[p] = true
+		nodePorts[nw.RPCPort] = true
+		nodePorts[nw.BtcdRPCPort] = true
+	}
+	seen := map[int]string{}
+	for name, nw := range nets {
+		for _, p := range []int{nw.P2PPort, nw.HTTPPort} {
+			if nodePorts[p] {
+				t.Errorf("%s: port %d collides with a bitcoind/btcd default", name, p)
+			}
+			if other, dup := seen[p]; dup {
+				t.Errorf("%s and %s share port %d", name, other, p)
+			}
+			seen[p] = name
+		}
+	}
+}
+
+func TestLookup(t *testing.T) {
+	for alias, want := range map[string]string{"mainnet": "main", " Testnet3 ": "test", "testnet": "test", "REGTEST": "regtest", "simnet": "simnet"} {
+		nw, err := Lookup(alias)
+		if err != nil || nw.Name != want {
+			t.Errorf("%q: %q %v, want %q", alias, nw.Name, err, want)
+		}
+	}
+	if nw, _ := Lookup("mainnet"); nw.P2PPort != 8383 || nw.NodeP2PPort != "8333" {
+		t.Errorf("main: %+v", nw)
+	}
+	if _, err := Lookup("litecoin"); !errors.Is(err, ErrUnknownChain) {
+		t.Errorf("unknown chain: %v", err)
+	}
+}

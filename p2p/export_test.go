@@ -1,0 +1,58 @@
+package p2p
+
+import (
+	"net/netip"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+)
+
+// InFlight returns the fetches in progress.
+func (g *fetchGate) InFlight() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.inFlight
+}
+
+// Used returns the bytes currently taken.
+func (p *sendPool) Used() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.used
+}
+
+// Queued returns the bytes queued and not yet written.
+func (b *peerBudget) Queued() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.queued
+}
+
+// Used returns the bytes held (decoded blocks alive and reservations).
+func (c *decodedCache) Used() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.used
+}
+
+// ConnCount returns the number of admitted connections, handshaking
+// included.
+func (s *Server) ConnCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.slots)
+}
+
+// Discouraged reports whether ip's address (an IPv4 address, an IPv6 /64)
+// is discouraged: admitted only while slots are free, evicted first.
+func (s *Server) Discouraged(ip netip.Addr) bool {
+	return s.discouraged.Has(ip, s.cfg.Now())
+}
+
+// Len returns the number of outstanding requests.
+func (r *txRequests) Len() int { return len(r.at) }
+
+// Has reports whether hash is outstanding.
+func (r *txRequests) Has(hash chainhash.Hash) bool {
+	_, ok := r.at[hash]
+	return ok
+}

@@ -1,0 +1,121 @@
+package peerpolicy
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cfindexd/cfindexd/internal/testtime"
+)
+
+// fakeClock is a clock that moves only when work "runs" or the meter
+// sleeps.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// The meter holds BIP-37 work to its share of the CPU: work of 10 ms
+// pieces, back to back, at a share of a quarter of two cores (half a core)
+// takes twice its CPU time in wall time once the burst is spent.
+func TestWorkMeterHoldsTheShare(t *testing.T) {
+	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	w := NewWorkMeter(0.25, 2, clk.Now)
+	w.sleep = func(_ context.Context, d time.Duration) error { clk.advance(d); return nil }
+	start := clk.Now()
+	const pieces, each = 1000, 10 * time.Millisecond
+	for range pieces {
+		done, err := w.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		clk.advance(each)
+		done()
+	}
+	wall := clk.Now().Sub(start)
+	work := pieces * each
+	// The share is half a core: wall ≈ 2 × work, less the burst.
+	if min := 2*work - time.Duration(float64(WorkBurst)*0.5)*2 - time.Second; wall < min {
+		t.Fatalf("%v of work took %v of wall time: more than the share", work, wall)
+	}
+	if wall > 2*work+pieces*2*time.Millisecond {
+		t.Fatalf("%v of work took %v of wall time: throttled below the share", work, wall)
+	}
+	if w.Spent() != work {
+		t.Fatalf("spent %v, want %v", w.Spent(), work)
+	}
+	t.Logf("%v of BIP-37 work in %v at half a core", work, wall)
+}
+
+// At most the meter's slots run at once, and waiters are served in
+// arrival order; a waiter whose context ends leaves the queue.
+func TestWorkMeterSlots(t *testing.T) {
+	w := NewWorkMeter(0.5, 2, time.Now) // one core: one slot
+	if w.slots != 1 {
+		t.Fatalf("%d slots for one core", w.slots)
+	}
+	var running, peak atomic.Int32
+	var order []int
+	var mu sync.Mutex
+	first, err := w.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := range 5 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			done, err := w.Acquire(context.Background())
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			n := running.Add(1)
+			for {
+				p := peak.Load()
+				if n <= p || peak.CompareAndSwap(p, n) {
+					break
+				}
+			}
+			mu.Lock()
+			order = append(order, i)
+			mu.Unlock()
+			running.Add(-1)
+			done()
+		}()
+		testtime.WaitFor(t, "the waiter to queue", 10*time.Second, func() bool { w.mu.Lock(); defer w.mu.Unlock(); return len(w.waiters) == i+1 })
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	leaver := make(chan error, 1)
+	go func() { _, err := w.Acquire(ctx); leaver <- err }()
+	testtime.WaitFor(t, "the leaver to queue", 10*time.Second, func() bool { w.mu.Lock(); defer w.mu.Unlock(); return len(w.waiters) == 6 })
+	cancel()
+	if err := <-leaver; err == nil {
+		t.Fatal("a cancelled waiter got a slot")
+	}
+	first()
+	wg.Wait()
+	if peak.Load() != 1 {
+		t.Fatalf("%d pieces of work at once with one slot", peak.Load())
+	}
+	for i, got := range order {
+		if got != i {
+			t.Fatalf("served in order %v, want arrival order", order)
+		}
+	}
+}

@@ -1,0 +1,31 @@
+package store
+
+import (
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/wireframe"
+)
+
+// headerValue is a value of the headers bucket: hash || header.
+func headerValue(hash chainhash.Hash, h *wire.BlockHeader) []byte {
+	v := make([]byte, headerValueLen)
+	copy(v, hash[:])
+	putHeader(v[hashLen:], h)
+	return v
+}
+
+// filterHeaderValue is a value of the filterheaders bucket:
+// filter header || filter hash.
+func filterHeaderValue(filterHeader, filterHash chainhash.Hash) []byte {
+	v := make([]byte, filterHeaderValueLen)
+	copy(v, filterHeader[:])
+	copy(v[hashLen:], filterHash[:])
+	return v
+}
+
+// cfilterChecksum is the cfilter checksum the store keeps for filter.
+func cfilterChecksum(blockHash *chainhash.Hash, filter []byte) wireframe.Checksum {
+	var h wireframe.CFilterHasher
+	return h.Sum(blockHash, filter)
+}
