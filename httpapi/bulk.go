@@ -239,7 +239,7 @@ func (s *Server) serveBulkFile(w *minRateWriter, r *http.Request, t target) {
 	body := w
 	wrote := func(err error) bool {
 		if errors.Is(err, errTooSlow) {
-			s.metrics.HTTPBulkSlowCut()
+			s.metrics.HTTPSlowCut("bulk")
 			s.log.Debug().Str("client", r.RemoteAddr).Str("file", f.kind).Int("min_rate", s.cfg.BulkMinRate).
 				Msg("bulk download cut off: the client reads slower than the minimum rate")
 		}

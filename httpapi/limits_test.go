@@ -452,9 +452,9 @@ func TestSlowBulkReadersDoNotBlockFreshClient(t *testing.T) {
 	}
 	// Every slow reader is cut (reading one that is not yet would let it
 	// finish), and their bodies end early.
-	for ls.metric(t, "cfindexd_http_bulk_slow_cut_total") < slots {
+	for ls.metric(t, "cfindexd_http_slow_cut_total", "kind", "bulk") < slots {
 		if time.Since(began) > 2*ioDeadline {
-			t.Fatalf("only %v slow downloads cut", ls.metric(t, "cfindexd_http_bulk_slow_cut_total"))
+			t.Fatalf("only %v slow downloads cut", ls.metric(t, "cfindexd_http_slow_cut_total", "kind", "bulk"))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -140,6 +140,9 @@ func TestPipelinedNonReaderHoldsOneResponse(t *testing.T) {
 	if served > 3 || got >= 3*int64(size) {
 		t.Fatalf("served %v of 100 pipelined answers (%d bytes reached the client) to a client that reads nothing", served, got)
 	}
+	if cut := ls.metric(t, "cfindexd_http_slow_cut_total", "kind", "answer"); cut != 1 {
+		t.Fatalf("%v answers counted as cut for reading too slowly, want 1", cut)
+	}
 	if limit := testtime.Scale(10 * window); held > limit {
 		t.Fatalf("non-reader held its connection %v, want about one window (%v)", held, window)
 	}
@@ -235,6 +238,9 @@ func TestSlowSteadyReaderIsNotCut(t *testing.T) {
 	connClosed(t, ls, "the slow reader's")
 	cutAfter := time.Since(began)
 	close(stop)
+	if cut := ls.metric(t, "cfindexd_http_slow_cut_total", "kind", "answer"); cut != 1 {
+		t.Fatalf("%v answers counted as cut for reading too slowly, want 1", cut)
+	}
 	t.Logf("steady reader: %d bytes in %v; reader at a sixth of the rate cut after %v, having read %d bytes",
 		n, took.Round(time.Millisecond), cutAfter.Round(time.Millisecond), <-slowRead)
 }

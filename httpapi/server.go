@@ -125,6 +125,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		body.finish()
 		// Bulk downloads log and count their own cuts.
 		if errors.Is(body.failed, errTooSlow) && !bulk {
+			s.metrics.HTTPSlowCut("answer")
 			s.log.Debug().Str("client", r.RemoteAddr).Str("route", route.String()).Int("min_rate", s.cfg.BulkMinRate).
 				Msg("answer cut off: the client reads slower than the minimum rate")
 		}
