@@ -65,10 +65,10 @@ const refusalWriteTimeout = 50 * time.Millisecond
 // write progress longest. A busy connection alone in its network is never
 // closed, nor one of the newcomer's network unless that network holds the
 // most: a network that crowds the server out loses its connections first,
-// and its churn cannot close a newcomer of a smaller one. If
-// nothing can be closed, the new connection gets refusalResponse and is
-// closed in the accept loop itself: a flood of refused connections costs
-// no goroutine and no file descriptor beyond the moment of refusal.
+// and its churn cannot close a newcomer of a smaller one. If nothing can
+// be closed, the new connection gets refusalResponse and is closed in the
+// accept loop itself: a flood of refused connections costs no goroutine
+// and no file descriptor beyond the moment of refusal.
 type connGate struct {
 	net.Listener
 	maxConns, maxPerAddr int
