@@ -6,10 +6,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/cfindexd/cfindexd/p2p"
+	"github.com/cfindexd/cfindexd/p2p/bip37"
 )
 
-// bloomMetrics are the metrics of BIP-37 serving (p2p.BloomMetrics) and of
+// bloomMetrics are the metrics of BIP-37 serving (bip37.Metrics) and of
 // the mempool mirror it announces from. They are registered at start, at
 // 0, whether or not serving is on.
 type bloomMetrics struct {
@@ -37,7 +37,7 @@ func newBloomMetrics(reg *prometheus.Registry) *bloomMetrics {
 		workSeconds: prometheus.NewCounter(prometheus.CounterOpts{Namespace: metricsNamespace, Name: "bip37_work_seconds_total",
 			Help: "CPU time spent on BIP-37 work (decoding blocks, hashing txids, matching filters), held to bloomcpu."}),
 	}
-	for _, reason := range p2p.BloomRefusalReasons() {
+	for _, reason := range bip37.RefusalReasons() {
 		m.refused.WithLabelValues(reason)
 	}
 	reg.MustRegister(m.peers, m.refused, m.blocks, m.matchedTxs, m.announced, m.workSeconds)
@@ -62,21 +62,21 @@ func (m *Metrics) WatchMempool(stats func() (txs int, bytes int64)) {
 	m.bloom.mempoolStats.Store(&stats)
 }
 
-// BloomPeers sets the peers with a filter loaded (p2p.BloomMetrics).
+// BloomPeers sets the peers with a filter loaded (bip37.Metrics).
 func (m *Metrics) BloomPeers(n int) { m.bloom.peers.Set(float64(n)) }
 
-// BloomFilterRefused counts a refused filter by reason (p2p.BloomMetrics).
+// BloomFilterRefused counts a refused filter by reason (bip37.Metrics).
 func (m *Metrics) BloomFilterRefused(reason string) { m.bloom.refused.WithLabelValues(reason).Inc() }
 
 // FilteredBlockServed counts a merkleblock and its transactions
-// (p2p.BloomMetrics).
+// (bip37.Metrics).
 func (m *Metrics) FilteredBlockServed(matchedTxs int) {
 	m.bloom.blocks.Inc()
 	m.bloom.matchedTxs.Add(float64(matchedTxs))
 }
 
-// MempoolTxsAnnounced counts announced transactions (p2p.BloomMetrics).
+// MempoolTxsAnnounced counts announced transactions (bip37.Metrics).
 func (m *Metrics) MempoolTxsAnnounced(n int) { m.bloom.announced.Add(float64(n)) }
 
-// BloomWork counts BIP-37 CPU time (p2p.BloomMetrics).
+// BloomWork counts BIP-37 CPU time (bip37.Metrics).
 func (m *Metrics) BloomWork(d time.Duration) { m.bloom.workSeconds.Add(d.Seconds()) }

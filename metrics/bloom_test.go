@@ -4,11 +4,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cfindexd/cfindexd/p2p"
+	"github.com/cfindexd/cfindexd/p2p/bip37"
 )
 
 // The BIP-37 metrics are exported at 0 before anything happens, move with
-// each p2p.BloomMetrics call, and the mempool mirror's size appears once
+// each bip37.Metrics call, and the mempool mirror's size appears once
 // a mirror is watched.
 func TestBloomMetrics(t *testing.T) {
 	m, h := newMetricsHandler(t)
@@ -19,7 +19,7 @@ func TestBloomMetrics(t *testing.T) {
 		{"cfindexd_bip37_mempool_txs_announced_total", nil, 5},
 		{"cfindexd_bip37_work_seconds_total", nil, 1.5},
 	}
-	for _, r := range p2p.BloomRefusalReasons() {
+	for _, r := range bip37.RefusalReasons() {
 		samples = append(samples, metricSample{"cfindexd_bip37_filters_refused_total", []string{"reason", r}, 1})
 	}
 	before := scrape(t, h)
@@ -31,7 +31,7 @@ func TestBloomMetrics(t *testing.T) {
 	m.FilteredBlockServed(4)
 	m.MempoolTxsAnnounced(5)
 	m.BloomWork(1500 * time.Millisecond)
-	for _, r := range p2p.BloomRefusalReasons() {
+	for _, r := range bip37.RefusalReasons() {
 		m.BloomFilterRefused(r)
 	}
 	m.WatchMempool(func() (int, int64) { return 7, 4096 })

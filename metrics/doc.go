@@ -1,6 +1,6 @@
 // Package metrics owns cfindexd's Prometheus metrics. Metrics implements
 // the observer interfaces the other packages declare for what they report
-// (indexer.Observer, p2p.Metrics, p2p.BatchMetrics, p2p.BloomMetrics and
+// (indexer.Observer, p2p.Metrics, p2p.BatchMetrics, bip37.Metrics and
 // httpapi.Metrics), so none of them imports Prometheus, and its Handler
 // is what httpapi serves at /metrics.
 //

@@ -16,6 +16,7 @@ import (
 	"github.com/cfindexd/cfindexd/httpapi"
 	"github.com/cfindexd/cfindexd/indexer"
 	"github.com/cfindexd/cfindexd/p2p"
+	"github.com/cfindexd/cfindexd/p2p/bip37"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -32,7 +33,7 @@ var httpDurationBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1
 // methods are what the other packages report through: it satisfies
 // indexer.Observer (NodeTip, NodeReachable, Committed, Reorg, Error),
 // p2p.Metrics (MessageReceived, MessageSent, PeersConnected,
-// PeerDisconnected and the defence counters below), p2p.BloomMetrics and
+// PeerDisconnected and the defence counters below), bip37.Metrics and
 // httpapi.Metrics. Every counter and every label value the code knows is
 // exported from the start, at 0, so a rate() or an alert works before the
 // first event. All methods are safe for concurrent use and cheap.
@@ -89,7 +90,7 @@ var (
 	_ indexer.Observer = (*Metrics)(nil)
 	_ p2p.Metrics      = (*Metrics)(nil)
 	_ p2p.BatchMetrics = (*Metrics)(nil)
-	_ p2p.BloomMetrics = (*Metrics)(nil)
+	_ bip37.Metrics    = (*Metrics)(nil)
 	_ httpapi.Metrics  = (*Metrics)(nil)
 )
 

@@ -1,271 +1,56 @@
 package p2p
 
 import (
-	"runtime"
-	"sync"
-	"sync/atomic"
-	"time"
+	"context"
+	"errors"
+	"fmt"
 
-	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 
-	"github.com/cfindexd/cfindexd/bloom"
-	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
-	"github.com/cfindexd/cfindexd/wireframe"
+	"github.com/cfindexd/cfindexd/p2p/bip37"
 )
 
-// Refusal reasons of BloomMetrics.BloomFilterRefused.
-const (
-	refusedTooNoisy   = "too_noisy"
-	refusedTooPrecise = "too_precise"
-	refusedUpdateRate = "update_rate"
-)
+// The server's side of BIP-37 serving (package bip37): when each request
+// is served, and what its refusal costs the peer.
 
-// BloomRefusalReasons lists the reasons BloomMetrics.BloomFilterRefused
-// reports: a filter matching nearly everything (Bloom.MaxFPR), one too
-// precise for the privacy floor (Bloom.MinFPR), and filter updates over
-// the allowed rate.
-func BloomRefusalReasons() []string {
-	return []string{refusedTooNoisy, refusedTooPrecise, refusedUpdateRate}
-}
-
-// BloomMetrics receives BIP-37 counters. A Config.Metrics that implements
-// it gets them; one that does not misses only these.
-type BloomMetrics interface {
-	// BloomPeers reports the peers with a filter loaded.
-	BloomPeers(n int)
-	// BloomFilterRefused counts a filterload or filteradd refused by
-	// policy (its peer disconnected without penalty), by reason (one of
-	// BloomRefusalReasons).
-	BloomFilterRefused(reason string)
-	// FilteredBlockServed counts a merkleblock sent and the transactions
-	// that followed it.
-	FilteredBlockServed(matchedTxs int)
-	// MempoolTxsAnnounced counts transactions announced (inv) to BIP-37
-	// peers, in answer to mempool or as they arrived.
-	MempoolTxsAnnounced(n int)
-	// BloomWork counts CPU time spent on BIP-37 work (decoding blocks,
-	// hashing txids, matching).
-	BloomWork(d time.Duration)
-}
-
-// nopBloomMetrics discards everything.
-type nopBloomMetrics struct{}
-
-func (nopBloomMetrics) BloomPeers(int)            {}
-func (nopBloomMetrics) BloomFilterRefused(string) {}
-func (nopBloomMetrics) FilteredBlockServed(int)   {}
-func (nopBloomMetrics) MempoolTxsAnnounced(int)   {}
-func (nopBloomMetrics) BloomWork(time.Duration)   {}
-
-// bloomServer is what BIP-37 serving shares across peers.
-type bloomServer struct {
-	cfg     BloomConfig
-	meter   *peerpolicy.WorkMeter
-	blocks  *decodedCache // nil without a BlockFetcher
-	mempool Mempool       // nil: nothing to announce
-	metrics BloomMetrics
-	// loaded counts peers with a filter loaded.
-	loaded atomic.Int64
-}
-
-func newBloomServer(cfg BloomConfig, proxy *blockProxy, m Metrics, now func() time.Time) *bloomServer {
-	bs := &bloomServer{
-		cfg:     cfg,
-		meter:   peerpolicy.NewWorkMeter(cfg.CPUShare, runtime.GOMAXPROCS(0), now),
-		mempool: cfg.Mempool,
-		metrics: nopBloomMetrics{},
+// bip37Err maps a refusal of package bip37 onto an invalid request
+// (disconnect without penalty); misbehaviour already wraps ErrMisbehaving.
+func bip37Err(err error) error {
+	var ir *bip37.InvalidRequestError
+	if errors.As(err, &ir) {
+		return invalidRequest("%s", ir.Reason)
 	}
-	if bm, ok := m.(BloomMetrics); ok {
-		bs.metrics = bm
-	}
-	if proxy != nil {
-		bs.blocks = newDecodedCache(proxy, cfg.FilteredBlockCacheBytes)
-	}
-	return bs
+	return err
 }
 
-// checkFPR applies the policy on a filter's estimated false-positive
-// rate; the refusal is an invalid request (disconnect without penalty).
-func (bs *bloomServer) checkFPR(f *bloom.Filter, cmd string) error {
-	fpr := f.EstimatedFPR()
-	switch {
-	case fpr > bs.cfg.MaxFPR:
-		bs.metrics.BloomFilterRefused(refusedTooNoisy)
-		return invalidRequest("%s: filter matches nearly everything (estimated false-positive rate %.3g above %.3g)", cmd, fpr, bs.cfg.MaxFPR)
-	case fpr < bs.cfg.MinFPR:
-		bs.metrics.BloomFilterRefused(refusedTooPrecise)
-		return invalidRequest("%s: filter too precise for the privacy floor (estimated false-positive rate %.3g below %.3g)", cmd, fpr, bs.cfg.MinFPR)
-	}
-	return nil
-}
-
-// bloomPeer is one peer's BIP-37 state. The filter and relay flag are
-// guarded by mu: the reader loads and matches blocks against the filter,
-// the announcer matches new mempool transactions, and matching updates the
-// filter (BLOOM_UPDATE_ALL, P2PUBKEY_ONLY). The rest is the reader's,
-// except the atomics the announcer reads.
-type bloomPeer struct {
-	mu sync.Mutex
-	// filter is the loaded filter; nil before filterload and after
-	// filterclear.
-	filter *bloom.Filter
-	// relay is Core's m_relay_txs: the version message's relay flag,
-	// turned on by filterload and filterclear. Transactions are announced
-	// to a peer with relay on and a filter loaded.
-	relay bool
-
-	// wake tells the announcer that the filter changed or mempool was
-	// asked for.
-	wake chan struct{}
-	// mempoolAsked: a mempool request awaits its answer.
-	mempoolAsked atomic.Bool
-	// lastInvSeq is the mempool sequence (mempool.Tx.Seq) up to
-	// which transactions were in the mempool when the peer was last sent
-	// an inv: getdata is answered for those only (Core's
-	// m_last_inv_sequence), so a peer cannot probe the mempool for
-	// transactions it was not told of.
-	lastInvSeq atomic.Uint64
-	// wtxidRelay: announce by wtxid (MSG_WTX), BIP-339.
-	wtxidRelay bool
-
-	// Reader-owned: the update budget (tokens, blocks credited, the tip
-	// height when the peer connected), filtered blocks served, and the
-	// getblocks continuation block (Core's m_continuation_block).
-	updates      float64
-	credited     uint64
-	startTip     uint32
-	served       uint64
-	continuation chainhash.Hash
-}
-
-func newBloomPeer(allowance int) *bloomPeer {
-	return &bloomPeer{wake: make(chan struct{}, 1), updates: float64(allowance)}
-}
-
-// signal wakes the announcer.
-func (bp *bloomPeer) signal() {
-	select {
-	case bp.wake <- struct{}{}:
-	default:
+// bip37Emit is emit as package bip37 calls it.
+func bip37Emit(emit emitFunc) bip37.Emit {
+	return func(o bip37.Out) error {
+		if o.Msg != nil {
+			return emit(outbound{Msg: o.Msg, Enc: wire.BaseEncoding})
+		}
+		return emit(outbound{Command: o.Command, Frame: o.Frame})
 	}
 }
 
-// relaying reports whether transactions are announced to the peer.
-func (bp *bloomPeer) relaying() bool {
-	bp.mu.Lock()
-	defer bp.mu.Unlock()
-	return bp.relay && bp.filter != nil
+// tipHeight is the committed tip's height (0 on an empty store).
+func (env *handlerEnv) tipHeight() uint32 {
+	if tip, ok := env.view.Tip(); ok {
+		return tip.Height
+	}
+	return 0
 }
 
-// takeUpdate spends one filter update, crediting first one per
-// cfg.UpdateBlocks blocks since the last call (the larger of the chain's
-// growth since the peer connected and the filtered blocks it was served),
-// up to cfg.UpdateAllowance. False: over the rate.
-func (bp *bloomPeer) takeUpdate(env *handlerEnv) bool {
-	cfg := env.bloom.cfg
-	blocks := bp.served
-	if tip, ok := env.view.Tip(); ok && tip.Height > bp.startTip {
-		blocks = max(blocks, uint64(tip.Height-bp.startTip))
-	}
-	if blocks > bp.credited {
-		bp.updates = min(float64(cfg.UpdateAllowance), bp.updates+float64(blocks-bp.credited)/float64(cfg.UpdateBlocks))
-		bp.credited = blocks
-	}
-	if bp.updates < 1 {
-		return false
-	}
-	bp.updates--
-	return true
-}
-
-// setFilter replaces the peer's filter (nil clears it) and turns relay on,
-// as Core's filterload and filterclear do.
-func (env *handlerEnv) setFilter(bp *bloomPeer, f *bloom.Filter) {
-	bp.mu.Lock()
-	had := bp.filter != nil
-	bp.filter = f
-	bp.relay = true
-	bp.mu.Unlock()
-	switch {
-	case !had && f != nil:
-		env.bloom.metrics.BloomPeers(int(env.bloom.loaded.Add(1)))
-	case had && f == nil:
-		env.bloom.metrics.BloomPeers(int(env.bloom.loaded.Add(-1)))
-	}
-	bp.signal()
-}
-
-// dropPeer forgets a disconnected peer's filter for the gauge.
-func (env *handlerEnv) dropBloomPeer(bp *bloomPeer) {
-	bp.mu.Lock()
-	had := bp.filter != nil
-	bp.filter = nil
-	bp.mu.Unlock()
-	if had {
-		env.bloom.metrics.BloomPeers(int(env.bloom.loaded.Add(-1)))
-	}
-}
-
-// handleFilterLoad is Core's FILTERLOAD: a filter over Core's limits (36,000
-// bytes, 50 hash functions) is misbehaviour ("too-large bloom filter");
-// then this server's policy (updates over the rate, the estimated
-// false-positive rate outside [MinFPR, MaxFPR]) refuses it as an invalid
-// request. An accepted filter replaces the old one and turns relay on.
 func handleFilterLoad(env *handlerEnv, st *peerState, m *wire.MsgFilterLoad) error {
-	bp := st.bloom
-	f, err := bloom.Load(m)
-	if err != nil {
-		return misbehaving("too-large bloom filter: %v", err)
-	}
-	if !bp.takeUpdate(env) {
-		env.bloom.metrics.BloomFilterRefused(refusedUpdateRate)
-		return invalidRequest("filterload: more than %d filter updates, then one per %d blocks", env.bloom.cfg.UpdateAllowance, env.bloom.cfg.UpdateBlocks)
-	}
-	if err := env.bloom.checkFPR(f, m.Command()); err != nil {
-		return err
-	}
-	env.setFilter(bp, f)
-	return nil
+	return bip37Err(env.bloom.FilterLoad(st.bloom, m, env.tipHeight()))
 }
 
-// handleFilterAdd is Core's FILTERADD: an element over 520 bytes, or no
-// filter loaded, is misbehaviour ("bad filteradd message"); then the
-// update rate, and the filter's estimated false-positive rate after the
-// insert, as for filterload.
 func handleFilterAdd(env *handlerEnv, st *peerState, m *wire.MsgFilterAdd) error {
-	bp := st.bloom
-	if len(m.Data) > bloom.MaxFilterAddSize {
-		return misbehaving("bad filteradd message: element of %d bytes", len(m.Data))
-	}
-	bp.mu.Lock()
-	loaded := bp.filter != nil
-	bp.mu.Unlock()
-	if !loaded {
-		return misbehaving("bad filteradd message: no filter loaded")
-	}
-	if !bp.takeUpdate(env) {
-		env.bloom.metrics.BloomFilterRefused(refusedUpdateRate)
-		return invalidRequest("filteradd: more than %d filter updates, then one per %d blocks", env.bloom.cfg.UpdateAllowance, env.bloom.cfg.UpdateBlocks)
-	}
-	bp.mu.Lock()
-	err := bp.filter.FilterAdd(m.Data)
-	if err == nil {
-		err = env.bloom.checkFPR(bp.filter, m.Command())
-	}
-	bp.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	bp.signal()
-	return nil
+	return bip37Err(env.bloom.FilterAdd(st.bloom, m, env.tipHeight()))
 }
 
-// handleFilterClear is Core's FILTERCLEAR: the filter is dropped and relay
-// turned on. (Core then relays every transaction to the peer; this server
-// is not a relay node and announces nothing to a peer without a filter.)
 func handleFilterClear(env *handlerEnv, st *peerState) error {
-	env.setFilter(st.bloom, nil)
+	env.bloom.FilterClear(st.bloom)
 	return nil
 }
 
@@ -274,21 +59,62 @@ func bloomNotServed(cmd string) error {
 	return invalidRequest("%s is not served (no NODE_BLOOM)", cmd)
 }
 
-// encodedFrame returns a complete frame of cmd carrying payload.
-func encodedFrame(net wire.BitcoinNet, cmd string, payload []byte) []byte {
-	frame := make([]byte, wireframe.HeaderSize+len(payload))
-	wireframe.PutHeader(frame, net, cmd, len(payload), wireframe.PayloadChecksum(payload))
-	copy(frame[wireframe.HeaderSize:], payload)
-	return frame
+// serveFilteredBlock answers one MSG_FILTERED_BLOCK as Core's
+// ProcessGetBlockData does: the block must be one the view knows (else it
+// goes in the notfound, as every block answer of this server); once the
+// upload target is reached, a filtered block request disconnects the peer
+// whatever the block's age (unless whitelisted); then package bip37
+// answers (bip37.Server.FilteredBlock), and the answer's bytes count
+// against the upload target.
+func serveFilteredBlock(ctx context.Context, env *handlerEnv, st *peerState, iv *wire.InvVect, emit emitFunc) (found bool, err error) {
+	if env.blocks == nil {
+		return false, nil
+	}
+	if _, _, err := env.view.HeaderByHash(iv.Hash); err != nil {
+		return false, ignoreNotFound(err)
+	}
+	if env.upload.Reached(env.now()) && !st.whitelisted {
+		env.metrics.UploadTargetRefused()
+		return false, fmt.Errorf("%w (filtered block)", errUploadTarget)
+	}
+	found, sent, err := env.bloom.FilteredBlock(ctx, st.bloom, iv.Hash, bip37Emit(emit))
+	if err != nil {
+		return found, bip37Err(err)
+	}
+	if sent > 0 {
+		env.upload.Add(sent, env.now())
+	}
+	return found, nil
 }
 
-// startBloom readies the peer's BIP-37 state once the handshake is done:
-// the tip the update budget counts the chain's growth from, and the
-// announcement type (wtxidrelay).
-func (p *peer) startBloom() {
-	bp := p.st.bloom
-	if tip, ok := p.srv.cfg.View.Tip(); ok {
-		bp.startTip = tip.Height
+// handleMemPool is Core's MEMPOOL: without NODE_BLOOM the peer is
+// disconnected without penalty, unless whitelisted (Core's noban
+// permission), whose request is ignored; with the upload target reached,
+// likewise; otherwise the announcer answers at its next turn with an inv
+// of the mirror's transactions that match the peer's filter (all of them
+// without a filter), a chunk at a time.
+func handleMemPool(env *handlerEnv, st *peerState) error {
+	if env.bloom == nil {
+		if st.whitelisted {
+			return nil
+		}
+		return bloomNotServed(wire.CmdMemPool)
 	}
-	bp.wtxidRelay = p.st.wtxidRelay
+	if env.upload != nil && env.upload.Reached(env.now()) && !st.whitelisted {
+		env.metrics.UploadTargetRefused()
+		return fmt.Errorf("%w (mempool request)", errUploadTarget)
+	}
+	st.bloom.AskMempool()
+	return nil
+}
+
+// startBloom readies the peer's BIP-37 state once the handshake is done.
+func (p *peer) startBloom() {
+	p.st.bloom.Start(p.srv.env.tipHeight(), p.st.wtxidRelay)
+}
+
+// bloomLoop is a BIP-37 peer's announcer goroutine (bip37.Server.Announce).
+func (p *peer) bloomLoop(ctx context.Context) (err error) {
+	defer p.recoverPeer("announcer", &err)
+	return p.srv.env.bloom.Announce(ctx, p.st.bloom, bip37Emit(p.emit(ctx)))
 }

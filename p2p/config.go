@@ -9,6 +9,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/v2"
 	"github.com/rs/zerolog"
 
+	"github.com/cfindexd/cfindexd/p2p/bip37"
 	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
 
@@ -141,9 +142,9 @@ type Config struct {
 	TxRelayTimeout time.Duration
 	TxRelayRate    float64
 
-	// BIP-37 Bloom-filter serving (bloomconfig.go has the defaults and
+	// BIP-37 Bloom-filter serving (package bip37 has the defaults and
 	// what each bound means).
-	Bloom BloomConfig
+	Bloom bip37.Config
 
 	// Log receives the server's log lines; misbehaving peers log at debug.
 	Log zerolog.Logger
@@ -195,7 +196,7 @@ func (c Config) withDefaults() Config {
 	if c.UserAgent == "" {
 		c.UserAgent = "/cfindexd:0.1.0/"
 	}
-	c.Bloom = c.Bloom.withDefaults()
+	c.Bloom = c.Bloom.WithDefaults()
 	if c.Metrics == nil {
 		c.Metrics = NopMetrics{}
 	}
@@ -218,28 +219,72 @@ func (c Config) Validate() error {
 		return bad("View is required")
 	case c.RelayTx && c.Relay == nil:
 		return bad("RelayTx needs a Relay")
-	case c.MaxPeers < 1 || c.MaxPeersPerIP < 1 || c.MaxPeersPerSubnet < 1:
-		return bad("MaxPeers %d, MaxPeersPerIP %d and MaxPeersPerSubnet %d must be positive", c.MaxPeers, c.MaxPeersPerIP, c.MaxPeersPerSubnet)
 	case c.StopHashWait < 0 || c.StopHashWait > MaxStopHashWait:
 		return bad("StopHashWait %v outside 0..%v", c.StopHashWait, MaxStopHashWait)
 	case c.HandshakeTimeout < 0 || c.IdleTimeout < 0 || c.PingInterval < 0 || c.WriteTimeout < 0 ||
-		c.TxRelayTimeout < 0 || c.SendStallTimeout < 0:
+		c.TxRelayTimeout < 0:
 		return bad("timeouts must be positive")
 	case c.PingInterval >= c.IdleTimeout:
 		return bad("PingInterval %v must be below IdleTimeout %v", c.PingInterval, c.IdleTimeout)
-	case c.PeerSendBudget < 1 || c.SendBudget < 1 || c.RecvBudget < 1 || c.MinRecvRate < 1:
-		return bad("PeerSendBudget, SendBudget, RecvBudget and MinRecvRate must be positive")
-	case c.MaxFilterWork < 1 || c.BlockCacheBytes < 1 || c.MaxBlockFetches < 1 || c.MaxDiscouraged < 1:
-		return bad("MaxFilterWork, BlockCacheBytes, MaxBlockFetches and MaxDiscouraged must be positive")
-	case c.MaxUploadTarget < 0:
-		return bad("MaxUploadTarget %d is negative", c.MaxUploadTarget)
-	case c.TxRelayRate < 0:
-		return bad("TxRelayRate %g is negative", c.TxRelayRate)
+	case c.MinRecvRate < 1:
+		return bad("MinRecvRate must be positive")
+	case c.MaxFilterWork < 1 || c.BlockCacheBytes < 1 || c.MaxDiscouraged < 1:
+		return bad("MaxFilterWork, BlockCacheBytes and MaxDiscouraged must be positive")
 	case len(c.UserAgent) > 256:
 		return bad("UserAgent longer than 256 bytes")
 	}
-	if err := c.Bloom.validate(); err != nil {
-		return bad("%v", err)
+	if err := c.CheckLimits(); err != nil {
+		return err
+	}
+	if err := c.Bloom.Validate(); err != nil {
+		return bad("Bloom.%v", err)
+	}
+	return nil
+}
+
+// Limit is the range Min..Max (inclusive) a Config setting may take, in
+// the setting's own units: a count, bytes, nanoseconds, per second.
+type Limit struct{ Min, Max float64 }
+
+// LimitError is the error of a setting outside its Limit: Field names the
+// Config field. It wraps ErrBadConfig.
+type LimitError struct {
+	Field string
+	Value float64
+	Limit Limit
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("%v: %s %v is outside %v..%v", ErrBadConfig, e.Field, e.Value, e.Limit.Min, e.Limit.Max)
+}
+
+func (e *LimitError) Unwrap() error { return ErrBadConfig }
+
+// CheckLimits reports the first of the operator's settings outside its
+// range as a *LimitError: the peer caps, the send and receive budgets,
+// the stall timeout, block fetches, the upload target and the relay rate.
+// It checks c as it is: Validate applies the defaults first, while a
+// daemon checking its own keys sees a zero as zero.
+func (c Config) CheckLimits() error {
+	for _, s := range []struct {
+		field string
+		value float64
+		limit Limit
+	}{
+		{"MaxPeers", float64(c.MaxPeers), Limit{1, 10000}},
+		{"MaxPeersPerIP", float64(c.MaxPeersPerIP), Limit{1, 10000}},
+		{"MaxPeersPerSubnet", float64(c.MaxPeersPerSubnet), Limit{1, 10000}},
+		{"SendBudget", float64(c.SendBudget), Limit{1 << 20, 64 << 30}},
+		{"PeerSendBudget", float64(c.PeerSendBudget), Limit{16 << 10, 1 << 30}},
+		{"RecvBudget", float64(c.RecvBudget), Limit{1 << 20, 4 << 30}},
+		{"SendStallTimeout", float64(c.SendStallTimeout), Limit{float64(time.Second), float64(time.Hour)}},
+		{"MaxBlockFetches", float64(c.MaxBlockFetches), Limit{1, 64}},
+		{"MaxUploadTarget", float64(c.MaxUploadTarget), Limit{0, 16 << 40}},
+		{"TxRelayRate", c.TxRelayRate, Limit{1, 10000}},
+	} {
+		if !(s.value >= s.limit.Min && s.value <= s.limit.Max) {
+			return &LimitError{Field: s.field, Value: s.value, Limit: s.limit}
+		}
 	}
 	return nil
 }

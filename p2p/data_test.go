@@ -11,8 +11,6 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
-
-	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
 
 // fakeNode is a BlockFetcher and TxRelayer backed by maps.
@@ -184,75 +182,6 @@ func TestTxIgnoredWhenRelayDisabled(t *testing.T) {
 	if len(node.relayed) != 0 {
 		t.Fatal("transaction relayed with relay disabled")
 	}
-}
-
-// slowNode blocks FetchBlock until release is closed or ctx ends.
-type slowNode struct {
-	fakeNode
-	started chan struct{}
-	release chan struct{}
-}
-
-func (n *slowNode) FetchBlock(ctx context.Context, hash chainhash.Hash) (*wire.MsgBlock, error) {
-	n.started <- struct{}{}
-	select {
-	case <-n.release:
-		return n.fakeNode.FetchBlock(ctx, hash)
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-func TestBlockCacheSharesFetchAndSurvivesLeavingPeer(t *testing.T) {
-	view := newFakeView(3, 24)
-	b := view.at(2)
-	node := &slowNode{
-		fakeNode: fakeNode{blocks: map[chainhash.Hash]*wire.MsgBlock{b.hash: blockFor(b)}},
-		started:  make(chan struct{}, 4),
-		release:  make(chan struct{}),
-	}
-	cache := newBlockProxy(node, newFetchGate(2, nil), peerpolicy.NewUploadTarget(0), 1<<20)
-	leaverCtx, leave := context.WithCancel(context.Background())
-	leaverDone := make(chan error, 1)
-	go func() {
-		_, err := cache.Get(leaverCtx, b.hash, true)
-		leaverDone <- err
-	}()
-	<-node.started // the first peer's fetch is in flight
-	stayerDone := make(chan error, 1)
-	want := encodeBlock(t, blockFor(b), wire.WitnessEncoding)
-	go func() {
-		blk, err := cache.Get(context.Background(), b.hash, true)
-		if err == nil && !bytes.Equal(blk.payload, want) {
-			err = fmt.Errorf("wrong block")
-		}
-		stayerDone <- err
-	}()
-	waitFor(t, "second caller joined the fetch", ioTimeout, func() bool {
-		cache.mu.Lock()
-		defer cache.mu.Unlock()
-		f := cache.inflight[blockKey{b.hash, true}]
-		return f != nil && f.waiters == 1
-	})
-	leave() // the first peer disconnects mid-fetch
-	if err := <-leaverDone; !errors.Is(err, context.Canceled) {
-		t.Fatalf("leaver: %v", err)
-	}
-	<-node.started // the stayer fetches again
-	close(node.release)
-	if err := <-stayerDone; err != nil {
-		t.Fatalf("stayer: %v", err)
-	}
-}
-
-// encodeBlock serialises blk with enc.
-func encodeBlock(t testing.TB, blk *wire.MsgBlock, enc wire.MessageEncoding) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := blk.BtcEncode(&buf, ProtocolVersion, enc); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
 }
 
 // Once the upload target is reached, blocks more than a week older than

@@ -4,11 +4,11 @@
 //
 // It owns the accept loop, admission, the handshake, each peer's read,
 // dispatch and write loops, the request handlers (getcfilters,
-// getcfheaders, getcfcheckpt, getheaders, getdata, BIP-37), optional
+// getcfheaders, getcfcheckpt, getheaders, getdata, getblocks), optional
 // transaction relay, tip announcements, and every bound on what a peer may
 // cost. It depends only on the interfaces it declares (ChainView,
-// BlockFetcher, TxRelayer, Mempool, Metrics); their adapters to the store
-// and the node live with the daemon's wiring. It must not write to the
+// BlockFetcher, TxRelayer, Metrics) and bip37.Mempool; their adapters to
+// the store and the node live with the daemon's wiring. It must not write to the
 // store, fetch blocks the store does not know, relay addresses, keep
 // package-level mutable state or log through a global logger.
 //
@@ -37,7 +37,9 @@
 //
 // Admission, eviction, discouragement, the whitelist, rates, the upload
 // target and the BIP-37 CPU share are package peerpolicy's answers; this
-// package decides when to ask.
+// package decides when to ask. Package blockproxy fetches and caches the
+// blocks peers ask for; package bip37 serves Bloom-filter wallets once
+// this package has read and checked their messages.
 //
 // # Caveats
 //

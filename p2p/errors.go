@@ -38,11 +38,6 @@ var errDisconnect = errors.New("disconnect")
 // server. It wraps errDisconnect.
 var errInvalidRequest = fmt.Errorf("%w: invalid request", errDisconnect)
 
-// misbehaving returns an error wrapping ErrMisbehaving with a reason.
-func misbehaving(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrMisbehaving, fmt.Sprintf(format, args...))
-}
-
 // invalidRequest returns an error wrapping errInvalidRequest with a reason.
 func invalidRequest(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errInvalidRequest, fmt.Sprintf(format, args...))

@@ -6,13 +6,6 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 )
 
-// InFlight returns the fetches in progress.
-func (g *fetchGate) InFlight() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.inFlight
-}
-
 // Used returns the bytes currently taken.
 func (p *sendPool) Used() int64 {
 	p.mu.Lock()
@@ -25,13 +18,6 @@ func (b *peerBudget) Queued() int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.queued
-}
-
-// Used returns the bytes held (decoded blocks alive and reservations).
-func (c *decodedCache) Used() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.used
 }
 
 // ConnCount returns the number of admitted connections, handshaking

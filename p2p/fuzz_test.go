@@ -13,25 +13,21 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
 
+	"github.com/cfindexd/cfindexd/p2p/bip37"
+	"github.com/cfindexd/cfindexd/p2p/blockproxy"
 	"github.com/cfindexd/cfindexd/p2p/msgread"
 	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
 
 // decodableCommands are the commands msgread.DecodePayload accepts, indexed by the
 // fuzzer's first byte.
-var decodableCommands = func() []string {
-	var out []string
-	for _, cmd := range []string{
-		wire.CmdVersion, wire.CmdVerAck, wire.CmdSendAddrV2, wire.CmdWTxIdRelay, wire.CmdSendHeaders,
-		wire.CmdFeeFilter, wire.CmdPing, wire.CmdPong, wire.CmdGetAddr, wire.CmdGetHeaders,
-		wire.CmdGetCFilters, wire.CmdGetCFHeaders, wire.CmdGetCFCheckpt, wire.CmdGetData, wire.CmdInv, wire.CmdTx,
-		wire.CmdNotFound, wire.CmdFilterLoad, wire.CmdFilterAdd, wire.CmdFilterClear, wire.CmdMemPool,
-		wire.CmdGetBlocks,
-	} {
-		out = append(out, cmd)
-	}
-	return out
-}()
+var decodableCommands = []string{
+	wire.CmdVersion, wire.CmdVerAck, wire.CmdSendAddrV2, wire.CmdWTxIdRelay, wire.CmdSendHeaders,
+	wire.CmdFeeFilter, wire.CmdPing, wire.CmdPong, wire.CmdGetAddr, wire.CmdGetHeaders,
+	wire.CmdGetCFilters, wire.CmdGetCFHeaders, wire.CmdGetCFCheckpt, wire.CmdGetData, wire.CmdInv, wire.CmdTx,
+	wire.CmdNotFound, wire.CmdFilterLoad, wire.CmdFilterAdd, wire.CmdFilterClear, wire.CmdMemPool,
+	wire.CmdGetBlocks,
+}
 
 // payloadOf serialises msg for the seed corpus.
 func payloadOf(msg wire.Message) []byte {
@@ -57,7 +53,7 @@ func fuzzEnv(view *fakeView) *handlerEnv {
 		node.blocks[view.at(h).hash] = blockFor(view.at(h))
 	}
 	env := fuzzEnvOf(view, node)
-	env.bloom = newBloomServer(BloomConfig{Enabled: true}.withDefaults(), env.blocks, env.metrics, env.now)
+	env.bloom = bip37.New(bip37.Config{Enabled: true}.WithDefaults(), bip37.Env{Net: env.net, Blocks: blockproxy.NewDecodedCache(env.blocks, bip37.DefaultFilteredBlockCacheBytes), Log: env.log, Now: env.now, NotFound: ErrNotFound})
 	return env
 }
 
@@ -66,7 +62,8 @@ func fuzzEnvOf(view *fakeView, node *fakeNode) *handlerEnv {
 		view:       view,
 		net:        chaincfg.RegressionNetParams.Net,
 		filterWork: make(chan struct{}, 1),
-		blocks:     newBlockProxy(node, newFetchGate(1, nil), peerpolicy.NewUploadTarget(1), 1<<20),
+		blocks:     blockproxy.New(node, blockproxy.NewGate(1, nil), 1<<20, ProtocolVersion),
+		upload:     peerpolicy.NewUploadTarget(1),
 		relay:      node,
 		relayWait:  DefaultTxRelayTimeout,
 		relayRate:  peerpolicy.NewSharedBucket(1000, 1000),
@@ -84,7 +81,7 @@ func addFuzzSeeds(f *testing.F, view *fakeView) {
 	_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessBlock, h(1)))
 	_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeTx, h(1)))
 	inv := wire.NewMsgInv()
-	_ = inv.AddInvVect(wire.NewInvVect(invTypeWTx, h(2)))
+	_ = inv.AddInvVect(wire.NewInvVect(msgread.InvTypeWTx, h(2)))
 	me := wire.NewNetAddressIPPort(nil, 0, 0)
 	fgd := wire.NewMsgGetData()
 	_ = fgd.AddInvVect(wire.NewInvVect(wire.InvTypeFilteredBlock, h(1)))
@@ -123,7 +120,7 @@ func FuzzDispatch(f *testing.F) {
 		}
 		env := fuzzEnv(view)
 		st := newPeerState(1, 2)
-		st.bloom = newBloomPeer(DefaultBloomUpdateAllowance)
+		st.bloom = env.bloom.NewPeer()
 		emit := func(o outbound) error { checkOutbound(t, o); return nil }
 		_ = dispatch(context.Background(), env, st, msg, emit)
 	})

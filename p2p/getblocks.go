@@ -36,7 +36,7 @@ func handleGetBlocks(ctx context.Context, env *handlerEnv, st *peerState, m *wir
 		return err
 	}
 	if len(inv.InvList) == maxGetBlocksInv {
-		st.bloom.continuation = last
+		st.bloom.SetContinuation(last)
 	}
 	return emit(outbound{Msg: inv, Enc: wire.BaseEncoding})
 }
@@ -77,11 +77,9 @@ func buildBlockInv(env *handlerEnv, m *wire.MsgGetBlocks) (*wire.MsgInv, chainha
 // continuation block (Core's m_continuation_block), so that it sends its
 // next getblocks.
 func continueGetBlocks(env *handlerEnv, st *peerState, hash chainhash.Hash, emit emitFunc) error {
-	bp := st.bloom
-	if bp == nil || bp.continuation == (chainhash.Hash{}) || hash != bp.continuation {
+	if st.bloom == nil || !st.bloom.TakeContinuation(hash) {
 		return nil
 	}
-	bp.continuation = chainhash.Hash{}
 	tip, ok := env.view.Tip()
 	if !ok {
 		return nil

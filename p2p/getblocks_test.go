@@ -99,7 +99,7 @@ func TestFilteredBlockUploadTarget(t *testing.T) {
 			cfg.Whitelist = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 		}
 		srv := startServer(t, cfg)
-		srv.env.blocks.upload.Add(10, time.Now())
+		srv.env.upload.Add(10, time.Now())
 		cl, _ := connect(t, srv.addr)
 		cl.send(walletFilter(t, wire.BloomUpdateAll, c.keys[3][0]).MsgFilterLoad())
 		gd := wire.NewMsgGetData()

@@ -3,11 +3,20 @@ package p2p
 import (
 	"context"
 	"errors"
+	"fmt"
+	"time"
 
 	"github.com/btcsuite/btcd/wire/v2"
 
+	"github.com/cfindexd/cfindexd/p2p/blockproxy"
+	"github.com/cfindexd/cfindexd/p2p/msgread"
+	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 	"github.com/cfindexd/cfindexd/wireframe"
 )
+
+// errUploadTarget ends a peer that asks for a historical block after the
+// upload target was reached (Core disconnects such a peer too).
+var errUploadTarget = fmt.Errorf("%w: historical block requested with the upload target reached", errDisconnect)
 
 // handleGetData serves blocks (MSG_BLOCK without witnesses, MSG_WITNESS_BLOCK
 // with) that the view knows, fetched from the node through the block proxy.
@@ -18,9 +27,9 @@ import (
 //
 // With BIP-37 serving on, MSG_FILTERED_BLOCK gets a merkleblock and the
 // matched transactions (serveFilteredBlock), and transactions the peer was
-// told of are served from the mempool mirror (mempoolTx). Filtered blocks
-// never go in the notfound when there is nothing to send (no filter, or
-// serving off): Core sends no answer then. MSG_FILTERED_WITNESS_BLOCK is
+// told of are served from the mempool mirror (bip37.Server.MempoolTx).
+// Filtered blocks never go in the notfound when there is nothing to send
+// (no filter, or serving off): Core sends no answer then. MSG_FILTERED_WITNESS_BLOCK is
 // ignored, as Core ignores it (it is not a type Core serves).
 func handleGetData(ctx context.Context, env *handlerEnv, st *peerState, m *wire.MsgGetData, emit emitFunc) error {
 	notFound := wire.NewMsgNotFound()
@@ -48,12 +57,14 @@ func handleGetData(ctx context.Context, env *handlerEnv, st *peerState, m *wire.
 			continue
 		case wire.InvTypeFilteredWitnessBlock:
 			continue
-		case wire.InvTypeTx, wire.InvTypeWitnessTx, invTypeWTx:
-			if mt := env.mempoolTx(st, iv); mt != nil {
-				if err := serveMempoolTx(env, mt, iv.Type, emit); err != nil {
-					return err
+		case wire.InvTypeTx, wire.InvTypeWitnessTx, msgread.InvTypeWTx:
+			if env.bloom != nil {
+				if frame := env.bloom.MempoolTx(st.bloom, iv); frame != nil {
+					if err := emit(outbound{Command: wire.CmdTx, Frame: frame}); err != nil {
+						return err
+					}
+					continue
 				}
-				continue
 			}
 			_ = notFound.AddInvVect(iv)
 			continue
@@ -70,11 +81,11 @@ func handleGetData(ctx context.Context, env *handlerEnv, st *peerState, m *wire.
 			continue
 		}
 		hdr := make([]byte, wireframe.HeaderSize)
-		wireframe.PutHeader(hdr, env.net, wire.CmdBlock, len(block.payload), block.sum)
-		if err := emit(outbound{Command: wire.CmdBlock, Frame: hdr, Payload: block.payload}); err != nil {
+		wireframe.PutHeader(hdr, env.net, wire.CmdBlock, len(block.Payload), block.Sum)
+		if err := emit(outbound{Command: wire.CmdBlock, Frame: hdr, Payload: block.Payload}); err != nil {
 			return err
 		}
-		env.blocks.upload.Add(wireframe.HeaderSize+len(block.payload), env.now())
+		env.upload.Add(wireframe.HeaderSize+len(block.Payload), env.now())
 		if err := continueGetBlocks(env, st, iv.Hash, emit); err != nil {
 			return err
 		}
@@ -88,19 +99,19 @@ func handleGetData(ctx context.Context, env *handlerEnv, st *peerState, m *wire.
 // fetchBlock returns a block the view knows (active or stale) from the
 // proxy. Blocks the view does not know are not fetched, so a peer cannot
 // make the node look up arbitrary hashes.
-func (env *handlerEnv) fetchBlock(ctx context.Context, st *peerState, iv *wire.InvVect, witness bool) (encodedBlock, error) {
+func (env *handlerEnv) fetchBlock(ctx context.Context, st *peerState, iv *wire.InvVect, witness bool) (blockproxy.Encoded, error) {
 	if env.blocks == nil {
-		return encodedBlock{}, ErrNotFound
+		return blockproxy.Encoded{}, ErrNotFound
 	}
 	hdr, _, err := env.view.HeaderByHash(iv.Hash)
 	if err != nil {
-		return encodedBlock{}, err
+		return blockproxy.Encoded{}, err
 	}
 	if tip, ok := env.view.Tip(); ok {
 		tipHdr, _, err := env.view.HeaderByHash(tip.Hash)
-		if err == nil && env.blocks.historicalRefused(hdr.Timestamp, tipHdr.Timestamp, st.whitelisted, env.now()) {
+		if err == nil && env.historicalRefused(hdr.Timestamp, tipHdr.Timestamp, st.whitelisted, env.now()) {
 			env.metrics.UploadTargetRefused()
-			return encodedBlock{}, errUploadTarget
+			return blockproxy.Encoded{}, errUploadTarget
 		}
 	}
 	block, err := env.blocks.Get(ctx, iv.Hash, witness)
@@ -108,4 +119,12 @@ func (env *handlerEnv) fetchBlock(ctx context.Context, st *peerState, iv *wire.I
 		env.log.Warn().Err(err).Stringer("block", iv.Hash).Msg("fetching block for a peer failed")
 	}
 	return block, err
+}
+
+// historicalRefused reports whether a block with header time blockTime
+// must be refused: the upload target is reached, the peer is not
+// whitelisted, and the block is more than a week older than the tip (Core's
+// rule; recent blocks are always served).
+func (env *handlerEnv) historicalRefused(blockTime, tipTime time.Time, whitelisted bool, now time.Time) bool {
+	return !whitelisted && tipTime.Sub(blockTime) > peerpolicy.HistoricalBlockAge && env.upload.Reached(now)
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
 
+	"github.com/cfindexd/cfindexd/p2p/bip37"
+	"github.com/cfindexd/cfindexd/p2p/blockproxy"
 	"github.com/cfindexd/cfindexd/p2p/msgread"
 	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
@@ -58,11 +60,12 @@ type handlerEnv struct {
 	// hashLists holds the block-hash lists of getcfilters answers being
 	// streamed (MaxGetCFilters hashes each), reused between answers.
 	hashLists slicePool[chainhash.Hash]
-	blocks    *blockProxy // nil: no block fetcher
-	relay     TxRelayer   // nil: transaction relay disabled
+	blocks    *blockproxy.Proxy        // nil: no block fetcher
+	upload    *peerpolicy.UploadTarget // nil: no block fetcher
+	relay     TxRelayer                // nil: transaction relay disabled
 	relayWait time.Duration
 	relayRate *peerpolicy.SharedBucket // server-wide transaction relay rate
-	bloom     *bloomServer             // nil: BIP-37 serving off
+	bloom     *bip37.Server            // nil: BIP-37 serving off
 	metrics   Metrics
 	log       zerolog.Logger
 	now       func() time.Time
@@ -88,7 +91,7 @@ type peerState struct {
 	// txBudget limits the transactions a peer gets relayed to the node.
 	txBudget peerpolicy.TokenBucket
 	// bloom is the peer's BIP-37 state; nil when BIP-37 serving is off.
-	bloom *bloomPeer
+	bloom *bip37.Peer
 
 	// pingNonce and pingSent describe the ping in flight (written by the
 	// ticker, read by the reader); minPing is the lowest round trip seen

@@ -55,7 +55,7 @@ func (p *peer) versionExchange(ctx context.Context) error {
 	}
 	p.st.pver = min(uint32(v.ProtocolVersion), ProtocolVersion)
 	if p.st.bloom != nil {
-		p.st.bloom.relay = !v.DisableRelayTx // Core's m_relay_txs = fRelay
+		p.st.bloom.SetRelay(!v.DisableRelayTx)
 	}
 	p.log = p.log.With().Str("agent", v.UserAgent).Uint32("pver", p.st.pver).Logger()
 

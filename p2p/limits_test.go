@@ -193,7 +193,7 @@ func TestSendBudgetBlocksHandlerThenStalls(t *testing.T) {
 	view := newFakeView(5, 19)
 	cfg := testConfig(view)
 	cfg.PeerSendBudget = 16 << 10
-	cfg.SendStallTimeout = 300 * time.Millisecond
+	cfg.SendStallTimeout = time.Second
 	s, p, _, ctx := writingPipePeer(t, cfg)
 
 	// A handler emitting 1 KiB cfilters to a peer that reads nothing.

@@ -4,7 +4,8 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 
-	"github.com/cfindexd/cfindexd/bloom"
+	"github.com/cfindexd/cfindexd/p2p/bip37"
+	"github.com/cfindexd/cfindexd/p2p/blockproxy"
 	"github.com/cfindexd/cfindexd/p2p/msgread"
 	"github.com/cfindexd/cfindexd/wireframe"
 )
@@ -36,9 +37,9 @@ const (
 	// answerBuild bounds an answer built under a filter-work slot: 2,000
 	// headers, their pointers and the encoded frame.
 	answerBuild = 512 << 10
-	// maxBlockBytes is Core's MAX_BLOCK_SERIALIZED_SIZE; a fetch holds a
-	// block about blockFetchFactor times (hex reply, decoded, encoded).
-	maxBlockBytes    = 4_000_000
+	// blockFetchFactor: a fetch holds a block (of at most
+	// blockproxy.MaxBlockBytes) about that many times (hex reply,
+	// decoded, encoded).
 	blockFetchFactor = 5
 	// wireScriptSlab is what btcd's wire borrows for the scripts
 	// of every block or transaction it decodes: a 4 MiB slab from a free
@@ -47,25 +48,8 @@ const (
 	// one block at a time, so that many slabs stay on the heap whatever
 	// the blocks' sizes.
 	wireScriptSlab = 4 << 20
-	// invVectSize is the size of one inventory entry.
-	invVectSize = msgread.InvVectSize
 	// discouragedEntryBytes is the cost of one discouragement entry.
 	discouragedEntryBytes = 64
-
-	// BIP-37 serving (Config.Bloom.Enabled). bloomPeerBytes is a peer's
-	// state: its filter (36,000 bytes at most), the announcer's queue
-	// (the mirror subscription's buffer and as many pending) and one
-	// mempool answer chunk (transactions and their inv), the matched
-	// transactions of a filtered block serialized ahead, and the
-	// announcer goroutine's stack.
-	bloomPeerBytes = bloom.MaxFilterSize + 2*announceBuffer*8 + mempoolChunk*(2*8+2*invVectSize) +
-		preserializeMatched + 16<<10
-	// maxTxFrame is the largest transaction frame a BIP-37 peer is sent
-	// (a matched or mempool transaction): a standard transaction's
-	// 400,000 bytes (MAX_STANDARD_TX_WEIGHT). A block may carry a larger,
-	// non-standard one (up to 1 MB without witness); serving it exceeds
-	// the bound by the difference, for as long as it is queued.
-	maxTxFrame = wireframe.HeaderSize + 400_000
 )
 
 // MemoryBound returns the most heap the P2P server can hold for its peers
@@ -84,11 +68,11 @@ func MemoryBound(cfg Config) int64 {
 	queueEntry := int64(maxQueueEntry)
 	var bloomBytes int64
 	if c.Bloom.Enabled {
-		unshared = max(unshared, maxTxFrame)
-		queueEntry = max(queueEntry, maxTxFrame)
-		bloomBytes = n * bloomPeerBytes
+		unshared = max(unshared, bip37.MaxTxFrame)
+		queueEntry = max(queueEntry, bip37.MaxTxFrame)
+		bloomBytes = n * bip37.PeerBytes
 		if c.Blocks != nil {
-			bloomBytes += c.Bloom.FilteredBlockCacheBytes + maxDecodedBlock + wireScriptSlab
+			bloomBytes += c.Bloom.FilteredBlockCacheBytes + blockproxy.MaxDecodedBlock + wireScriptSlab
 		}
 	}
 	perPeer := int64(peerReadBuffer+peerWriteBuffer+decodedFactor*msgread.MaxSmallFrame+
@@ -100,7 +84,7 @@ func MemoryBound(cfg Config) int64 {
 	}
 	var blocks int64
 	if c.Blocks != nil {
-		blocks = c.BlockCacheBytes + int64(c.MaxBlockFetches)*(blockFetchFactor*maxBlockBytes+wireScriptSlab)
+		blocks = c.BlockCacheBytes + int64(c.MaxBlockFetches)*(blockFetchFactor*blockproxy.MaxBlockBytes+wireScriptSlab)
 	}
 	return n*perPeer + queued + recv + blocks + bloomBytes +
 		int64(c.MaxFilterWork)*answerBuild +

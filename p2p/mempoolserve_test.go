@@ -10,6 +10,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/internal/testtime"
+	"github.com/cfindexd/cfindexd/p2p/msgread"
 )
 
 // payTo is a mempool transaction paying a P2PKH script of key, distinct
@@ -194,12 +195,12 @@ func TestMempoolRequest(t *testing.T) {
 	inv, _ = awaitInv(t, unfiltered, txs[0].WitnessHash(), ioTimeout)
 	seen := invHashes([]wire.Message{inv})
 	for _, tx := range txs {
-		if seen[tx.WitnessHash()] != invTypeWTx {
+		if seen[tx.WitnessHash()] != msgread.InvTypeWTx {
 			t.Fatalf("unfiltered mempool answer lacks %s as MSG_WTX: %v", tx.WitnessHash(), seen)
 		}
 	}
 	gd := wire.NewMsgGetData()
-	_ = gd.AddInvVect(wire.NewInvVect(invTypeWTx, hashPtr(txs[1].WitnessHash())))
+	_ = gd.AddInvVect(wire.NewInvVect(msgread.InvTypeWTx, hashPtr(txs[1].WitnessHash())))
 	unfiltered.send(gd)
 	answers := unfiltered.sync()
 	if len(answers) != 1 || !bytes.Equal(encodeTx(t, answers[0].(*wire.MsgTx), true), encodeTx(t, txs[1], true)) {
@@ -221,7 +222,7 @@ func TestMempoolRequest(t *testing.T) {
 	m := newCountingMetrics()
 	cfg.Metrics = m
 	srv2 := startServer(t, cfg)
-	srv2.env.blocks.upload.Add(10, time.Now())
+	srv2.env.upload.Add(10, time.Now())
 	cl := connectRelay(t, srv2.addr, false)
 	cl.send(wire.NewMsgMemPool())
 	cl.expectDisconnect()

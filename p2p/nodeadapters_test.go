@@ -11,6 +11,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/mempool"
 	"github.com/cfindexd/cfindexd/nodeclient"
+	"github.com/cfindexd/cfindexd/p2p/bip37"
 )
 
 // The daemon's adapters (cmd/cfindexd/nodeblocks.go), for tests that run
@@ -42,4 +43,4 @@ func (n nodeBlocks) RelayTransaction(ctx context.Context, raw []byte) (chainhash
 // mirrorMempool serves Mempool from a mirror.
 type mirrorMempool struct{ *mempool.Mirror }
 
-func (m mirrorMempool) Subscribe(buffer int) MempoolSubscription { return m.Mirror.Subscribe(buffer) }
+func (m mirrorMempool) Subscribe(buffer int) bip37.Subscription { return m.Mirror.Subscribe(buffer) }

@@ -62,7 +62,7 @@ func newPeer(s *Server, conn net.Conn, slot *peerSlot) *peer {
 		budget: newPeerBudget(s.sendPool, int64(s.cfg.PeerSendBudget), s.cfg.SendStallTimeout),
 	}
 	if s.env.bloom != nil {
-		p.st.bloom = newBloomPeer(s.cfg.Bloom.UpdateAllowance)
+		p.st.bloom = s.env.bloom.NewPeer()
 	}
 	p.fr = &msgread.Reader{
 		R:           bufio.NewReaderSize(conn, peerReadBuffer),
@@ -306,7 +306,7 @@ func (p *peer) run(ctx context.Context) (err error) {
 	var bloomErr error
 	if p.st.bloom != nil {
 		p.startBloom()
-		defer p.srv.env.dropBloomPeer(p.st.bloom)
+		defer p.srv.env.bloom.DropPeer(p.st.bloom)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -15,6 +15,8 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/cfindexd/cfindexd/p2p/bip37"
+	"github.com/cfindexd/cfindexd/p2p/blockproxy"
 	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
 
@@ -62,14 +64,20 @@ func New(cfg Config) (*Server, error) {
 	env.releaseWork = func() { <-env.filterWork }
 	env.chunks.size, env.headerFrames.size, env.hashLists.size = chunkCap, maxCFHeadersFrame, MaxGetCFilters
 	if cfg.Blocks != nil {
-		env.blocks = newBlockProxy(cfg.Blocks, newFetchGate(cfg.MaxBlockFetches, cfg.IndexerBusy),
-			peerpolicy.NewUploadTarget(cfg.MaxUploadTarget), cfg.BlockCacheBytes)
+		env.blocks = blockproxy.New(cfg.Blocks, blockproxy.NewGate(cfg.MaxBlockFetches, cfg.IndexerBusy),
+			cfg.BlockCacheBytes, ProtocolVersion)
+		env.upload = peerpolicy.NewUploadTarget(cfg.MaxUploadTarget)
 	}
 	if cfg.RelayTx {
 		env.relay = cfg.Relay
 	}
 	if cfg.Bloom.Enabled {
-		env.bloom = newBloomServer(cfg.Bloom, env.blocks, cfg.Metrics, cfg.Now)
+		bm, _ := cfg.Metrics.(bip37.Metrics)
+		var decoded *blockproxy.DecodedCache
+		if env.blocks != nil {
+			decoded = blockproxy.NewDecodedCache(env.blocks, cfg.Bloom.FilteredBlockCacheBytes)
+		}
+		env.bloom = bip37.New(cfg.Bloom, bip37.Env{Net: cfg.Params.Net, Blocks: decoded, Metrics: bm, Log: log, Now: cfg.Now, NotFound: ErrNotFound})
 	}
 	keys := randomUint64s(5)
 	ttl := cfg.DiscourageDuration

@@ -8,9 +8,6 @@ import (
 	"github.com/cfindexd/cfindexd/p2p/msgread"
 )
 
-// invTypeWTx is BIP-339's MSG_WTX, which btcd's wire does not name.
-const invTypeWTx wire.InvType = 5
-
 // handleInv requests announced transactions when relay is enabled (by txid
 // or, after wtxidrelay, by wtxid). Block announcements are ignored: this
 // server follows its node, not its peers. Expired requests are dropped once
@@ -25,7 +22,7 @@ func handleInv(env *handlerEnv, st *peerState, m *wire.MsgInv, emit emitFunc) er
 	req := wire.NewMsgGetData()
 	for _, iv := range m.InvList {
 		switch iv.Type {
-		case wire.InvTypeTx, wire.InvTypeWitnessTx, invTypeWTx:
+		case wire.InvTypeTx, wire.InvTypeWitnessTx, msgread.InvTypeWTx:
 		default:
 			continue
 		}
@@ -33,8 +30,8 @@ func handleInv(env *handlerEnv, st *peerState, m *wire.MsgInv, emit emitFunc) er
 			continue // already asked for, or maxTxRequests outstanding
 		}
 		typ := wire.InvTypeWitnessTx
-		if iv.Type == invTypeWTx {
-			typ = invTypeWTx
+		if iv.Type == msgread.InvTypeWTx {
+			typ = msgread.InvTypeWTx
 		}
 		_ = req.AddInvVect(wire.NewInvVect(typ, &iv.Hash))
 	}

@@ -163,7 +163,7 @@ func TestTxRelayServerWideRate(t *testing.T) {
 	node := &fakeNode{}
 	cfg := testConfig(newFakeView(5, 12))
 	cfg.Relay, cfg.RelayTx = node, true
-	cfg.TxRelayRate = 0.5 // a burst of 5, then one every 2 s
+	cfg.TxRelayRate = 1 // a burst of 10, then one a second
 	srv := startServer(t, cfg)
 	a, _ := connect(t, srv.addr)
 	b, _ := connect(t, srv.addr)
@@ -179,8 +179,8 @@ func TestTxRelayServerWideRate(t *testing.T) {
 	node.mu.Lock()
 	relayed := len(node.relayed)
 	node.mu.Unlock()
-	if relayed < 5 || relayed > 7 {
-		t.Fatalf("%d of 16 transactions relayed, want the server-wide burst of 5 (and at most a refill or two)", relayed)
+	if relayed < 10 || relayed > 12 {
+		t.Fatalf("%d of 16 transactions relayed, want the server-wide burst of 10 (and at most a refill or two)", relayed)
 	}
 	if srv.PeerCount() != 2 {
 		t.Fatal("peers punished for the server-wide rate")

@@ -20,7 +20,7 @@ import (
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
-	"github.com/cfindexd/cfindexd/p2p"
+	"github.com/cfindexd/cfindexd/p2p/bip37"
 )
 
 // Goals of the bip37 benchmark.
@@ -229,7 +229,7 @@ func benchBIP37(ctx context.Context, cfg bip37Config, logw io.Writer) (*bip37Rep
 	rep := &bip37Report{Chain: chain, Out: ws.out, LoadBefore: procstat.LoadAverage(), BloomCPU: cfg.BloomCPU,
 		WalletN: cfg.WalletN, FPR: cfg.FPR, Batch: cfg.Batch, AvgBlockBytes: avgBlock}
 	if rep.BloomCPU == 0 {
-		rep.BloomCPU = int(p2p.DefaultBloomCPUShare * 100)
+		rep.BloomCPU = int(bip37.DefaultCPUShare * 100)
 	}
 	expected, err := load.BuildExpected(ctx, node, node.Params(), hashes)
 	if err != nil {

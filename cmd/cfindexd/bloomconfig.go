@@ -8,18 +8,18 @@ import (
 
 	"github.com/cfindexd/cfindexd/mempool"
 	"github.com/cfindexd/cfindexd/metrics"
-	"github.com/cfindexd/cfindexd/p2p"
+	"github.com/cfindexd/cfindexd/p2p/bip37"
 )
 
 // validateBloom checks the keys of BIP-37 serving: the p2p package decides
 // what is valid (CheckBloomFPR, CheckBloomCPUShare), this names the key.
 func (c *Config) validateBloom() error {
-	var fprErr *p2p.BloomFPRError
-	if err := p2p.CheckBloomFPR(c.BloomMinFPR, c.BloomMaxFPR); errors.As(err, &fprErr) {
+	var fprErr *bip37.FPRError
+	if err := bip37.CheckFPR(c.BloomMinFPR, c.BloomMaxFPR); errors.As(err, &fprErr) {
 		key := map[string]string{"MaxFPR": "bloommaxfpr", "MinFPR": "bloomminfpr"}[fprErr.Field]
 		return fmt.Errorf("%s: %s", key, fprErr.Reason)
 	}
-	if p2p.CheckBloomCPUShare(bloomCPUShare(c.BloomCPU)) != nil {
+	if bip37.CheckCPUShare(bloomCPUShare(c.BloomCPU)) != nil {
 		return fmt.Errorf("bloomcpu: %d%% is outside 1..100", c.BloomCPU)
 	}
 	if c.MempoolMirror < 0 || c.MempoolMirror > 65536 {
@@ -62,8 +62,8 @@ func newMempoolMirror(cfg Config, src mempool.Source, log zerolog.Logger) (*memp
 }
 
 // bloomP2PConfig builds the P2P server's BIP-37 configuration.
-func bloomP2PConfig(cfg Config, mirror *mempool.Mirror, metrics *metrics.Metrics) p2p.BloomConfig {
-	bc := p2p.BloomConfig{
+func bloomP2PConfig(cfg Config, mirror *mempool.Mirror, metrics *metrics.Metrics) bip37.Config {
+	bc := bip37.Config{
 		Enabled:  cfg.PeerBloomFilters,
 		MaxFPR:   cfg.BloomMaxFPR,
 		MinFPR:   cfg.BloomMinFPR,
@@ -79,5 +79,5 @@ func bloomP2PConfig(cfg Config, mirror *mempool.Mirror, metrics *metrics.Metrics
 	return bc
 }
 
-// bloomCPUShare maps bloomcpu (percent) onto p2p.BloomConfig.CPUShare.
+// bloomCPUShare maps bloomcpu (percent) onto bip37.Config.CPUShare.
 func bloomCPUShare(percent int) float64 { return float64(percent) / 100 }

@@ -44,7 +44,7 @@ func TestBloomKeysRejectBadValues(t *testing.T) {
 	}
 }
 
-// The keys reach p2p.BloomConfig and the mirror; without peerbloomfilters
+// The keys reach bip37.Config and the mirror; without peerbloomfilters
 // no mirror runs (nothing polls the node's mempool).
 func TestBloomConfigWiring(t *testing.T) {
 	var node mempool.Source = (*nodeLink)(nil) // never called: Run is not started

@@ -19,6 +19,7 @@ import (
 	"github.com/cfindexd/cfindexd/mempool"
 	"github.com/cfindexd/cfindexd/netparams"
 	"github.com/cfindexd/cfindexd/p2p"
+	"github.com/cfindexd/cfindexd/p2p/bip37"
 )
 
 // envPrefix starts every environment variable cfindexd reads.
@@ -144,8 +145,8 @@ func defaultConfig() Config {
 		LogLevel:          "info",
 		LogFormat:         "auto",
 
-		BloomMaxFPR:   p2p.DefaultBloomMaxFPR,
-		BloomCPU:      int(p2p.DefaultBloomCPUShare * 100),
+		BloomMaxFPR:   bip37.DefaultMaxFPR,
+		BloomCPU:      int(bip37.DefaultCPUShare * 100),
 		MempoolMirror: mempool.DefaultMaxBytes >> 20,
 	}
 }
@@ -471,12 +472,6 @@ func (c *Config) validate() error {
 		if err := validateListenAddr(c.Listen); err != nil {
 			return fmt.Errorf("listen: %w", err)
 		}
-	}
-	if c.MaxPeers < 1 || c.MaxPeers > 10000 {
-		return fmt.Errorf("maxpeers: %d is outside 1..10000", c.MaxPeers)
-	}
-	if c.MaxPeersPerIP < 1 || c.MaxPeersPerIP > c.MaxPeers {
-		return fmt.Errorf("maxpeersperip: %d is outside 1..maxpeers (%d)", c.MaxPeersPerIP, c.MaxPeers)
 	}
 	if err := c.validateP2PDefences(); err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"github.com/cfindexd/cfindexd/mempool"
 	"github.com/cfindexd/cfindexd/nodeclient"
 	"github.com/cfindexd/cfindexd/p2p"
+	"github.com/cfindexd/cfindexd/p2p/bip37"
 )
 
 // Adapters from the node client and the mempool mirror to the interfaces
@@ -52,12 +53,12 @@ func (n nodeBlocks) RelayTransaction(ctx context.Context, raw []byte) (chainhash
 	return *h, nil
 }
 
-// p2pMempool adapts the mempool mirror to p2p.Mempool.
+// p2pMempool adapts the mempool mirror to bip37.Mempool.
 type p2pMempool struct{ *mempool.Mirror }
 
-var _ p2p.Mempool = p2pMempool{}
+var _ bip37.Mempool = p2pMempool{}
 
-// Subscribe implements p2p.Mempool.
-func (m p2pMempool) Subscribe(buffer int) p2p.MempoolSubscription {
+// Subscribe implements bip37.Mempool.
+func (m p2pMempool) Subscribe(buffer int) bip37.Subscription {
 	return m.Mirror.Subscribe(buffer)
 }

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -14,36 +17,81 @@ import (
 	"github.com/cfindexd/cfindexd/store"
 )
 
-// validateP2PDefences checks the keys of the P2P defences block.
+// validateP2PDefences checks the P2P keys: package p2p decides each
+// setting's range (p2p.Config.CheckLimits), this names the key and speaks
+// its unit.
 func (c *Config) validateP2PDefences() error {
-	if c.MaxPeersPerSubnet < 1 || c.MaxPeersPerSubnet > 10000 {
-		return fmt.Errorf("maxpeerspersubnet: %d is outside 1..10000", c.MaxPeersPerSubnet)
-	}
 	if _, err := peerpolicy.ParseWhitelist(c.Whitelist); err != nil {
 		return fmt.Errorf("whitelist: %w", err)
 	}
-	if c.SendBudget < 1 || c.SendBudget > 65536 {
-		return fmt.Errorf("sendbudget: %d MiB is outside 1..65536", c.SendBudget)
+	err := p2pLimits(*c).CheckLimits()
+	var le *p2p.LimitError
+	if errors.As(err, &le) {
+		key, unit, suffix := p2pKey(le.Field)
+		show := func(v float64) string { return strconv.FormatFloat(v/unit, 'f', -1, 64) }
+		if unit == 0 {
+			show = func(v float64) string { return shortDuration(time.Duration(v)) }
+		}
+		return fmt.Errorf("%s: %s%s is outside %s..%s", key, show(le.Value), suffix, show(le.Limit.Min), show(le.Limit.Max))
 	}
-	if c.PeerSendBudget < 16 || c.PeerSendBudget > 1<<20 {
-		return fmt.Errorf("peersendbudget: %d KiB is outside 16..1048576", c.PeerSendBudget)
+	return err
+}
+
+// p2pLimits maps the keys of the P2P limits onto p2p.Config in its units.
+func p2pLimits(c Config) p2p.Config {
+	return p2p.Config{
+		MaxPeers:          c.MaxPeers,
+		MaxPeersPerIP:     c.MaxPeersPerIP,
+		MaxPeersPerSubnet: c.MaxPeersPerSubnet,
+		SendBudget:        int64(c.SendBudget) << 20,
+		PeerSendBudget:    c.PeerSendBudget << 10,
+		RecvBudget:        int64(c.RecvBudget) << 20,
+		SendStallTimeout:  c.PeerStallTimeout,
+		MaxBlockFetches:   c.MaxBlockFetches,
+		MaxUploadTarget:   int64(c.MaxUploadTarget) << 20,
+		TxRelayRate:       float64(c.TxRelayRate),
 	}
-	if c.RecvBudget < 1 || c.RecvBudget > 4096 {
-		return fmt.Errorf("recvbudget: %d MiB is outside 1..4096", c.RecvBudget)
+}
+
+// p2pKey returns the key that sets a p2p.Config field of p2pLimits, the
+// key's unit in the field's (0: both are durations) and the unit's name.
+func p2pKey(field string) (key string, unit float64, suffix string) {
+	switch field {
+	case "SendBudget":
+		return "sendbudget", 1 << 20, " MiB"
+	case "PeerSendBudget":
+		return "peersendbudget", 1 << 10, " KiB"
+	case "RecvBudget":
+		return "recvbudget", 1 << 20, " MiB"
+	case "MaxUploadTarget":
+		return "maxuploadtarget", 1 << 20, " MiB"
+	case "SendStallTimeout":
+		return "peerstalltimeout", 0, ""
+	case "MaxPeers":
+		return "maxpeers", 1, ""
+	case "MaxPeersPerIP":
+		return "maxpeersperip", 1, ""
+	case "MaxPeersPerSubnet":
+		return "maxpeerspersubnet", 1, ""
+	case "MaxBlockFetches":
+		return "maxblockfetches", 1, ""
+	case "TxRelayRate":
+		return "txrelayrate", 1, ""
 	}
-	if c.PeerStallTimeout < time.Second || c.PeerStallTimeout > time.Hour {
-		return fmt.Errorf("peerstalltimeout: %s is outside 1s..1h", c.PeerStallTimeout)
+	return field, 1, ""
+}
+
+// shortDuration writes d as time.Duration does, without zero minutes and
+// seconds after hours or minutes (1h, not 1h0m0s).
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
 	}
-	if c.MaxBlockFetches < 1 || c.MaxBlockFetches > 64 {
-		return fmt.Errorf("maxblockfetches: %d is outside 1..64", c.MaxBlockFetches)
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
 	}
-	if c.MaxUploadTarget < 0 || c.MaxUploadTarget > 1<<24 {
-		return fmt.Errorf("maxuploadtarget: %d MiB is outside 0..16777216", c.MaxUploadTarget)
-	}
-	if c.TxRelayRate < 1 || c.TxRelayRate > 10000 {
-		return fmt.Errorf("txrelayrate: %d is outside 1..10000", c.TxRelayRate)
-	}
-	return nil
+	return s
 }
 
 // peerNodeClient returns the node client that serves P2P peers (blocks for
@@ -77,28 +125,15 @@ func p2pConfig(cfg Config, nw netparams.Network, st *store.Store, metrics *metri
 	if node != nil {
 		blocks, relay = node, node
 	}
-	return p2p.Config{
-		Params:            nw.Params,
-		View:              newStoreView(st),
-		Blocks:            blocks,
-		Relay:             relay,
-		RelayTx:           cfg.RelayTx,
-		UserAgent:         "/cfindexd:" + version + "/",
-		MaxPeers:          cfg.MaxPeers,
-		MaxPeersPerIP:     cfg.MaxPeersPerIP,
-		MaxPeersPerSubnet: cfg.MaxPeersPerSubnet,
-		Whitelist:         whitelist,
-		SendBudget:        int64(cfg.SendBudget) << 20,
-		PeerSendBudget:    cfg.PeerSendBudget << 10,
-		RecvBudget:        int64(cfg.RecvBudget) << 20,
-		SendStallTimeout:  cfg.PeerStallTimeout,
-		MaxBlockFetches:   cfg.MaxBlockFetches,
-		IndexerBusy:       indexerBusy(metrics, st, cfg.ReadyBlocks),
-		MaxUploadTarget:   int64(cfg.MaxUploadTarget) << 20,
-		TxRelayRate:       float64(cfg.TxRelayRate),
-		Log:               log,
-		Metrics:           metrics,
-	}, nil
+	pc := p2pLimits(cfg)
+	pc.Params = nw.Params
+	pc.View = newStoreView(st)
+	pc.Blocks, pc.Relay, pc.RelayTx = blocks, relay, cfg.RelayTx
+	pc.UserAgent = "/cfindexd:" + version + "/"
+	pc.Whitelist = whitelist
+	pc.IndexerBusy = indexerBusy(metrics, st, cfg.ReadyBlocks)
+	pc.Log, pc.Metrics = log, metrics
+	return pc, nil
 }
 
 // indexerBusy reports whether the indexer is catching up: the node's tip

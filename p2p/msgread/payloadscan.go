@@ -122,3 +122,6 @@ func checkDeclaredCounts(command string, payload []byte) error {
 	}
 	return nil
 }
+
+// InvTypeWTx is BIP-339's MSG_WTX, which btcd's wire does not name.
+const InvTypeWTx wire.InvType = 5

@@ -1,17 +1,17 @@
-package p2p
+package bip37
 
 import (
 	"fmt"
 	"math"
 )
 
-// Defaults of BloomConfig fields left zero.
+// Defaults of Config fields left zero.
 const (
-	// DefaultBloomMaxFPR is the light-client spec's ceiling: a filter
+	// DefaultMaxFPR is the light-client spec's ceiling: a filter
 	// whose estimated false-positive rate is above 10 % matches nearly
 	// everything and costs the server a full node's relay for nothing.
-	DefaultBloomMaxFPR = 0.1
-	// DefaultBloomUpdateAllowance is the filter updates (filterload or
+	DefaultMaxFPR = 0.1
+	// DefaultUpdateAllowance is the filter updates (filterload or
 	// filteradd) a peer may send before the spec's rate applies. bitcoinj
 	// sends one filterload (and a mempool) when it connects and reloads
 	// its filter when its key lookahead is refilled (every few dozen new
@@ -19,32 +19,32 @@ const (
 	// sends filteradd. A wallet that adds its addresses one filteradd at
 	// a time needs one per address. 100 covers either at start-up, and a
 	// wallet that reloads ten times an hour for a day still keeps most of
-	// it (see DefaultBloomUpdateBlocks).
-	DefaultBloomUpdateAllowance = 100
-	// DefaultBloomUpdateBlocks is the spec's rate: after the allowance, a
+	// it (see DefaultUpdateBlocks).
+	DefaultUpdateAllowance = 100
+	// DefaultUpdateBlocks is the spec's rate: after the allowance, a
 	// peer earns one more filter update per 10 blocks. Blocks are counted
 	// as the larger of the blocks the chain grew while the peer was
 	// connected and the filtered blocks the peer was served, so a wallet
 	// at the tip earns one per 10 new blocks and a wallet rescanning
 	// history one per 10 blocks it scans (a rescan reloads its filter as
 	// it finds transactions).
-	DefaultBloomUpdateBlocks = 10
-	// DefaultBloomCPUShare is the fraction of the machine's CPU time
+	DefaultUpdateBlocks = 10
+	// DefaultCPUShare is the fraction of the machine's CPU time
 	// (GOMAXPROCS cores) that BIP-37 work may take on average: decoding
 	// blocks, hashing their txids, matching filters against blocks and
 	// the mempool, and a charge per frame sent for the writing. The rest
 	// stays with BIP-157 peers and the indexer, whose throughput a fleet
 	// of BIP-37 wallets must not take.
-	DefaultBloomCPUShare = 0.15
+	DefaultCPUShare = 0.15
 	// DefaultFilteredBlockCacheBytes bounds the decoded blocks (with
 	// their txids) kept for filtered-block requests: many wallets asking
 	// for the same new block decode and hash it once.
 	DefaultFilteredBlockCacheBytes = 32 << 20
 )
 
-// BloomConfig configures BIP-37 serving. Zero values take the defaults
-// above; nothing is served unless Enabled.
-type BloomConfig struct {
+// Config configures BIP-37 serving. Zero values take the defaults above;
+// nothing is served unless Enabled.
+type Config struct {
 	// Enabled offers NODE_BLOOM and serves filterload, filteradd,
 	// filterclear, filtered blocks, mempool and getblocks (Core's
 	// -peerbloomfilters). Off, those messages get Core's reaction to a
@@ -62,7 +62,7 @@ type BloomConfig struct {
 	// UpdateAllowance and UpdateBlocks limit filter updates: a peer may
 	// send UpdateAllowance filterload and filteradd messages at once, and
 	// earns one more per UpdateBlocks blocks (see
-	// DefaultBloomUpdateBlocks), up to UpdateAllowance again. One more is
+	// DefaultUpdateBlocks), up to UpdateAllowance again. One more is
 	// an invalid request (disconnect without penalty).
 	UpdateAllowance int
 	UpdateBlocks    int
@@ -79,18 +79,19 @@ type BloomConfig struct {
 	Mempool Mempool
 }
 
-func (b BloomConfig) withDefaults() BloomConfig {
+// WithDefaults returns b with every zero field set to its default.
+func (b Config) WithDefaults() Config {
 	if b.MaxFPR == 0 {
-		b.MaxFPR = DefaultBloomMaxFPR
+		b.MaxFPR = DefaultMaxFPR
 	}
 	if b.UpdateAllowance == 0 {
-		b.UpdateAllowance = DefaultBloomUpdateAllowance
+		b.UpdateAllowance = DefaultUpdateAllowance
 	}
 	if b.UpdateBlocks == 0 {
-		b.UpdateBlocks = DefaultBloomUpdateBlocks
+		b.UpdateBlocks = DefaultUpdateBlocks
 	}
 	if b.CPUShare == 0 {
-		b.CPUShare = DefaultBloomCPUShare
+		b.CPUShare = DefaultCPUShare
 	}
 	if b.FilteredBlockCacheBytes == 0 {
 		b.FilteredBlockCacheBytes = DefaultFilteredBlockCacheBytes
@@ -98,51 +99,51 @@ func (b BloomConfig) withDefaults() BloomConfig {
 	return b
 }
 
-// validate reports the first invalid setting of a BloomConfig with
-// defaults applied.
-func (b BloomConfig) validate() error {
-	if err := CheckBloomFPR(b.MinFPR, b.MaxFPR); err != nil {
-		return fmt.Errorf("Bloom.%w", err)
+// Validate reports the first invalid setting of a Config with defaults
+// applied.
+func (b Config) Validate() error {
+	if err := CheckFPR(b.MinFPR, b.MaxFPR); err != nil {
+		return err
 	}
 	switch {
 	case b.UpdateAllowance < 1 || b.UpdateBlocks < 1:
-		return fmt.Errorf("Bloom.UpdateAllowance %d and Bloom.UpdateBlocks %d must be positive", b.UpdateAllowance, b.UpdateBlocks)
-	case CheckBloomCPUShare(b.CPUShare) != nil:
-		return fmt.Errorf("Bloom.%w", CheckBloomCPUShare(b.CPUShare))
+		return fmt.Errorf("UpdateAllowance %d and UpdateBlocks %d must be positive", b.UpdateAllowance, b.UpdateBlocks)
+	case CheckCPUShare(b.CPUShare) != nil:
+		return CheckCPUShare(b.CPUShare)
 	case b.FilteredBlockCacheBytes < 1:
-		return fmt.Errorf("Bloom.FilteredBlockCacheBytes %d must be positive", b.FilteredBlockCacheBytes)
+		return fmt.Errorf("FilteredBlockCacheBytes %d must be positive", b.FilteredBlockCacheBytes)
 	}
 	return nil
 }
 
-// BloomFPRError is CheckBloomFPR's error: Field (MaxFPR or MinFPR) is
+// FPRError is CheckFPR's error: Field (MaxFPR or MinFPR) is
 // invalid for Reason.
-type BloomFPRError struct {
+type FPRError struct {
 	Field  string
 	Reason string
 }
 
-func (e *BloomFPRError) Error() string { return e.Field + " " + e.Reason }
+func (e *FPRError) Error() string { return e.Field + " " + e.Reason }
 
-// CheckBloomFPR reports whether minFPR and maxFPR are valid
-// BloomConfig.MinFPR and MaxFPR: maxFPR in (0, 1], minFPR in [0, 1) and
-// not above maxFPR. Its error is a *BloomFPRError naming the field, so
-// that a caller can name its own setting.
-func CheckBloomFPR(minFPR, maxFPR float64) error {
+// CheckFPR reports whether minFPR and maxFPR are valid Config.MinFPR and
+// MaxFPR: maxFPR in (0, 1], minFPR in [0, 1) and not above maxFPR. Its
+// error is a *FPRError naming the field, so that a caller can name its
+// own setting.
+func CheckFPR(minFPR, maxFPR float64) error {
 	switch {
 	case !(maxFPR > 0 && maxFPR <= 1):
-		return &BloomFPRError{"MaxFPR", fmt.Sprintf("%v is outside (0, 1]", maxFPR)}
+		return &FPRError{"MaxFPR", fmt.Sprintf("%v is outside (0, 1]", maxFPR)}
 	case !(minFPR >= 0 && minFPR < 1) || math.IsNaN(minFPR):
-		return &BloomFPRError{"MinFPR", fmt.Sprintf("%v is outside [0, 1)", minFPR)}
+		return &FPRError{"MinFPR", fmt.Sprintf("%v is outside [0, 1)", minFPR)}
 	case minFPR > maxFPR:
-		return &BloomFPRError{"MinFPR", fmt.Sprintf("%v is above the maximum %v: no filter could pass", minFPR, maxFPR)}
+		return &FPRError{"MinFPR", fmt.Sprintf("%v is above the maximum %v: no filter could pass", minFPR, maxFPR)}
 	}
 	return nil
 }
 
-// CheckBloomCPUShare reports whether share is a valid BloomConfig.CPUShare:
-// in (0, 1].
-func CheckBloomCPUShare(share float64) error {
+// CheckCPUShare reports whether share is a valid Config.CPUShare: in
+// (0, 1].
+func CheckCPUShare(share float64) error {
 	if !(share > 0 && share <= 1) {
 		return fmt.Errorf("CPUShare %v outside (0, 1]", share)
 	}

@@ -1,14 +1,14 @@
-package p2p
+package bip37
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/mempool"
+	"github.com/cfindexd/cfindexd/p2p/msgread"
 )
 
 // Mempool is the node's mempool as the server sees it: a bounded mirror
@@ -24,13 +24,13 @@ type Mempool interface {
 	Range(after uint64, max int) []*mempool.Tx
 	LastSeq() uint64
 	// Subscribe delivers transactions as they are added.
-	Subscribe(buffer int) MempoolSubscription
+	Subscribe(buffer int) Subscription
 }
 
-// MempoolSubscription is one subscriber's feed of added transactions: C
+// Subscription is one subscriber's feed of added transactions: C
 // delivers them (a subscriber that falls behind misses some), Close ends
 // the feed.
-type MempoolSubscription interface {
+type Subscription interface {
 	C() <-chan *mempool.Tx
 	Close()
 }
@@ -58,37 +58,13 @@ const (
 	mempoolInterval = 5 * time.Second
 )
 
-// handleMemPool is Core's MEMPOOL: without NODE_BLOOM the peer is
-// disconnected without penalty, unless whitelisted (Core's noban
-// permission), whose request is ignored; with the upload target reached,
-// likewise; otherwise the announcer answers at its next turn with an inv
-// of the mirror's transactions that match the peer's filter (all of them
-// without a filter), a chunk at a time.
-func handleMemPool(env *handlerEnv, st *peerState) error {
-	if env.bloom == nil {
-		if st.whitelisted {
-			return nil
-		}
-		return bloomNotServed(wire.CmdMemPool)
-	}
-	if env.blocks != nil && env.blocks.upload.Reached(env.now()) && !st.whitelisted {
-		env.metrics.UploadTargetRefused()
-		return fmt.Errorf("%w (mempool request)", errUploadTarget)
-	}
-	st.bloom.mempoolAsked.Store(true)
-	st.bloom.signal()
-	return nil
-}
-
-// bloomLoop is a BIP-37 peer's announcer goroutine: while the peer has a
-// filter loaded (and relay on) it subscribes to the mirror, matches new
-// transactions against the filter in batches (announceDelay) under the CPU
-// meter and announces the matches; and it answers mempool requests.
-func (p *peer) bloomLoop(ctx context.Context) (err error) {
-	defer p.recoverPeer("announcer", &err)
-	env, bp := p.srv.env, p.st.bloom
-	emit := p.emit(ctx)
-	var sub MempoolSubscription
+// Announce is a peer's announcer, run in a goroutine of its own until ctx
+// ends or emit fails: while the peer has a filter loaded (and relay on) it
+// subscribes to the mirror, matches new transactions against the filter in
+// batches (announceDelay) under the CPU meter and announces the matches;
+// and it answers mempool requests (AskMempool).
+func (s *Server) Announce(ctx context.Context, p *Peer, emit Emit) error {
+	var sub Subscription
 	defer func() {
 		if sub != nil {
 			sub.Close()
@@ -105,7 +81,7 @@ func (p *peer) bloomLoop(ctx context.Context) (err error) {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-bp.wake:
+		case <-p.wake:
 		case tx, ok := <-subC:
 			if !ok {
 				sub = nil
@@ -120,7 +96,7 @@ func (p *peer) bloomLoop(ctx context.Context) (err error) {
 			continue
 		case <-flush:
 			flush = nil
-			if err := p.announce(ctx, emit, pending); err != nil {
+			if err := s.announce(ctx, p, emit, pending); err != nil {
 				return err
 			}
 			clear(pending)
@@ -129,24 +105,24 @@ func (p *peer) bloomLoop(ctx context.Context) (err error) {
 		case <-mempoolDue:
 			mempoolDue = nil
 		}
-		relaying := bp.relaying()
+		relaying := p.relaying()
 		switch {
-		case relaying && sub == nil && env.bloom.mempool != nil:
-			sub = env.bloom.mempool.Subscribe(announceBuffer)
+		case relaying && sub == nil && s.mempool != nil:
+			sub = s.mempool.Subscribe(announceBuffer)
 		case !relaying && sub != nil:
 			sub.Close()
 			sub = nil
 			clear(pending)
 			pending = pending[:0]
 		}
-		if bp.mempoolAsked.Load() && mempoolDue == nil {
+		if p.mempoolAsked.Load() && mempoolDue == nil {
 			if wait := mempoolInterval - time.Since(lastMempool); wait > 0 {
 				mempoolDue = time.After(wait)
 				continue
 			}
-			bp.mempoolAsked.Store(false)
+			p.mempoolAsked.Store(false)
 			lastMempool = time.Now()
-			if err := p.answerMempool(ctx, emit); err != nil {
+			if err := s.answerMempool(ctx, p, emit); err != nil {
 				return err
 			}
 		}
@@ -155,9 +131,9 @@ func (p *peer) bloomLoop(ctx context.Context) (err error) {
 
 // invFor is the inventory vector announcing tx to the peer: by wtxid after
 // wtxidrelay (BIP-339), else by txid.
-func (bp *bloomPeer) invFor(tx *mempool.Tx) *wire.InvVect {
-	if bp.wtxidRelay {
-		return wire.NewInvVect(invTypeWTx, &tx.Wtxid)
+func (p *Peer) invFor(tx *mempool.Tx) *wire.InvVect {
+	if p.wtxidRelay {
+		return wire.NewInvVect(msgread.InvTypeWTx, &tx.Wtxid)
 	}
 	return wire.NewInvVect(wire.InvTypeTx, &tx.Txid)
 }
@@ -165,22 +141,21 @@ func (bp *bloomPeer) invFor(tx *mempool.Tx) *wire.InvVect {
 // matchAll matches txs against the peer's filter (updating it) under the
 // CPU meter; a peer without a filter matches every transaction only when
 // all is set (a mempool request). It returns the inventory of the matches.
-func (p *peer) matchAll(ctx context.Context, txs []*mempool.Tx, all bool) (*wire.MsgInv, error) {
-	bs, bp := p.srv.env.bloom, p.st.bloom
-	done, err := bs.work(ctx)
+func (s *Server) matchAll(ctx context.Context, p *Peer, txs []*mempool.Tx, all bool) (*wire.MsgInv, error) {
+	done, err := s.work(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
 	inv := wire.NewMsgInvSizeHint(uint(min(len(txs), 64)))
-	bp.mu.Lock()
-	defer bp.mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	for _, tx := range txs {
-		if bp.filter == nil && !all {
+		if p.filter == nil && !all {
 			break
 		}
-		if bp.filter == nil || bp.filter.MatchTxAndUpdate(tx.Tx, &tx.Txid) {
-			_ = inv.AddInvVect(bp.invFor(tx))
+		if p.filter == nil || p.filter.MatchTxAndUpdate(tx.Tx, &tx.Txid) {
+			_ = inv.AddInvVect(p.invFor(tx))
 		}
 	}
 	return inv, nil
@@ -188,21 +163,21 @@ func (p *peer) matchAll(ctx context.Context, txs []*mempool.Tx, all bool) (*wire
 
 // announce matches a batch of new transactions and sends the inv of those
 // that match.
-func (p *peer) announce(ctx context.Context, emit emitFunc, txs []*mempool.Tx) error {
-	if len(txs) == 0 || !p.st.bloom.relaying() {
+func (s *Server) announce(ctx context.Context, p *Peer, emit Emit, txs []*mempool.Tx) error {
+	if len(txs) == 0 || !p.relaying() {
 		return nil
 	}
-	inv, err := p.matchAll(ctx, txs, false)
+	inv, err := s.matchAll(ctx, p, txs, false)
 	if err != nil {
 		return err
 	}
-	return p.sendTxInv(emit, inv, txs[len(txs)-1].Seq)
+	return s.sendTxInv(p, emit, inv, txs[len(txs)-1].Seq)
 }
 
 // answerMempool sends the inv of the mirror's transactions (as of now)
 // that match the peer's filter, a chunk at a time.
-func (p *peer) answerMempool(ctx context.Context, emit emitFunc) error {
-	mp := p.srv.env.bloom.mempool
+func (s *Server) answerMempool(ctx context.Context, p *Peer, emit Emit) error {
+	mp := s.mempool
 	if mp == nil {
 		return nil
 	}
@@ -216,11 +191,11 @@ func (p *peer) answerMempool(ctx context.Context, emit emitFunc) error {
 			break
 		}
 		after = chunk[len(chunk)-1].Seq
-		inv, err := p.matchAll(ctx, chunk, true)
+		inv, err := s.matchAll(ctx, p, chunk, true)
 		if err != nil {
 			return err
 		}
-		if err := p.sendTxInv(emit, inv, after); err != nil {
+		if err := s.sendTxInv(p, emit, inv, after); err != nil {
 			return err
 		}
 	}
@@ -230,51 +205,46 @@ func (p *peer) answerMempool(ctx context.Context, emit emitFunc) error {
 // sendTxInv records that the peer may now ask for every mirror
 // transaction up to seq (before the inv leaves, so that a getdata it
 // prompts finds them allowed) and sends inv if it holds anything.
-func (p *peer) sendTxInv(emit emitFunc, inv *wire.MsgInv, seq uint64) error {
-	bp := p.st.bloom
+func (s *Server) sendTxInv(p *Peer, emit Emit, inv *wire.MsgInv, seq uint64) error {
 	for {
-		cur := bp.lastInvSeq.Load()
-		if seq <= cur || bp.lastInvSeq.CompareAndSwap(cur, seq) {
+		cur := p.lastInvSeq.Load()
+		if seq <= cur || p.lastInvSeq.CompareAndSwap(cur, seq) {
 			break
 		}
 	}
 	if len(inv.InvList) == 0 {
 		return nil
 	}
-	if err := emit(outbound{Msg: inv, Enc: wire.BaseEncoding}); err != nil {
+	if err := emit(Out{Msg: inv}); err != nil {
 		return err
 	}
-	p.srv.env.bloom.chargeFrames(1, len(inv.InvList)*invVectSize)
-	p.srv.env.bloom.metrics.MempoolTxsAnnounced(len(inv.InvList))
+	s.chargeFrames(1, len(inv.InvList)*msgread.InvVectSize)
+	s.metrics.MempoolTxsAnnounced(len(inv.InvList))
 	return nil
 }
 
-// mempoolTx returns the transaction a getdata entry asks for, if the peer
-// may have it: held by the mirror and added before the last inv the peer
-// was sent (Core's FindTxForGetData). Nil otherwise.
-func (env *handlerEnv) mempoolTx(st *peerState, iv *wire.InvVect) *mempool.Tx {
-	if env.bloom == nil || env.bloom.mempool == nil {
+// MempoolTx returns the frame answering a getdata entry for a mempool
+// transaction, if the peer may have it: held by the mirror and added
+// before the last inv the peer was sent (Core's FindTxForGetData);
+// without witness for MSG_TX, with it for MSG_WITNESS_TX and MSG_WTX.
+// Nil otherwise.
+func (s *Server) MempoolTx(p *Peer, iv *wire.InvVect) []byte {
+	if s.mempool == nil {
 		return nil
 	}
 	var mt *mempool.Tx
 	var ok bool
 	switch iv.Type {
 	case wire.InvTypeTx, wire.InvTypeWitnessTx:
-		mt, ok = env.bloom.mempool.Get(iv.Hash)
-	case invTypeWTx:
-		mt, ok = env.bloom.mempool.GetWtx(iv.Hash)
+		mt, ok = s.mempool.Get(iv.Hash)
+	case msgread.InvTypeWTx:
+		mt, ok = s.mempool.GetWtx(iv.Hash)
 	}
-	if !ok || mt.Seq > st.bloom.lastInvSeq.Load() {
+	if !ok || mt.Seq > p.lastInvSeq.Load() {
 		return nil
 	}
-	return mt
-}
-
-// serveMempoolTx emits a mempool transaction: without witness for
-// MSG_TX, with it for MSG_WITNESS_TX and MSG_WTX.
-func serveMempoolTx(env *handlerEnv, mt *mempool.Tx, typ wire.InvType, emit emitFunc) error {
-	if typ == wire.InvTypeTx && mt.Tx.HasWitness() {
-		return emit(outbound{Command: wire.CmdTx, Frame: txFrame(env.net, mt.Tx)})
+	if iv.Type == wire.InvTypeTx && mt.Tx.HasWitness() {
+		return txFrame(s.env.Net, mt.Tx)
 	}
-	return emit(outbound{Command: wire.CmdTx, Frame: encodedFrame(env.net, wire.CmdTx, mt.Raw)})
+	return encodedFrame(s.env.Net, wire.CmdTx, mt.Raw)
 }

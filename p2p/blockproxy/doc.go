@@ -1,0 +1,21 @@
+// Package blockproxy fetches the blocks P2P peers ask for from the node
+// and keeps them cached, encoded and decoded, within byte bounds.
+//
+// Proxy.Get serves a block's encoding (with witnesses or without): from
+// a cache of encoded blocks, bounded in bytes and shared between peers
+// (many peers asking for a new tip cost one fetch), else from the node
+// through a Gate, which bounds fetches in progress across peers (to one
+// while the indexer needs the node). Callers asking for a block being
+// fetched join that fetch; a caller that leaves does not fail the others.
+//
+// DecodedCache.Get serves a block decoded, with its txids, for BIP-37
+// filtered blocks: decoded from the encoded cache when the block is
+// there, else fetched through the Proxy. Every decoded block alive counts
+// against the cache's bound, pinned ones included; blocks are decoded one
+// at a time under the caller's CPU meter (the work callback), and a
+// request that does not fit waits for bytes to be released.
+//
+// The package knows nothing of peers, the upload target or what is served:
+// the server (package p2p) decides which blocks may be fetched, and
+// accounts what it sends.
+package blockproxy
