@@ -534,8 +534,7 @@ func TestAttackSlotsFilledThenFreshClient(t *testing.T) {
 	cancel()
 	wg.Wait()
 	heap.check(cfg)
-	t.Logf("%d evictions, refusals: %d full, %d per address, %d per subnet", m.count("evicted"),
-		m.refusals("full"), m.refusals("per_address"), m.refusals("per_subnet"))
+	t.Logf("%d evictions, %d refusals", m.count("evicted"), m.refusals("full"))
 }
 
 // fakeRPCNode answers getblock (verbosity 0) and getbestblockhash like

@@ -19,19 +19,13 @@ import (
 
 // decodableCommands are the commands msgread.DecodePayload accepts, indexed by the
 // fuzzer's first byte.
-var decodableCommands = func() []string {
-	var out []string
-	for _, cmd := range []string{
-		wire.CmdVersion, wire.CmdVerAck, wire.CmdSendAddrV2, wire.CmdWTxIdRelay, wire.CmdSendHeaders,
-		wire.CmdFeeFilter, wire.CmdPing, wire.CmdPong, wire.CmdGetAddr, wire.CmdGetHeaders,
-		wire.CmdGetCFilters, wire.CmdGetCFHeaders, wire.CmdGetCFCheckpt, wire.CmdGetData, wire.CmdInv, wire.CmdTx,
-		wire.CmdNotFound, wire.CmdFilterLoad, wire.CmdFilterAdd, wire.CmdFilterClear, wire.CmdMemPool,
-		wire.CmdGetBlocks,
-	} {
-		out = append(out, cmd)
-	}
-	return out
-}()
+var decodableCommands = []string{
+	wire.CmdVersion, wire.CmdVerAck, wire.CmdSendAddrV2, wire.CmdWTxIdRelay, wire.CmdSendHeaders,
+	wire.CmdFeeFilter, wire.CmdPing, wire.CmdPong, wire.CmdGetAddr, wire.CmdGetHeaders,
+	wire.CmdGetCFilters, wire.CmdGetCFHeaders, wire.CmdGetCFCheckpt, wire.CmdGetData, wire.CmdInv, wire.CmdTx,
+	wire.CmdNotFound, wire.CmdFilterLoad, wire.CmdFilterAdd, wire.CmdFilterClear, wire.CmdMemPool,
+	wire.CmdGetBlocks,
+}
 
 // payloadOf serialises msg for the seed corpus.
 func payloadOf(msg wire.Message) []byte {
