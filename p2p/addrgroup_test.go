@@ -34,8 +34,8 @@ func (c *steppingClock) now() time.Time { return time.Unix(0, c.ns.Add(int64(tim
 func (c *steppingClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // No newcomer is refused while slots are free, however many peers its
-// address (IPv4 address, IPv6 /64) or netgroup holds. Once full, the peers
-// an address holds beyond MaxPeersPerIP (or a netgroup beyond
+// address (IPv4 address, IPv6 /64) or netgroup holds. Once full, the idle
+// peers an address holds beyond MaxPeersPerIP (or a netgroup beyond
 // MaxPeersPerSubnet) go first, the one idle longest first; whitelisted
 // peers count in no group and are never evicted.
 func TestAdmissionLevelsEvictNotRefuse(t *testing.T) {
@@ -60,9 +60,12 @@ func TestAdmissionLevelsEvictNotRefuse(t *testing.T) {
 			same = append(same, slot)
 		}
 	}
-	// Full: the third and then the fourth peer of 198.51.100.1 (beyond
-	// the level of two) make room, not the /64's two or the whitelisted one.
-	for k, want := range []*peerSlot{same[2], same[3]} {
+	// Full: 198.51.100.1 holds five, beyond the level of two. It keeps its
+	// peer served last and its newest; of the others, never served, the
+	// one connected longest goes first, then the next. The /64's two and
+	// the whitelisted one stay.
+	same[0].st.markUseful(cfg.Now())
+	for k, want := range []*peerSlot{same[1], same[2]} {
 		if s, reason := admitIP(t, srv, "203.0.113.9"); s == nil {
 			t.Fatalf("newcomer %d to a full server refused: %s", k, reason)
 		}

@@ -75,9 +75,9 @@ type Config struct {
 	// or is refused. No newcomer is refused while slots are free.
 	// MaxPeersPerIP (per IPv4 address or IPv6 /64) and MaxPeersPerSubnet
 	// (per IPv4 /16 or IPv6 /32) are eviction levels, not caps: when the
-	// server is full, the peers an address or netgroup holds beyond its
-	// longest-connected MaxPeersPerIP or MaxPeersPerSubnet lose eviction's
-	// protections and are evicted first.
+	// server is full, the idle peers an address or netgroup holds beyond
+	// MaxPeersPerIP or MaxPeersPerSubnet lose eviction's protections and
+	// are evicted first.
 	MaxPeers          int
 	MaxPeersPerIP     int
 	MaxPeersPerSubnet int

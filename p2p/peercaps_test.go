@@ -99,10 +99,9 @@ func TestOneSubnetAllAdmitted(t *testing.T) {
 	}
 }
 
-// An attacker holds every slot with more connections than there are, six
-// addresses of one /16, reconnecting as soon as it is evicted: idle (it
-// answers pings and asks nothing), or pipelining getcfilters and never
-// reading. A good client in the attacker's /16, and one behind the
+// An attacker holds every slot, from six addresses of one /16,
+// reconnecting as soon as it is evicted: idle (it answers pings and asks
+// nothing), or pipelining getcfilters and never reading. A good client in the attacker's /16, and one behind the
 // attacker's own address, connect and are served, every attempt.
 func TestAttackerSubnetNeighboursServed(t *testing.T) {
 	needLoopbackRange(t)
@@ -119,7 +118,7 @@ func TestAttackerSubnetNeighboursServed(t *testing.T) {
 
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			wg := runAttackers(ctx, 48, func(ctx context.Context, i, _ int) {
+			wg := runAttackers(ctx, cfg.MaxPeers, func(ctx context.Context, i, _ int) {
 				p, err := dialRaw(srv.addr, fmt.Sprintf("127.80.0.%d", 1+i%6))
 				if err != nil {
 					time.Sleep(20 * time.Millisecond)

@@ -69,10 +69,10 @@ type Eviction struct {
 	// that gives up a peer.
 	NewAddr, NewNetGroup uint64
 	// MaxPerAddr and MaxPerNetGroup are the levels above which a group's
-	// peers go first: the peers of an address or netgroup beyond its
-	// longest-connected MaxPerAddr or MaxPerNetGroup get no protection and
-	// are evicted before any other peer but a discouraged one. Zero: no
-	// level.
+	// peers go first: the peers an address or netgroup holds beyond
+	// MaxPerAddr or MaxPerNetGroup, its idle ones (splitAtLevels), get no
+	// protection and are evicted before any other peer but a discouraged
+	// one. Zero: no level.
 	MaxPerAddr, MaxPerNetGroup int
 	// MinIdle, when positive, limits the choice to peers idle (idleSince)
 	// for at least MinIdle at Now: what a discouraged newcomer may
@@ -161,21 +161,30 @@ func SelectPeerToEvict(candidates []EvictionCandidate, e Eviction) (id uint64, o
 }
 
 // splitAtLevels returns the candidates within their groups' levels and,
-// marked exposed, those beyond: of each address its longest-connected
-// maxAddr peers are within, of each netgroup its longest-connected
-// maxNet (a level of zero: all).
+// marked exposed, those beyond (a level of zero: none). Of each address
+// its maxAddr peers served most recently are within, then (if fewer were
+// ever served) those connected most recently; then likewise maxNet of
+// each netgroup's peers within their address's level. So the peers
+// beyond are the group's idle ones, never served and connected longest
+// first: a newcomer has the time to be served before it is exposed.
 func splitAtLevels(cands []EvictionCandidate, maxAddr, maxNet int) (kept, exposed []EvictionCandidate) {
 	slices.SortFunc(cands, func(a, b EvictionCandidate) int {
-		if c := a.Connected.Compare(b.Connected); c != 0 {
+		if c := b.LastUseful.Compare(a.LastUseful); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.ID, b.ID)
+		if c := b.Connected.Compare(a.Connected); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.ID, a.ID)
 	})
 	seenAddr, seenNet := make(map[uint64]int), make(map[uint64]int)
 	for _, c := range cands {
-		seenAddr[c.Addr]++
-		seenNet[c.NetGroup]++
-		if maxAddr > 0 && seenAddr[c.Addr] > maxAddr || maxNet > 0 && seenNet[c.NetGroup] > maxNet {
+		if seenAddr[c.Addr]++; maxAddr > 0 && seenAddr[c.Addr] > maxAddr {
+			c.exposed = true
+			exposed = append(exposed, c)
+			continue
+		}
+		if seenNet[c.NetGroup]++; maxNet > 0 && seenNet[c.NetGroup] > maxNet {
 			c.exposed = true
 			exposed = append(exposed, c)
 			continue

@@ -116,8 +116,9 @@ func TestSelectPeerToEvict(t *testing.T) {
 		},
 		{
 			// Address 5 holds ids 1..10, each with a low ping and useful
-			// of late: beyond the level of 4, ids 5..10 are not shielded
-			// and go first, the one idle longest first.
+			// of late: beyond the level of 4, the six served least
+			// recently (ids 1..6) are not shielded and go first, the one
+			// idle longest first.
 			"beyond the per-address level: no protection, first out",
 			cat(func() []EvictionCandidate {
 				cs := many(1, 10, 1, 0)
@@ -133,18 +134,33 @@ func TestSelectPeerToEvict(t *testing.T) {
 				}
 				return cs
 			}()),
-			Eviction{NewAddr: 999, NewNetGroup: 99, MaxPerAddr: 4}, 5,
+			Eviction{NewAddr: 999, NewNetGroup: 99, MaxPerAddr: 4}, 1,
 		},
 		{
-			// All 40 useful of late, in order: beyond the level of 32, ids
-			// 33..40 go first (without the level id 21 would).
+			// All 40 useful of late, in order: beyond the level of 32, the
+			// eight served least recently (ids 1..8, shielded by uptime
+			// without the level) go first.
 			"beyond the per-netgroup level: first out",
 			one(func(cs []EvictionCandidate) {
 				for i := range cs {
 					cs[i].LastUseful = time.Unix(1_700_002_000+int64(i), 0)
 				}
 			}),
-			Eviction{NewAddr: 999, NewNetGroup: 99, MaxPerNetGroup: 32}, 33,
+			Eviction{NewAddr: 999, NewNetGroup: 99, MaxPerNetGroup: 32}, 1,
+		},
+		{
+			// Address 5 holds ids 1..12, never served; id 12 connected
+			// last. Beyond the level of 8, the four connected longest
+			// (ids 1..4) are exposed, not the newcomer: id 1 goes.
+			"beyond the level: the idle ones, not the newest",
+			cat(func() []EvictionCandidate {
+				cs := many(1, 12, 1, 0)
+				for i := range cs {
+					cs[i].Addr = 5
+				}
+				return cs
+			}(), many(13, 28, 2, 100)),
+			Eviction{NewAddr: 5, NewNetGroup: 1, MaxPerAddr: 8}, 1,
 		},
 		{
 			// Everybody useful of late but id 30: only it has been idle
