@@ -110,6 +110,7 @@ func TestAttackerSubnetNeighboursServed(t *testing.T) {
 			view := newFakeViewFilters(1100, 121, 25_000)
 			cfg := attackConfig(view, 40)
 			cfg.MaxPeersPerIP, cfg.MaxPeersPerSubnet = DefaultMaxPeersPerIP, DefaultMaxPeersPerSubnet
+			cfg.SendStallTimeout = time.Minute // pipeliners keep their slots
 			m := newCountingMetrics()
 			cfg.Metrics = m
 			srv := startServer(t, cfg)
@@ -130,12 +131,16 @@ func TestAttackerSubnetNeighboursServed(t *testing.T) {
 					return
 				}
 				if mode == "pipelining" {
+					// Never reads an answer; a write fails once evicted.
 					for range 20 {
 						if p.send(req) != nil {
-							break
+							return
 						}
 					}
-					holdFor(ctx, p, 2*cfg.SendStallTimeout) // never reads an answer
+					for ctx.Err() == nil && p.send(wire.NewMsgPing(1)) == nil {
+						time.Sleep(20 * time.Millisecond)
+					}
+					time.Sleep(20 * time.Millisecond)
 					return
 				}
 				stop := context.AfterFunc(ctx, func() { _ = p.conn.Close() })
