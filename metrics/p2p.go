@@ -66,7 +66,7 @@ func newP2PDefenceMetrics(c func(name, help string) prometheus.Counter,
 	cv func(name, help string, labels ...string) *prometheus.CounterVec) p2pDefenceMetrics {
 	d := p2pDefenceMetrics{
 		evictions:     c("p2p_evictions_total", "P2P peers evicted to make room for a new connection."),
-		refused:       cv("p2p_refused_total", "P2P connections refused at accept, by reason (full, discouraged, per_address, per_subnet).", "reason"),
+		refused:       cv("p2p_refused_total", "P2P connections refused at accept, by reason (full, discouraged).", "reason"),
 		discouraged:   c("p2p_discouraged_total", "Misbehaving P2P peers whose address was discouraged."),
 		sendStalls:    c("p2p_send_stalls_total", "P2P peers disconnected because their send queue stayed full without draining."),
 		uploadRefused: c("p2p_upload_target_refusals_total", "Historical blocks refused (peer disconnected) because the upload target was reached."),

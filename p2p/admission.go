@@ -21,12 +21,11 @@ var errEvicted = errors.New("evicted for a new peer")
 type peerSlot struct {
 	id        uint64
 	ip        netip.Addr
-	addr      netip.Prefix // addrGroup: per-address cap
-	subnet    netip.Prefix // subnetGroup: per-subnet cap
-	netGroup  uint64       // keyed netGroup: eviction
+	addr      uint64 // keyed AddrGroup
+	netGroup  uint64 // keyed NetGroup
 	connected time.Time
-	// whitelisted peers are exempt from the caps, eviction and
-	// discouragement; preferEvict marks a peer discouraged at accept.
+	// whitelisted peers are exempt from eviction and discouragement;
+	// preferEvict marks a peer discouraged at accept.
 	whitelisted bool
 	preferEvict bool
 	st          *peerState
@@ -35,18 +34,20 @@ type peerSlot struct {
 }
 
 // admit applies the admission policy to a connection from ip, as Core's
-// AcceptConnection does: a discouraged address only while slots are free
-// (all but one), the per-address and per-subnet caps unless whitelisted,
-// and when the server is full, the eviction of another peer
-// (selectPeerToEvict) or a refusal. It returns the slot, or the reason for
+// AcceptConnection does: no newcomer is refused while slots are free,
+// whatever its address or netgroup holds; when the server is full, another
+// peer is evicted (peerpolicy.SelectPeerToEvict, with MaxPeersPerIP and
+// MaxPeersPerSubnet as the levels above which a group's peers go first)
+// or the newcomer refused. A discouraged address takes a slot only while
+// another stays free, or in place of a peer idle for
+// peerpolicy.DiscouragedMinIdle. It returns the slot, or the reason for
 // refusing (one of RefusalReasons).
 func (s *Server) admit(ip netip.Addr, st *peerState, cancel context.CancelCauseFunc) (*peerSlot, string) {
 	now := s.cfg.Now()
 	slot := &peerSlot{
 		ip:          ip,
-		addr:        peerpolicy.AddrGroup(ip),
-		subnet:      peerpolicy.SubnetGroup(ip),
-		netGroup:    s.keyedNetGroup(ip),
+		addr:        s.keyedGroup(peerpolicy.AddrGroup(ip)),
+		netGroup:    s.keyedGroup(peerpolicy.NetGroup(ip)),
 		connected:   now,
 		whitelisted: s.whitelist.Contains(ip),
 		st:          st,
@@ -58,34 +59,46 @@ func (s *Server) admit(ip netip.Addr, st *peerState, cancel context.CancelCauseF
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	ev := peerpolicy.Eviction{
+		NewAddr:        slot.addr,
+		NewNetGroup:    slot.netGroup,
+		MaxPerAddr:     s.cfg.MaxPeersPerIP,
+		MaxPerNetGroup: s.cfg.MaxPeersPerSubnet,
+		Now:            now,
+	}
 	switch {
 	case discouraged && len(s.slots)+1 >= s.cfg.MaxPeers:
-		return nil, "discouraged"
-	case !slot.whitelisted && s.perAddr[slot.addr] >= s.cfg.MaxPeersPerIP:
-		return nil, "per_address"
-	case !slot.whitelisted && s.perSubnet[slot.subnet] >= s.cfg.MaxPeersPerSubnet:
-		return nil, "per_subnet"
-	}
-	if len(s.slots) >= s.cfg.MaxPeers {
-		victim, ok := peerpolicy.SelectPeerToEvict(s.candidatesLocked())
-		if !ok {
+		// Core keeps the last free slot from a discouraged address; here
+		// it may still displace a peer idle for minutes.
+		ev.MinIdle = peerpolicy.DiscouragedMinIdle
+		if !s.evictLocked(ev, ip) {
+			return nil, "discouraged"
+		}
+	case len(s.slots) >= s.cfg.MaxPeers:
+		if !s.evictLocked(ev, ip) {
 			return nil, "full"
 		}
-		v := s.slots[victim]
-		s.removeLocked(v)
-		v.evicted = true
-		v.cancel(errEvicted)
-		s.metrics.PeerEvicted()
-		s.log.Debug().Stringer("ip", v.ip).Stringer("for", ip).Msg("evicted a peer to admit a new one")
 	}
 	s.nextID++
 	slot.id = s.nextID
 	s.slots[slot.id] = slot
-	if !slot.whitelisted {
-		s.perAddr[slot.addr]++
-		s.perSubnet[slot.subnet]++
-	}
 	return slot, ""
+}
+
+// evictLocked evicts the peer SelectPeerToEvict picks for a newcomer from
+// ip, reporting whether there was one.
+func (s *Server) evictLocked(ev peerpolicy.Eviction, ip netip.Addr) bool {
+	victim, ok := peerpolicy.SelectPeerToEvict(s.candidatesLocked(), ev)
+	if !ok {
+		return false
+	}
+	v := s.slots[victim]
+	delete(s.slots, v.id)
+	v.evicted = true
+	v.cancel(errEvicted)
+	s.metrics.PeerEvicted()
+	s.log.Debug().Stringer("ip", v.ip).Stringer("for", ip).Msg("evicted a peer to admit a new one")
+	return true
 }
 
 // release frees the slot of an ended connection (an evicted one was freed
@@ -94,20 +107,7 @@ func (s *Server) release(slot *peerSlot) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !slot.evicted {
-		s.removeLocked(slot)
-	}
-}
-
-func (s *Server) removeLocked(slot *peerSlot) {
-	delete(s.slots, slot.id)
-	if slot.whitelisted {
-		return
-	}
-	if s.perAddr[slot.addr]--; s.perAddr[slot.addr] <= 0 {
-		delete(s.perAddr, slot.addr)
-	}
-	if s.perSubnet[slot.subnet]--; s.perSubnet[slot.subnet] <= 0 {
-		delete(s.perSubnet, slot.subnet)
+		delete(s.slots, slot.id)
 	}
 }
 
@@ -119,6 +119,7 @@ func (s *Server) candidatesLocked() []peerpolicy.EvictionCandidate {
 			ID:          slot.id,
 			Connected:   slot.connected,
 			MinPing:     time.Duration(slot.st.minPing.Load()),
+			Addr:        slot.addr,
 			NetGroup:    slot.netGroup,
 			PreferEvict: slot.preferEvict,
 			NoBan:       slot.whitelisted,
@@ -131,10 +132,9 @@ func (s *Server) candidatesLocked() []peerpolicy.EvictionCandidate {
 	return out
 }
 
-// keyedNetGroup hashes ip's netgroup with the server's secret key, so that
-// nobody outside can tell which netgroups eviction will protect.
-func (s *Server) keyedNetGroup(ip netip.Addr) uint64 {
-	g := peerpolicy.NetGroup(ip)
+// keyedGroup hashes an address group with the server's secret key, so
+// that nobody outside can tell which netgroups eviction will protect.
+func (s *Server) keyedGroup(g netip.Prefix) uint64 {
 	b := g.Addr().As16()
 	return siphash.Hash(s.groupKey[0], s.groupKey[1], append(b[:], byte(g.Bits())))
 }

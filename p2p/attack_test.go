@@ -431,8 +431,11 @@ func TestAttackPipelinedGetCFiltersNeverRead(t *testing.T) {
 	req := wire.NewMsgGetCFilters(wire.GCSFilterRegular, 0, &stop.hash)
 
 	heap := watchHeap(t, 21)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	// On a loaded machine the server takes longer to fill a peer's socket
+	// and see it stall: the attack and each hold stretch with the load.
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(3*time.Second))
 	defer cancel()
+	hold := testtime.Scale(2 * cfg.SendStallTimeout)
 	wg := runAttackers(ctx, 20, func(ctx context.Context, i, round int) {
 		p, err := dialRaw(srv.addr, attackIP(2, i*1000+round, false))
 		if err != nil {
@@ -447,7 +450,7 @@ func TestAttackPipelinedGetCFiltersNeverRead(t *testing.T) {
 				break
 			}
 		}
-		holdFor(ctx, p, 2*cfg.SendStallTimeout) // never reads an answer
+		holdFor(ctx, p, hold) // never reads an answer
 	})
 	// The well-behaved client reads all 1,000 filters (25 MB).
 	client := connectFrom(t, srv.addr, "127.200.0.3")
@@ -534,8 +537,7 @@ func TestAttackSlotsFilledThenFreshClient(t *testing.T) {
 	cancel()
 	wg.Wait()
 	heap.check(cfg)
-	t.Logf("%d evictions, refusals: %d full, %d per address, %d per subnet", m.count("evicted"),
-		m.refusals("full"), m.refusals("per_address"), m.refusals("per_subnet"))
+	t.Logf("%d evictions, %d refusals", m.count("evicted"), m.refusals("full"))
 }
 
 // fakeRPCNode answers getblock (verbosity 0) and getbestblockhash like

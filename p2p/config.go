@@ -72,16 +72,19 @@ type Config struct {
 	UserAgent string
 
 	// MaxPeers bounds connections (handshaking included); when it is
-	// reached, a new connection evicts a peer (selectPeerToEvict) or is
-	// refused. MaxPeersPerIP bounds them per IPv4 address or IPv6 /64
-	// (addrGroup), MaxPeersPerSubnet per IPv4 /16 or IPv6 /48
-	// (subnetGroup). Whitelisted peers are exempt from the last two.
+	// reached, a new connection evicts a peer (peerpolicy.SelectPeerToEvict)
+	// or is refused. No newcomer is refused while slots are free.
+	// MaxPeersPerIP (per IPv4 address or IPv6 /64) and MaxPeersPerSubnet
+	// (per IPv4 /16 or IPv6 /32) are eviction levels, not caps: when the
+	// server is full, the idle peers an address or netgroup holds beyond
+	// MaxPeersPerIP or MaxPeersPerSubnet lose eviction's protections and
+	// are evicted first.
 	MaxPeers          int
 	MaxPeersPerIP     int
 	MaxPeersPerSubnet int
-	// Whitelist lists networks whose peers are exempt from the
-	// per-address and per-subnet caps, eviction, discouragement and the
-	// upload target (ParseWhitelist): a trusted reverse proxy, Tor.
+	// Whitelist lists networks whose peers are exempt from eviction,
+	// discouragement and the upload target (ParseWhitelist): a trusted
+	// reverse proxy, Tor.
 	Whitelist []netip.Prefix
 
 	// HandshakeTimeout bounds version..verack; IdleTimeout disconnects a
@@ -97,8 +100,9 @@ type Config struct {
 	StopHashWait time.Duration
 
 	// DiscourageDuration is how long a misbehaving peer's address (IPv4
-	// address, IPv6 /64) stays discouraged: admitted only while slots are
-	// free, evicted first. Negative disables discouragement (the peer is
+	// address, IPv6 /64) stays discouraged: admitted while two or more
+	// slots are free or in place of a peer idle for
+	// peerpolicy.DiscouragedMinIdle, and evicted first. Negative disables discouragement (the peer is
 	// still disconnected). MaxDiscouraged bounds the list; the oldest
 	// entries go first (default DefaultMaxDiscouraged).
 	DiscourageDuration time.Duration

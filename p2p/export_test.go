@@ -29,7 +29,8 @@ func (s *Server) ConnCount() int {
 }
 
 // Discouraged reports whether ip's address (an IPv4 address, an IPv6 /64)
-// is discouraged: admitted only while slots are free, evicted first.
+// is discouraged: admitted while slots are free or in place of a long
+// idle peer, evicted first.
 func (s *Server) Discouraged(ip netip.Addr) bool {
 	return s.discouraged.Has(ip, s.cfg.Now())
 }

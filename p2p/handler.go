@@ -81,7 +81,7 @@ type peerState struct {
 	sendAddrV2    bool
 	feeFilter     int64
 	// whitelisted exempts the peer from the upload target (and, in the
-	// server, from caps, eviction and discouragement).
+	// server, from eviction and discouragement).
 	whitelisted bool
 	// known holds block hashes the peer is known to have: announced to it,
 	// sent in headers, or named first in its locator.

@@ -32,6 +32,9 @@ func rawFrame(cmd string, payload []byte) []byte {
 	return append(b, payload...)
 }
 
+// MaxPeersPerIP is no cap: a third peer from one address is admitted
+// and served while slots are free. At MaxPeers a newcomer takes the place
+// of a peer.
 func TestPeerLimits(t *testing.T) {
 	view := newFakeView(5, 14)
 	cfg := testConfig(view)
@@ -39,15 +42,22 @@ func TestPeerLimits(t *testing.T) {
 	srv := startServer(t, cfg)
 	connect(t, srv.addr)
 	connect(t, srv.addr)
-	third := dial(t, srv.addr)
-	third.expectDisconnect()
+	third, _ := connect(t, srv.addr)
+	third.send(wire.NewMsgGetCFHeaders(wire.GCSFilterRegular, 0, &view.at(4).hash))
+	if got := third.sync(); len(got) != 1 {
+		t.Fatalf("third peer from one address: %d answers", len(got))
+	}
 
 	cfg = testConfig(view)
 	cfg.MaxPeers = 1
 	srv = startServer(t, cfg)
-	connect(t, srv.addr)
-	second := dial(t, srv.addr)
-	second.expectDisconnect()
+	first, _ := connect(t, srv.addr)
+	second, _ := connect(t, srv.addr)
+	first.expectDisconnect()
+	second.send(wire.NewMsgGetCFHeaders(wire.GCSFilterRegular, 0, &view.at(4).hash))
+	if got := second.sync(); len(got) != 1 {
+		t.Fatalf("newcomer to a full server: %d answers", len(got))
+	}
 }
 
 func TestHostileFramesDisconnect(t *testing.T) {

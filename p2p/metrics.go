@@ -85,10 +85,11 @@ func DisconnectCauses() []string {
 }
 
 // RefusalReasons lists the reasons ConnectionRefused reports: the server
-// is full and no peer could be evicted; the address is discouraged and
-// slots are (almost) all taken; the per-address or per-subnet cap.
+// is full and no peer could be evicted; the address is discouraged, slots
+// are (almost) all taken and no peer has been idle long enough to make
+// room.
 func RefusalReasons() []string {
-	return []string{"full", "discouraged", "per_address", "per_subnet"}
+	return []string{"full", "discouraged"}
 }
 
 // SentCommands lists the commands MessageSent reports: every message the

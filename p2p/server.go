@@ -37,8 +37,6 @@ type Server struct {
 
 	mu        sync.Mutex
 	slots     map[uint64]*peerSlot // admitted connections, handshaking included
-	perAddr   map[netip.Prefix]int // by addrGroup, whitelisted peers not counted
-	perSubnet map[netip.Prefix]int // by subnetGroup, likewise
 	nextID    uint64
 	connected int // peers past the handshake
 }
@@ -98,8 +96,6 @@ func New(cfg Config) (*Server, error) {
 		sendPool:    newSendPool(cfg.SendBudget),
 		recvBudget:  semaphore.NewWeighted(cfg.RecvBudget),
 		slots:       make(map[uint64]*peerSlot),
-		perAddr:     make(map[netip.Prefix]int),
-		perSubnet:   make(map[netip.Prefix]int),
 	}, nil
 }
 

@@ -55,12 +55,12 @@ type Config struct {
 	BatchBlocks     int           `toml:"batchblocks" usage:"most blocks committed in one store transaction"`
 	Listen          string        `toml:"listen" usage:"P2P address for light clients; auto = every interface on the chain's cfindexd port; empty disables"`
 	MaxPeers        int           `toml:"maxpeers" usage:"most P2P peers at once"`
-	MaxPeersPerIP   int           `toml:"maxpeersperip" usage:"most P2P peers from one IPv4 address or IPv6 /64"`
+	MaxPeersPerIP   int           `toml:"maxpeersperip" usage:"P2P peers one IPv4 address or IPv6 /64 keeps shielded once maxpeers is reached; its others are evicted first (no newcomer is refused while slots are free)"`
 	RelayTx         bool          `toml:"relaytx" usage:"pass transactions from light clients to the node (sendrawtransaction)"`
 	// P2P defences against hostile peers (p2pconfig.go turns them into
 	// p2p.Config).
-	MaxPeersPerSubnet int           `toml:"maxpeerspersubnet" usage:"most P2P peers from one IPv4 /16 or IPv6 /48"`
-	Whitelist         string        `toml:"whitelist" usage:"comma-separated addresses and networks (e.g. 127.0.0.1, 10.0.0.0/8) whose P2P peers are exempt from the per-address and per-subnet caps, eviction, discouragement and the upload target: a reverse proxy, Tor"`
+	MaxPeersPerSubnet int           `toml:"maxpeerspersubnet" usage:"P2P peers one IPv4 /16 or IPv6 /32 keeps shielded once maxpeers is reached; its others are evicted first (no newcomer is refused while slots are free)"`
+	Whitelist         string        `toml:"whitelist" usage:"comma-separated addresses and networks (e.g. 127.0.0.1, 10.0.0.0/8) whose P2P peers are exempt from eviction, discouragement and the upload target: a reverse proxy, Tor"`
 	SendBudget        int           `toml:"sendbudget" usage:"MiB of P2P answers queued for all peers together"`
 	PeerSendBudget    int           `toml:"peersendbudget" usage:"KiB of P2P answers queued for one peer"`
 	RecvBudget        int           `toml:"recvbudget" usage:"MiB of large P2P messages (over 16 KiB) buffered for all peers together; more are discarded"`

@@ -74,3 +74,21 @@ func TestP2PConfigUnits(t *testing.T) {
 		}
 	}
 }
+
+// A configuration file written when maxpeersperip and maxpeerspersubnet
+// refused newcomers still loads: the keys are now eviction levels and
+// reach p2p.Config unchanged.
+func TestP2PLevelKeysFromAnOldFile(t *testing.T) {
+	file := writeFile(t, "old.toml", "chain = \"regtest\"\nmaxpeers = 400\nmaxpeersperip = 8\nmaxpeerspersubnet = 32\n")
+	cfg, err := loadConfig([]string{"--config=" + file}, envFrom(nil), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := p2pConfig(cfg, netparams.Network{Name: "regtest", Params: &chaincfg.RegressionNetParams}, nil, nil, nil, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pc.MaxPeers != 400 || pc.MaxPeersPerIP != 8 || pc.MaxPeersPerSubnet != 32 {
+		t.Fatalf("maxpeers %d, maxpeersperip %d, maxpeerspersubnet %d", pc.MaxPeers, pc.MaxPeersPerIP, pc.MaxPeersPerSubnet)
+	}
+}

@@ -2,32 +2,25 @@ package peerpolicy
 
 import "net/netip"
 
-// Prefix lengths of the three ways a peer's address is grouped.
+// Prefix lengths of the two ways a peer's address is grouped.
 const (
 	// ipv6AddrBits is the prefix an IPv6 peer counts under as one address
-	// (per-address cap, Discouragement): a subscriber is usually handed a
-	// whole /64, so an address within it costs an attacker nothing, and
-	// limiting or discouraging single IPv6 addresses would be void.
+	// (eviction's per-address level, Discouragement): a subscriber is
+	// usually handed a whole /64, so an address within it costs an
+	// attacker nothing, and telling single IPv6 addresses apart would be
+	// void.
 	ipv6AddrBits = 64
-	// ipv4SubnetBits and ipv6SubnetBits bound peers per subnet
-	// (Config.MaxPeersPerSubnet): an IPv4 /16, an IPv6 /48 (one site's
-	// allocation).
-	ipv4SubnetBits = 16
-	ipv6SubnetBits = 48
 	// ipv4NetGroupBits and ipv6NetGroupBits are Bitcoin Core's netgroups
 	// (GetGroup): what eviction keeps diverse and evicts from.
 	ipv4NetGroupBits = 16
 	ipv6NetGroupBits = 32
 )
 
-// AddrGroup is the key the per-address cap and the Discouragement list
-// count a peer under: its IPv4 address itself (many users share one behind
-// NAT, and MaxPeersPerIP leaves room for them), or the /64 its IPv6 address
-// is in. IPv4-mapped IPv6 addresses count as IPv4.
+// AddrGroup is the key eviction's per-address level and the
+// Discouragement list count a peer under: its IPv4 address itself (many
+// users share one behind NAT), or the /64 its IPv6 address is in.
+// IPv4-mapped IPv6 addresses count as IPv4.
 func AddrGroup(ip netip.Addr) netip.Prefix { return groupOf(ip, 32, ipv6AddrBits) }
-
-// SubnetGroup is the key of the per-subnet cap: IPv4 /16, IPv6 /48.
-func SubnetGroup(ip netip.Addr) netip.Prefix { return groupOf(ip, ipv4SubnetBits, ipv6SubnetBits) }
 
 // NetGroup is the eviction netgroup: IPv4 /16, IPv6 /32. Unlike Core,
 // which puts every local and every unroutable address into one group each,

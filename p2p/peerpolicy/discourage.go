@@ -15,12 +15,13 @@ const DefaultMaxDiscouraged = 50_000
 // Discouragement is the list of address groups (AddrGroup: an IPv4
 // address, an IPv6 /64) that misbehaved, as Core's BanMan keeps
 // discouraged addresses: a discouraged group is not refused, it is admitted
-// only while slots are free and evicted first. The list holds at most max
-// groups; when full, adding one forgets the group discouraged longest ago,
-// so a flood of misbehaving addresses can neither grow it nor stop new
-// entries. An entry also lapses after ttl. Groups are kept as keyed SipHash
-// values (8 bytes each), so the list costs a few dozen bytes per entry; the
-// key is random per server, so nobody can craft a collision.
+// while slots are free or in place of a peer idle DiscouragedMinIdle, and
+// evicted first. The list holds at most max groups; when full, adding one
+// forgets the group discouraged longest ago, so a flood of misbehaving
+// addresses can neither grow it nor stop new entries. An entry also lapses
+// after ttl. Groups are kept as keyed SipHash values (8 bytes each), so the
+// list costs a few dozen bytes per entry; the key is random per server, so
+// nobody can craft a collision.
 //
 // Safe for concurrent use.
 type Discouragement struct {

@@ -1,15 +1,16 @@
 // Package peerpolicy is the P2P server's inbound peer policy, as small
 // types with no connection state of their own:
 //
-//   - address groups (AddrGroup, SubnetGroup, NetGroup): the keys of the
-//     per-address and per-subnet caps and of eviction's netgroups;
-//   - Whitelist (ParseWhitelist): networks exempt from caps, eviction,
-//     discouragement and the upload target;
+//   - address groups (AddrGroup, NetGroup): the keys eviction counts
+//     peers under, and discouragement's;
+//   - Whitelist (ParseWhitelist): networks exempt from eviction's levels,
+//     eviction, discouragement and the upload target;
 //   - Discouragement: a bounded, expiring list of misbehaving address
-//     groups, admitted only while slots are free and evicted first
-//     (Bitcoin Core's BanMan discouragement);
+//     groups, admitted while slots are free or in place of a long idle
+//     peer, and evicted first (Bitcoin Core's BanMan discouragement);
 //   - SelectPeerToEvict: which inbound peer makes room for a newcomer, a
-//     pure function over candidates (Core's SelectNodeToEvict);
+//     pure function over candidates (Core's SelectNodeToEvict), with the
+//     per-address and per-netgroup levels above which peers go first;
 //   - TokenBucket and SharedBucket: event rates (transaction relay);
 //   - UploadTarget: block bytes served over a sliding day against
 //     -maxuploadtarget;

@@ -22,89 +22,176 @@ const (
 	evictProtectUseful = 8
 )
 
+// DiscouragedMinIdle is how long a peer must have been idle (connected,
+// or its last request answered, that long ago) before a newcomer from a
+// discouraged address may take its slot on a server without free slots.
+const DiscouragedMinIdle = 5 * time.Minute
+
 // EvictionCandidate describes one inbound peer for SelectPeerToEvict. It
 // is plain data so that eviction is a pure function, tested without
 // sockets as Core tests SelectNodeToEvict.
 type EvictionCandidate struct {
 	ID        uint64
 	Connected time.Time
-	// minPing is the lowest ping round trip seen; zero if none yet (it
+	// MinPing is the lowest ping round trip seen; zero if none yet (it
 	// then sorts as the slowest).
 	MinPing time.Duration
-	// lastUseful is when a filter or header request of the peer was last
+	// LastUseful is when a filter or header request of the peer was last
 	// answered; zero if never.
 	LastUseful time.Time
-	// netGroup is the keyed hash of the peer's netgroup (IPv4 /16, IPv6
-	// /32): equal for peers of one netgroup, unpredictable across groups.
+	// Addr and NetGroup are keyed hashes of the peer's AddrGroup (IPv4
+	// address, IPv6 /64) and NetGroup (IPv4 /16, IPv6 /32): equal for
+	// peers of one group, unpredictable across groups.
+	Addr     uint64
 	NetGroup uint64
-	// preferEvict marks a peer whose address was discouraged when it
+	// PreferEvict marks a peer whose address was discouraged when it
 	// connected: evicted before any other unprotected peer.
 	PreferEvict bool
-	// noBan marks a whitelisted peer: never evicted.
+	// NoBan marks a whitelisted peer: never evicted.
 	NoBan bool
+
+	exposed bool // beyond a group's level (Eviction.MaxPerAddr, MaxPerNetGroup)
 }
 
-// SelectPeerToEvict picks the peer to disconnect so that a new inbound
-// peer can take its slot, or ok=false when every candidate is protected.
+// idleSince is when the peer last had a request answered, or connected.
+func (c EvictionCandidate) idleSince() time.Time {
+	if c.LastUseful.After(c.Connected) {
+		return c.LastUseful
+	}
+	return c.Connected
+}
+
+// Eviction is what a peer is evicted for: the newcomer's groups and the
+// server's levels.
+type Eviction struct {
+	// NewAddr and NewNetGroup are the newcomer's groups, keyed as the
+	// candidates': it counts in them, so its own crowded group is the one
+	// that gives up a peer.
+	NewAddr, NewNetGroup uint64
+	// MaxPerAddr and MaxPerNetGroup are the levels above which a group's
+	// peers go first: the peers an address or netgroup holds beyond
+	// MaxPerAddr or MaxPerNetGroup, its idle ones (splitAtLevels), get no
+	// protection and are evicted before any other peer but a discouraged
+	// one. Zero: no level.
+	MaxPerAddr, MaxPerNetGroup int
+	// MinIdle, when positive, limits the choice to peers idle (idleSince)
+	// for at least MinIdle at Now: what a discouraged newcomer may
+	// displace.
+	MinIdle time.Duration
+	Now     time.Time
+}
+
+// SelectPeerToEvict picks the peer to disconnect so that a newcomer can
+// take its slot, or ok=false when every candidate is protected (or, with
+// MinIdle, none unprotected is idle long enough).
 //
-// As Core: whitelisted peers are never chosen; then one peer from each of
+// As Core: whitelisted peers are never chosen; one peer from each of
 // evictProtectNetGroups netgroups (by keyed netgroup hash), the
 // evictProtectPing peers with the lowest ping, the evictProtectUseful peers
 // most recently useful, and the half of the rest connected longest are
-// protected. Of the remainder, discouraged peers go first if
-// there are any; then the peer connected most recently in the netgroup
-// with the most remaining peers is chosen (ties: the netgroup whose newest
-// peer connected last). Differences from Core: the 4 peers shielded by
-// netgroup come from 4 distinct netgroups (Core takes the 4 with the
-// highest keyed netgroup, which may share one), which is the diversity the
-// rule is for; a ping never answered protects nobody; and each fixed
-// protection shields at most an eighth of the candidates, so that a server
-// with few slots can still make room (with Core's fixed counts, fewer than
-// about 30 peers are all protected and a newcomer is refused).
-func SelectPeerToEvict(candidates []EvictionCandidate) (id uint64, ok bool) {
+// protected; of the others, discouraged peers go first; the victim comes
+// from the netgroup holding the most connections, so no group crowds out
+// the others.
+//
+// Differences from Core: peers beyond a group's level (Eviction) are not
+// protected and go right after discouraged ones; the newcomer counts in
+// its groups, and a group's size counts all its peers, protected ones
+// included; within the netgroup chosen, the address holding the most
+// connections gives up its peer idle longest (Core takes the netgroup's
+// youngest), so a newcomer sharing an address or a netgroup with an
+// attacker is not the next one out while its first requests are answered;
+// the peers shielded by netgroup come from distinct netgroups; a ping
+// never answered protects nobody; and each fixed protection shields at
+// most an eighth of the candidates, so that a small server can still make
+// room.
+func SelectPeerToEvict(candidates []EvictionCandidate, e Eviction) (id uint64, ok bool) {
 	cands := slices.DeleteFunc(slices.Clone(candidates), func(c EvictionCandidate) bool { return c.NoBan })
+	perAddr := map[uint64]int{e.NewAddr: 1}
+	perNet := map[uint64]int{e.NewNetGroup: 1}
+	for _, c := range cands {
+		perAddr[c.Addr]++
+		perNet[c.NetGroup]++
+	}
+	kept, exposed := splitAtLevels(cands, e.MaxPerAddr, e.MaxPerNetGroup)
 
 	// Each fixed protection shields at most an eighth of the candidates,
 	// so that a small server (Core's numbers assume 125 slots) still has
 	// peers to evict.
 	scale := func(k int) int { return min(k, len(cands)/8) }
-	cands = protectNetGroups(cands, scale(evictProtectNetGroups))
-	eraseLastK(&cands, func(a, b EvictionCandidate) int { // slowest first
+	kept = protectNetGroups(kept, scale(evictProtectNetGroups))
+	eraseLastK(&kept, func(a, b EvictionCandidate) int { // slowest first
 		return cmp.Compare(pingOrMax(b.MinPing), pingOrMax(a.MinPing))
 	}, scale(evictProtectPing), func(c EvictionCandidate) bool { return c.MinPing > 0 })
-	eraseLastK(&cands, func(a, b EvictionCandidate) int { // least recently useful first
+	eraseLastK(&kept, func(a, b EvictionCandidate) int { // least recently useful first
 		return a.LastUseful.Compare(b.LastUseful)
 	}, scale(evictProtectUseful), func(c EvictionCandidate) bool { return !c.LastUseful.IsZero() })
-	eraseLastK(&cands, func(a, b EvictionCandidate) int { // newest first
+	eraseLastK(&kept, func(a, b EvictionCandidate) int { // newest first
 		return b.Connected.Compare(a.Connected)
-	}, len(cands)/2)
-	if len(cands) == 0 {
+	}, len(kept)/2)
+
+	rest := append(exposed, kept...)
+	if e.MinIdle > 0 {
+		rest = slices.DeleteFunc(rest, func(c EvictionCandidate) bool { return e.Now.Sub(c.idleSince()) < e.MinIdle })
+	}
+	switch {
+	case len(rest) == 0:
 		return 0, false
+	case slices.ContainsFunc(rest, func(c EvictionCandidate) bool { return c.PreferEvict }):
+		rest = slices.DeleteFunc(rest, func(c EvictionCandidate) bool { return !c.PreferEvict })
+	case slices.ContainsFunc(rest, func(c EvictionCandidate) bool { return c.exposed }):
+		rest = slices.DeleteFunc(rest, func(c EvictionCandidate) bool { return !c.exposed })
 	}
+	// The netgroup holding the most, then its address holding the most,
+	// then the peer idle longest; then the youngest, the highest id.
+	return slices.MinFunc(rest, func(a, b EvictionCandidate) int {
+		if c := cmp.Compare(perNet[b.NetGroup], perNet[a.NetGroup]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(perAddr[b.Addr], perAddr[a.Addr]); c != 0 {
+			return c
+		}
+		if c := a.idleSince().Compare(b.idleSince()); c != 0 {
+			return c
+		}
+		if c := b.Connected.Compare(a.Connected); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.ID, a.ID)
+	}).ID, true
+}
 
-	if slices.ContainsFunc(cands, func(c EvictionCandidate) bool { return c.PreferEvict }) {
-		cands = slices.DeleteFunc(cands, func(c EvictionCandidate) bool { return !c.PreferEvict })
-	}
-
-	// cands is sorted newest first: each group's first member is its newest.
-	type group struct {
-		n      int
-		newest EvictionCandidate
-	}
-	groups := make(map[uint64]*group)
-	var best *group
+// splitAtLevels returns the candidates within their groups' levels and,
+// marked exposed, those beyond (a level of zero: none). Of each address
+// its maxAddr peers served most recently are within, then (if fewer were
+// ever served) those connected most recently; then likewise maxNet of
+// each netgroup's peers within their address's level. So the peers
+// beyond are the group's idle ones, never served and connected longest
+// first: a newcomer has the time to be served before it is exposed.
+func splitAtLevels(cands []EvictionCandidate, maxAddr, maxNet int) (kept, exposed []EvictionCandidate) {
+	slices.SortFunc(cands, func(a, b EvictionCandidate) int {
+		if c := b.LastUseful.Compare(a.LastUseful); c != 0 {
+			return c
+		}
+		if c := b.Connected.Compare(a.Connected); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.ID, a.ID)
+	})
+	seenAddr, seenNet := make(map[uint64]int), make(map[uint64]int)
 	for _, c := range cands {
-		g := groups[c.NetGroup]
-		if g == nil {
-			g = &group{newest: c}
-			groups[c.NetGroup] = g
+		if seenAddr[c.Addr]++; maxAddr > 0 && seenAddr[c.Addr] > maxAddr {
+			c.exposed = true
+			exposed = append(exposed, c)
+			continue
 		}
-		g.n++
-		if best == nil || g.n > best.n || g.n == best.n && g.newest.Connected.After(best.newest.Connected) {
-			best = g
+		if seenNet[c.NetGroup]++; maxNet > 0 && seenNet[c.NetGroup] > maxNet {
+			c.exposed = true
+			exposed = append(exposed, c)
+			continue
 		}
+		kept = append(kept, c)
 	}
-	return best.newest.ID, true
+	return kept, exposed
 }
 
 // protectNetGroups removes from cands the longest-connected peer of each

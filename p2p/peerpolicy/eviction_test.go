@@ -6,13 +6,14 @@ import (
 	"time"
 )
 
-// cand describes a candidate compactly: netgroup, connected at second
-// `at` (larger: newer), ping in ms (0: none), last useful at second (0:
-// never).
+// cand describes a candidate compactly: an address of its own (its id),
+// netgroup, connected at second `at` (larger: newer), ping in ms (0:
+// none), last useful at second (0: never).
 func cand(id, group uint64, at int, pingMs int, useful int) EvictionCandidate {
 	base := time.Unix(1_700_000_000, 0)
 	c := EvictionCandidate{
 		ID:        id,
+		Addr:      id,
 		NetGroup:  group,
 		Connected: base.Add(time.Duration(at) * time.Second),
 		MinPing:   time.Duration(pingMs) * time.Millisecond,
@@ -41,84 +42,152 @@ func cat(parts ...[]EvictionCandidate) []EvictionCandidate {
 	return out
 }
 
+// forGroup is an Eviction for a newcomer of netgroup 99 and address 999
+// (a group of its own), with no levels.
+var forGroup = Eviction{NewAddr: 999, NewNetGroup: 99}
+
 func TestSelectPeerToEvict(t *testing.T) {
+	// In one netgroup of 40 peers connected at seconds 0..39 (ids 1..40)
+	// and never useful, id 1 is shielded by netgroup, ids 2..20 by
+	// uptime: id 21 is the one idle longest of the rest.
+	one := func(edit func(cs []EvictionCandidate)) []EvictionCandidate {
+		cs := many(1, 40, 1, 0)
+		if edit != nil {
+			edit(cs)
+		}
+		return cs
+	}
 	tests := []struct {
 		name  string
 		cands []EvictionCandidate
+		ev    Eviction
 		want  uint64 // 0: none
 	}{
-		{"no candidates", nil, 0},
-		{"only whitelisted", func() []EvictionCandidate {
-			cs := many(1, 30, 7, 0)
+		{"no candidates", nil, forGroup, 0},
+		{"only whitelisted", one(func(cs []EvictionCandidate) {
 			for i := range cs {
 				cs[i].NoBan = true
 			}
-			return cs
-		}(), 0},
-		{"one peer: evicted for the newcomer", many(1, 1, 7, 0), 1},
-		{"two peers: the newer", many(1, 2, 7, 0), 2},
+		}), forGroup, 0},
+		{"one peer: evicted for the newcomer", many(1, 1, 7, 0), forGroup, 1},
+		{"two peers: the newer (the older is shielded by uptime)", many(1, 2, 7, 0), forGroup, 2},
 		{
-			// 40 peers from netgroup 1 and one each from 8 others: the
-			// newest of the crowded netgroup goes, never a lone one.
-			"largest netgroup, newest member",
-			cat(many(1, 40, 1, 0),
-				[]EvictionCandidate{cand(101, 11, 500, 0, 0), cand(102, 12, 501, 0, 0), cand(103, 13, 502, 0, 0),
-					cand(104, 14, 503, 0, 0), cand(105, 15, 504, 0, 0), cand(106, 16, 505, 0, 0),
-					cand(107, 17, 506, 0, 0), cand(108, 18, 507, 0, 0)}),
-			40,
+			// Not the newest (Core's choice): a newcomer in a crowded
+			// group is not the next one out.
+			"crowded netgroup gives up the peer idle longest",
+			cat(one(nil), []EvictionCandidate{cand(101, 11, 500, 0, 0), cand(102, 12, 501, 0, 0),
+				cand(103, 13, 502, 0, 0), cand(104, 14, 503, 0, 0)}),
+			forGroup, 21,
 		},
-		{
-			// The newest peer of the crowded netgroup has the lowest ping:
-			// protected, so the next newest goes.
-			"low ping protects",
-			func() []EvictionCandidate {
-				cs := many(1, 40, 1, 0)
-				cs[39].MinPing = time.Millisecond
-				for i := 0; i < 39; i++ {
-					cs[i].MinPing = time.Second + time.Duration(i)*time.Millisecond
-				}
-				return cs
-			}(),
-			39,
-		},
-		{
-			"recently useful protects",
-			func() []EvictionCandidate {
-				cs := many(1, 40, 1, 0)
-				cs[39].LastUseful = time.Unix(1_700_001_000, 0)
-				return cs
-			}(),
-			39,
-		},
+		{"a measured low ping shields", one(func(cs []EvictionCandidate) { cs[20].MinPing = time.Millisecond }), forGroup, 22},
+		{"recently useful shields", one(func(cs []EvictionCandidate) { cs[20].LastUseful = time.Unix(1_700_001_000, 0) }), forGroup, 22},
 		{
 			// A discouraged peer goes before anyone else not protected,
 			// even from a small netgroup.
 			"discouraged first",
 			func() []EvictionCandidate {
-				cs := cat(many(1, 40, 1, 0), []EvictionCandidate{cand(50, 9, 100, 0, 0), cand(51, 9, 101, 0, 0)})
+				cs := cat(one(nil), []EvictionCandidate{cand(50, 9, 100, 0, 0), cand(51, 9, 101, 0, 0)})
 				cs[41].PreferEvict = true
 				return cs
 			}(),
-			51,
+			forGroup, 51,
 		},
 		{
-			// Two netgroups of equal size: the one whose newest member
-			// connected last.
-			"tie: netgroup with the newest member",
-			cat(many(1, 20, 1, 0), many(21, 20, 2, 1000)),
-			40,
-		},
-		{
-			// Long-connected peers are protected: an old crowded netgroup
-			// loses to a younger one, which has the half not protected.
-			"uptime protects the older half",
+			// Core counts the unprotected only and would take group 2,
+			// whose younger peers uptime does not shield.
+			"the netgroup holding the most, protected peers counted",
 			cat(many(1, 24, 1, 0), many(25, 16, 2, 1000)),
-			40,
+			forGroup, 21,
+		},
+		{"equal netgroups: the newcomer's own gives up a peer",
+			cat(many(1, 20, 1, 0), many(21, 20, 2, 0)), Eviction{NewAddr: 999, NewNetGroup: 2}, 32},
+		{"equal netgroups: the other one when the newcomer is in the first",
+			cat(many(1, 20, 1, 0), many(21, 20, 2, 0)), Eviction{NewAddr: 999, NewNetGroup: 1}, 11},
+		{
+			// Ten peers share address 777 in netgroup 1: that address
+			// gives up its peer idle longest.
+			"within the netgroup, the address holding the most",
+			one(func(cs []EvictionCandidate) {
+				for i := 30; i < 40; i++ {
+					cs[i].Addr = 777
+				}
+			}),
+			forGroup, 31,
+		},
+		{
+			// Address 5 holds ids 1..10, each with a low ping and useful
+			// of late: beyond the level of 4, the six served least
+			// recently (ids 1..6) are not shielded and go first, the one
+			// idle longest first.
+			"beyond the per-address level: no protection, first out",
+			cat(func() []EvictionCandidate {
+				cs := many(1, 10, 1, 0)
+				for i := range cs {
+					cs[i].Addr, cs[i].MinPing = 5, time.Millisecond
+					cs[i].LastUseful = time.Unix(1_700_001_000+int64(i), 0)
+				}
+				return cs
+			}(), func() []EvictionCandidate {
+				var cs []EvictionCandidate
+				for i := range 30 {
+					cs = append(cs, cand(uint64(11+i), uint64(100+i), 100+i, 0, 0))
+				}
+				return cs
+			}()),
+			Eviction{NewAddr: 999, NewNetGroup: 99, MaxPerAddr: 4}, 1,
+		},
+		{
+			// All 40 useful of late, in order: beyond the level of 32, the
+			// eight served least recently (ids 1..8, shielded by uptime
+			// without the level) go first.
+			"beyond the per-netgroup level: first out",
+			one(func(cs []EvictionCandidate) {
+				for i := range cs {
+					cs[i].LastUseful = time.Unix(1_700_002_000+int64(i), 0)
+				}
+			}),
+			Eviction{NewAddr: 999, NewNetGroup: 99, MaxPerNetGroup: 32}, 1,
+		},
+		{
+			// Address 5 holds ids 1..12, never served; id 12 connected
+			// last. Beyond the level of 8, the four connected longest
+			// (ids 1..4) are exposed, not the newcomer: id 1 goes.
+			"beyond the level: the idle ones, not the newest",
+			cat(func() []EvictionCandidate {
+				cs := many(1, 12, 1, 0)
+				for i := range cs {
+					cs[i].Addr = 5
+				}
+				return cs
+			}(), many(13, 28, 2, 100)),
+			Eviction{NewAddr: 5, NewNetGroup: 1, MaxPerAddr: 8}, 1,
+		},
+		{
+			// Everybody useful of late but id 30: only it has been idle
+			// five minutes, and it is not protected.
+			"a discouraged newcomer displaces only a peer idle for minutes",
+			one(func(cs []EvictionCandidate) {
+				for i := range cs {
+					if i != 29 {
+						cs[i].LastUseful = time.Unix(1_700_001_000+int64(i), 0)
+					}
+				}
+			}),
+			Eviction{NewAddr: 999, NewNetGroup: 99, MinIdle: 5 * time.Minute, Now: time.Unix(1_700_001_100, 0)}, 30,
+		},
+		{
+			"a discouraged newcomer finds no peer idle for minutes",
+			one(func(cs []EvictionCandidate) {
+				for i := range cs {
+					cs[i].LastUseful = time.Unix(1_700_001_000+int64(i), 0)
+				}
+			}),
+			Eviction{NewAddr: 999, NewNetGroup: 99, MinIdle: 5 * time.Minute, Now: time.Unix(1_700_001_100, 0)}, 0,
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := SelectPeerToEvict(tc.cands)
+			got, ok := SelectPeerToEvict(tc.cands, tc.ev)
 			if tc.want == 0 {
 				if ok {
 					t.Fatalf("evicted %d, want none", got)
@@ -132,9 +201,8 @@ func TestSelectPeerToEvict(t *testing.T) {
 	}
 }
 
-// Whatever the candidates, as long as one is not whitelisted there is
-// someone to evict (a newcomer always gets in), and it is never from a
-// netgroup with fewer unprotected peers than another; whitelisted peers
+// Whatever the candidates and levels, as long as one is not whitelisted
+// there is someone to evict (a newcomer always gets in); whitelisted peers
 // are never chosen.
 func TestSelectPeerToEvictAlwaysMakesRoom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
@@ -144,11 +212,13 @@ func TestSelectPeerToEvictAlwaysMakesRoom(t *testing.T) {
 		allNoBan := true
 		for i := range cands {
 			cands[i] = cand(uint64(i+1), uint64(rng.IntN(1+rng.IntN(20))), rng.IntN(10_000), rng.IntN(3)*rng.IntN(500), rng.IntN(2)*rng.IntN(10_000))
+			cands[i].Addr = uint64(rng.IntN(1 + rng.IntN(200)))
 			cands[i].PreferEvict = rng.IntN(10) == 0
 			cands[i].NoBan = rng.IntN(10) == 0
 			allNoBan = allNoBan && cands[i].NoBan
 		}
-		id, ok := SelectPeerToEvict(cands)
+		id, ok := SelectPeerToEvict(cands, Eviction{NewAddr: uint64(rng.IntN(200)), NewNetGroup: uint64(rng.IntN(20)),
+			MaxPerAddr: rng.IntN(3), MaxPerNetGroup: rng.IntN(10)})
 		if ok == allNoBan {
 			t.Fatalf("round %d: %d candidates (all whitelisted %v): ok %v", round, n, allNoBan, ok)
 		}

@@ -9,9 +9,9 @@ import (
 // ParseWhitelist parses a comma-separated list of addresses and netmasks
 // ("127.0.0.1, 10.0.0.0/8, ::1, 2001:db8::/32"), as Bitcoin Core's
 // -whitelist takes them (without permission flags): a bare address is a
-// /32 or /128. Peers from these networks are exempt from the per-address
-// and per-subnet caps, from eviction, from Discouragement and from the
-// upload target: use it for a trusted reverse proxy or a local Tor daemon,
+// /32 or /128. Peers from these networks are exempt from eviction (and
+// count in none of its groups), from Discouragement and from the upload
+// target: use it for a trusted reverse proxy or a local Tor daemon,
 // whose many clients all arrive from one address. An empty string is an
 // empty list.
 func ParseWhitelist(s string) ([]netip.Prefix, error) {
