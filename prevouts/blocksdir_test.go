@@ -17,6 +17,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/blockfiles"
 	"github.com/cfindexd/cfindexd/internal/corefiles"
+	"github.com/cfindexd/cfindexd/internal/nodetest"
 	"github.com/cfindexd/cfindexd/internal/wirescan"
 	"github.com/cfindexd/cfindexd/nodeclient"
 )
@@ -180,8 +181,8 @@ func TestBlocksDirFallsBackUntilRecordsAreWritten(t *testing.T) {
 			dir := copyFixture(t, fx)
 			repair := tc.cut(t, dir)
 			fallback := &countingSource{BlockSource: orig}
-			src := NewBlocksDirSource(openFixtureDir(t, dir), fallback, testLogger(t))
-			ctx := testCtx(t)
+			src := NewBlocksDirSource(openFixtureDir(t, dir), fallback, nodetest.Logger(t))
+			ctx := nodetest.Ctx(t)
 
 			// Blocks before the tip are all there.
 			parent, _ := fx.Block(tip.Prev)
@@ -195,7 +196,7 @@ func TestBlocksDirFallsBackUntilRecordsAreWritten(t *testing.T) {
 			if fallback.blocks.Load() != 1 {
 				t.Fatalf("fallback asked for %d blocks, want 1 (the tip)", fallback.blocks.Load())
 			}
-			if got[1].Hash != tip.Hash || !equalScripts(got[1].PrevScripts, wantScripts) {
+			if got[1].Hash != tip.Hash || !nodetest.EqualScripts(got[1].PrevScripts, wantScripts) {
 				t.Fatal("the fallback's block is not the tip with its spent scripts")
 			}
 
@@ -207,7 +208,7 @@ func TestBlocksDirFallsBackUntilRecordsAreWritten(t *testing.T) {
 			if fallback.blocks.Load() != 1 {
 				t.Fatalf("fallback asked again after the records were written")
 			}
-			if !equalScripts(got[0].PrevScripts, wantScripts) {
+			if !nodetest.EqualScripts(got[0].PrevScripts, wantScripts) {
 				t.Fatal("spent scripts differ once read from the files")
 			}
 			files, fromFallback := src.BlockCounts()
@@ -225,8 +226,8 @@ func TestBlocksDirWithoutFallbackFails(t *testing.T) {
 	dir := copyFixture(t, fx)
 	tip, _ := fx.Block(fx.Tip)
 	truncateFile(t, filepath.Join(dir, "blk00000.dat"), tip.DataPos+50)
-	src := NewBlocksDirSource(openFixtureDir(t, dir), nil, testLogger(t))
-	_, _, err := src.FetchBlock(testCtx(t), tip.Hash)
+	src := NewBlocksDirSource(openFixtureDir(t, dir), nil, nodetest.Logger(t))
+	_, _, err := src.FetchBlock(nodetest.Ctx(t), tip.Hash)
 	if !errors.Is(err, blockfiles.ErrNotInFiles) {
 		t.Fatalf("got %v, want ErrNotInFiles", err)
 	}
@@ -267,7 +268,7 @@ func TestBlocksDirReadsWrittenChains(t *testing.T) {
 			if n := locs[len(locs)-1].File + 1; n < tc.files {
 				t.Fatalf("%d files, want at least %d", n, tc.files)
 			}
-			src := NewBlocksDirSource(openFixtureDir(t, dir), nil, testLogger(t))
+			src := NewBlocksDirSource(openFixtureDir(t, dir), nil, nodetest.Logger(t))
 			for _, run := range []int{1, 5, 16} {
 				for start := 0; start < len(fx.Blocks); start += run {
 					end := min(start+run, len(fx.Blocks))
@@ -275,13 +276,13 @@ func TestBlocksDirReadsWrittenChains(t *testing.T) {
 					for _, b := range fx.Blocks[start:end] {
 						hashes = append(hashes, b.Hash)
 					}
-					got, err := src.FetchBlocks(testCtx(t), hashes, nil)
+					got, err := src.FetchBlocks(nodetest.Ctx(t), hashes, nil)
 					if err != nil {
 						t.Fatalf("run %d at %d: %v", run, start, err)
 					}
 					for i, fb := range got {
 						want, _ := spentFromREST(t, fx.Blocks[start+i].SpentTxOuts)
-						if !equalScripts(fb.PrevScripts, want) {
+						if !nodetest.EqualScripts(fb.PrevScripts, want) {
 							t.Fatalf("run %d, h%d: spent scripts differ", run, fx.Blocks[start+i].Height)
 						}
 					}
@@ -322,8 +323,8 @@ func TestBlocksDirFollowsGrowingFiles(t *testing.T) {
 	copyPrefix("rev00000.dat", 1000)
 
 	fallback := &countingSource{BlockSource: NewBlocksDirSource(openFixtureDir(t, fx.BlocksDir), nil, zerolog.Nop())}
-	src := NewBlocksDirSource(openFixtureDir(t, dir), fallback, testLogger(t))
-	ctx := testCtx(t)
+	src := NewBlocksDirSource(openFixtureDir(t, dir), fallback, nodetest.Logger(t))
+	ctx := nodetest.Ctx(t)
 	fetch := func(b *corefiles.FixtureBlock) {
 		t.Helper()
 		got, err := src.FetchBlocks(ctx, []chainhash.Hash{b.Hash}, nil)
@@ -331,7 +332,7 @@ func TestBlocksDirFollowsGrowingFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		want, _ := spentFromREST(t, b.SpentTxOuts)
-		if !equalScripts(got[0].PrevScripts, want) {
+		if !nodetest.EqualScripts(got[0].PrevScripts, want) {
 			t.Fatalf("h%d: spent scripts differ", b.Height)
 		}
 	}
@@ -437,9 +438,9 @@ func TestBlocksDirSiblingsWithTheSameShape(t *testing.T) {
 				blocks: map[chainhash.Hash]*wire.MsgBlock{a.BlockHash(): a, b.BlockHash(): b},
 				prev:   map[chainhash.Hash][][]byte{a.BlockHash(): {scriptOf(tc.a)}, b.BlockHash(): {scriptOf(tc.b)}},
 			}}
-			src := NewBlocksDirSource(openFixtureDir(t, dir), fallback, testLogger(t))
+			src := NewBlocksDirSource(openFixtureDir(t, dir), fallback, nodetest.Logger(t))
 			for _, blk := range []*wire.MsgBlock{a, b} {
-				got, err := src.FetchBlocks(testCtx(t), []chainhash.Hash{blk.BlockHash()}, nil)
+				got, err := src.FetchBlocks(nodetest.Ctx(t), []chainhash.Hash{blk.BlockHash()}, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

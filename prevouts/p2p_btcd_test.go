@@ -14,6 +14,7 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/nodetest"
 	"github.com/cfindexd/cfindexd/nodeclient"
 )
 
@@ -25,7 +26,7 @@ func p2pTestChain(t *testing.T, ctx context.Context, rich int) (*btcdtest.Node, 
 	if err := btcdtest.BuildTxRichChain(ctx, n, n.Wallet(), rich); err != nil {
 		t.Fatal(err)
 	}
-	c, err := nodeclient.NewClient(nodeclient.Config{Host: n.RPCHost(), User: n.User(), Password: n.Password(), Timeout: 10 * time.Second}, testLogger(t))
+	c, err := nodeclient.NewClient(nodeclient.Config{Host: n.RPCHost(), User: n.User(), Password: n.Password(), Timeout: 10 * time.Second}, nodetest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func compareRuns(t *testing.T, gotRaw, wantRaw [][]byte, gotPrev, wantPrev [][][
 		t.Fatalf("%d blocks, want %d", len(gotRaw), len(wantRaw))
 	}
 	for i := range gotRaw {
-		if !bytes.Equal(gotRaw[i], wantRaw[i]) || !equalScripts(gotPrev[i], wantPrev[i]) {
+		if !bytes.Equal(gotRaw[i], wantRaw[i]) || !nodetest.EqualScripts(gotPrev[i], wantPrev[i]) {
 			t.Fatalf("height %d differs from the RPC path", i+1)
 		}
 	}

@@ -3,13 +3,13 @@ package wirescan_test
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"testing"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/internal/corefixture"
+	"github.com/cfindexd/cfindexd/internal/nodetest"
 	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
@@ -51,7 +51,7 @@ func scanAgreesWithWire(raw []byte) string {
 		for j, o := range tx.TxOut {
 			outs[j] = o.PkScript
 		}
-		if !equalScripts(got.TxOuts(i), outs) {
+		if !nodetest.EqualScripts(got.TxOuts(i), outs) {
 			return fmt.Sprintf("tx %d: output scripts differ", i)
 		}
 		if i > 0 {
@@ -108,7 +108,7 @@ func TestScanBlockMatchesWireOnRecordedBlocks(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s tx %d: %v", b.Name(), i, err)
 			}
-			if st.TxID != sb.Txids[i] || !equalScripts(st.Outs, sb.TxOuts(i)) {
+			if st.TxID != sb.Txids[i] || !nodetest.EqualScripts(st.Outs, sb.TxOuts(i)) {
 				t.Fatalf("%s tx %d: scanned alone it differs from the block's", b.Name(), i)
 			}
 		}
@@ -285,13 +285,11 @@ func FuzzScanTx(f *testing.F) {
 		for i, o := range tx.TxOut {
 			outs[i] = o.PkScript
 		}
-		if !equalScripts(got.Outs, outs) {
+		if !nodetest.EqualScripts(got.Outs, outs) {
 			t.Fatal("output scripts differ")
 		}
 	})
 }
-
-func equalScripts(a, b [][]byte) bool { return slices.EqualFunc(a, b, bytes.Equal) }
 
 // MerkleRoot agrees with a plain reference for odd and even transaction
 // counts.
@@ -304,31 +302,8 @@ func TestMerkleRootAgrees(t *testing.T) {
 			tx.AddTxOut(wire.NewTxOut(int64(i), []byte{0x51}))
 			txs[i], txids[i] = tx, tx.TxHash()
 		}
-		if got, want := wirescan.MerkleRoot(txids), merkleRoot(txs); got != want {
+		if got, want := wirescan.MerkleRoot(txids), nodetest.MerkleRoot(txs); got != want {
 			t.Fatalf("%d txs: %s, want %s", n, got, want)
 		}
 	}
-}
-
-// merkleRoot computes the block merkle root over txids (Bitcoin's
-// duplicate-last-on-odd rule).
-func merkleRoot(txs []*wire.MsgTx) chainhash.Hash {
-	level := make([]chainhash.Hash, len(txs))
-	for i, tx := range txs {
-		level[i] = tx.TxHash()
-	}
-	var buf [2 * chainhash.HashSize]byte
-	for len(level) > 1 {
-		if len(level)%2 == 1 {
-			level = append(level, level[len(level)-1])
-		}
-		next := level[:len(level)/2]
-		for i := range next {
-			copy(buf[:chainhash.HashSize], level[2*i][:])
-			copy(buf[chainhash.HashSize:], level[2*i+1][:])
-			next[i] = chainhash.DoubleHashH(buf[:])
-		}
-		level = next
-	}
-	return level[0]
 }
