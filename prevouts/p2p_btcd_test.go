@@ -66,6 +66,17 @@ func fetchAllRuns(t *testing.T, ctx context.Context, src BlockSource, hashes []c
 	return raws, prevs
 }
 
+// rpcRuns is the reference the P2P path is compared with: hashes fetched
+// over JSON-RPC (txindex, no script cache) in runs of 16.
+func rpcRuns(t *testing.T, ctx context.Context, c *nodeclient.Client, hashes []chainhash.Hash) ([][]byte, [][][]byte) {
+	t.Helper()
+	src, err := NewSource(c, ModeTxIndex, SourceOptions{ScriptCacheBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fetchAllRuns(t, ctx, src, hashes, 16)
+}
+
 func compareRuns(t *testing.T, gotRaw, wantRaw [][]byte, gotPrev, wantPrev [][][]byte) {
 	t.Helper()
 	if len(gotRaw) != len(wantRaw) {
@@ -85,8 +96,7 @@ func TestBtcdP2PBlocksEqualRPC(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
 	n, c, hashes := p2pTestChain(t, ctx, 40)
-	rpcSrc, _ := NewSource(c, ModeTxIndex, SourceOptions{ScriptCacheBytes: -1})
-	wantRaw, wantPrev := fetchAllRuns(t, ctx, rpcSrc, hashes, 16)
+	wantRaw, wantPrev := rpcRuns(t, ctx, c, hashes)
 
 	for _, runLen := range []int{1, 16, 64} {
 		src, err := NewSource(c, ModeTxIndex, SourceOptions{NodeP2P: n.P2PAddr(), P2PNet: n.Params().Net, P2PConns: 2})
@@ -158,8 +168,7 @@ func TestBtcdP2PKilledConnectionReconnects(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
 	n, c, hashes := p2pTestChain(t, ctx, 40)
-	rpcSrc, _ := NewSource(c, ModeTxIndex, SourceOptions{ScriptCacheBytes: -1})
-	wantRaw, wantPrev := fetchAllRuns(t, ctx, rpcSrc, hashes, 16)
+	wantRaw, wantPrev := rpcRuns(t, ctx, c, hashes)
 
 	// The proxy cuts its first connection after 20 kB from btcd, which
 	// is inside the first run of blocks (the handshake is a few hundred
@@ -243,8 +252,7 @@ func TestBtcdP2PConcurrentRunsSharePool(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
 	n, c, hashes := p2pTestChain(t, ctx, 40)
-	rpcSrc, _ := NewSource(c, ModeTxIndex, SourceOptions{ScriptCacheBytes: -1})
-	wantRaw, wantPrev := fetchAllRuns(t, ctx, rpcSrc, hashes, 16)
+	wantRaw, wantPrev := rpcRuns(t, ctx, c, hashes)
 
 	proxy := startCutProxy(t, n.P2PAddr(), 30_000)
 	src, _ := NewSource(c, ModeTxIndex, SourceOptions{NodeP2P: proxy, P2PNet: n.Params().Net, P2PConns: 2})
@@ -293,8 +301,7 @@ func TestBtcdRunCapReturnsPrefixes(t *testing.T) {
 	defer cancel()
 	n, c, hashes := p2pTestChain(t, ctx, 40)
 	hashes = hashes[len(hashes)-40:] // the tx-rich blocks, a few kB each
-	ref, _ := NewSource(c, ModeTxIndex, SourceOptions{ScriptCacheBytes: -1})
-	wantRaw, wantPrev := fetchAllRuns(t, ctx, ref, hashes, 16)
+	wantRaw, wantPrev := rpcRuns(t, ctx, c, hashes)
 	for _, p2p := range []bool{true, false} {
 		opts := SourceOptions{}
 		if p2p {
