@@ -92,6 +92,19 @@ func truncateFile(t *testing.T, path string, size int64) []byte {
 	return raw[size:]
 }
 
+// zeroTail overwrites path from off to its end with zero bytes (Core's
+// preallocated padding) and returns what was there.
+func zeroTail(t *testing.T, path string, off int64) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest := bytes.Clone(raw[off:])
+	writeAt(t, path, make([]byte, len(rest)), off)
+	return rest
+}
+
 // writeAt writes b at off of path (Core appending a record it had not
 // written yet).
 func writeAt(t *testing.T, path string, b []byte, off int64) {
@@ -152,12 +165,7 @@ func TestBlocksDirFallsBackUntilRecordsAreWritten(t *testing.T) {
 		}},
 		{"undo record half written into the padding", func(t *testing.T, dir string) func() {
 			path := filepath.Join(dir, "rev00000.dat")
-			raw, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec := bytes.Clone(raw[tipUndoRecord:])
-			writeAt(t, path, make([]byte, len(rec)), tipUndoRecord)
+			rec := zeroTail(t, path, tipUndoRecord)
 			writeAt(t, path, rec[:60], tipUndoRecord)
 			return func() { writeAt(t, path, rec, tipUndoRecord) }
 		}},
@@ -168,12 +176,7 @@ func TestBlocksDirFallsBackUntilRecordsAreWritten(t *testing.T) {
 		}},
 		{"undo record not written, zero padding", func(t *testing.T, dir string) func() {
 			path := filepath.Join(dir, "rev00000.dat")
-			raw, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec := bytes.Clone(raw[tipUndoRecord:])
-			writeAt(t, path, make([]byte, len(rec)), tipUndoRecord)
+			rec := zeroTail(t, path, tipUndoRecord)
 			return func() { writeAt(t, path, rec, tipUndoRecord) }
 		}},
 	} {
