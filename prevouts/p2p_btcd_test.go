@@ -18,9 +18,10 @@ import (
 	"github.com/cfindexd/cfindexd/nodeclient"
 )
 
-// p2pTestChain starts btcd with --txindex, builds a transaction-rich chain
-// and returns a client and the hashes of heights 1..tip.
-func p2pTestChain(t *testing.T, ctx context.Context, rich int) (*btcdtest.Node, *nodeclient.Client, []chainhash.Hash) {
+// btcdTestChain starts btcd with --txindex, builds a transaction-rich chain
+// and returns a client and the hashes of heights 1..tip (btcd cannot
+// serve genesis's coinbase).
+func btcdTestChain(t *testing.T, ctx context.Context, rich int) (*btcdtest.Node, *nodeclient.Client, []chainhash.Hash) {
 	t.Helper()
 	n := btcdtest.Start(t, btcdtest.Options{TxIndex: true})
 	if err := btcdtest.BuildTxRichChain(ctx, n, n.Wallet(), rich); err != nil {
@@ -95,7 +96,7 @@ func compareRuns(t *testing.T, gotRaw, wantRaw [][]byte, gotPrev, wantPrev [][][
 func TestBtcdP2PBlocksEqualRPC(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
-	n, c, hashes := p2pTestChain(t, ctx, 40)
+	n, c, hashes := btcdTestChain(t, ctx, 40)
 	wantRaw, wantPrev := rpcRuns(t, ctx, c, hashes)
 
 	for _, runLen := range []int{1, 16, 64} {
@@ -122,7 +123,7 @@ func TestBtcdP2PBlocksEqualRPC(t *testing.T) {
 func TestBtcdP2PNotFoundFallsBack(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
-	n, c, hashes := p2pTestChain(t, ctx, 2)
+	n, c, hashes := btcdTestChain(t, ctx, 2)
 	src, _ := NewSource(c, ModeTxIndex, SourceOptions{NodeP2P: n.P2PAddr(), P2PNet: n.Params().Net})
 	defer src.(*txIndexSource).Close()
 	_, err := src.(RunBlockSource).FetchBlocks(ctx, []chainhash.Hash{hashes[0], {3}}, nil)
@@ -143,7 +144,7 @@ func TestBtcdP2PNotFoundFallsBack(t *testing.T) {
 func TestP2PUnreachableUsesRPC(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
-	_, c, hashes := p2pTestChain(t, ctx, 2)
+	_, c, hashes := btcdTestChain(t, ctx, 2)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +168,7 @@ func TestP2PUnreachableUsesRPC(t *testing.T) {
 func TestBtcdP2PKilledConnectionReconnects(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
-	n, c, hashes := p2pTestChain(t, ctx, 40)
+	n, c, hashes := btcdTestChain(t, ctx, 40)
 	wantRaw, wantPrev := rpcRuns(t, ctx, c, hashes)
 
 	// The proxy cuts its first connection after 20 kB from btcd, which
@@ -251,7 +252,7 @@ func startCutProxy(t *testing.T, target string, cutAfter int64) string {
 func TestBtcdP2PConcurrentRunsSharePool(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
-	n, c, hashes := p2pTestChain(t, ctx, 40)
+	n, c, hashes := btcdTestChain(t, ctx, 40)
 	wantRaw, wantPrev := rpcRuns(t, ctx, c, hashes)
 
 	proxy := startCutProxy(t, n.P2PAddr(), 30_000)
@@ -299,7 +300,7 @@ func TestBtcdP2PConcurrentRunsSharePool(t *testing.T) {
 func TestBtcdRunCapReturnsPrefixes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
-	n, c, hashes := p2pTestChain(t, ctx, 40)
+	n, c, hashes := btcdTestChain(t, ctx, 40)
 	hashes = hashes[len(hashes)-40:] // the tx-rich blocks, a few kB each
 	wantRaw, wantPrev := rpcRuns(t, ctx, c, hashes)
 	for _, p2p := range []bool{true, false} {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 
-	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/corefixture"
 	"github.com/cfindexd/cfindexd/internal/nodetest"
 	"github.com/cfindexd/cfindexd/nodeclient"
@@ -206,27 +205,7 @@ func TestFetchBlocksUnknownBlock(t *testing.T) {
 func TestBtcdFetchBlocksEqualsFetchBlock(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
-	n := btcdtest.Start(t, btcdtest.Options{TxIndex: true})
-	if err := btcdtest.BuildTxRichChain(ctx, n, n.Wallet(), 40); err != nil {
-		t.Fatal(err)
-	}
-	c, err := nodeclient.NewClient(nodeclient.Config{Host: n.RPCHost(), User: n.User(), Password: n.Password(), Timeout: 10 * time.Second}, nodetest.Logger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ci, err := c.GetChainInfo(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hashes := make([]chainhash.Hash, 0, ci.Blocks)
-	for h := int64(1); h <= int64(ci.Blocks); h++ { // btcd cannot serve genesis's coinbase
-		hash, err := c.GetBlockHash(ctx, h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		hashes = append(hashes, hash)
-	}
+	_, c, hashes := btcdTestChain(t, ctx, 40)
 	perBlock, _ := NewSource(c, ModeTxIndex, SourceOptions{ScriptCacheBytes: -1})
 	type want struct {
 		raw  []byte
