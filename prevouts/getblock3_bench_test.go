@@ -29,7 +29,7 @@ func BenchmarkGetBlock3(b *testing.B) {
 	fx := corefixture.Load(b)
 	var recorded []*corefixture.Block
 	size := 0
-	for _, blk := range append(append([]*corefixture.Block(nil), fx.Blocks...), fx.Early...) {
+	for _, blk := range fx.AllBlocks() {
 		recorded = append(recorded, blk)
 		size += len(blk.Verbose3)
 	}

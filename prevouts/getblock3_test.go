@@ -28,7 +28,7 @@ import (
 // the reference decoder gets.
 func TestDecodeGetBlock3Fixtures(t *testing.T) {
 	inputs := 0
-	for _, b := range recordedBlocks(t) {
+	for _, b := range corefixture.Load(t).AllBlocks() {
 		fb, err := decodeGetBlock3(b.Verbose3, b.Hash)
 		if err != nil {
 			t.Fatalf("%s: %v", b.Name(), err)
@@ -228,7 +228,7 @@ func (zeros) Read(p []byte) (int, error) {
 
 func FuzzDecodeGetBlock3(f *testing.F) {
 	hashes := map[string]chainhash.Hash{}
-	for _, b := range recordedBlocks(f) {
+	for _, b := range corefixture.Load(f).AllBlocks() {
 		if len(b.Verbose3) < 8000 {
 			f.Add(b.Verbose3)
 		}

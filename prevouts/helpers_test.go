@@ -67,9 +67,3 @@ func fetchedMatches(fb FetchedBlock, raw []byte) string {
 	}
 	return ""
 }
-
-// recordedBlocks are the blocks of the Core v31 recording.
-func recordedBlocks(t testing.TB) []*corefixture.Block {
-	fx := corefixture.Load(t)
-	return append(append([]*corefixture.Block(nil), fx.Blocks...), fx.Early...)
-}

@@ -31,7 +31,7 @@ func TestFetchBlockAllModesAgree(t *testing.T) {
 	inputs := 0
 	// The recorded blocks (incl. the stale ones), then the derived
 	// coinbase-only blocks h0–h94.
-	for _, b := range append(append([]*corefixture.Block(nil), fx.Blocks...), fx.Early...) {
+	for _, b := range fx.AllBlocks() {
 		want := nodetest.ExpectedPrevScripts(t, b)
 		inputs += len(want)
 		for _, m := range modes {

@@ -71,19 +71,12 @@ func scanAgreesWithWire(raw []byte) string {
 	return ""
 }
 
-// recordedBlocks returns the serialized blocks of the Bitcoin Core v31
-// recording, legacy and segwit transactions mixed.
-func recordedBlocks(t testing.TB) []*corefixture.Block {
-	fx := corefixture.Load(t)
-	return append(append([]*corefixture.Block(nil), fx.Blocks...), fx.Early...)
-}
-
 // Every block Bitcoin Core served in the recording scans to what wire
 // decodes, and each of its transactions scans on its own to the same txid
 // and outputs.
 func TestScanBlockMatchesWireOnRecordedBlocks(t *testing.T) {
 	n, witness := 0, 0
-	for _, b := range recordedBlocks(t) {
+	for _, b := range corefixture.Load(t).AllBlocks() {
 		if diff := scanAgreesWithWire(b.Raw); diff != "" {
 			t.Fatalf("%s: %s", b.Name(), diff)
 		}
@@ -121,7 +114,7 @@ func TestScanBlockMatchesWireOnRecordedBlocks(t *testing.T) {
 // segwitBlock returns a recorded block with more than one transaction,
 // one of them with witness data.
 func segwitBlock(t testing.TB) *corefixture.Block {
-	for _, b := range recordedBlocks(t) {
+	for _, b := range corefixture.Load(t).AllBlocks() {
 		var blk wire.MsgBlock
 		if err := blk.Deserialize(bytes.NewReader(b.Raw)); err != nil {
 			t.Fatal(err)
@@ -194,7 +187,7 @@ func TestScanBlockRejectsMalformed(t *testing.T) {
 // FuzzScanBlock checks the in-place scanner against wire's decoder on
 // arbitrary bytes: they accept the same blocks and read them the same way.
 func FuzzScanBlock(f *testing.F) {
-	for i, b := range recordedBlocks(f) {
+	for i, b := range corefixture.Load(f).AllBlocks() {
 		if i%8 == 0 || len(b.Raw) > 1000 {
 			f.Add(b.Raw)
 		}
@@ -209,7 +202,7 @@ func FuzzScanBlock(f *testing.F) {
 // BenchmarkScanBlock compares reading the recorded blocks in place with
 // decoding them into wire.MsgBlock and hashing their transactions.
 func BenchmarkScanBlock(b *testing.B) {
-	blocks := recordedBlocks(b)
+	blocks := corefixture.Load(b).AllBlocks()
 	size := 0
 	for _, blk := range blocks {
 		size += len(blk.Raw)
@@ -250,7 +243,7 @@ func BenchmarkScanBlock(b *testing.B) {
 // bytes: it accepts exactly the single transactions wire decodes using
 // every byte, with the same txid and output scripts.
 func FuzzScanTx(f *testing.F) {
-	for i, b := range recordedBlocks(f) {
+	for i, b := range corefixture.Load(f).AllBlocks() {
 		if i%16 != 0 {
 			continue
 		}
