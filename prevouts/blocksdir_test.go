@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -347,7 +348,7 @@ func TestBlocksDirFollowsGrowingFiles(t *testing.T) {
 	// once it is there.
 	for n := range files {
 		for _, prefix := range []string{"blk", "rev"} {
-			copyPrefix(prefix+pad5(n)+".dat", 1<<40)
+			copyPrefix(fmt.Sprintf("%s%05d.dat", prefix, n), 1<<40)
 		}
 		for i, loc := range locs {
 			if loc.File == n {
@@ -359,22 +360,6 @@ func TestBlocksDirFollowsGrowingFiles(t *testing.T) {
 	if got := fallback.blocks.Load(); got != 0 {
 		t.Errorf("%d blocks from the fallback; every block was written before it was asked for", got)
 	}
-}
-
-func pad5(n int) string {
-	s := "00000" + itoa(n)
-	return s[len(s)-5:]
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for ; n > 0; n /= 10 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-	}
-	return string(b)
 }
 
 // siblingBlock builds a block on parent whose second transaction spends
