@@ -185,7 +185,7 @@ type bulkBegin struct {
 // must link to the one before it, the hash at the range's end is read again
 // after the last chunk, and a download that raced a reorg is cut off (the client sees a truncated body) rather than
 // completed with bytes of two chains.
-func (s *Server) serveBulkFile(w http.ResponseWriter, r *http.Request, t target) {
+func (s *Server) serveBulkFile(w *minRateWriter, r *http.Request, t target) {
 	var (
 		b bulkBegin
 		f bulkFile
@@ -236,10 +236,10 @@ func (s *Server) serveBulkFile(w http.ResponseWriter, r *http.Request, t target)
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	body := newMinRateWriter(w, s.cfg.BulkMinRate, s.cfg.BulkMinRateWindow, time.Now().Add(s.cfg.BulkWriteTimeout), time.Now)
+	body := w
 	wrote := func(err error) bool {
 		if errors.Is(err, errTooSlow) {
-			s.metrics.HTTPBulkSlowCut()
+			s.metrics.HTTPSlowCut("bulk")
 			s.log.Debug().Str("client", r.RemoteAddr).Str("file", f.kind).Int("min_rate", s.cfg.BulkMinRate).
 				Msg("bulk download cut off: the client reads slower than the minimum rate")
 		}

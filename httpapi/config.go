@@ -66,11 +66,13 @@ type Config struct {
 
 	// MaxConns bounds the open HTTP connections, MaxConnsPerAddr those
 	// from one client address (an IPv4 address or an IPv6 /64). They are
-	// enforced when a connection is accepted: over a cap, the idle
-	// keep-alive or not-yet-requesting connection that has waited longest,
-	// from the address holding the most, is closed to make room; when
-	// every connection is busy with a request the new one is answered a
-	// fixed 503 and closed at once (no goroutine, no request read).
+	// enforced when a connection is accepted: over a cap, a connection of
+	// the network (IPv4 /16, IPv6 /32), then the address, holding the most
+	// is closed to make room, an idle one (keep-alive, or not yet
+	// requesting) before one busy with a request, which goes only if it is
+	// not alone in its network and the newcomer's network does not hold
+	// fewer; when none may go the new one is answered a fixed 503 and
+	// closed at once (no goroutine, no request read).
 	MaxConns        int
 	MaxConnsPerAddr int
 
@@ -79,11 +81,12 @@ type Config struct {
 	MaxBulkPerAddr int
 
 	// BulkMinRate (bytes per second) and BulkMinRateWindow: every window
-	// of a bulk download, the first included, must deliver at least
-	// BulkMinRate × BulkMinRateWindow bytes to the client's socket, or the
-	// download is cut and its slot freed. A client that stops reading holds
-	// a slot for about one window after its socket buffers fill, not for
-	// BulkWriteTimeout.
+	// of every response, the first included, must deliver at least
+	// BulkMinRate × BulkMinRateWindow bytes to the client's socket (or the
+	// whole answer, if smaller), or the response is cut with its
+	// connection (and a bulk download's slot freed). A client that stops
+	// reading, pipelining or not, holds its connection for about one
+	// window after its socket buffers fill, not for WriteTimeout.
 	BulkMinRate       int
 	BulkMinRateWindow time.Duration
 
@@ -92,9 +95,10 @@ type Config struct {
 	MaxHeaderBytes int
 	MaxURILength   int
 
-	// Timeouts of the net/http server. BulkWriteTimeout replaces
-	// WriteTimeout for bulk downloads, which may be large. IdleTimeout
-	// (keep-alive) is at most MaxIdleTimeout.
+	// Timeouts of the net/http server. WriteTimeout bounds one response
+	// however fast it moves; BulkWriteTimeout replaces it for bulk
+	// downloads, which may be large. IdleTimeout (keep-alive) is at most
+	// MaxIdleTimeout.
 	ReadHeaderTimeout time.Duration
 	ReadTimeout       time.Duration
 	WriteTimeout      time.Duration

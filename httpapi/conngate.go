@@ -29,6 +29,19 @@ func clientKeyOf(remote string) clientKey {
 	return a
 }
 
+// networkOf returns the network a client key belongs to, as the P2P side
+// groups peers: the IPv4 /16 or the IPv6 /32. The zero key is its own
+// network.
+func networkOf(k clientKey) netip.Addr {
+	switch {
+	case k.Is4():
+		return netip.PrefixFrom(k, 16).Masked().Addr()
+	case k.Is6():
+		return netip.PrefixFrom(k, 32).Masked().Addr()
+	}
+	return k
+}
+
 // refusalResponse is what a connection over the caps gets before it is
 // closed: written straight to the socket, whose send buffer is empty, so
 // it never blocks the accept loop.
@@ -44,14 +57,18 @@ var refusalResponse = []byte("HTTP/1.1 503 Service Unavailable\r\n" +
 const refusalWriteTimeout = 50 * time.Millisecond
 
 // connGate is a net.Listener that enforces Config.MaxConns and
-// MaxConnsPerAddr when it accepts. Over a cap it makes room by closing the
-// evictable connection (idle between keep-alive requests, or not yet sent
-// a request: http.Server reports both through ConnState) that belongs to
-// the address holding the most connections and has waited longest; a
-// connection serving a request is never closed. If nothing can be closed,
-// the new connection gets refusalResponse and is closed in the accept loop
-// itself: a flood of refused connections costs no goroutine and no file
-// descriptor beyond the moment of refusal.
+// MaxConnsPerAddr when it accepts. Over a cap it makes room by closing one
+// connection (pickVictim) of the network (IPv4 /16, IPv6 /32), then the
+// address, holding the most connections: an idle one if it can (between
+// keep-alive requests, or not yet sent a request: http.Server reports both
+// through ConnState), else one busy with a request, the one that made no
+// write progress longest. A busy connection alone in its network is never
+// closed, nor one of the newcomer's network unless that network holds the
+// most: a network that crowds the server out loses its connections first,
+// and its churn cannot close a newcomer of a smaller one. If nothing can
+// be closed, the new connection gets refusalResponse and is closed in the
+// accept loop itself: a flood of refused connections costs no goroutine
+// and no file descriptor beyond the moment of refusal.
 type connGate struct {
 	net.Listener
 	maxConns, maxPerAddr int
@@ -61,6 +78,7 @@ type connGate struct {
 	mu     sync.Mutex
 	conns  map[*gatedConn]struct{}
 	byAddr map[clientKey]int
+	byNet  map[netip.Addr]int
 }
 
 func newConnGate(ln net.Listener, cfg Config, m Observer) *connGate {
@@ -72,18 +90,40 @@ func newConnGate(ln net.Listener, cfg Config, m Observer) *connGate {
 		now:        time.Now,
 		conns:      make(map[*gatedConn]struct{}),
 		byAddr:     make(map[clientKey]int),
+		byNet:      make(map[netip.Addr]int),
 	}
 }
 
 // gatedConn is a connection the gate admitted. Its state and since (when
-// it entered that state) are guarded by the gate's mu.
+// it entered that state) are guarded by the gate's mu; lastWrite is when a
+// write to it last returned having written something (Unix nanoseconds).
 type gatedConn struct {
 	net.Conn
-	gate     *connGate
-	key      clientKey
-	state    http.ConnState
-	since    time.Time
-	released atomic.Bool
+	gate      *connGate
+	key       clientKey
+	network   netip.Addr
+	state     http.ConnState
+	since     time.Time
+	lastWrite atomic.Int64
+	released  atomic.Bool
+}
+
+// Write writes to the connection and notes the progress.
+func (c *gatedConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	if n > 0 {
+		c.lastWrite.Store(c.gate.now().UnixNano())
+	}
+	return n, err
+}
+
+// stalledSince is when c last made progress: entered its state, or wrote.
+// Caller holds the gate's mu.
+func (c *gatedConn) stalledSince() time.Time {
+	if w := time.Unix(0, c.lastWrite.Load()); w.After(c.since) {
+		return w
+	}
+	return c.since
 }
 
 // Close closes the connection and gives its place back.
@@ -110,6 +150,7 @@ func (g *connGate) Accept() (net.Conn, error) {
 // make room when needed; otherwise it refuses c and returns nil.
 func (g *connGate) admit(c net.Conn) *gatedConn {
 	key := clientKeyOf(c.RemoteAddr().String())
+	network := networkOf(key)
 	g.mu.Lock()
 	var (
 		victim *gatedConn
@@ -118,10 +159,10 @@ func (g *connGate) admit(c net.Conn) *gatedConn {
 	switch {
 	case g.byAddr[key] >= g.maxPerAddr:
 		reason = "per_address"
-		victim = g.pickVictim(func(v *gatedConn) bool { return v.key == key })
+		victim = g.pickVictim(network, func(v *gatedConn) bool { return v.key == key })
 	case len(g.conns) >= g.maxConns:
 		reason = "total"
-		victim = g.pickVictim(func(*gatedConn) bool { return true })
+		victim = g.pickVictim(network, func(*gatedConn) bool { return true })
 	}
 	if reason != "" && victim == nil {
 		g.mu.Unlock()
@@ -131,9 +172,10 @@ func (g *connGate) admit(c net.Conn) *gatedConn {
 	if victim != nil {
 		g.releaseLocked(victim)
 	}
-	gc := &gatedConn{Conn: c, gate: g, key: key, state: http.StateNew, since: g.now()}
+	gc := &gatedConn{Conn: c, gate: g, key: key, network: network, state: http.StateNew, since: g.now()}
 	g.conns[gc] = struct{}{}
 	g.byAddr[key]++
+	g.byNet[network]++
 	open := len(g.conns)
 	g.mu.Unlock()
 	g.metrics.HTTPConnsOpen(open)
@@ -146,24 +188,45 @@ func (g *connGate) admit(c net.Conn) *gatedConn {
 	return gc
 }
 
-// pickVictim returns the evictable connection among those ok accepts that
-// belongs to the address holding the most connections, the one waiting
-// longest among those; nil if none is evictable. Caller holds mu.
-func (g *connGate) pickVictim(ok func(*gatedConn) bool) *gatedConn {
+// pickVictim returns the connection among those ok accepts to close for
+// a newcomer from network, or nil if none may be closed: from the network
+// holding the most connections (the newcomer's last among equals), the
+// address holding the most within it, an idle one before a busy one, the
+// one idle or stalled longest. A busy connection alone in its network is
+// never closed. Caller holds mu.
+func (g *connGate) pickVictim(network netip.Addr, ok func(*gatedConn) bool) *gatedConn {
 	var best *gatedConn
 	for c := range g.conns {
-		if c.state != http.StateNew && c.state != http.StateIdle || !ok(c) {
+		if !ok(c) || !c.idle() && g.byNet[c.network] <= 1 {
 			continue
 		}
-		if best == nil {
-			best = c
-			continue
-		}
-		if nc, nb := g.byAddr[c.key], g.byAddr[best.key]; nc > nb || nc == nb && c.since.Before(best.since) {
+		if best == nil || g.before(c, best, network) {
 			best = c
 		}
 	}
 	return best
+}
+
+// idle reports whether c waits between requests or for its first one.
+// Caller holds the gate's mu.
+func (c *gatedConn) idle() bool { return c.state == http.StateNew || c.state == http.StateIdle }
+
+// before reports whether a is a better victim than b for a newcomer from
+// network.
+func (g *connGate) before(a, b *gatedConn, network netip.Addr) bool {
+	if na, nb := g.byNet[a.network], g.byNet[b.network]; na != nb {
+		return na > nb
+	}
+	if oa, ob := a.network == network, b.network == network; oa != ob {
+		return ob
+	}
+	if na, nb := g.byAddr[a.key], g.byAddr[b.key]; na != nb {
+		return na > nb
+	}
+	if ia, ib := a.idle(), b.idle(); ia != ib {
+		return ia
+	}
+	return a.stalledSince().Before(b.stalledSince())
 }
 
 // refuse answers c with refusalResponse and closes it.
@@ -191,10 +254,13 @@ func (g *connGate) releaseLocked(c *gatedConn) {
 	if g.byAddr[c.key]--; g.byAddr[c.key] <= 0 {
 		delete(g.byAddr, c.key)
 	}
+	if g.byNet[c.network]--; g.byNet[c.network] <= 0 {
+		delete(g.byNet, c.network)
+	}
 }
 
 // connState is the http.Server's ConnState hook: it records which
-// connections are evictable.
+// connections are idle and since when.
 func (g *connGate) connState(c net.Conn, state http.ConnState) {
 	gc, ok := c.(*gatedConn)
 	if !ok {

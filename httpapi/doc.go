@@ -39,16 +39,19 @@
 // /rest/ paths. The one deliberate difference: /rest/headers' .json form
 // needs data cfindexd does not keep and is answered 404.
 //
-// Every client may be hostile, so the server bounds what one can hold:
-// open connections in total and per client address, evicting idle ones and
-// refusing the rest with a fixed 503 in the accept loop (conngate.go); bulk
-// downloads in flight in total and per address, each held to a minimum
-// rate per window (bulkslots.go, minrate.go); header and URI sizes and
-// timeouts (Config). Request bodies are never read. A handler that panics
-// is answered 500, logged and counted; the server goes on (recover.go).
-// MemoryBound gives the heap all of it can hold. At shutdown, requests in
-// flight get Config.ShutdownTimeout and idle connections close at once
-// (shutdown.go).
+// Every client may be hostile, so the server bounds what one can hold.
+// Connections, in total and per address (conngate.go): over a cap one is
+// closed from the network (IPv4 /16, IPv6 /32), then address, holding the
+// most, idle before busy; a busy one alone in its network never (then a
+// fixed 503). Every response must reach the client at a minimum rate per
+// window (minrate.go), or it is cut with its connection. Requests
+// on a connection are served one at a time, the next read only once the
+// answer before it is written: a client pipelining requests it never reads
+// holds one answer, a 4 KiB read buffer and its socket buffers, for one
+// window. Also bulk downloads (bulkslots.go), header and URI sizes and
+// timeouts (Config); bodies are never read; a panicking handler is
+// answered 500 (recover.go); MemoryBound bounds the heap; requests in
+// flight at shutdown get Config.ShutdownTimeout (shutdown.go).
 //
 // Caveats: a bulk range at least Config.ReorgSafetyDepth deep is served as
 // immutable; a deeper reorg changes its bytes and ETag, but caches that

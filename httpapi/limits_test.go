@@ -36,12 +36,19 @@ type liveServer struct {
 // ends, and fails the test if Serve returns early.
 func serveLive(t *testing.T, v ChainView, cfg Config, log zerolog.Logger) *liveServer {
 	t.Helper()
-	s, err := New(cfg, v, newTestMetrics(), log)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return serveLiveOn(t, v, cfg, log, ln)
+}
+
+// serveLiveOn is serveLive on a listener of the test's own.
+func serveLiveOn(t *testing.T, v ChainView, cfg Config, log zerolog.Logger, ln net.Listener) *liveServer {
+	t.Helper()
+	s, err := New(cfg, v, newTestMetrics(), log)
 	if err != nil {
+		ln.Close()
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -237,10 +244,10 @@ func (b *blockingView) Tip() (Tip, bool) {
 }
 
 // TestBusyServerRefusesAtAccept fills every connection slot with requests
-// in progress, which are never closed to make room: further connections
-// are answered 503 "too many connections" and closed in the accept loop,
-// without a goroutine or a file descriptor each, and the server serves
-// again once the requests finish.
+// in progress, each alone in its network, which are never closed to make
+// room: further connections are answered 503 "too many connections" and
+// closed in the accept loop, without a goroutine or a file descriptor
+// each, and the server serves again once the requests finish.
 func TestBusyServerRefusesAtAccept(t *testing.T) {
 	const maxConns = 8
 	v := &blockingView{fakeView: recordedView(t), release: make(chan struct{})}
@@ -251,7 +258,7 @@ func TestBusyServerRefusesAtAccept(t *testing.T) {
 	busy := make(chan int, maxConns)
 	for i := range maxConns {
 		go func() {
-			code, _, err := ls.get(hostAddr(4, i), "/bulk/index.json")
+			code, _, err := ls.get(fmt.Sprintf("127.%d.0.1", 40+i), "/bulk/index.json")
 			if err != nil {
 				code = -1
 			}
@@ -445,9 +452,9 @@ func TestSlowBulkReadersDoNotBlockFreshClient(t *testing.T) {
 	}
 	// Every slow reader is cut (reading one that is not yet would let it
 	// finish), and their bodies end early.
-	for ls.metric(t, "cfindexd_http_bulk_slow_cut_total") < slots {
+	for ls.metric(t, "cfindexd_http_slow_cut_total", "kind", "bulk") < slots {
 		if time.Since(began) > 2*ioDeadline {
-			t.Fatalf("only %v slow downloads cut", ls.metric(t, "cfindexd_http_bulk_slow_cut_total"))
+			t.Fatalf("only %v slow downloads cut", ls.metric(t, "cfindexd_http_slow_cut_total", "kind", "bulk"))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

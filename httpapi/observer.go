@@ -28,9 +28,10 @@ type Observer interface {
 	// HTTPBulkRefused counts a bulk download answered 503 for want of a
 	// slot, by the cap reached ("total" or "per_address").
 	HTTPBulkRefused(cap string)
-	// HTTPBulkSlowCut counts a bulk download cut off for reading slower
-	// than the minimum rate.
-	HTTPBulkSlowCut()
+	// HTTPSlowCut counts an answer cut off because the client read it
+	// slower than the minimum rate, by kind: "bulk" (a bulk download) or
+	// "answer" (any other).
+	HTTPSlowCut(kind string)
 	// HTTPHandlerPanicked counts a handler that panicked.
 	HTTPHandlerPanicked()
 	// Error counts a request that failed on the server's side; kind is

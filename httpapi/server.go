@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -73,10 +72,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		},
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
 		ReadTimeout:       s.cfg.ReadTimeout,
-		WriteTimeout:      s.cfg.WriteTimeout,
-		IdleTimeout:       s.cfg.IdleTimeout,
-		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
-		ErrorLog:          log.New(zerologWriter{s.log}, "", 0),
+		// Within a request, minRateWriter moves the write deadline while
+		// bytes move; this bounds what net/http writes on its own (an
+		// error reply) to one window of the minimum rate too.
+		WriteTimeout:   min(s.cfg.WriteTimeout, s.cfg.BulkMinRateWindow),
+		IdleTimeout:    s.cfg.IdleTimeout,
+		MaxHeaderBytes: s.cfg.MaxHeaderBytes,
+		ErrorLog:       log.New(zerologWriter{s.log}, "", 0),
 	}
 	s.log.Info().Str("addr", ln.Addr().String()).Msg("http listening")
 	errc := make(chan error, 1)
@@ -114,62 +116,75 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	began := time.Now()
 	rec := &statusRecorder{ResponseWriter: w}
-	route := routeNotFound
+	route, bulk := routeNotFound, false
 	defer func() { s.metrics.HTTPRequest(route.String(), rec.code(), time.Since(began)) }()
+	// Every answer is written under the minimum rate (minRateWriter), and
+	// so is what net/http flushes after the handler returns.
+	body := newMinRateWriter(rec, s.cfg.BulkMinRate, s.cfg.BulkMinRateWindow, began.Add(s.cfg.WriteTimeout), time.Now)
+	defer func() {
+		body.finish()
+		// Bulk downloads log and count their own cuts.
+		if errors.Is(body.failed, errTooSlow) && !bulk {
+			s.metrics.HTTPSlowCut("answer")
+			s.log.Debug().Str("client", r.RemoteAddr).Str("route", route.String()).Int("min_rate", s.cfg.BulkMinRate).
+				Msg("answer cut off: the client reads slower than the minimum rate")
+		}
+	}()
 	defer s.recoverPanic(rec, r)
 	if len(r.RequestURI) > s.cfg.MaxURILength {
-		writeText(rec, http.StatusRequestURITooLong, "request target too long")
+		writeText(body, http.StatusRequestURITooLong, "request target too long")
 		return
 	}
 	t := parseTarget(r.URL.EscapedPath(), r.URL.RawQuery)
 	route = t.route
 	if !methodAllowed(t.route, r.Method) {
-		rec.Header().Set("Allow", allowed(t.route))
-		writeText(rec, http.StatusMethodNotAllowed, "method not allowed")
+		body.Header().Set("Allow", allowed(t.route))
+		writeText(body, http.StatusMethodNotAllowed, "method not allowed")
 		return
 	}
 	switch t.route {
 	case routeBlockFilter:
-		s.serveCoreFilter(rec, t.core)
+		s.serveCoreFilter(body, t.core)
 	case routeBlockFilterHeaders:
-		s.serveCoreFilterHeaders(rec, t.core)
+		s.serveCoreFilterHeaders(body, t.core)
 	case routeHeaders:
-		s.serveCoreHeaders(rec, t.core)
+		s.serveCoreHeaders(body, t.core)
 	case routeBlockHashByHeight:
-		s.serveCoreHashByHeight(rec, t.core)
+		s.serveCoreHashByHeight(body, t.core)
 	case routeRESTUnknown:
 		// libevent's empty 404 for a path no REST handler claims.
-		rec.Header().Set("Content-Type", ctUnknownEndpoint)
-		rec.Header().Set("Content-Length", "0")
-		rec.WriteHeader(http.StatusNotFound)
+		body.Header().Set("Content-Type", ctUnknownEndpoint)
+		body.Header().Set("Content-Length", "0")
+		body.WriteHeader(http.StatusNotFound)
 	case routeBulkIndex:
-		s.serveBulkIndex(rec)
+		s.serveBulkIndex(body)
 	case routeBulkHeaders, routeBulkFilterHeaders, routeBulkFilters, routeNeutrinoBlockHeaders, routeNeutrinoFilterHeaders:
 		// Public chain data: let browser wallets fetch it cross-origin.
-		rec.Header().Set("Access-Control-Allow-Origin", "*")
-		s.serveBulkRoute(rec, r, t)
+		body.Header().Set("Access-Control-Allow-Origin", "*")
+		bulk = true
+		s.serveBulkRoute(body, r, t, began)
 	case routeBulkBad:
-		writeText(rec, http.StatusBadRequest, t.badReason)
+		writeText(body, http.StatusBadRequest, t.badReason)
 	case routeMetrics:
-		s.serveMetrics(rec, r)
+		s.serveMetrics(body, r)
 	case routeHealthz:
-		serveHealthz(rec)
+		serveHealthz(body)
 	case routeReadyz:
-		s.serveReadyz(rec)
+		s.serveReadyz(body)
 	case routeStatus:
-		s.serveStatus(rec)
+		s.serveStatus(body)
 	default:
-		writeText(rec, http.StatusNotFound, "not found")
+		writeText(body, http.StatusNotFound, "not found")
 	}
 }
 
-// serveBulkRoute takes a bulk slot (or answers 503) and serves the file.
-// If a newcomer takes the slot over (bulkSlots), the download is cut off.
-func (s *Server) serveBulkRoute(w http.ResponseWriter, r *http.Request, t target) {
-	cw := &cutWriter{ResponseWriter: w}
+// serveBulkRoute takes a bulk slot (or answers 503) and serves the file
+// under BulkWriteTimeout instead of WriteTimeout. If a newcomer takes the
+// slot over (bulkSlots), the download is cut off.
+func (s *Server) serveBulkRoute(w *minRateWriter, r *http.Request, t target, began time.Time) {
 	release, refused := s.bulkSlots.acquire(clientKeyOf(r.RemoteAddr), func() {
 		s.log.Debug().Str("client", r.RemoteAddr).Msg("bulk download cut off: its slot was taken over by a client of a network holding fewer slots")
-		cw.cut()
+		w.cut()
 	})
 	if release == nil {
 		s.metrics.HTTPBulkRefused(refused)
@@ -182,41 +197,9 @@ func (s *Server) serveBulkRoute(w http.ResponseWriter, r *http.Request, t target
 		return
 	}
 	defer release()
-	s.serveBulkFile(cw, r, t)
+	w.hardDeadline = began.Add(s.cfg.BulkWriteTimeout)
+	s.serveBulkFile(w, r, t)
 }
-
-// errBulkTakenOver ends a bulk download whose slot another client took
-// over.
-var errBulkTakenOver = errors.New("bulk slot taken over by another client")
-
-// cutWriter is a bulk download's response writer that cut ends: every
-// write after it fails, and the one in progress is interrupted through
-// the connection's write deadline.
-type cutWriter struct {
-	http.ResponseWriter
-	taken atomic.Bool
-}
-
-// cut ends the download; it may be called from any goroutine.
-func (c *cutWriter) cut() {
-	c.taken.Store(true)
-	_ = http.NewResponseController(c.ResponseWriter).SetWriteDeadline(time.Now())
-}
-
-// Write writes p unless the download was cut.
-func (c *cutWriter) Write(p []byte) (int, error) {
-	if c.taken.Load() {
-		return 0, errBulkTakenOver
-	}
-	n, err := c.ResponseWriter.Write(p)
-	if err != nil && c.taken.Load() {
-		err = errBulkTakenOver
-	}
-	return n, err
-}
-
-// Unwrap gives http.ResponseController the connection's writer.
-func (c *cutWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
 // serveMetrics refreshes the gauges read from the store, then serves the
 // registry.

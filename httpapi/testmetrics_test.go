@@ -64,7 +64,9 @@ func (m *testMetrics) HTTPBulkInFlight(n int) { m.set(float64(n), "cfindexd_http
 func (m *testMetrics) HTTPBulkRefused(c string) {
 	m.add(1, "cfindexd_http_bulk_refused_total", "cap", c)
 }
-func (m *testMetrics) HTTPBulkSlowCut()     { m.add(1, "cfindexd_http_bulk_slow_cut_total") }
+func (m *testMetrics) HTTPSlowCut(kind string) {
+	m.add(1, "cfindexd_http_slow_cut_total", "kind", kind)
+}
 func (m *testMetrics) HTTPHandlerPanicked() { m.add(1, "cfindexd_http_handler_panics_total") }
 func (m *testMetrics) Error(kind string)    { m.add(1, "cfindexd_errors_total", "kind", kind) }
 func (m *testMetrics) SetStoreSize(b int64) { m.set(float64(b), "cfindexd_store_size_bytes") }

@@ -10,7 +10,7 @@ type limitMetrics struct {
 	connsEvicted *prometheus.CounterVec
 	bulkInFlight prometheus.Gauge
 	bulkRefused  *prometheus.CounterVec
-	bulkSlowCut  prometheus.Counter
+	slowCut      *prometheus.CounterVec
 	panics       prometheus.Counter
 }
 
@@ -19,19 +19,19 @@ func newLimitMetrics(reg *prometheus.Registry) *limitMetrics {
 		connsOpen: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: metricsNamespace, Name: "http_connections_open",
 			Help: "HTTP connections open (admitted, not yet closed)."}),
 		connsRefused: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: metricsNamespace, Name: "http_connections_refused_total",
-			Help: "HTTP connections refused at accept (503 and close) because every connection was busy, by the cap reached (total, per_address)."}, []string{"cap"}),
+			Help: "HTTP connections refused at accept (503 and close) because no open connection could be closed to admit them, by the cap reached (total, per_address)."}, []string{"cap"}),
 		connsEvicted: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: metricsNamespace, Name: "http_connections_evicted_total",
-			Help: "Idle or not-yet-requesting HTTP connections closed to admit a new one, by the cap reached (total, per_address)."}, []string{"cap"}),
+			Help: "HTTP connections (idle, or busy in the network holding the most) closed to admit a new one, by the cap reached (total, per_address)."}, []string{"cap"}),
 		bulkInFlight: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: metricsNamespace, Name: "http_bulk_in_flight",
 			Help: "Bulk downloads being served."}),
 		bulkRefused: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: metricsNamespace, Name: "http_bulk_refused_total",
 			Help: "Bulk downloads answered 503 for want of a slot, by the cap reached (total, per_address)."}, []string{"cap"}),
-		bulkSlowCut: prometheus.NewCounter(prometheus.CounterOpts{Namespace: metricsNamespace, Name: "http_bulk_slow_cut_total",
-			Help: "Bulk downloads cut off because the client read slower than the minimum rate."}),
+		slowCut: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: metricsNamespace, Name: "http_slow_cut_total",
+			Help: "HTTP answers cut off, with their connection, because the client read slower than the minimum rate, by kind (bulk: a bulk download; answer: any other)."}, []string{"kind"}),
 		panics: prometheus.NewCounter(prometheus.CounterOpts{Namespace: metricsNamespace, Name: "http_handler_panics_total",
 			Help: "HTTP handlers that panicked (answered 500 or cut off; logged at error with the stack)."}),
 	}
-	reg.MustRegister(m.connsOpen, m.connsRefused, m.connsEvicted, m.bulkInFlight, m.bulkRefused, m.bulkSlowCut, m.panics)
+	reg.MustRegister(m.connsOpen, m.connsRefused, m.connsEvicted, m.bulkInFlight, m.bulkRefused, m.slowCut, m.panics)
 	return m
 }
 
@@ -50,8 +50,8 @@ func (m *Metrics) HTTPBulkInFlight(n int) { m.limits.bulkInFlight.Set(float64(n)
 // HTTPBulkRefused implements httpapi.Observer.
 func (m *Metrics) HTTPBulkRefused(cap string) { m.limits.bulkRefused.WithLabelValues(cap).Inc() }
 
-// HTTPBulkSlowCut implements httpapi.Observer.
-func (m *Metrics) HTTPBulkSlowCut() { m.limits.bulkSlowCut.Inc() }
+// HTTPSlowCut implements httpapi.Observer.
+func (m *Metrics) HTTPSlowCut(kind string) { m.limits.slowCut.WithLabelValues(kind).Inc() }
 
 // HTTPHandlerPanicked implements httpapi.Observer.
 func (m *Metrics) HTTPHandlerPanicked() { m.limits.panics.Inc() }

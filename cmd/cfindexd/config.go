@@ -72,10 +72,10 @@ type Config struct {
 	ReadyBlocks      int    `toml:"readyblocks" usage:"/readyz is 200 while the indexed tip is at most this many blocks behind the node"`
 	ReorgSafetyDepth int    `toml:"reorgsafetydepth" usage:"bulk ranges at least this deep are final (strong ETag, immutable caching); a deeper reorg stops cfindexd unless allowdeepreorg"`
 	// HTTP connection and bulk-download limits.
-	HTTPMaxConns      int `toml:"httpmaxconns" usage:"most open HTTP connections; idle ones are closed to admit new ones, beyond that new ones get 503"`
+	HTTPMaxConns      int `toml:"httpmaxconns" usage:"most open HTTP connections; at the cap one of the network holding the most is closed to admit a new one (idle first), else the new one gets 503"`
 	HTTPMaxConnsPerIP int `toml:"httpmaxconnsperip" usage:"most open HTTP connections from one IPv4 address or IPv6 /64"`
 	HTTPBulkPerIP     int `toml:"httpbulkperip" usage:"most bulk downloads at once from one IPv4 address or IPv6 /64 (of 8 in all)"`
-	HTTPBulkMinRate   int `toml:"httpbulkminrate" usage:"KiB/s a bulk download must reach in every 10 s window, or it is cut off and its slot freed"`
+	HTTPBulkMinRate   int `toml:"httpbulkminrate" usage:"KiB/s every HTTP response (bulk downloads included) must reach in every 10 s window, or it is cut off with its connection"`
 
 	LogLevel  string `toml:"loglevel" usage:"trace, debug, info, warn or error"`
 	LogFormat string `toml:"logformat" usage:"auto (console on a terminal, JSON otherwise), console or json"`

@@ -107,6 +107,9 @@ func TestBlockCounts(t *testing.T) {
 // are declared, and the txids of a block's witness transactions cost one
 // hasher per Reader.
 func TestReaderAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's instrumentation allocates")
+	}
 	blocks := realBlocks(t)
 	big := blocks[0]
 	for _, b := range blocks {

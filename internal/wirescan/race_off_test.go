@@ -1,0 +1,5 @@
+//go:build !race
+
+package wirescan
+
+const raceEnabled = false
