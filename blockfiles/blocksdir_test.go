@@ -2,20 +2,18 @@ package blockfiles
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"math/rand/v2"
-	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/v2"
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/rs/zerolog"
 
 	"github.com/cfindexd/cfindexd/internal/corefiles"
+	"github.com/cfindexd/cfindexd/internal/nodetest"
 	"github.com/cfindexd/cfindexd/internal/wirescan"
 	"github.com/cfindexd/cfindexd/nodeclient"
 )
@@ -64,7 +62,7 @@ func TestBlocksDirReadsEveryFixtureBlock(t *testing.T) {
 	if err != nil || first != *fx.Params.GenesisHash {
 		t.Fatalf("first block %s, %v; want regtest genesis", first, err)
 	}
-	ctx := testCtx(t)
+	ctx := nodetest.Ctx(t)
 	coins := 0
 	for _, fb := range fx.Blocks {
 		b, loc, err := d.ReadBlock(ctx, fb.Hash)
@@ -83,7 +81,7 @@ func TestBlocksDirReadsEveryFixtureBlock(t *testing.T) {
 			t.Fatalf("h%d %s: undo: %v", fb.Height, fb.Hash, err)
 		}
 		wantScripts, wantValues := spentFromREST(t, fb.SpentTxOuts)
-		if !equalScripts(prev, wantScripts) {
+		if !nodetest.EqualScripts(prev, wantScripts) {
 			t.Fatalf("h%d %s: spent scripts differ from Core's spenttxouts", fb.Height, fb.Hash)
 		}
 		if len(b.Txids) == 1 {
@@ -155,16 +153,16 @@ func TestBlocksDirUndoSearchStartsAtTheRecord(t *testing.T) {
 	// prevout source does, and checks them.
 	fetch := func(t *testing.T, d *Dir, h chainhash.Hash) error {
 		t.Helper()
-		b, loc, err := d.ReadBlock(testCtx(t), h)
+		b, loc, err := d.ReadBlock(nodetest.Ctx(t), h)
 		if err != nil {
 			return err
 		}
-		prev, err := d.ReadUndo(testCtx(t), b, loc)
+		prev, err := d.ReadUndo(nodetest.Ctx(t), b, loc)
 		if err != nil {
 			return err
 		}
 		scripts, _ := spentFromREST(t, c.Spent[h])
-		if !equalScripts(prev, scripts) {
+		if !nodetest.EqualScripts(prev, scripts) {
 			t.Errorf("block %s: spent scripts differ", h)
 		}
 		return nil
@@ -208,13 +206,4 @@ func TestBlocksDirUndoSearchStartsAtTheRecord(t *testing.T) {
 			t.Errorf("%d undo records read for %d blocks with spends", n, want)
 		}
 	})
-}
-
-func equalScripts(a, b [][]byte) bool { return slices.EqualFunc(a, b, bytes.Equal) }
-
-func testCtx(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
 }

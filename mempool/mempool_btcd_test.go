@@ -9,6 +9,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/nodetest"
 	"github.com/cfindexd/cfindexd/nodeclient"
 )
 
@@ -35,7 +36,7 @@ func TestMempoolMirrorFollowsBtcd(t *testing.T) {
 	if err := w.Sync(ctx, n); err != nil {
 		t.Fatal(err)
 	}
-	c, err := nodeclient.NewClient(nodeclient.Config{Host: n.RPCHost(), User: n.User(), Password: n.Password(), Timeout: 10 * time.Second}, testLogger(t))
+	c, err := nodeclient.NewClient(nodeclient.Config{Host: n.RPCHost(), User: n.User(), Password: n.Password(), Timeout: 10 * time.Second}, nodetest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,8 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
+
+	"github.com/cfindexd/cfindexd/internal/nodetest"
 )
 
 // fakeMempool is a node whose mempool the test sets, counting fetches.
@@ -105,7 +107,7 @@ func randomMempoolTx(rng *rand.Rand) ([]byte, chainhash.Hash) {
 
 func newTestMirror(t *testing.T, src Source, cfg Config) *Mirror {
 	t.Helper()
-	m, err := NewMirror(src, cfg, testLogger(t))
+	m, err := NewMirror(src, cfg, nodetest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,8 @@
 package mempool
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -16,6 +12,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/internal/corefixture"
+	"github.com/cfindexd/cfindexd/internal/nodetest"
 	"github.com/cfindexd/cfindexd/zmq"
 )
 
@@ -89,7 +86,7 @@ func TestMempoolMirrorReplaysCoreZMQ(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recorded := recordedMempoolAfterInvalidate(t, fx)
+	recorded := nodetest.MempoolAfterInvalidate(t, fx)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	pub := corefixture.NewPublisher(t)
@@ -121,14 +118,14 @@ func TestMempoolMirrorReplaysCoreZMQ(t *testing.T) {
 	checkPhase := func(phase string) {
 		t.Helper()
 		want := slices.Clone(model)
-		slices.SortFunc(want, cmpHash)
+		slices.SortFunc(want, nodetest.CmpHash)
 		var held []chainhash.Hash
 		waitUntil(t, 10*time.Second, "the mirror to match after "+phase, func() bool {
 			held = held[:0]
 			for _, tx := range m.Snapshot() {
 				held = append(held, tx.Txid)
 			}
-			slices.SortFunc(held, cmpHash)
+			slices.SortFunc(held, nodetest.CmpHash)
 			return slices.Equal(held, want)
 		})
 		// Delivery order follows arrival: a transaction whose bytes came
@@ -202,7 +199,7 @@ func TestMempoolMirrorReplaysCoreZMQ(t *testing.T) {
 			checkPhase(msg.Phase)
 			if msg.Phase == "invalidateblock h113 (stale-a)" {
 				got := slices.Clone(model)
-				slices.SortFunc(got, cmpHash)
+				slices.SortFunc(got, nodetest.CmpHash)
 				if !slices.Equal(got, recorded) {
 					t.Fatalf("after invalidateblock the mirror holds %v, Core's getrawmempool listed %v", got, recorded)
 				}
@@ -231,34 +228,6 @@ func rawOf(t *testing.T, tx *wire.MsgTx) []byte {
 	return buf.b
 }
 
-func cmpHash(a, b chainhash.Hash) int { return bytes.Compare(a[:], b[:]) }
-
 type bytesBuffer struct{ b []byte }
 
 func (w *bytesBuffer) Write(p []byte) (int, error) { w.b = append(w.b, p...); return len(p), nil }
-
-// recordedMempoolAfterInvalidate is Core's getrawmempool right after the
-// invalidateblock, sorted.
-func recordedMempoolAfterInvalidate(t *testing.T, fx *corefixture.Fixtures) []chainhash.Hash {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(fx.Dir, "rpc", "reorg", "02b-after-invalidateblock.getrawmempool-sequence.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var snap struct {
-		Txids []string `json:"txids"`
-	}
-	if err := json.Unmarshal(raw, &snap); err != nil {
-		t.Fatal(err)
-	}
-	var out []chainhash.Hash
-	for _, s := range snap.Txids {
-		h, err := chainhash.NewHashFromStr(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, *h)
-	}
-	slices.SortFunc(out, cmpHash)
-	return out
-}

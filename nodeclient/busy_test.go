@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cfindexd/cfindexd/internal/nodetest"
 )
 
 // A node that turns requests away as busy (btcd at rpcmaxclients, Core
@@ -41,12 +43,12 @@ func TestBusyNodeRetried(t *testing.T) {
 				ok.ServeHTTP(w, r)
 			}))
 			defer srv.Close()
-			c, err := NewClient(Config{Host: strings.TrimPrefix(srv.URL, "http://"), User: "u", Password: "p", Timeout: 5 * time.Second}, testLogger(t))
+			c, err := NewClient(Config{Host: strings.TrimPrefix(srv.URL, "http://"), User: "u", Password: "p", Timeout: 5 * time.Second}, nodetest.Logger(t))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			h, err := c.GetBestBlockHash(testCtx(t))
+			h, err := c.GetBestBlockHash(nodetest.Ctx(t))
 			switch {
 			case tc.wantErr == "" && (err != nil || h.String() != someHash):
 				t.Fatalf("got %v, %v; want %s", h, err, someHash)

@@ -12,12 +12,13 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 
 	"github.com/cfindexd/cfindexd/internal/corefixture"
+	"github.com/cfindexd/cfindexd/internal/nodetest"
 )
 
 func TestCookieAuthAndRereadAfter401(t *testing.T) {
 	fx := corefixture.Load(t)
 	c, srv := newFixtureClient(t, fx, corefixture.Options{})
-	ctx := testCtx(t)
+	ctx := nodetest.Ctx(t)
 	got, err := c.GetBestBlockHash(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -52,11 +53,11 @@ func TestUserPasswordAuth(t *testing.T) {
 		{"alice", "s3cret", nil},
 		{"alice", "wrong", ErrAuth},
 	} {
-		c, err := NewClient(Config{Host: srv.Host(), User: tt.user, Password: tt.pass}, testLogger(t))
+		c, err := NewClient(Config{Host: srv.Host(), User: tt.user, Password: tt.pass}, nodetest.Logger(t))
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = c.GetBestBlockHash(testCtx(t))
+		_, err = c.GetBestBlockHash(nodetest.Ctx(t))
 		if !errors.Is(err, tt.wantErr) && !(tt.wantErr == nil && err == nil) {
 			t.Errorf("%s/%s: %v, want %v", tt.user, tt.pass, err, tt.wantErr)
 		}
@@ -69,11 +70,11 @@ func TestUserPasswordAuth(t *testing.T) {
 func TestMissingCookieFile(t *testing.T) {
 	fx := corefixture.Load(t)
 	srv := corefixture.NewServer(t, fx, corefixture.Options{})
-	c, err := NewClient(Config{Host: srv.Host(), CookieFile: filepath.Join(t.TempDir(), "nope", ".cookie")}, testLogger(t))
+	c, err := NewClient(Config{Host: srv.Host(), CookieFile: filepath.Join(t.TempDir(), "nope", ".cookie")}, nodetest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.GetBestBlockHash(testCtx(t)); !errors.Is(err, ErrAuth) {
+	if _, err := c.GetBestBlockHash(nodetest.Ctx(t)); !errors.Is(err, ErrAuth) {
 		t.Fatalf("got %v, want ErrAuth", err)
 	}
 }
@@ -85,11 +86,11 @@ func TestUnreachable(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now
-	c, err := NewClient(Config{Host: addr, User: "u", Password: "p", Timeout: 2 * time.Second}, testLogger(t))
+	c, err := NewClient(Config{Host: addr, User: "u", Password: "p", Timeout: 2 * time.Second}, nodetest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.GetBestBlockHash(testCtx(t)); !errors.Is(err, ErrUnreachable) {
+	if _, err := c.GetBestBlockHash(nodetest.Ctx(t)); !errors.Is(err, ErrUnreachable) {
 		t.Fatalf("got %v, want ErrUnreachable", err)
 	}
 }
@@ -126,11 +127,11 @@ func TestRecordedErrorRepliesMapToSentinels(t *testing.T) {
 			}
 			srv := httptest.NewServer(ex.Handler())
 			defer srv.Close()
-			c, err := NewClient(Config{Host: strings.TrimPrefix(srv.URL, "http://"), User: "u", Password: "p"}, testLogger(t))
+			c, err := NewClient(Config{Host: strings.TrimPrefix(srv.URL, "http://"), User: "u", Password: "p"}, nodetest.Logger(t))
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = c.Call(testCtx(t), tt.method, tt.params, nil)
+			err = c.Call(nodetest.Ctx(t), tt.method, tt.params, nil)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -162,8 +163,8 @@ func TestRecordedEnvelope(t *testing.T) {
 	}
 	srv := httptest.NewServer(ex.Handler())
 	defer srv.Close()
-	c, _ := NewClient(Config{Host: strings.TrimPrefix(srv.URL, "http://"), User: "u", Password: "p"}, testLogger(t))
-	got, err := c.GetBestBlockHash(testCtx(t))
+	c, _ := NewClient(Config{Host: strings.TrimPrefix(srv.URL, "http://"), User: "u", Password: "p"}, nodetest.Logger(t))
+	got, err := c.GetBestBlockHash(nodetest.Ctx(t))
 	if err != nil || got != fx.Tip {
 		t.Fatalf("got %s, %v", got, err)
 	}
@@ -172,7 +173,7 @@ func TestRecordedEnvelope(t *testing.T) {
 func TestWarmupAndBatchErrors(t *testing.T) {
 	fx := corefixture.Load(t)
 	c, srv := newFixtureClient(t, fx, corefixture.Options{})
-	ctx := testCtx(t)
+	ctx := nodetest.Ctx(t)
 	srv.SetWarmup(true)
 	if _, err := c.GetChainInfo(ctx); !errors.Is(err, ErrWarmup) {
 		t.Fatalf("RPC in warmup: %v", err)
@@ -206,7 +207,7 @@ func TestWarmupAndBatchErrors(t *testing.T) {
 func TestChainInfoHeaderAndNetwork(t *testing.T) {
 	fx := corefixture.Load(t)
 	c, _ := newFixtureClient(t, fx, corefixture.Options{})
-	ctx := testCtx(t)
+	ctx := nodetest.Ctx(t)
 	ci, err := c.GetChainInfo(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -253,7 +254,7 @@ func TestConfigValidation(t *testing.T) {
 		{"both", Config{Host: "localhost:8332", User: "u", Password: "p", CookieFile: "/x"}, false},
 		{"bad rest url", Config{Host: "localhost:8332", User: "u", Password: "p", RESTURL: "ftp://x"}, false},
 	} {
-		_, err := NewClient(tt.cfg, testLogger(t))
+		_, err := NewClient(tt.cfg, nodetest.Logger(t))
 		if (err == nil) != tt.ok {
 			t.Errorf("%s: err=%v, want ok=%v", tt.name, err, tt.ok)
 		}
@@ -285,7 +286,7 @@ func TestDefaultCookiePath(t *testing.T) {
 func TestCookieRotationConcurrentCallers(t *testing.T) {
 	fx := corefixture.Load(t)
 	c, srv := newFixtureClient(t, fx, corefixture.Options{})
-	ctx := testCtx(t)
+	ctx := nodetest.Ctx(t)
 	if _, err := c.GetBestBlockHash(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +312,7 @@ func TestGetBlockHashesAgainstRecordedCore(t *testing.T) {
 	fx := corefixture.Load(t)
 	c, srv := newFixtureClient(t, fx, corefixture.Options{})
 	chain := fx.ActiveChain()
-	got, err := c.GetBlockHashes(testCtx(t), 0, uint32(len(chain)))
+	got, err := c.GetBlockHashes(nodetest.Ctx(t), 0, uint32(len(chain)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +324,7 @@ func TestGetBlockHashesAgainstRecordedCore(t *testing.T) {
 	if n := srv.Batches(); n != 1 {
 		t.Errorf("%d batches, want 1", n)
 	}
-	if _, err := c.GetBlockHashes(testCtx(t), uint32(len(chain))-1, 2); err == nil {
+	if _, err := c.GetBlockHashes(nodetest.Ctx(t), uint32(len(chain))-1, 2); err == nil {
 		t.Fatal("a height past the tip succeeded")
 	}
 }

@@ -1,7 +1,6 @@
 package nodeclient
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,9 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/btcsuite/btcd/chainhash/v2"
-
 	"github.com/cfindexd/cfindexd/internal/corefixture"
+	"github.com/cfindexd/cfindexd/internal/nodetest"
 )
 
 // GetRawMempool with the mempool sequence decodes Core's recorded reply to
@@ -39,7 +37,7 @@ func TestGetRawMempoolDecodesCoreSequenceReply(t *testing.T) {
 		fmt.Fprintf(w, `{"result":%s,"error":null,"id":%s}`, body, req.ID)
 	}))
 	defer srv.Close()
-	c, err := NewClient(Config{Host: strings.TrimPrefix(srv.URL, "http://"), User: "u", Password: "p", Timeout: 5 * time.Second}, testLogger(t))
+	c, err := NewClient(Config{Host: strings.TrimPrefix(srv.URL, "http://"), User: "u", Password: "p", Timeout: 5 * time.Second}, nodetest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,36 +50,8 @@ func TestGetRawMempoolDecodesCoreSequenceReply(t *testing.T) {
 		t.Fatalf("params %s: snapshot %+v", gotParams, snap)
 	}
 	got := slices.Clone(snap.Txids)
-	slices.SortFunc(got, cmpHash)
-	if !slices.Equal(got, recordedMempoolAfterInvalidate(t, fx)) {
+	slices.SortFunc(got, nodetest.CmpHash)
+	if !slices.Equal(got, nodetest.MempoolAfterInvalidate(t, fx)) {
 		t.Fatal("txids differ from the recording")
 	}
-}
-
-func cmpHash(a, b chainhash.Hash) int { return bytes.Compare(a[:], b[:]) }
-
-// recordedMempoolAfterInvalidate is Core's getrawmempool right after the
-// invalidateblock, sorted.
-func recordedMempoolAfterInvalidate(t *testing.T, fx *corefixture.Fixtures) []chainhash.Hash {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(fx.Dir, "rpc", "reorg", "02b-after-invalidateblock.getrawmempool-sequence.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var snap struct {
-		Txids []string `json:"txids"`
-	}
-	if err := json.Unmarshal(raw, &snap); err != nil {
-		t.Fatal(err)
-	}
-	var out []chainhash.Hash
-	for _, s := range snap.Txids {
-		h, err := chainhash.NewHashFromStr(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, *h)
-	}
-	slices.SortFunc(out, cmpHash)
-	return out
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 
 	"github.com/cfindexd/cfindexd/internal/corefixture"
+	"github.com/cfindexd/cfindexd/internal/nodetest"
 )
 
 // A failed block fetch names the block once and the call once: the P2P
@@ -16,7 +17,7 @@ import (
 func TestBlockFetchErrorsNameCallOnce(t *testing.T) {
 	fx := corefixture.Load(t)
 	c, _ := newFixtureClient(t, fx, corefixture.Options{})
-	ctx := testCtx(t)
+	ctx := nodetest.Ctx(t)
 	unknown := chainhash.Hash{7}
 	_, err1 := c.GetRawBlock(ctx, unknown)
 	_, err2 := c.GetRawBlocks(ctx, []chainhash.Hash{fx.Tip, unknown})

@@ -11,6 +11,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/internal/corefixture"
+	"github.com/cfindexd/cfindexd/internal/nodetest"
 )
 
 // encodeSpentTxOuts is the inverse of DecodeSpentTxOuts (Core's
@@ -44,7 +45,7 @@ func TestDecodeSpentTxOutsFixtures(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", b.Name(), err)
 		}
-		if !equalScripts(prev, expectedPrevScripts(t, b)) {
+		if !nodetest.EqualScripts(prev, nodetest.ExpectedPrevScripts(t, b)) {
 			t.Errorf("%s: scripts differ from spenttxouts.json", b.Name())
 		}
 		if !bytes.Equal(encodeSpentTxOuts(spent), b.RESTSpent) {

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cfindexd/cfindexd/internal/nodetest"
 )
 
 // writeServerCert writes srv's certificate as PEM, as btcd's rpc.cert.
@@ -84,9 +86,9 @@ func TestRPCCertAndTLSMismatch(t *testing.T) {
 	host := func(s *httptest.Server) string {
 		return strings.TrimPrefix(strings.TrimPrefix(s.URL, "https://"), "http://")
 	}
-	ctx := testCtx(t)
+	ctx := nodetest.Ctx(t)
 
-	c, err := NewClient(Config{Host: host(tlsSrv), User: "u", Password: "p", RPCCert: cert, Timeout: 5 * time.Second}, testLogger(t))
+	c, err := NewClient(Config{Host: host(tlsSrv), User: "u", Password: "p", RPCCert: cert, Timeout: 5 * time.Second}, nodetest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +108,7 @@ func TestRPCCertAndTLSMismatch(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cfg.User, tc.cfg.Password, tc.cfg.Timeout = "u", "p", 5*time.Second
-			c, err := NewClient(tc.cfg, testLogger(t))
+			c, err := NewClient(tc.cfg, nodetest.Logger(t))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,7 +125,7 @@ func TestRPCCertAndTLSMismatch(t *testing.T) {
 	// the next try of a running daemon; one that is not a certificate
 	// does not heal.
 	missing := filepath.Join(t.TempDir(), "rpc.cert")
-	c2, _ := NewClient(Config{Host: host(tlsSrv), User: "u", Password: "p", RPCCert: missing, Timeout: 5 * time.Second}, testLogger(t))
+	c2, _ := NewClient(Config{Host: host(tlsSrv), User: "u", Password: "p", RPCCert: missing, Timeout: 5 * time.Second}, nodetest.Logger(t))
 	defer c2.Close()
 	if _, err := c2.GetBestBlockHash(ctx); !IsPermanent(err) || !strings.Contains(err.Error(), "point rpccert at it") {
 		t.Fatalf("missing rpccert: %v", err)
@@ -137,7 +139,7 @@ func TestRPCCertAndTLSMismatch(t *testing.T) {
 	}
 	garbage := filepath.Join(t.TempDir(), "rpc.cert")
 	_ = os.WriteFile(garbage, []byte("not a certificate\n"), 0o600)
-	c3, _ := NewClient(Config{Host: host(tlsSrv), User: "u", Password: "p", RPCCert: garbage, Timeout: 5 * time.Second}, testLogger(t))
+	c3, _ := NewClient(Config{Host: host(tlsSrv), User: "u", Password: "p", RPCCert: garbage, Timeout: 5 * time.Second}, nodetest.Logger(t))
 	defer c3.Close()
 	if _, err := c3.GetBestBlockHash(ctx); !IsPermanent(err) || !strings.Contains(err.Error(), "no PEM certificate") {
 		t.Fatalf("garbage rpccert: %v", err)
@@ -160,12 +162,12 @@ func TestUnavailableNamesTheCause(t *testing.T) {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			_, _ = io.WriteString(w, tc.body)
 		}))
-		c, err := NewClient(Config{Host: strings.TrimPrefix(srv.URL, "http://"), User: "u", Password: "p", Timeout: 5 * time.Second}, testLogger(t))
+		c, err := NewClient(Config{Host: strings.TrimPrefix(srv.URL, "http://"), User: "u", Password: "p", Timeout: 5 * time.Second}, nodetest.Logger(t))
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, rpcErr := c.GetBestBlockHash(testCtx(t))
-		_, restErr := c.RESTGet(testCtx(t), "/rest/block/"+someHash+".bin")
+		_, rpcErr := c.GetBestBlockHash(nodetest.Ctx(t))
+		_, restErr := c.RESTGet(nodetest.Ctx(t), "/rest/block/"+someHash+".bin")
 		for what, err := range map[string]error{"rpc": rpcErr, "rest": restErr} {
 			if !errors.Is(err, ErrUnreachable) || IsPermanent(err) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("%s 503 %q: %v; want ErrUnreachable naming %q", what, tc.body, err, tc.want)
@@ -184,16 +186,16 @@ func TestRejectedCredentialsPermanentUnlessCookie(t *testing.T) {
 	}))
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")
-	explicit, _ := NewClient(Config{Host: host, User: "u", Password: "p"}, testLogger(t))
+	explicit, _ := NewClient(Config{Host: host, User: "u", Password: "p"}, nodetest.Logger(t))
 	defer explicit.Close()
-	if _, err := explicit.GetBestBlockHash(testCtx(t)); !errors.Is(err, ErrAuth) || !IsPermanent(err) {
+	if _, err := explicit.GetBestBlockHash(nodetest.Ctx(t)); !errors.Is(err, ErrAuth) || !IsPermanent(err) {
 		t.Errorf("rpcuser rejected: %v; want ErrAuth, permanent", err)
 	}
 	cookie := filepath.Join(t.TempDir(), ".cookie")
 	_ = os.WriteFile(cookie, []byte("__cookie__:x"), 0o600)
-	byCookie, _ := NewClient(Config{Host: host, CookieFile: cookie}, testLogger(t))
+	byCookie, _ := NewClient(Config{Host: host, CookieFile: cookie}, nodetest.Logger(t))
 	defer byCookie.Close()
-	if _, err := byCookie.GetBestBlockHash(testCtx(t)); !errors.Is(err, ErrAuth) || IsPermanent(err) {
+	if _, err := byCookie.GetBestBlockHash(nodetest.Ctx(t)); !errors.Is(err, ErrAuth) || IsPermanent(err) {
 		t.Errorf("cookie rejected: %v; want ErrAuth, not permanent", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cfindexd/cfindexd/internal/corefixture"
+	"github.com/cfindexd/cfindexd/internal/nodetest"
 )
 
 // Every request carries "jsonrpc":"1.0" (btcd insists) and Basic auth, and
@@ -48,12 +49,12 @@ func TestRequestsAreJSONRPC10OverKeepAlive(t *testing.T) {
 	}
 	srv.Start()
 	defer srv.Close()
-	c, err := NewClient(Config{Host: strings.TrimPrefix(srv.URL, "http://"), User: "u", Password: "p"}, testLogger(t))
+	c, err := NewClient(Config{Host: strings.TrimPrefix(srv.URL, "http://"), User: "u", Password: "p"}, nodetest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 5 {
-		if _, err := c.GetBestBlockHash(testCtx(t)); err != nil {
+		if _, err := c.GetBestBlockHash(nodetest.Ctx(t)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -98,11 +99,11 @@ func TestStalledAndDroppedReplies(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := httptest.NewServer(tt.handler)
 			defer srv.Close()
-			c, err := NewClient(Config{Host: strings.TrimPrefix(srv.URL, "http://"), User: "u", Password: "p", Timeout: 200 * time.Millisecond}, testLogger(t))
+			c, err := NewClient(Config{Host: strings.TrimPrefix(srv.URL, "http://"), User: "u", Password: "p", Timeout: 200 * time.Millisecond}, nodetest.Logger(t))
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = c.GetBestBlockHash(testCtx(t))
+			_, err = c.GetBestBlockHash(nodetest.Ctx(t))
 			if !errors.Is(err, ErrUnreachable) {
 				t.Fatalf("got %v, want ErrUnreachable", err)
 			}

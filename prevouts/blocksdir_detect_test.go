@@ -17,6 +17,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/internal/corefiles"
 	"github.com/cfindexd/cfindexd/internal/corefixture"
+	"github.com/cfindexd/cfindexd/internal/nodetest"
 	"github.com/cfindexd/cfindexd/nodeclient"
 )
 
@@ -64,7 +65,7 @@ func fakeCoreNode(t *testing.T, fx *corefiles.Fixture) (*nodeclient.Client, *ato
 		json.NewEncoder(w).Encode(map[string]any{"result": result, "error": nil, "id": req.ID})
 	}))
 	t.Cleanup(srv.Close)
-	c, err := nodeclient.NewClient(nodeclient.Config{Host: strings.TrimPrefix(srv.URL, "http://"), User: "u", Password: "p", Timeout: 5 * time.Second}, testLogger(t))
+	c, err := nodeclient.NewClient(nodeclient.Config{Host: strings.TrimPrefix(srv.URL, "http://"), User: "u", Password: "p", Timeout: 5 * time.Second}, nodetest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestDetectSourceBlocksDir(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _ := fakeCoreNode(t, fx)
 			opts := SourceOptions{BlocksDir: tc.dir, BlocksDirNet: chaincfg.RegressionNetParams.Net}
-			src, err := DetectSource(testCtx(t), c, testLogger(t), opts)
+			src, err := DetectSource(nodetest.Ctx(t), c, nodetest.Logger(t), opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +117,7 @@ func TestDetectSourceBlocksDir(t *testing.T) {
 				}
 			}
 			opts.Force = ModeBlocksDir
-			_, err = DetectSource(testCtx(t), c, testLogger(t), opts)
+			_, err = DetectSource(nodetest.Ctx(t), c, nodetest.Logger(t), opts)
 			if tc.ok != (err == nil) || (err != nil && !errors.Is(err, nodeclient.ErrNoPrevoutSource)) {
 				t.Fatalf("forced: %v", err)
 			}
@@ -131,7 +132,7 @@ func TestDetectSourceSkipsAnotherNodesBlocksDir(t *testing.T) {
 	bfx := corefiles.LoadFixture(t)
 	fx := corefixture.Load(t)
 	c, _ := newFixtureClient(t, fx, corefixture.Options{})
-	src, err := DetectSource(testCtx(t), c, testLogger(t), SourceOptions{BlocksDir: bfx.BlocksDir, BlocksDirNet: chaincfg.RegressionNetParams.Net})
+	src, err := DetectSource(nodetest.Ctx(t), c, nodetest.Logger(t), SourceOptions{BlocksDir: bfx.BlocksDir, BlocksDirNet: chaincfg.RegressionNetParams.Net})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/internal/corefiles"
+	"github.com/cfindexd/cfindexd/internal/nodetest"
 	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
@@ -20,11 +21,11 @@ import (
 // does, returns every block once and right.
 func TestBlocksDirRunsStopAtTheCap(t *testing.T) {
 	c := corefiles.SyntheticChain(t, 0, 10, 50, corefiles.Options{})
-	src := NewBlocksDirSource(openFixtureDir(t, c.Dir), nil, testLogger(t))
+	src := NewBlocksDirSource(openFixtureDir(t, c.Dir), nil, nodetest.Logger(t))
 	src.runCap = 3 * len(c.Raw[c.Hashes[len(c.Hashes)-1]]) // about three full blocks
 	var calls, got int
 	for run := c.Hashes; len(run) > 0; calls++ {
-		blocks, err := src.FetchBlocks(testCtx(t), run, nil)
+		blocks, err := src.FetchBlocks(nodetest.Ctx(t), run, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,7 +38,7 @@ func TestBlocksDirRunsStopAtTheCap(t *testing.T) {
 				t.Fatalf("block %d of the run is %s, want %s", i, fb.Hash, run[i])
 			}
 			scripts, _ := spentFromREST(t, c.Spent[fb.Hash])
-			if !equalScripts(fb.PrevScripts, scripts) {
+			if !nodetest.EqualScripts(fb.PrevScripts, scripts) {
 				t.Fatalf("block %s: spent scripts differ", fb.Hash)
 			}
 			if i < len(blocks)-1 {
@@ -107,8 +108,8 @@ func TestBlocksDirFallbackRunsInParts(t *testing.T) {
 		t.Fatal(err)
 	}
 	fallback := &oneAtATime{t: t, c: c}
-	src := NewBlocksDirSource(openFixtureDir(t, short), fallback, testLogger(t))
-	got, err := src.FetchBlocks(testCtx(t), c.Hashes, nil)
+	src := NewBlocksDirSource(openFixtureDir(t, short), fallback, nodetest.Logger(t))
+	got, err := src.FetchBlocks(nodetest.Ctx(t), c.Hashes, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,8 +118,8 @@ func TestBlocksDirFallbackRunsInParts(t *testing.T) {
 	}
 	for i, fb := range got {
 		scripts, _ := spentFromREST(t, c.Spent[c.Hashes[i]])
-		if fb.Hash != c.Hashes[i] || !equalScripts(fb.PrevScripts, scripts) {
-			t.Errorf("block %d: %s, spent scripts equal: %v", i, fb.Hash, equalScripts(fb.PrevScripts, scripts))
+		if fb.Hash != c.Hashes[i] || !nodetest.EqualScripts(fb.PrevScripts, scripts) {
+			t.Errorf("block %d: %s, spent scripts equal: %v", i, fb.Hash, nodetest.EqualScripts(fb.PrevScripts, scripts))
 		}
 	}
 	if files, fallbacks := src.BlockCounts(); files != 3 || fallbacks != uint64(len(c.Hashes)-3) || fallback.calls != len(c.Hashes)-3 {

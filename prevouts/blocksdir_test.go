@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/blockfiles"
 	"github.com/cfindexd/cfindexd/internal/corefiles"
+	"github.com/cfindexd/cfindexd/internal/nodetest"
 	"github.com/cfindexd/cfindexd/internal/wirescan"
 	"github.com/cfindexd/cfindexd/nodeclient"
 )
@@ -91,6 +93,19 @@ func truncateFile(t *testing.T, path string, size int64) []byte {
 	return raw[size:]
 }
 
+// zeroTail overwrites path from off to its end with zero bytes (Core's
+// preallocated padding) and returns what was there.
+func zeroTail(t *testing.T, path string, off int64) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest := bytes.Clone(raw[off:])
+	writeAt(t, path, make([]byte, len(rest)), off)
+	return rest
+}
+
 // writeAt writes b at off of path (Core appending a record it had not
 // written yet).
 func writeAt(t *testing.T, path string, b []byte, off int64) {
@@ -151,12 +166,7 @@ func TestBlocksDirFallsBackUntilRecordsAreWritten(t *testing.T) {
 		}},
 		{"undo record half written into the padding", func(t *testing.T, dir string) func() {
 			path := filepath.Join(dir, "rev00000.dat")
-			raw, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec := bytes.Clone(raw[tipUndoRecord:])
-			writeAt(t, path, make([]byte, len(rec)), tipUndoRecord)
+			rec := zeroTail(t, path, tipUndoRecord)
 			writeAt(t, path, rec[:60], tipUndoRecord)
 			return func() { writeAt(t, path, rec, tipUndoRecord) }
 		}},
@@ -167,12 +177,7 @@ func TestBlocksDirFallsBackUntilRecordsAreWritten(t *testing.T) {
 		}},
 		{"undo record not written, zero padding", func(t *testing.T, dir string) func() {
 			path := filepath.Join(dir, "rev00000.dat")
-			raw, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec := bytes.Clone(raw[tipUndoRecord:])
-			writeAt(t, path, make([]byte, len(rec)), tipUndoRecord)
+			rec := zeroTail(t, path, tipUndoRecord)
 			return func() { writeAt(t, path, rec, tipUndoRecord) }
 		}},
 	} {
@@ -180,8 +185,8 @@ func TestBlocksDirFallsBackUntilRecordsAreWritten(t *testing.T) {
 			dir := copyFixture(t, fx)
 			repair := tc.cut(t, dir)
 			fallback := &countingSource{BlockSource: orig}
-			src := NewBlocksDirSource(openFixtureDir(t, dir), fallback, testLogger(t))
-			ctx := testCtx(t)
+			src := NewBlocksDirSource(openFixtureDir(t, dir), fallback, nodetest.Logger(t))
+			ctx := nodetest.Ctx(t)
 
 			// Blocks before the tip are all there.
 			parent, _ := fx.Block(tip.Prev)
@@ -195,7 +200,7 @@ func TestBlocksDirFallsBackUntilRecordsAreWritten(t *testing.T) {
 			if fallback.blocks.Load() != 1 {
 				t.Fatalf("fallback asked for %d blocks, want 1 (the tip)", fallback.blocks.Load())
 			}
-			if got[1].Hash != tip.Hash || !equalScripts(got[1].PrevScripts, wantScripts) {
+			if got[1].Hash != tip.Hash || !nodetest.EqualScripts(got[1].PrevScripts, wantScripts) {
 				t.Fatal("the fallback's block is not the tip with its spent scripts")
 			}
 
@@ -207,7 +212,7 @@ func TestBlocksDirFallsBackUntilRecordsAreWritten(t *testing.T) {
 			if fallback.blocks.Load() != 1 {
 				t.Fatalf("fallback asked again after the records were written")
 			}
-			if !equalScripts(got[0].PrevScripts, wantScripts) {
+			if !nodetest.EqualScripts(got[0].PrevScripts, wantScripts) {
 				t.Fatal("spent scripts differ once read from the files")
 			}
 			files, fromFallback := src.BlockCounts()
@@ -225,8 +230,8 @@ func TestBlocksDirWithoutFallbackFails(t *testing.T) {
 	dir := copyFixture(t, fx)
 	tip, _ := fx.Block(fx.Tip)
 	truncateFile(t, filepath.Join(dir, "blk00000.dat"), tip.DataPos+50)
-	src := NewBlocksDirSource(openFixtureDir(t, dir), nil, testLogger(t))
-	_, _, err := src.FetchBlock(testCtx(t), tip.Hash)
+	src := NewBlocksDirSource(openFixtureDir(t, dir), nil, nodetest.Logger(t))
+	_, _, err := src.FetchBlock(nodetest.Ctx(t), tip.Hash)
 	if !errors.Is(err, blockfiles.ErrNotInFiles) {
 		t.Fatalf("got %v, want ErrNotInFiles", err)
 	}
@@ -267,7 +272,7 @@ func TestBlocksDirReadsWrittenChains(t *testing.T) {
 			if n := locs[len(locs)-1].File + 1; n < tc.files {
 				t.Fatalf("%d files, want at least %d", n, tc.files)
 			}
-			src := NewBlocksDirSource(openFixtureDir(t, dir), nil, testLogger(t))
+			src := NewBlocksDirSource(openFixtureDir(t, dir), nil, nodetest.Logger(t))
 			for _, run := range []int{1, 5, 16} {
 				for start := 0; start < len(fx.Blocks); start += run {
 					end := min(start+run, len(fx.Blocks))
@@ -275,13 +280,13 @@ func TestBlocksDirReadsWrittenChains(t *testing.T) {
 					for _, b := range fx.Blocks[start:end] {
 						hashes = append(hashes, b.Hash)
 					}
-					got, err := src.FetchBlocks(testCtx(t), hashes, nil)
+					got, err := src.FetchBlocks(nodetest.Ctx(t), hashes, nil)
 					if err != nil {
 						t.Fatalf("run %d at %d: %v", run, start, err)
 					}
 					for i, fb := range got {
 						want, _ := spentFromREST(t, fx.Blocks[start+i].SpentTxOuts)
-						if !equalScripts(fb.PrevScripts, want) {
+						if !nodetest.EqualScripts(fb.PrevScripts, want) {
 							t.Fatalf("run %d, h%d: spent scripts differ", run, fx.Blocks[start+i].Height)
 						}
 					}
@@ -322,8 +327,8 @@ func TestBlocksDirFollowsGrowingFiles(t *testing.T) {
 	copyPrefix("rev00000.dat", 1000)
 
 	fallback := &countingSource{BlockSource: NewBlocksDirSource(openFixtureDir(t, fx.BlocksDir), nil, zerolog.Nop())}
-	src := NewBlocksDirSource(openFixtureDir(t, dir), fallback, testLogger(t))
-	ctx := testCtx(t)
+	src := NewBlocksDirSource(openFixtureDir(t, dir), fallback, nodetest.Logger(t))
+	ctx := nodetest.Ctx(t)
 	fetch := func(b *corefiles.FixtureBlock) {
 		t.Helper()
 		got, err := src.FetchBlocks(ctx, []chainhash.Hash{b.Hash}, nil)
@@ -331,7 +336,7 @@ func TestBlocksDirFollowsGrowingFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		want, _ := spentFromREST(t, b.SpentTxOuts)
-		if !equalScripts(got[0].PrevScripts, want) {
+		if !nodetest.EqualScripts(got[0].PrevScripts, want) {
 			t.Fatalf("h%d: spent scripts differ", b.Height)
 		}
 	}
@@ -343,7 +348,7 @@ func TestBlocksDirFollowsGrowingFiles(t *testing.T) {
 	// once it is there.
 	for n := range files {
 		for _, prefix := range []string{"blk", "rev"} {
-			copyPrefix(prefix+pad5(n)+".dat", 1<<40)
+			copyPrefix(fmt.Sprintf("%s%05d.dat", prefix, n), 1<<40)
 		}
 		for i, loc := range locs {
 			if loc.File == n {
@@ -355,22 +360,6 @@ func TestBlocksDirFollowsGrowingFiles(t *testing.T) {
 	if got := fallback.blocks.Load(); got != 0 {
 		t.Errorf("%d blocks from the fallback; every block was written before it was asked for", got)
 	}
-}
-
-func pad5(n int) string {
-	s := "00000" + itoa(n)
-	return s[len(s)-5:]
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for ; n > 0; n /= 10 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-	}
-	return string(b)
 }
 
 // siblingBlock builds a block on parent whose second transaction spends
@@ -437,9 +426,9 @@ func TestBlocksDirSiblingsWithTheSameShape(t *testing.T) {
 				blocks: map[chainhash.Hash]*wire.MsgBlock{a.BlockHash(): a, b.BlockHash(): b},
 				prev:   map[chainhash.Hash][][]byte{a.BlockHash(): {scriptOf(tc.a)}, b.BlockHash(): {scriptOf(tc.b)}},
 			}}
-			src := NewBlocksDirSource(openFixtureDir(t, dir), fallback, testLogger(t))
+			src := NewBlocksDirSource(openFixtureDir(t, dir), fallback, nodetest.Logger(t))
 			for _, blk := range []*wire.MsgBlock{a, b} {
-				got, err := src.FetchBlocks(testCtx(t), []chainhash.Hash{blk.BlockHash()}, nil)
+				got, err := src.FetchBlocks(nodetest.Ctx(t), []chainhash.Hash{blk.BlockHash()}, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

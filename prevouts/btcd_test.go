@@ -11,6 +11,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/nodetest"
 	"github.com/cfindexd/cfindexd/nodeclient"
 )
 
@@ -26,7 +27,7 @@ func TestBtcdTxIndexSource(t *testing.T) {
 	if err := btcdtest.BuildTxRichChain(ctx, n, n.Wallet(), richBlocks); err != nil {
 		t.Fatal(err)
 	}
-	c, err := nodeclient.NewClient(nodeclient.Config{Host: n.RPCHost(), User: n.User(), Password: n.Password(), Timeout: 10 * time.Second}, testLogger(t))
+	c, err := nodeclient.NewClient(nodeclient.Config{Host: n.RPCHost(), User: n.User(), Password: n.Password(), Timeout: 10 * time.Second}, nodetest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func TestBtcdTxIndexSource(t *testing.T) {
 	if err != nil || info.Kind != nodeclient.NodeBtcd {
 		t.Fatalf("node info %+v, %v", info, err)
 	}
-	src, err := DetectSource(ctx, c, testLogger(t), SourceOptions{BatchSize: 3})
+	src, err := DetectSource(ctx, c, nodetest.Logger(t), SourceOptions{BatchSize: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestBtcdTxIndexSource(t *testing.T) {
 		if !bytes.Equal(serializeBlock(t, blk), serializeBlock(t, ref)) {
 			t.Fatalf("height %d: block differs", height)
 		}
-		if !equalScripts(prev, want) {
+		if !nodetest.EqualScripts(prev, want) {
 			t.Fatalf("height %d: prevScripts differ", height)
 		}
 		spentTotal += len(want)
@@ -126,12 +127,12 @@ func TestBtcdWithoutTxIndex(t *testing.T) {
 	if _, err := n.Generate(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
-	c, err := nodeclient.NewClient(nodeclient.Config{Host: n.RPCHost(), User: n.User(), Password: n.Password()}, testLogger(t))
+	c, err := nodeclient.NewClient(nodeclient.Config{Host: n.RPCHost(), User: n.User(), Password: n.Password()}, nodetest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	_, err = DetectSource(ctx, c, testLogger(t))
+	_, err = DetectSource(ctx, c, nodetest.Logger(t))
 	if !errors.Is(err, nodeclient.ErrNoPrevoutSource) || !bytes.Contains([]byte(err.Error()), []byte("--txindex")) {
 		t.Fatalf("got %v, want nodeclient.ErrNoPrevoutSource naming --txindex", err)
 	}

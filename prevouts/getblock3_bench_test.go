@@ -14,6 +14,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/internal/corefixture"
+	"github.com/cfindexd/cfindexd/internal/nodetest"
 	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
@@ -28,7 +29,7 @@ func BenchmarkGetBlock3(b *testing.B) {
 	fx := corefixture.Load(b)
 	var recorded []*corefixture.Block
 	size := 0
-	for _, blk := range append(append([]*corefixture.Block(nil), fx.Blocks...), fx.Early...) {
+	for _, blk := range fx.AllBlocks() {
 		recorded = append(recorded, blk)
 		size += len(blk.Verbose3)
 	}
@@ -77,11 +78,11 @@ func TestSynthGetBlock3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(fb.Raw, s.raw) || !equalScripts(fb.PrevScripts, s.prev) {
+	if !bytes.Equal(fb.Raw, s.raw) || !nodetest.EqualScripts(fb.PrevScripts, s.prev) {
 		t.Fatal("streaming decoder: block or prevouts differ")
 	}
 	blk, prev, err := parseVerboseBlockReference(s.doc, s.hash)
-	if err != nil || !bytes.Equal(serializeBlock(t, blk), s.raw) || !equalScripts(prev, s.prev) {
+	if err != nil || !bytes.Equal(serializeBlock(t, blk), s.raw) || !nodetest.EqualScripts(prev, s.prev) {
 		t.Fatalf("reference decoder: %v", err)
 	}
 	if perTx := len(s.doc) / 300; perTx < 1500 {

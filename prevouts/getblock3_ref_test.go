@@ -14,6 +14,7 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 
+	"github.com/cfindexd/cfindexd/internal/nodetest"
 	"github.com/cfindexd/cfindexd/nodeclient"
 )
 
@@ -142,31 +143,8 @@ func (vb *verboseBlock) build(want chainhash.Hash) (*wire.MsgBlock, [][]byte, er
 			prevScripts = append(prevScripts, script)
 		}
 	}
-	if got := merkleRoot(blk.Transactions); got != hdr.MerkleRoot {
+	if got := nodetest.MerkleRoot(blk.Transactions); got != hdr.MerkleRoot {
 		return fail("transactions do not match the merkle root")
 	}
 	return blk, prevScripts, nil
-}
-
-// merkleRoot computes the block merkle root over txids (Bitcoin's
-// duplicate-last-on-odd rule).
-func merkleRoot(txs []*wire.MsgTx) chainhash.Hash {
-	level := make([]chainhash.Hash, len(txs))
-	for i, tx := range txs {
-		level[i] = tx.TxHash()
-	}
-	var buf [2 * chainhash.HashSize]byte
-	for len(level) > 1 {
-		if len(level)%2 == 1 {
-			level = append(level, level[len(level)-1])
-		}
-		next := level[:len(level)/2]
-		for i := range next {
-			copy(buf[:chainhash.HashSize], level[2*i][:])
-			copy(buf[chainhash.HashSize:], level[2*i+1][:])
-			next[i] = chainhash.DoubleHashH(buf[:])
-		}
-		level = next
-	}
-	return level[0]
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 
 	"github.com/cfindexd/cfindexd/internal/corefixture"
+	"github.com/cfindexd/cfindexd/internal/nodetest"
 	"github.com/cfindexd/cfindexd/internal/wirescan"
 	"github.com/cfindexd/cfindexd/nodeclient"
 )
@@ -27,7 +28,7 @@ import (
 // the reference decoder gets.
 func TestDecodeGetBlock3Fixtures(t *testing.T) {
 	inputs := 0
-	for _, b := range recordedBlocks(t) {
+	for _, b := range corefixture.Load(t).AllBlocks() {
 		fb, err := decodeGetBlock3(b.Verbose3, b.Hash)
 		if err != nil {
 			t.Fatalf("%s: %v", b.Name(), err)
@@ -35,13 +36,13 @@ func TestDecodeGetBlock3Fixtures(t *testing.T) {
 		if diff := fetchedMatches(fb, b.Raw); diff != "" {
 			t.Errorf("%s: %s", b.Name(), diff)
 		}
-		want := expectedPrevScripts(t, b)
-		if !equalScripts(fb.PrevScripts, want) {
+		want := nodetest.ExpectedPrevScripts(t, b)
+		if !nodetest.EqualScripts(fb.PrevScripts, want) {
 			t.Errorf("%s: prevScripts differ (%d vs %d)", b.Name(), len(fb.PrevScripts), len(want))
 		}
 		inputs += len(want)
 		blk, prev, err := parseVerboseBlockReference(b.Verbose3, b.Hash)
-		if err != nil || !bytes.Equal(serializeBlock(t, blk), fb.Raw) || !equalScripts(prev, fb.PrevScripts) {
+		if err != nil || !bytes.Equal(serializeBlock(t, blk), fb.Raw) || !nodetest.EqualScripts(prev, fb.PrevScripts) {
 			t.Errorf("%s: the reference decoder disagrees (%v)", b.Name(), err)
 		}
 	}
@@ -227,7 +228,7 @@ func (zeros) Read(p []byte) (int, error) {
 
 func FuzzDecodeGetBlock3(f *testing.F) {
 	hashes := map[string]chainhash.Hash{}
-	for _, b := range recordedBlocks(f) {
+	for _, b := range corefixture.Load(f).AllBlocks() {
 		if len(b.Verbose3) < 8000 {
 			f.Add(b.Verbose3)
 		}
@@ -255,13 +256,13 @@ func FuzzDecodeGetBlock3(f *testing.F) {
 		if err != nil {
 			t.Fatalf("accepted a block the scanner refuses: %v", err)
 		}
-		if fb.Hash != want || len(sb.Spends) != len(fb.PrevScripts) || !equalScripts(sb.Outs, fb.OutputScripts) {
+		if fb.Hash != want || len(sb.Spends) != len(fb.PrevScripts) || !nodetest.EqualScripts(sb.Outs, fb.OutputScripts) {
 			t.Fatalf("accepted an inconsistent block: %d spends, %d prevouts", len(sb.Spends), len(fb.PrevScripts))
 		}
 		// Where the reference decoder accepts the same bytes, both read
 		// the same block and scripts.
 		if blk, prev, err := parseVerboseBlockReference(data, want); err == nil {
-			if !bytes.Equal(serializeBlock(t, blk), fb.Raw) || !equalScripts(prev, fb.PrevScripts) {
+			if !bytes.Equal(serializeBlock(t, blk), fb.Raw) || !nodetest.EqualScripts(prev, fb.PrevScripts) {
 				t.Fatalf("the decoders disagree")
 			}
 		}
@@ -310,7 +311,7 @@ func TestGetBlock3SourceParallel(t *testing.T) {
 		fmt.Fprintf(w, `{"result":%s,"error":null,"id":%d}`, b.Verbose3, req.ID)
 	}))
 	t.Cleanup(srv.Close)
-	c, err := nodeclient.NewClient(nodeclient.Config{Host: strings.TrimPrefix(srv.URL, "http://"), User: "u", Password: "p", Timeout: 5 * time.Second}, testLogger(t))
+	c, err := nodeclient.NewClient(nodeclient.Config{Host: strings.TrimPrefix(srv.URL, "http://"), User: "u", Password: "p", Timeout: 5 * time.Second}, nodetest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,13 +322,13 @@ func TestGetBlock3SourceParallel(t *testing.T) {
 		t.Fatal(err)
 	}
 	runs := src.(RunBlockSource)
-	out, err := runs.FetchBlocks(testCtx(t), hashes, nil)
+	out, err := runs.FetchBlocks(nodetest.Ctx(t), hashes, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, fb := range out {
 		b := byHash[hashes[i].String()]
-		if diff := fetchedMatches(fb, b.Raw); diff != "" || !equalScripts(fb.PrevScripts, expectedPrevScripts(t, b)) {
+		if diff := fetchedMatches(fb, b.Raw); diff != "" || !nodetest.EqualScripts(fb.PrevScripts, nodetest.ExpectedPrevScripts(t, b)) {
 			t.Errorf("%s: %s", b.Name(), diff)
 		}
 	}
@@ -338,7 +339,7 @@ func TestGetBlock3SourceParallel(t *testing.T) {
 	mu.Lock()
 	fail[hashes[3].String()] = true
 	mu.Unlock()
-	if _, err := runs.FetchBlocks(testCtx(t), hashes, nil); !errors.Is(err, nodeclient.ErrBlockNotFound) {
+	if _, err := runs.FetchBlocks(nodetest.Ctx(t), hashes, nil); !errors.Is(err, nodeclient.ErrBlockNotFound) {
 		t.Errorf("a run with a missing block: %v, want nodeclient.ErrBlockNotFound", err)
 	}
 }

@@ -14,18 +14,20 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/nodetest"
 	"github.com/cfindexd/cfindexd/nodeclient"
 )
 
-// p2pTestChain starts btcd with --txindex, builds a transaction-rich chain
-// and returns a client and the hashes of heights 1..tip.
-func p2pTestChain(t *testing.T, ctx context.Context, rich int) (*btcdtest.Node, *nodeclient.Client, []chainhash.Hash) {
+// btcdTestChain starts btcd with --txindex, builds a transaction-rich chain
+// and returns a client and the hashes of heights 1..tip (btcd cannot
+// serve genesis's coinbase).
+func btcdTestChain(t *testing.T, ctx context.Context, rich int) (*btcdtest.Node, *nodeclient.Client, []chainhash.Hash) {
 	t.Helper()
 	n := btcdtest.Start(t, btcdtest.Options{TxIndex: true})
 	if err := btcdtest.BuildTxRichChain(ctx, n, n.Wallet(), rich); err != nil {
 		t.Fatal(err)
 	}
-	c, err := nodeclient.NewClient(nodeclient.Config{Host: n.RPCHost(), User: n.User(), Password: n.Password(), Timeout: 10 * time.Second}, testLogger(t))
+	c, err := nodeclient.NewClient(nodeclient.Config{Host: n.RPCHost(), User: n.User(), Password: n.Password(), Timeout: 10 * time.Second}, nodetest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,13 +67,24 @@ func fetchAllRuns(t *testing.T, ctx context.Context, src BlockSource, hashes []c
 	return raws, prevs
 }
 
+// rpcRuns is the reference the P2P path is compared with: hashes fetched
+// over JSON-RPC (txindex, no script cache) in runs of 16.
+func rpcRuns(t *testing.T, ctx context.Context, c *nodeclient.Client, hashes []chainhash.Hash) ([][]byte, [][][]byte) {
+	t.Helper()
+	src, err := NewSource(c, ModeTxIndex, SourceOptions{ScriptCacheBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fetchAllRuns(t, ctx, src, hashes, 16)
+}
+
 func compareRuns(t *testing.T, gotRaw, wantRaw [][]byte, gotPrev, wantPrev [][][]byte) {
 	t.Helper()
 	if len(gotRaw) != len(wantRaw) {
 		t.Fatalf("%d blocks, want %d", len(gotRaw), len(wantRaw))
 	}
 	for i := range gotRaw {
-		if !bytes.Equal(gotRaw[i], wantRaw[i]) || !equalScripts(gotPrev[i], wantPrev[i]) {
+		if !bytes.Equal(gotRaw[i], wantRaw[i]) || !nodetest.EqualScripts(gotPrev[i], wantPrev[i]) {
 			t.Fatalf("height %d differs from the RPC path", i+1)
 		}
 	}
@@ -83,9 +96,8 @@ func compareRuns(t *testing.T, gotRaw, wantRaw [][]byte, gotPrev, wantPrev [][][
 func TestBtcdP2PBlocksEqualRPC(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
-	n, c, hashes := p2pTestChain(t, ctx, 40)
-	rpcSrc, _ := NewSource(c, ModeTxIndex, SourceOptions{ScriptCacheBytes: -1})
-	wantRaw, wantPrev := fetchAllRuns(t, ctx, rpcSrc, hashes, 16)
+	n, c, hashes := btcdTestChain(t, ctx, 40)
+	wantRaw, wantPrev := rpcRuns(t, ctx, c, hashes)
 
 	for _, runLen := range []int{1, 16, 64} {
 		src, err := NewSource(c, ModeTxIndex, SourceOptions{NodeP2P: n.P2PAddr(), P2PNet: n.Params().Net, P2PConns: 2})
@@ -111,7 +123,7 @@ func TestBtcdP2PBlocksEqualRPC(t *testing.T) {
 func TestBtcdP2PNotFoundFallsBack(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
-	n, c, hashes := p2pTestChain(t, ctx, 2)
+	n, c, hashes := btcdTestChain(t, ctx, 2)
 	src, _ := NewSource(c, ModeTxIndex, SourceOptions{NodeP2P: n.P2PAddr(), P2PNet: n.Params().Net})
 	defer src.(*txIndexSource).Close()
 	_, err := src.(RunBlockSource).FetchBlocks(ctx, []chainhash.Hash{hashes[0], {3}}, nil)
@@ -132,7 +144,7 @@ func TestBtcdP2PNotFoundFallsBack(t *testing.T) {
 func TestP2PUnreachableUsesRPC(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
-	_, c, hashes := p2pTestChain(t, ctx, 2)
+	_, c, hashes := btcdTestChain(t, ctx, 2)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -156,9 +168,8 @@ func TestP2PUnreachableUsesRPC(t *testing.T) {
 func TestBtcdP2PKilledConnectionReconnects(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
-	n, c, hashes := p2pTestChain(t, ctx, 40)
-	rpcSrc, _ := NewSource(c, ModeTxIndex, SourceOptions{ScriptCacheBytes: -1})
-	wantRaw, wantPrev := fetchAllRuns(t, ctx, rpcSrc, hashes, 16)
+	n, c, hashes := btcdTestChain(t, ctx, 40)
+	wantRaw, wantPrev := rpcRuns(t, ctx, c, hashes)
 
 	// The proxy cuts its first connection after 20 kB from btcd, which
 	// is inside the first run of blocks (the handshake is a few hundred
@@ -241,9 +252,8 @@ func startCutProxy(t *testing.T, target string, cutAfter int64) string {
 func TestBtcdP2PConcurrentRunsSharePool(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
-	n, c, hashes := p2pTestChain(t, ctx, 40)
-	rpcSrc, _ := NewSource(c, ModeTxIndex, SourceOptions{ScriptCacheBytes: -1})
-	wantRaw, wantPrev := fetchAllRuns(t, ctx, rpcSrc, hashes, 16)
+	n, c, hashes := btcdTestChain(t, ctx, 40)
+	wantRaw, wantPrev := rpcRuns(t, ctx, c, hashes)
 
 	proxy := startCutProxy(t, n.P2PAddr(), 30_000)
 	src, _ := NewSource(c, ModeTxIndex, SourceOptions{NodeP2P: proxy, P2PNet: n.Params().Net, P2PConns: 2})
@@ -290,10 +300,9 @@ func TestBtcdP2PConcurrentRunsSharePool(t *testing.T) {
 func TestBtcdRunCapReturnsPrefixes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
-	n, c, hashes := p2pTestChain(t, ctx, 40)
+	n, c, hashes := btcdTestChain(t, ctx, 40)
 	hashes = hashes[len(hashes)-40:] // the tx-rich blocks, a few kB each
-	ref, _ := NewSource(c, ModeTxIndex, SourceOptions{ScriptCacheBytes: -1})
-	wantRaw, wantPrev := fetchAllRuns(t, ctx, ref, hashes, 16)
+	wantRaw, wantPrev := rpcRuns(t, ctx, c, hashes)
 	for _, p2p := range []bool{true, false} {
 		opts := SourceOptions{}
 		if p2p {

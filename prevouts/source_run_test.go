@@ -11,8 +11,8 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 
-	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/corefixture"
+	"github.com/cfindexd/cfindexd/internal/nodetest"
 	"github.com/cfindexd/cfindexd/nodeclient"
 )
 
@@ -25,7 +25,7 @@ func TestFetchBlocksEqualsFetchBlock(t *testing.T) {
 	chain := fx.ActiveChain()
 	want := make(map[chainhash.Hash][][]byte, len(chain))
 	for _, b := range chain {
-		want[b.Hash] = expectedPrevScripts(t, b)
+		want[b.Hash] = nodetest.ExpectedPrevScripts(t, b)
 	}
 	for _, runLen := range []int{1, 2, 7, 16, len(chain)} {
 		c, srv := newFixtureClient(t, fx, corefixture.Options{})
@@ -41,7 +41,7 @@ func TestFetchBlocksEqualsFetchBlock(t *testing.T) {
 			for _, b := range chain[start:end] {
 				hashes = append(hashes, b.Hash)
 			}
-			got, err := runner.FetchBlocks(testCtx(t), hashes, nil)
+			got, err := runner.FetchBlocks(nodetest.Ctx(t), hashes, nil)
 			if err != nil {
 				t.Fatalf("run %d of %d: %v", start, runLen, err)
 			}
@@ -51,7 +51,7 @@ func TestFetchBlocksEqualsFetchBlock(t *testing.T) {
 				if diff := fetchedMatches(fb, b.Raw); diff != "" {
 					t.Errorf("run length %d, %s: %s", runLen, b.Name(), diff)
 				}
-				if !equalScripts(fb.PrevScripts, want[b.Hash]) {
+				if !nodetest.EqualScripts(fb.PrevScripts, want[b.Hash]) {
 					t.Errorf("run length %d, %s: prevScripts differ", runLen, b.Name())
 				}
 			}
@@ -81,7 +81,7 @@ func TestFetchBlocksResolvesInRunSpends(t *testing.T) {
 	for _, b := range chain[1:] {
 		hashes = append(hashes, b.Hash)
 	}
-	if _, err := src.(RunBlockSource).FetchBlocks(testCtx(t), hashes, nil); err != nil {
+	if _, err := src.(RunBlockSource).FetchBlocks(nodetest.Ctx(t), hashes, nil); err != nil {
 		t.Fatal(err)
 	}
 	// Everything the chain spends was created in the chain after genesis,
@@ -140,7 +140,7 @@ func testConcurrentRunsInTurns(t *testing.T, capped bool) {
 					hashes[i] = b.Hash
 				}
 				for blocks := j.blocks; len(hashes) > 0; {
-					got, err := src.(RunBlockSource).FetchBlocks(testCtx(t), hashes, j.turn)
+					got, err := src.(RunBlockSource).FetchBlocks(nodetest.Ctx(t), hashes, j.turn)
 					if err != nil {
 						errs <- err
 						return
@@ -151,7 +151,7 @@ func testConcurrentRunsInTurns(t *testing.T, capped bool) {
 						return
 					}
 					for i, fb := range got {
-						if !equalScripts(fb.PrevScripts, expectedPrevScripts(t, blocks[i])) {
+						if !nodetest.EqualScripts(fb.PrevScripts, nodetest.ExpectedPrevScripts(t, blocks[i])) {
 							errs <- fmt.Errorf("%s: prevScripts differ", blocks[i].Name())
 							return
 						}
@@ -179,7 +179,7 @@ func testConcurrentRunsInTurns(t *testing.T, capped bool) {
 	}
 	spends := 0
 	for _, b := range chain[1:] {
-		spends += len(expectedPrevScripts(t, b))
+		spends += len(nodetest.ExpectedPrevScripts(t, b))
 	}
 	fromCache, fromNode := src.(*txIndexSource).PrevoutCounts()
 	if fromCache != uint64(spends) || fromNode != 0 || spends == 0 {
@@ -193,7 +193,7 @@ func TestFetchBlocksUnknownBlock(t *testing.T) {
 	c, _ := newFixtureClient(t, fx, corefixture.Options{})
 	src, _ := NewSource(c, ModeTxIndex, SourceOptions{})
 	h101, _ := fx.ActiveHash(101)
-	_, err := src.(RunBlockSource).FetchBlocks(testCtx(t), []chainhash.Hash{h101, {1}}, nil)
+	_, err := src.(RunBlockSource).FetchBlocks(nodetest.Ctx(t), []chainhash.Hash{h101, {1}}, nil)
 	if !errors.Is(err, nodeclient.ErrBlockNotFound) {
 		t.Fatalf("got %v, want nodeclient.ErrBlockNotFound", err)
 	}
@@ -205,27 +205,7 @@ func TestFetchBlocksUnknownBlock(t *testing.T) {
 func TestBtcdFetchBlocksEqualsFetchBlock(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
-	n := btcdtest.Start(t, btcdtest.Options{TxIndex: true})
-	if err := btcdtest.BuildTxRichChain(ctx, n, n.Wallet(), 40); err != nil {
-		t.Fatal(err)
-	}
-	c, err := nodeclient.NewClient(nodeclient.Config{Host: n.RPCHost(), User: n.User(), Password: n.Password(), Timeout: 10 * time.Second}, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ci, err := c.GetChainInfo(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hashes := make([]chainhash.Hash, 0, ci.Blocks)
-	for h := int64(1); h <= int64(ci.Blocks); h++ { // btcd cannot serve genesis's coinbase
-		hash, err := c.GetBlockHash(ctx, h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		hashes = append(hashes, hash)
-	}
+	_, c, hashes := btcdTestChain(t, ctx, 40)
 	perBlock, _ := NewSource(c, ModeTxIndex, SourceOptions{ScriptCacheBytes: -1})
 	type want struct {
 		raw  []byte
@@ -254,7 +234,7 @@ func TestBtcdFetchBlocksEqualsFetchBlock(t *testing.T) {
 			}
 			for i, fb := range got {
 				w := wants[start+i]
-				if diff := fetchedMatches(fb, w.raw); diff != "" || !equalScripts(fb.PrevScripts, w.prev) {
+				if diff := fetchedMatches(fb, w.raw); diff != "" || !nodetest.EqualScripts(fb.PrevScripts, w.prev) {
 					t.Fatalf("run length %d, height %d: differs from FetchBlock: %s", runLen, start+i+1, diff)
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 
 	"github.com/cfindexd/cfindexd/internal/corefixture"
+	"github.com/cfindexd/cfindexd/internal/nodetest"
 	"github.com/cfindexd/cfindexd/nodeclient"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestFetchBlockAllModesAgree(t *testing.T) {
 	fx := corefixture.Load(t)
 	c, srv := newFixtureClient(t, fx, corefixture.Options{})
-	ctx := testCtx(t)
+	ctx := nodetest.Ctx(t)
 	modes := []string{ModeREST, ModeGetBlock3, ModeTxIndex}
 	sources := make(map[string]BlockSource)
 	for _, m := range modes {
@@ -30,8 +31,8 @@ func TestFetchBlockAllModesAgree(t *testing.T) {
 	inputs := 0
 	// The recorded blocks (incl. the stale ones), then the derived
 	// coinbase-only blocks h0–h94.
-	for _, b := range append(append([]*corefixture.Block(nil), fx.Blocks...), fx.Early...) {
-		want := expectedPrevScripts(t, b)
+	for _, b := range fx.AllBlocks() {
+		want := nodetest.ExpectedPrevScripts(t, b)
 		inputs += len(want)
 		for _, m := range modes {
 			blk, prev, err := sources[m].FetchBlock(ctx, b.Hash)
@@ -41,7 +42,7 @@ func TestFetchBlockAllModesAgree(t *testing.T) {
 			if got := serializeBlock(t, blk); !bytes.Equal(got, b.Raw) {
 				t.Errorf("%s via %s: block bytes differ from getblock 0", b.Name(), m)
 			}
-			if !equalScripts(prev, want) {
+			if !nodetest.EqualScripts(prev, want) {
 				t.Errorf("%s via %s: prevScripts differ (%d vs %d)", b.Name(), m, len(prev), len(want))
 			}
 		}
@@ -71,7 +72,7 @@ func TestTxIndexBatchesColdCache(t *testing.T) {
 	// h111: a 6-transaction chain inside one block; only X1's input
 	// spends an output from an earlier block.
 	h111, _ := chainhash.NewHashFromStr("4ad1b5be3a48cd91cef33f1a797e0eea583c2fb2b4f219f1b11efcc6282effc6")
-	blk, _, err := src.FetchBlock(testCtx(t), *h111)
+	blk, _, err := src.FetchBlock(nodetest.Ctx(t), *h111)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func TestDetectSource(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, _ := newFixtureClient(t, fx, tt.opts)
-			src, err := DetectSource(testCtx(t), c, testLogger(t))
+			src, err := DetectSource(nodetest.Ctx(t), c, nodetest.Logger(t))
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) || !strings.Contains(err.Error(), tt.wantMsg) {
 					t.Fatalf("got %v, want %v mentioning %q", err, tt.wantErr, tt.wantMsg)
@@ -138,7 +139,7 @@ func TestDetectSource(t *testing.T) {
 				t.Fatalf("mode %s, want %s", src.Mode(), tt.wantMode)
 			}
 			// The detected source works against the same node.
-			if _, _, err := src.FetchBlock(testCtx(t), fx.Tip); err != nil {
+			if _, _, err := src.FetchBlock(nodetest.Ctx(t), fx.Tip); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -153,10 +154,10 @@ func TestFetchBlockErrors(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			c, _ := newFixtureClient(t, fx, corefixture.Options{PrunedBelow: 101})
 			src, _ := NewSource(c, mode, SourceOptions{})
-			if _, _, err := src.FetchBlock(testCtx(t), unknown); !errors.Is(err, nodeclient.ErrBlockNotFound) {
+			if _, _, err := src.FetchBlock(nodetest.Ctx(t), unknown); !errors.Is(err, nodeclient.ErrBlockNotFound) {
 				t.Errorf("unknown block: %v, want nodeclient.ErrBlockNotFound", err)
 			}
-			if _, _, err := src.FetchBlock(testCtx(t), h100); !errors.Is(err, nodeclient.ErrPruned) {
+			if _, _, err := src.FetchBlock(nodetest.Ctx(t), h100); !errors.Is(err, nodeclient.ErrPruned) {
 				t.Errorf("pruned block: %v, want nodeclient.ErrPruned", err)
 			}
 		})
@@ -169,11 +170,11 @@ func TestDetectSourceDuringWarmup(t *testing.T) {
 	fx := corefixture.Load(t)
 	c, srv := newFixtureClient(t, fx, corefixture.Options{})
 	srv.SetWarmup(true)
-	if _, err := DetectSource(testCtx(t), c, testLogger(t)); !errors.Is(err, nodeclient.ErrWarmup) {
+	if _, err := DetectSource(nodetest.Ctx(t), c, nodetest.Logger(t)); !errors.Is(err, nodeclient.ErrWarmup) {
 		t.Fatalf("got %v, want nodeclient.ErrWarmup", err)
 	}
 	srv.SetWarmup(false)
-	src, err := DetectSource(testCtx(t), c, testLogger(t))
+	src, err := DetectSource(nodetest.Ctx(t), c, nodetest.Logger(t))
 	if err != nil || src.Mode() != ModeREST {
 		t.Fatalf("after warmup: %v, %v", src, err)
 	}
@@ -199,7 +200,7 @@ func TestForcedSourceChecked(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _ := newFixtureClient(t, fx, tc.opts)
-			src, err := DetectSource(testCtx(t), c, testLogger(t), SourceOptions{Force: tc.mode})
+			src, err := DetectSource(nodetest.Ctx(t), c, nodetest.Logger(t), SourceOptions{Force: tc.mode})
 			if tc.want == "" {
 				if err != nil || src.Mode() != tc.mode {
 					t.Fatalf("got %v, %v; want %s", src, err, tc.mode)

@@ -9,6 +9,7 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 
 	"github.com/cfindexd/cfindexd/internal/corefixture"
+	"github.com/cfindexd/cfindexd/internal/nodetest"
 )
 
 // startSubscriber runs a Subscriber for topics against pub until the
@@ -19,7 +20,7 @@ func startSubscriber(t *testing.T, ctx context.Context, pub *corefixture.Publish
 		Endpoint: pub.Endpoint(), Topics: topics, ReadTimeout: 5 * time.Second,
 		RetryMin: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond,
 		Rand: rand.New(rand.NewPCG(1, 2)),
-	}, testLogger(t))
+	}, nodetest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func hashOf(t *testing.T, display []byte) chainhash.Hash {
 func TestZMQBlockTopicsReplayWithGap(t *testing.T) {
 	for _, topic := range []string{TopicHashBlock, TopicRawBlock} {
 		t.Run(topic, func(t *testing.T) {
-			ctx := testCtx(t)
+			ctx := nodetest.Ctx(t)
 			pub := corefixture.NewPublisher(t)
 			sub := startSubscriber(t, ctx, pub, topic)
 			msgs := captured(t, topic)
@@ -128,7 +129,7 @@ func TestZMQBlockTopicsReplayWithGap(t *testing.T) {
 // invalidateblock) a Resync hint, mempool A/R messages none — unless one of
 // them follows a gap, which turns into a bare Resync hint.
 func TestZMQSequenceTopic(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := nodetest.Ctx(t)
 	pub := corefixture.NewPublisher(t)
 	sub := startSubscriber(t, ctx, pub, TopicSequence)
 	msgs := captured(t, TopicSequence)
@@ -181,7 +182,7 @@ func TestZMQSequenceTopic(t *testing.T) {
 // After the publisher drops the connection the subscriber comes back by
 // itself and flags the first hint after the outage as Resync.
 func TestZMQReconnect(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := nodetest.Ctx(t)
 	pub := corefixture.NewPublisher(t)
 	sub := startSubscriber(t, ctx, pub, TopicHashBlock)
 	msgs := captured(t, TopicHashBlock)
@@ -219,7 +220,7 @@ func TestZMQConfigValidation(t *testing.T) {
 		{Endpoint: "ipc:///tmp/x"},
 		{Endpoint: "tcp://127.0.0.1:1", Topics: []string{"hashtx"}},
 	} {
-		if _, err := NewSubscriber(cfg, testLogger(t)); err == nil {
+		if _, err := NewSubscriber(cfg, nodetest.Logger(t)); err == nil {
 			t.Errorf("%+v: no error", cfg)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -145,7 +146,7 @@ func TestWriterSplitsFiles(t *testing.T) {
 		perFile[loc.File]++
 	}
 	for n := range files {
-		st, err := os.Stat(filepath.Join(dir, "blk"+pad5(n)+".dat"))
+		st, err := os.Stat(filepath.Join(dir, fmt.Sprintf("blk%05d.dat", n)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,18 +155,10 @@ func TestWriterSplitsFiles(t *testing.T) {
 		}
 		last := n == files-1
 		if !last && st.Size() >= maxSize && perFile[n] > 1 {
-			t.Errorf("blk%s.dat: %d bytes, at or over the maximum %d", pad5(n), st.Size(), maxSize)
+			t.Errorf("blk%05d.dat: %d bytes, at or over the maximum %d", n, st.Size(), maxSize)
 		}
 		if last && st.Size()%(16<<10) != 0 {
 			t.Errorf("last blk file: %d bytes, not preallocated in chunks", st.Size())
 		}
 	}
-}
-
-func pad5(n int) string {
-	s := "0000" + string(rune('0'+n%10))
-	if n >= 10 {
-		s = "000" + string(rune('0'+n/10)) + string(rune('0'+n%10))
-	}
-	return s
 }

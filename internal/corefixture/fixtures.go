@@ -118,6 +118,12 @@ func (fx *Fixtures) ActiveChain() []*Block {
 	return out
 }
 
+// AllBlocks returns every block the fixtures serve: the recorded blocks
+// (the stale ones included), then Early.
+func (fx *Fixtures) AllBlocks() []*Block {
+	return append(append([]*Block(nil), fx.Blocks...), fx.Early...)
+}
+
 // ActiveHash returns the active-chain hash at height (0..115).
 func (fx *Fixtures) ActiveHash(height int64) (chainhash.Hash, bool) {
 	h, ok := fx.active[height]

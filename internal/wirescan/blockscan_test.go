@@ -3,13 +3,13 @@ package wirescan_test
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"testing"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/internal/corefixture"
+	"github.com/cfindexd/cfindexd/internal/nodetest"
 	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
@@ -51,7 +51,7 @@ func scanAgreesWithWire(raw []byte) string {
 		for j, o := range tx.TxOut {
 			outs[j] = o.PkScript
 		}
-		if !equalScripts(got.TxOuts(i), outs) {
+		if !nodetest.EqualScripts(got.TxOuts(i), outs) {
 			return fmt.Sprintf("tx %d: output scripts differ", i)
 		}
 		if i > 0 {
@@ -71,19 +71,12 @@ func scanAgreesWithWire(raw []byte) string {
 	return ""
 }
 
-// recordedBlocks returns the serialized blocks of the Bitcoin Core v31
-// recording, legacy and segwit transactions mixed.
-func recordedBlocks(t testing.TB) []*corefixture.Block {
-	fx := corefixture.Load(t)
-	return append(append([]*corefixture.Block(nil), fx.Blocks...), fx.Early...)
-}
-
 // Every block Bitcoin Core served in the recording scans to what wire
 // decodes, and each of its transactions scans on its own to the same txid
 // and outputs.
 func TestScanBlockMatchesWireOnRecordedBlocks(t *testing.T) {
 	n, witness := 0, 0
-	for _, b := range recordedBlocks(t) {
+	for _, b := range corefixture.Load(t).AllBlocks() {
 		if diff := scanAgreesWithWire(b.Raw); diff != "" {
 			t.Fatalf("%s: %s", b.Name(), diff)
 		}
@@ -108,7 +101,7 @@ func TestScanBlockMatchesWireOnRecordedBlocks(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s tx %d: %v", b.Name(), i, err)
 			}
-			if st.TxID != sb.Txids[i] || !equalScripts(st.Outs, sb.TxOuts(i)) {
+			if st.TxID != sb.Txids[i] || !nodetest.EqualScripts(st.Outs, sb.TxOuts(i)) {
 				t.Fatalf("%s tx %d: scanned alone it differs from the block's", b.Name(), i)
 			}
 		}
@@ -121,7 +114,7 @@ func TestScanBlockMatchesWireOnRecordedBlocks(t *testing.T) {
 // segwitBlock returns a recorded block with more than one transaction,
 // one of them with witness data.
 func segwitBlock(t testing.TB) *corefixture.Block {
-	for _, b := range recordedBlocks(t) {
+	for _, b := range corefixture.Load(t).AllBlocks() {
 		var blk wire.MsgBlock
 		if err := blk.Deserialize(bytes.NewReader(b.Raw)); err != nil {
 			t.Fatal(err)
@@ -194,7 +187,7 @@ func TestScanBlockRejectsMalformed(t *testing.T) {
 // FuzzScanBlock checks the in-place scanner against wire's decoder on
 // arbitrary bytes: they accept the same blocks and read them the same way.
 func FuzzScanBlock(f *testing.F) {
-	for i, b := range recordedBlocks(f) {
+	for i, b := range corefixture.Load(f).AllBlocks() {
 		if i%8 == 0 || len(b.Raw) > 1000 {
 			f.Add(b.Raw)
 		}
@@ -209,7 +202,7 @@ func FuzzScanBlock(f *testing.F) {
 // BenchmarkScanBlock compares reading the recorded blocks in place with
 // decoding them into wire.MsgBlock and hashing their transactions.
 func BenchmarkScanBlock(b *testing.B) {
-	blocks := recordedBlocks(b)
+	blocks := corefixture.Load(b).AllBlocks()
 	size := 0
 	for _, blk := range blocks {
 		size += len(blk.Raw)
@@ -250,7 +243,7 @@ func BenchmarkScanBlock(b *testing.B) {
 // bytes: it accepts exactly the single transactions wire decodes using
 // every byte, with the same txid and output scripts.
 func FuzzScanTx(f *testing.F) {
-	for i, b := range recordedBlocks(f) {
+	for i, b := range corefixture.Load(f).AllBlocks() {
 		if i%16 != 0 {
 			continue
 		}
@@ -285,13 +278,11 @@ func FuzzScanTx(f *testing.F) {
 		for i, o := range tx.TxOut {
 			outs[i] = o.PkScript
 		}
-		if !equalScripts(got.Outs, outs) {
+		if !nodetest.EqualScripts(got.Outs, outs) {
 			t.Fatal("output scripts differ")
 		}
 	})
 }
-
-func equalScripts(a, b [][]byte) bool { return slices.EqualFunc(a, b, bytes.Equal) }
 
 // MerkleRoot agrees with a plain reference for odd and even transaction
 // counts.
@@ -304,31 +295,8 @@ func TestMerkleRootAgrees(t *testing.T) {
 			tx.AddTxOut(wire.NewTxOut(int64(i), []byte{0x51}))
 			txs[i], txids[i] = tx, tx.TxHash()
 		}
-		if got, want := wirescan.MerkleRoot(txids), merkleRoot(txs); got != want {
+		if got, want := wirescan.MerkleRoot(txids), nodetest.MerkleRoot(txs); got != want {
 			t.Fatalf("%d txs: %s, want %s", n, got, want)
 		}
 	}
-}
-
-// merkleRoot computes the block merkle root over txids (Bitcoin's
-// duplicate-last-on-odd rule).
-func merkleRoot(txs []*wire.MsgTx) chainhash.Hash {
-	level := make([]chainhash.Hash, len(txs))
-	for i, tx := range txs {
-		level[i] = tx.TxHash()
-	}
-	var buf [2 * chainhash.HashSize]byte
-	for len(level) > 1 {
-		if len(level)%2 == 1 {
-			level = append(level, level[len(level)-1])
-		}
-		next := level[:len(level)/2]
-		for i := range next {
-			copy(buf[:chainhash.HashSize], level[2*i][:])
-			copy(buf[chainhash.HashSize:], level[2*i+1][:])
-			next[i] = chainhash.DoubleHashH(buf[:])
-		}
-		level = next
-	}
-	return level[0]
 }

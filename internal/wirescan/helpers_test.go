@@ -18,7 +18,7 @@ func realBlocks(tb testing.TB) [][]byte {
 	tb.Helper()
 	fx := corefixture.Load(tb)
 	var out [][]byte
-	for _, b := range append(append([]*corefixture.Block(nil), fx.Blocks...), fx.Early...) {
+	for _, b := range fx.AllBlocks() {
 		out = append(out, b.Raw)
 	}
 	for _, v := range testvectors.LoadBIP158(tb) {

@@ -108,9 +108,9 @@ func holdUntilClosed(ctx context.Context, c *rawConn) {
 	c.close()
 }
 
-// connect dials from ip and completes the handshake, counting the
-// connection (and a refusal); nil when it failed.
-func connect(ctx context.Context, env Env, ip string, relay bool, t *Tally) *rawConn {
+// dial connects from ip without a handshake, counting the connection (and
+// a refusal, after which it pauses a second); nil when it failed.
+func dial(ctx context.Context, env Env, ip string, t *Tally) *rawConn {
 	c, err := dialFrom(ctx, env.P2PAddr, ip, env.Params.Net)
 	if err != nil {
 		t.Refused.Add(1)
@@ -118,6 +118,16 @@ func connect(ctx context.Context, env Env, ip string, relay bool, t *Tally) *raw
 		return nil
 	}
 	t.Conns.Add(1)
+	return c
+}
+
+// connect dials from ip and completes the handshake, counting the
+// connection (and a refusal); nil when it failed.
+func connect(ctx context.Context, env Env, ip string, relay bool, t *Tally) *rawConn {
+	c := dial(ctx, env, ip, t)
+	if c == nil {
+		return nil
+	}
 	if err := c.handshake(relay); err != nil {
 		c.close()
 		t.Refused.Add(1)
@@ -148,13 +158,10 @@ func Classes() []Class {
 			Run: func(ctx context.Context, env Env, t *Tally) {
 				frames := hugeCountFrames(env)
 				workers(ctx, 8, func(ctx context.Context, i, round int) {
-					c, err := dialFrom(ctx, env.P2PAddr, ipIn(10, i*10_000+round), env.Params.Net)
-					if err != nil {
-						t.Refused.Add(1)
-						Pause(ctx, time.Second)
+					c := dial(ctx, env, ipIn(10, i*10_000+round), t)
+					if c == nil {
 						return
 					}
-					t.Conns.Add(1)
 					defer c.close()
 					if c.write(frames[(i+round)%len(frames)]) == nil {
 						t.Ops.Add(1)
@@ -262,19 +269,10 @@ func Classes() []Class {
 					for ctx.Err() == nil {
 						gd := wire.NewMsgGetData()
 						_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessBlock, &env.Hashes[rng.IntN(len(env.Hashes))]))
-						if c.send(gd) != nil {
+						if c.send(gd) != nil || c.readUntil(wire.CmdBlock, wire.CmdNotFound) != nil {
 							return
 						}
-						for {
-							cmd, _, err := c.readCommand(time.Minute)
-							if err != nil {
-								return
-							}
-							if cmd == wire.CmdBlock || cmd == wire.CmdNotFound {
-								t.Ops.Add(1)
-								break
-							}
-						}
+						t.Ops.Add(1)
 					}
 				})
 			},
@@ -373,19 +371,10 @@ func Classes() []Class {
 					gh := wire.NewMsgGetHeaders()
 					_ = gh.AddBlockLocatorHash(&env.Hashes[0])
 					for ctx.Err() == nil {
-						if c.send(gh) != nil {
+						if c.send(gh) != nil || c.readUntil(wire.CmdHeaders) != nil {
 							return
 						}
-						for {
-							cmd, _, err := c.readCommand(time.Minute)
-							if err != nil {
-								return
-							}
-							if cmd == wire.CmdHeaders {
-								t.Ops.Add(1)
-								break
-							}
-						}
+						t.Ops.Add(1)
 					}
 				})
 			},

@@ -3,6 +3,7 @@ package attack
 import (
 	"context"
 	"net"
+	"slices"
 	"time"
 
 	"github.com/btcsuite/btcd/wire/v2"
@@ -43,6 +44,20 @@ func (c *rawConn) write(b []byte) error {
 func (c *rawConn) send(msg wire.Message) error {
 	_ = c.c.SetWriteDeadline(time.Now().Add(hostileIOTimeout))
 	return c.c.Send(msg)
+}
+
+// readUntil reads frames (as readCommand, a minute each) until one whose
+// command is among cmds.
+func (c *rawConn) readUntil(cmds ...string) error {
+	for {
+		cmd, _, err := c.readCommand(time.Minute)
+		if err != nil {
+			return err
+		}
+		if slices.Contains(cmds, cmd) {
+			return nil
+		}
+	}
 }
 
 // readCommand reads one frame, discarding its payload, answers pings,
