@@ -135,7 +135,7 @@ func upgradeFromV1(tx *bolt.Tx) error {
 			return err
 		}
 	}
-	return b.meta.Put(metaSchemaVersion, heightKey(SchemaVersion))
+	return b.meta.Put(metaSchemaVersion, heightKey(schemaV2))
 }
 
 // startBackfill runs the checksum backfill in the background if the store
@@ -200,11 +200,13 @@ func (s *Store) runBackfill(ctx context.Context, limits backfillLimits, hook fun
 	return ctx.Err()
 }
 
-// backfilled is one checksum computed by the backfill.
+// backfilled is the checksums and filterheaders values of one height,
+// with their CRC32Cs, computed by the backfill.
 type backfilled struct {
-	key  []byte
-	hash chainhash.Hash
-	sum  wireframe.Checksum
+	key     []byte
+	hash    chainhash.Hash
+	sum     []byte
+	fhValue []byte
 }
 
 // backfillBatch computes the checksums of one batch in a read transaction
@@ -228,17 +230,19 @@ func (s *Store) backfillBatch(ck *wireframe.CFilterHasher, limits backfillLimits
 		} else if ok {
 			end = min(end, tip.Height+1)
 		}
-		hc, fc, cc := b.headers.Cursor(), b.filters.Cursor(), b.checksums.Cursor()
+		hc, fc, fhc, cc := b.headers.Cursor(), b.filters.Cursor(), b.filterHeaders.Cursor(), b.checksums.Cursor()
 		first := heightKey(next)
 		hk, hv := hc.Seek(first)
 		fk, fv := fc.Seek(first)
-		ckey, _ := cc.Seek(first)
+		fhk, fhv := fhc.Seek(first)
+		ckey, cv := cc.Seek(first)
 		size := 0
 		h := next
 		for ; h < end && len(items) < limits.heights && size < limits.bytes; h++ {
 			if h > next {
 				hk, hv = hc.Next()
 				fk, fv = fc.Next()
+				fhk, fhv = fhc.Next()
 			}
 			if !isHeight(hk, h) {
 				return b.missing("header", h)
@@ -246,14 +250,23 @@ func (s *Store) backfillBatch(ck *wireframe.CFilterHasher, limits backfillLimits
 			if !isHeight(fk, h) || len(fv) == 0 || len(fv) > MaxFilterSize || len(hv) < hashLen {
 				return fmt.Errorf("%w: height %d has a header but a filter of %d bytes", ErrCorrupt, h, len(fv))
 			}
-			for len(ckey) == heightLen && bytes.Compare(ckey, hk) < 0 {
-				ckey, _ = cc.Next()
+			if !isHeight(fhk, h) || (len(fhv) != filterHeaderValueLen && len(fhv) != filterHeaderValueLenV2) {
+				return fmt.Errorf("%w: height %d has a header but a filter header value of %d bytes", ErrCorrupt, h, len(fhv))
 			}
-			if isHeight(ckey, h) {
-				continue // committed by schema 2 since the upgrade
+			for len(ckey) == heightLen && bytes.Compare(ckey, hk) < 0 {
+				ckey, cv = cc.Next()
+			}
+			if isHeight(ckey, h) && len(cv) == checksumValueLen && len(fhv) == filterHeaderValueLen {
+				continue // committed by this schema since the upgrade
 			}
 			hash := chainhash.Hash(hv[:hashLen])
-			items = append(items, backfilled{key: heightKey(h), hash: hash, sum: ck.Sum(&hash, fv)})
+			fh, fhash := chainhash.Hash(fhv[:hashLen]), chainhash.Hash(fhv[hashLen:2*hashLen])
+			items = append(items, backfilled{
+				key:     heightKey(h),
+				hash:    hash,
+				sum:     checksumValue(h, ck.Sum(&hash, fv), fv),
+				fhValue: filterHeaderValue(h, &fh, &fhash),
+			})
 			size += len(fv)
 		}
 		batchEnd = h
@@ -275,15 +288,18 @@ func (s *Store) backfillBatch(ck *wireframe.CFilterHasher, limits backfillLimits
 			return err
 		}
 		for _, it := range items {
-			if b.checksums.Get(it.key) != nil {
-				continue
-			}
 			hv := b.headers.Get(it.key)
 			if len(hv) < hashLen || !bytes.Equal(hv[:hashLen], it.hash[:]) {
 				continue // disconnected since it was read; it has its checksum
 			}
-			if err := b.checksums.Put(it.key, it.sum[:]); err != nil {
+			if len(b.checksums.Get(it.key)) == checksumValueLen && len(b.filterHeaders.Get(it.key)) == filterHeaderValueLen {
+				continue // committed again since it was read
+			}
+			if err := b.checksums.Put(it.key, it.sum); err != nil {
 				return fmt.Errorf("put checksum: %w", err)
+			}
+			if err := b.filterHeaders.Put(it.key, it.fhValue); err != nil {
+				return fmt.Errorf("put filter header: %w", err)
 			}
 		}
 		tip, ok, err := b.readTip()
