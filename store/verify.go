@@ -40,12 +40,13 @@ func (f Fault) String() string {
 // a cfilter checksum that is not its block's; a block header that does not
 // hash to its hash or does not link to the block below; and the tip's
 // filter header. It returns the last height it checked and whether that
-// is the tip. Values the upgrade's backfill has not reached are checked
+// is the tip (true on an empty store too). Values the upgrade's backfill has not reached are checked
 // as far as they can be without their CRCs.
 func (s *Store) VerifyRange(from, to uint32, fault func(Fault)) (last uint32, atTip bool, err error) {
 	err = s.view(func(b *buckets) error {
 		tip, ok, err := b.readTip()
 		if err != nil || !ok {
+			atTip = true
 			return err
 		}
 		if from > tip.Height {

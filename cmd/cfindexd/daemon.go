@@ -167,6 +167,7 @@ func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile
 	}
 	g.Go(guarded(log, "store size reporter", func() error { reportStoreSize(gctx, st, metrics); return nil }))
 	g.Go(guarded(log, "store repair", func() error { repair.run(gctx); return nil }))
+	g.Go(guarded(log, "store scrub", func() error { runScrub(gctx, st, cfg.ScrubInterval, repair, log); return nil }))
 	if mirror != nil {
 		g.Go(guarded(log, "mempool mirror", func() error { return mirror.Run(gctx) }))
 	}

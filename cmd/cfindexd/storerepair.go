@@ -69,12 +69,18 @@ func (r *storeRepairer) onMismatch(m *store.MismatchError) {
 	r.metrics.StoreChecksumMismatch()
 	if m.Stale {
 		r.log.Error().Uint32("height", m.Height).Str("value", m.What).
-			Msg("stored value fails its checksum: not served (a block of the stale set, which is not repaired; reindex to rebuild it)")
+			Msg("stored value is damaged: not served (a block of the stale set, which is not repaired; reindex to rebuild it)")
 		return
 	}
 	r.log.Error().Uint32("height", m.Height).Str("value", m.What).
-		Msg("stored value fails its checksum: not served until repaired from the node")
+		Msg("stored value is damaged: not served until repaired from the node")
 	r.poke()
+}
+
+// onFault takes a fault the scrub found as onMismatch takes one a read
+// met.
+func (r *storeRepairer) onFault(f store.Fault) {
+	r.onMismatch(&store.MismatchError{Height: f.Height, What: f.What, Stale: f.Stale})
 }
 
 func (r *storeRepairer) poke() {
