@@ -58,8 +58,8 @@ type MismatchError struct {
 	// Height is the block's height; for a stale block, the height its
 	// value claims.
 	Height uint32
-	// What names the value: "filter", "filter header", "cfilter checksum",
-	// or "stale block".
+	// What names the value: "filter", "filter header and hash" (one CRC
+	// covers both), "cfilter checksum", or "stale block <hash>".
 	What string
 	// Stale is true for a block of the stale set (Repair does not fix
 	// those).
@@ -127,7 +127,7 @@ func (b *buckets) filterHeaderAt(h uint32, v []byte) (filterHeader, filterHash c
 	switch {
 	case len(v) == filterHeaderValueLen:
 		if binary.BigEndian.Uint32(v[2*hashLen:]) != valueCRC(h, v[:2*hashLen]) {
-			return chainhash.Hash{}, chainhash.Hash{}, mismatch(h, "filter header")
+			return chainhash.Hash{}, chainhash.Hash{}, mismatch(h, "filter header and hash")
 		}
 	case len(v) == filterHeaderValueLenV2 && b.uncheckedOK(h):
 	default:

@@ -119,8 +119,8 @@ func TestCheckedReadsAndRepair(t *testing.T) {
 	found := verify()
 	for _, f := range faults {
 		what := f.what
-		if what == "filter hash" {
-			what = "filter header" // one CRC covers both
+		if what == "filter hash" || what == "filter header" {
+			what = "filter header and hash" // one CRC covers both
 		}
 		if !strings.Contains(found[f.h], what+" fails its checksum") {
 			t.Errorf("verify at %d: %q, want the %s", f.h, found[f.h], f.what)
