@@ -20,8 +20,9 @@ import (
 //
 //   - a filterheaders value ends with the CRC32C of its filter header and
 //     filter hash;
-//   - a checksums value is the cfilter checksum, the CRC32C of the filter at
-//     that height, and the CRC32C of those two;
+//   - a checksums value is the cfilter checksum, then the CRC32C of the
+//     filter at that height XORed with that checksum: one CRC pass covers
+//     both, and damage to either, or to the CRC, fails it;
 //   - a stale value starts with the CRC32C of the rest of it.
 //
 // Each CRC is seeded with the value's height (the first four bytes of the
@@ -58,8 +59,8 @@ type MismatchError struct {
 	// Height is the block's height; for a stale block, the height its
 	// value claims.
 	Height uint32
-	// What names the value: "filter", "filter header and hash" (one CRC
-	// covers both), "cfilter checksum", or "stale block <hash>".
+	// What names the value: "filter or its cfilter checksum", "filter
+	// header and hash" (one CRC covers each pair), or "stale block <hash>".
 	What string
 	// Stale is true for a block of the stale set (Repair does not fix
 	// those).
@@ -100,7 +101,7 @@ func putFilterHeaderValue(v []byte, h uint32, filterHeader, filterHash *chainhas
 }
 
 // checksumValue returns the checksums value at height h: cfilter checksum
-// || CRC32C of filter || CRC32C of the two.
+// || (CRC32C of filter XOR checksum).
 func checksumValue(h uint32, sum wireframe.Checksum, filter []byte) []byte {
 	v := make([]byte, checksumValueLen)
 	putChecksumValue(v, h, sum, filter)
@@ -110,8 +111,7 @@ func checksumValue(h uint32, sum wireframe.Checksum, filter []byte) []byte {
 // putChecksumValue writes the checksums value at height h into v.
 func putChecksumValue(v []byte, h uint32, sum wireframe.Checksum, filter []byte) {
 	copy(v, sum[:])
-	binary.BigEndian.PutUint32(v[wireframe.ChecksumSize:], valueCRC(h, filter))
-	binary.BigEndian.PutUint32(v[wireframe.ChecksumSize+crcLen:], valueCRC(h, v[:wireframe.ChecksumSize+crcLen]))
+	binary.BigEndian.PutUint32(v[wireframe.ChecksumSize:], valueCRC(h, filter)^binary.BigEndian.Uint32(sum[:]))
 }
 
 // uncheckedOK reports whether a value at active height h may lack its CRC:
@@ -143,12 +143,8 @@ func (b *buckets) filterHeaderAt(h uint32, v []byte) (filterHeader, filterHash c
 func (b *buckets) checkedSum(h uint32, v, filter []byte, hash *chainhash.Hash, ck *wireframe.CFilterHasher) (wireframe.Checksum, error) {
 	switch {
 	case len(v) == checksumValueLen:
-		n := wireframe.ChecksumSize + crcLen
-		if binary.BigEndian.Uint32(v[n:]) != valueCRC(h, v[:n]) {
-			return wireframe.Checksum{}, mismatch(h, "cfilter checksum")
-		}
-		if binary.BigEndian.Uint32(v[wireframe.ChecksumSize:]) != valueCRC(h, filter) {
-			return wireframe.Checksum{}, mismatch(h, "filter")
+		if binary.BigEndian.Uint32(v[wireframe.ChecksumSize:])^binary.BigEndian.Uint32(v) != valueCRC(h, filter) {
+			return wireframe.Checksum{}, mismatch(h, "filter or its cfilter checksum")
 		}
 		return wireframe.Checksum(v[:wireframe.ChecksumSize]), nil
 	case len(v) == wireframe.ChecksumSize && b.uncheckedOK(h):

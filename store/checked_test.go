@@ -119,8 +119,11 @@ func TestCheckedReadsAndRepair(t *testing.T) {
 	found := verify()
 	for _, f := range faults {
 		what := f.what
-		if what == "filter hash" || what == "filter header" {
-			what = "filter header and hash" // one CRC covers both
+		switch what { // one CRC covers both
+		case "filter hash", "filter header":
+			what = "filter header and hash"
+		case "filter", "cfilter checksum":
+			what = "filter or its cfilter checksum"
 		}
 		if !strings.Contains(found[f.h], what+" fails its checksum") {
 			t.Errorf("verify at %d: %q, want the %s", f.h, found[f.h], f.what)

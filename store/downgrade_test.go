@@ -44,7 +44,7 @@ func downgradeTxToV2(tx *bolt.Tx) error {
 	if err := trim(bucketFilterHeaders, func(v []byte) []byte { return v[:filterHeaderValueLenV2] }); err != nil {
 		return err
 	}
-	if err := trim(bucketChecksums, func(v []byte) []byte { return v[:len(v)-2*crcLen] }); err != nil {
+	if err := trim(bucketChecksums, func(v []byte) []byte { return v[:len(v)-crcLen] }); err != nil {
 		return err
 	}
 	if err := trim(bucketStale, func(v []byte) []byte { return v[crcLen:] }); err != nil {

@@ -34,12 +34,13 @@ import (
 //	filters        height[4] -> filter                 active chain, 0..tip
 //	filterheaders  height[4] -> filterheader[32] filterhash[32] crc[4]
 //	                                                   active chain, 0..tip
-//	checksums      height[4] -> checksum[4] filtercrc[4] crc[4]
+//	checksums      height[4] -> checksum[4] filtercrc[4]
 //	                                                   active chain, 0..tip (but the backfill's range)
 //	stale          hash[32]  -> crc[4] height[4] header[80] filterheader[32] filterhash[32] checksum[4] filter
 //	                                                   disconnected blocks, any number per height
 //
-// A crc is a CRC32C seeded with the height (checked.go); in the backfill's
+// A crc is a CRC32C seeded with the height (checked.go), a filtercrc that
+// of the filter XORed with the checksum; in the backfill's
 // range a filterheaders value may lack its crc and a checksums value be
 // the checksum alone or absent.
 //
@@ -112,9 +113,9 @@ const (
 	filterHeaderValueLen   = 2*hashLen + crcLen
 	filterHeaderValueLenV2 = 2 * hashLen
 	// checksumValueLen is a value of the checksums bucket: the cfilter
-	// checksum, the filter's CRC32C, their CRC32C (schema 2 wrote the
+	// checksum, then the filter's CRC32C XORed with it (schema 2 wrote the
 	// checksum alone).
-	checksumValueLen = wireframe.ChecksumSize + 2*crcLen
+	checksumValueLen = wireframe.ChecksumSize + crcLen
 	// staleFixedLen is the part of a stale value between its CRC32C and
 	// the filter.
 	staleFixedLen = heightLen + headerLen + 2*hashLen + wireframe.ChecksumSize
