@@ -93,38 +93,20 @@ func upgradeFromV1(tx *bolt.Tx) error {
 	if err != nil {
 		return err
 	}
-	// Collect the stale values first: a bbolt cursor must not walk a
-	// bucket that is being written.
-	type entry struct {
-		hash  chainhash.Hash
-		value []byte
-	}
-	var stale []entry
-	err = b.stale.ForEach(func(k, v []byte) error {
-		if len(k) != hashLen {
-			return fmt.Errorf("%w: stale key of %d bytes", ErrCorrupt, len(k))
-		}
-		stale = append(stale, entry{chainhash.Hash(k), v})
-		return nil
-	})
-	if err != nil {
-		return err
-	}
 	var ck wireframe.CFilterHasher
-	for _, e := range stale {
-		v1 := e.value
+	err = b.rewriteStale(func(hash *chainhash.Hash, v1 []byte) ([]byte, error) {
 		if len(v1) <= staleFixedLenV1 || len(v1) > staleFixedLenV1+MaxFilterSize {
-			return fmt.Errorf("%w: schema 1 stale value for %s is %d bytes", ErrCorrupt, e.hash, len(v1))
+			return nil, fmt.Errorf("%w: schema 1 stale value for %s is %d bytes", ErrCorrupt, hash, len(v1))
 		}
 		filter := v1[staleFixedLenV1:]
-		sum := ck.Sum(&e.hash, filter)
+		sum := ck.Sum(hash, filter)
 		v2 := make([]byte, 0, staleFixedLen+len(filter))
 		v2 = append(v2, v1[:staleFixedLenV1]...)
 		v2 = append(v2, sum[:]...)
-		v2 = append(v2, filter...)
-		if err := b.stale.Put(e.hash[:], v2); err != nil {
-			return fmt.Errorf("rewrite stale %s: %w", e.hash, err)
-		}
+		return append(v2, filter...), nil
+	})
+	if err != nil {
+		return err
 	}
 	tip, ok, err := b.readTip()
 	if err != nil {

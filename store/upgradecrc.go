@@ -26,31 +26,17 @@ func upgradeFromV2(tx *bolt.Tx) error {
 	if err != nil {
 		return err
 	}
-	type entry struct {
-		hash  chainhash.Hash
-		value []byte
-	}
-	var stale []entry
-	err = b.stale.ForEach(func(k, v []byte) error {
-		if len(k) != hashLen {
-			return fmt.Errorf("%w: stale key of %d bytes", ErrCorrupt, len(k))
+	err = b.rewriteStale(func(hash *chainhash.Hash, v []byte) ([]byte, error) {
+		if len(v) <= staleFixedLen || len(v) > staleFixedLen+MaxFilterSize {
+			return nil, fmt.Errorf("%w: schema 2 stale value for %s is %d bytes", ErrCorrupt, hash, len(v))
 		}
-		stale = append(stale, entry{chainhash.Hash(k), v})
-		return nil
+		v3 := make([]byte, crcLen+len(v))
+		binary.BigEndian.PutUint32(v3, valueCRC(staleSeed(hash), v))
+		copy(v3[crcLen:], v)
+		return v3, nil
 	})
 	if err != nil {
 		return err
-	}
-	for _, e := range stale {
-		if len(e.value) <= staleFixedLen || len(e.value) > staleFixedLen+MaxFilterSize {
-			return fmt.Errorf("%w: schema 2 stale value for %s is %d bytes", ErrCorrupt, e.hash, len(e.value))
-		}
-		v3 := make([]byte, crcLen+len(e.value))
-		binary.BigEndian.PutUint32(v3, valueCRC(staleSeed(&e.hash), e.value))
-		copy(v3[crcLen:], e.value)
-		if err := b.stale.Put(e.hash[:], v3); err != nil {
-			return fmt.Errorf("rewrite stale %s: %w", e.hash, err)
-		}
 	}
 	tip, ok, err := b.readTip()
 	if err != nil {
@@ -62,4 +48,35 @@ func upgradeFromV2(tx *bolt.Tx) error {
 		}
 	}
 	return b.meta.Put(metaSchemaVersion, heightKey(SchemaVersion))
+}
+
+// rewriteStale replaces every stale value with what conv makes of it. The
+// values are collected first: a bbolt cursor must not walk a bucket that
+// is being written.
+func (b *buckets) rewriteStale(conv func(hash *chainhash.Hash, v []byte) ([]byte, error)) error {
+	type entry struct {
+		hash  chainhash.Hash
+		value []byte
+	}
+	var stale []entry
+	err := b.stale.ForEach(func(k, v []byte) error {
+		if len(k) != hashLen {
+			return fmt.Errorf("%w: stale key of %d bytes", ErrCorrupt, len(k))
+		}
+		stale = append(stale, entry{chainhash.Hash(k), v})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, e := range stale {
+		v, err := conv(&e.hash, e.value)
+		if err != nil {
+			return err
+		}
+		if err := b.stale.Put(e.hash[:], v); err != nil {
+			return fmt.Errorf("rewrite stale %s: %w", e.hash, err)
+		}
+	}
+	return nil
 }

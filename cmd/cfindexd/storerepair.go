@@ -78,9 +78,9 @@ func (r *storeRepairer) onMismatch(m *store.MismatchError) {
 }
 
 // onFault takes a fault the scrub found as onMismatch takes one a read
-// met.
-func (r *storeRepairer) onFault(f store.Fault) {
-	r.onMismatch(&store.MismatchError{Height: f.Height, What: f.What, Stale: f.Stale})
+// met (a value failing its CRC it has already heard of from the read).
+func (r *storeRepairer) onFault(f storeFault) {
+	r.onMismatch(&store.MismatchError{Height: f.Height, What: f.What})
 }
 
 func (r *storeRepairer) poke() {
