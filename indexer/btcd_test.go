@@ -11,9 +11,10 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/testtime"
+	"github.com/cfindexd/cfindexd/nodeclient"
+	"github.com/cfindexd/cfindexd/prevouts"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -77,14 +78,14 @@ func testLogger(t *testing.T) zerolog.Logger {
 
 // btcdSource connects a client to node's RPC (closed when the test ends)
 // and detects its prevout source, as the daemon does at start.
-func btcdSource(ctx context.Context, t *testing.T, node *btcdtest.Node, log zerolog.Logger) (*bitcoind.Client, bitcoind.BlockSource) {
+func btcdSource(ctx context.Context, t *testing.T, node *btcdtest.Node, log zerolog.Logger) (*nodeclient.Client, prevouts.BlockSource) {
 	t.Helper()
-	client, err := bitcoind.NewClient(bitcoind.Config{Host: node.RPCHost(), User: node.User(), Password: node.Password()}, log)
+	client, err := nodeclient.NewClient(nodeclient.Config{Host: node.RPCHost(), User: node.User(), Password: node.Password()}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(client.Close)
-	source, err := bitcoind.DetectSource(ctx, client, log)
+	source, err := prevouts.DetectSource(ctx, client, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,8 +109,8 @@ func TestIndexerAgainstBtcd(t *testing.T) {
 
 	log := testLogger(t)
 	client, source := btcdSource(ctx, t, node, log)
-	if source.Mode() != bitcoind.ModeTxIndex {
-		t.Fatalf("btcd with --txindex: detected %s, want %s", source.Mode(), bitcoind.ModeTxIndex)
+	if source.Mode() != prevouts.ModeTxIndex {
+		t.Fatalf("btcd with --txindex: detected %s, want %s", source.Mode(), prevouts.ModeTxIndex)
 	}
 	st := openStore(t, *node.Params().GenesisHash)
 	f := NewFollower(Config{Genesis: *node.Params().GenesisHash, Workers: 4, BatchBlocks: 200}, client, source, st, nil, nil, log)

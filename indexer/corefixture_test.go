@@ -10,9 +10,11 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/internal/corefixture"
 	"github.com/cfindexd/cfindexd/internal/testtime"
+	"github.com/cfindexd/cfindexd/nodeclient"
+	"github.com/cfindexd/cfindexd/prevouts"
+	"github.com/cfindexd/cfindexd/zmq"
 )
 
 // recordedFilter is Core's getblockfilter answer for one block.
@@ -59,26 +61,26 @@ func TestFollowerOnRecordedCoreChain(t *testing.T) {
 		t.Fatal("no h101 in the recording")
 	}
 
-	for _, mode := range []string{bitcoind.ModeREST, bitcoind.ModeGetBlock3, bitcoind.ModeTxIndex} {
+	for _, mode := range []string{prevouts.ModeREST, prevouts.ModeGetBlock3, prevouts.ModeTxIndex} {
 		t.Run(mode, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(3*time.Minute))
 			defer cancel()
 			srv := corefixture.NewServer(t, fx, corefixture.Options{})
-			client, err := bitcoind.NewClient(bitcoind.Config{Host: srv.Host(), CookieFile: srv.CookieFile()}, testLogger(t))
+			client, err := nodeclient.NewClient(nodeclient.Config{Host: srv.Host(), CookieFile: srv.CookieFile()}, testLogger(t))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer client.Close()
-			if mode == bitcoind.ModeREST {
-				detected, err := bitcoind.DetectSource(ctx, client, testLogger(t))
+			if mode == prevouts.ModeREST {
+				detected, err := prevouts.DetectSource(ctx, client, testLogger(t))
 				if err != nil {
 					t.Fatal(err)
 				}
-				if detected.Mode() != bitcoind.ModeREST {
+				if detected.Mode() != prevouts.ModeREST {
 					t.Fatalf("Core v31 with -rest=1: detected %s", detected.Mode())
 				}
 			}
-			source, err := bitcoind.NewSource(client, mode, bitcoind.SourceOptions{})
+			source, err := prevouts.NewSource(client, mode, prevouts.SourceOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,7 +90,7 @@ func TestFollowerOnRecordedCoreChain(t *testing.T) {
 			st := openStore(t, fx.Genesis)
 
 			pub := corefixture.NewPublisher(t)
-			sub, err := bitcoind.NewZMQSubscriber(bitcoind.ZMQConfig{Endpoint: pub.Endpoint()}, testLogger(t))
+			sub, err := zmq.NewSubscriber(zmq.Config{Endpoint: pub.Endpoint()}, testLogger(t))
 			if err != nil {
 				t.Fatal(err)
 			}

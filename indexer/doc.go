@@ -17,7 +17,7 @@
 //  3. Fetch the missing blocks with their spent scripts through a pool of
 //     workers (each with its own reusable filter builder) — in runs of
 //     consecutive blocks with one request per run when the source can
-//     (bitcoind.RunBlockSource) — build their BIP-158 basic filters in
+//     (prevouts.RunBlockSource) — build their BIP-158 basic filters in
 //     parallel, and hand them to a single committer that restores height
 //     order, checks every block links to the one before it, chains the
 //     filter headers and commits batches in which the tip moves with the
@@ -54,6 +54,8 @@
 // round early; the next round finds the new fork. The number of blocks in
 // flight is bounded, so memory does not grow with the distance to the tip.
 //
-// The package must not talk to peers or serve anything: it only writes the
-// store. Element extraction (elements.go) follows BIP-158 to the letter.
+// It keeps no chain state of its own beyond the round in flight; the one
+// ordering it promises a source is that runs get their turns
+// (prevouts.RunOrder) in chain order. It must not talk to peers or serve
+// anything: it only writes the store. The BIP-158 element rules are gcs's.
 package indexer

@@ -8,7 +8,7 @@ var (
 	// ErrChainMismatch means the store and the node do not share even the
 	// genesis block: the node was switched to another network while
 	// cfindexd ran (at start, the same condition is
-	// bitcoind.ErrWrongNetwork).
+	// nodeclient.ErrWrongNetwork).
 	ErrChainMismatch = errors.New("store and node share no block")
 
 	// ErrDeepReorg means the node's active chain leaves the indexed chain

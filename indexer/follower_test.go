@@ -17,8 +17,8 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/internal/testtime"
+	"github.com/cfindexd/cfindexd/nodeclient"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -164,19 +164,19 @@ func (c *fakeChain) GetBlockHash(_ context.Context, height int64) (chainhash.Has
 	return c.active[height], nil
 }
 
-func (c *fakeChain) GetBlockHeaderVerbose(_ context.Context, hash chainhash.Hash) (bitcoind.HeaderInfo, error) {
+func (c *fakeChain) GetBlockHeaderVerbose(_ context.Context, hash chainhash.Hash) (nodeclient.HeaderInfo, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.fail != nil {
-		return bitcoind.HeaderInfo{}, c.fail
+		return nodeclient.HeaderInfo{}, c.fail
 	}
 	for i, h := range c.active {
 		if h == hash {
 			hdr := c.blocks[h].Header
-			return bitcoind.HeaderInfo{Hash: h, Height: uint32(i), PrevHash: hdr.PrevBlock, Time: hdr.Timestamp}, nil
+			return nodeclient.HeaderInfo{Hash: h, Height: uint32(i), PrevHash: hdr.PrevBlock, Time: hdr.Timestamp}, nil
 		}
 	}
-	return bitcoind.HeaderInfo{}, fmt.Errorf("block %s not on active chain", hash)
+	return nodeclient.HeaderInfo{}, fmt.Errorf("block %s not on active chain", hash)
 }
 
 func (c *fakeChain) FetchBlock(_ context.Context, hash chainhash.Hash) (*wire.MsgBlock, [][]byte, error) {
@@ -350,8 +350,8 @@ func TestFollowerRunRetriesNodeFailuresAndStopsOnWrongNetwork(t *testing.T) {
 
 	other := newFakeChain(4)
 	f2 := NewFollower(Config{Genesis: c.genesis()}, other, other, st, nil, nil, zerolog.Nop())
-	if err := f2.Run(context.Background()); !errors.Is(err, bitcoind.ErrWrongNetwork) {
-		t.Fatalf("Run against another network: %v, want bitcoind.ErrWrongNetwork", err)
+	if err := f2.Run(context.Background()); !errors.Is(err, nodeclient.ErrWrongNetwork) {
+		t.Fatalf("Run against another network: %v, want nodeclient.ErrWrongNetwork", err)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
 	"github.com/cfindexd/cfindexd/gcs"
 	"github.com/cfindexd/cfindexd/headers"
 	"github.com/cfindexd/cfindexd/internal/testvectors"
@@ -75,7 +76,7 @@ func TestMainnetFilterHeaders(t *testing.T) {
 		}
 
 		b.Reset()
-		if err := AddBasicElements(&b, block, prevScripts); err != nil {
+		if err := gcs.AddBasicElements(&b, block, prevScripts); err != nil {
 			t.Fatalf("height %d: %v", height, err)
 		}
 		filter := b.AppendFilter(nil, hash)

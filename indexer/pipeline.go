@@ -13,9 +13,9 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/gcs"
 	"github.com/cfindexd/cfindexd/headers"
+	"github.com/cfindexd/cfindexd/prevouts"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -63,9 +63,9 @@ func (f *Follower) fetchRange(ctx context.Context, start, end uint32, reorg *pen
 		runner = nil
 	}
 	sizer := &runSizer{}
-	var order *bitcoind.RunOrder
+	var order *prevouts.RunOrder
 	if runner != nil {
-		order = bitcoind.NewRunOrder()
+		order = prevouts.NewRunOrder()
 	}
 
 	// The window bounds the blocks being fetched or waiting for an earlier
@@ -175,15 +175,13 @@ func (f *Follower) fetchRange(ctx context.Context, start, end uint32, reorg *pen
 }
 
 // runSource is implemented by block sources that fetch a run of
-// consecutive blocks with fewer round trips (bitcoind's txindex mode: one
-// getblock batch and one getrawtransaction batch per run instead of up to
-// two HTTP requests per block, each a new TCP connection with btcd).
-// cfbench sync (2,300 simnet blocks, 8 workers, 2 cores) went from about
-// 1.7 requests per block to under 0.1, and together with the hex fast path
-// in bitcoind from 942 ms and 742 ms CPU to 369 ms and 178 ms CPU. Runs of
-// 32 measured the same as 16; runs of 8 cost about a fifth more CPU.
+// consecutive blocks with fewer round trips (prevouts' txindex and
+// blocks-directory sources: one request per run instead of one or two per
+// block, each a new TCP connection with btcd). The follower plans runs in
+// chain order and gives each a turn from a prevouts.RunOrder, so that the
+// source's script cache learns blocks in that order.
 type runSource interface {
-	FetchBlocks(ctx context.Context, hashes []chainhash.Hash, turn *bitcoind.RunTurn) ([]bitcoind.FetchedBlock, error)
+	FetchBlocks(ctx context.Context, hashes []chainhash.Hash, turn *prevouts.RunTurn) ([]prevouts.FetchedBlock, error)
 }
 
 // Run sizing: a run aims at runBytes of serialized blocks and holds at
@@ -268,7 +266,7 @@ func (f *Follower) fetchRun(ctx context.Context, b *gcs.BasicBuilder, runner run
 				return dst, fmt.Errorf("fetch block %s (height %d): source returned block %s", job.hashes[done+i], h, fb.Hash)
 			}
 			b.Reset()
-			AddBasicScripts(b, fb.OutputScripts, fb.PrevScripts)
+			gcs.AddBasicScripts(b, fb.OutputScripts, fb.PrevScripts)
 			dst = append(dst, f.record(b, h, fb.Hash, fb.Header))
 		}
 		done += len(blocks)
@@ -284,7 +282,7 @@ type fetchJob struct {
 	height    uint32
 	n         uint32
 	hashes    []chainhash.Hash
-	turn      *bitcoind.RunTurn
+	turn      *prevouts.RunTurn
 	hash      chainhash.Hash
 	hashKnown bool
 }
@@ -293,13 +291,11 @@ type fetchJob struct {
 // batch when the node client can send batches.
 const hashBatch = 250
 
-// hashLister is implemented by *bitcoind.Client. btcd closes its RPC
-// connection after every HTTP request, so a getblockhash per block cost a
-// TCP connect and close each; cfbench's CPU profile of a catch-up from btcd
-// had connection setup and teardown at about a third of cfindexd's CPU,
-// and resolving the hashes in batches cut the catch-up's wall time by
-// 20-40 % and its CPU by a quarter. Nodes without batches (test fakes) get
-// one GetBlockHash per block from the workers.
+// hashLister is implemented by *nodeclient.Client. btcd closes its RPC
+// connection after every HTTP request, so a getblockhash per block would
+// cost a TCP connect and close each; the hashes are resolved in batches
+// instead. Nodes without batches (test fakes) get one GetBlockHash per
+// block from the workers.
 type hashLister interface {
 	// GetBlockHashes returns the active chain's hashes of heights
 	// first..first+n-1 in one request.
@@ -342,7 +338,7 @@ func (f *Follower) filterBlock(b *gcs.BasicBuilder, h uint32, hash chainhash.Has
 		return fetched{}, fmt.Errorf("fetch block %s (height %d): node returned block %s", hash, h, got)
 	}
 	b.Reset()
-	if err := AddBasicElements(b, block, prevScripts); err != nil {
+	if err := gcs.AddBasicElements(b, block, prevScripts); err != nil {
 		return fetched{}, fmt.Errorf("block %s (height %d): %w", hash, h, err)
 	}
 	return f.record(b, h, hash, block.Header), nil

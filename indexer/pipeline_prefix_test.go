@@ -9,7 +9,7 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/rs/zerolog"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/prevouts"
 )
 
 // runNode is fakeChain with getblockhash batches, so the follower fetches
@@ -37,14 +37,14 @@ type prefixSource struct {
 }
 
 // FetchBlocks implements runSource.
-func (s *prefixSource) FetchBlocks(ctx context.Context, hashes []chainhash.Hash, turn *bitcoind.RunTurn) ([]bitcoind.FetchedBlock, error) {
+func (s *prefixSource) FetchBlocks(ctx context.Context, hashes []chainhash.Hash, turn *prevouts.RunTurn) ([]prevouts.FetchedBlock, error) {
 	defer turn.Done()
 	s.calls.Add(1)
 	n := min(2, len(hashes))
 	if n < len(hashes) {
 		s.short.Add(1)
 	}
-	out := make([]bitcoind.FetchedBlock, 0, n)
+	out := make([]prevouts.FetchedBlock, 0, n)
 	for _, h := range hashes[:n] {
 		blk, prev, err := s.FetchBlock(ctx, h)
 		if err != nil {
@@ -60,7 +60,7 @@ func (s *prefixSource) FetchBlocks(ctx context.Context, hashes []chainhash.Hash,
 				outs = append(outs, o.PkScript)
 			}
 		}
-		out = append(out, bitcoind.FetchedBlock{Header: blk.Header, Hash: h, OutputScripts: outs, PrevScripts: prev, Raw: raw.Bytes()})
+		out = append(out, prevouts.FetchedBlock{Header: blk.Header, Hash: h, OutputScripts: outs, PrevScripts: prev, Raw: raw.Bytes()})
 	}
 	return out, nil
 }

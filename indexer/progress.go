@@ -5,7 +5,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/prevouts"
 )
 
 // progress writes a catch-up line every interval: height of node height,
@@ -37,7 +37,7 @@ func newProgress(log zerolog.Logger, every time.Duration, start, end uint32, sou
 	log.Info().Uint32("from", start).Uint32("to", end).Msg("catching up")
 	now := time.Now()
 	p := &progress{log: log, every: every, end: end, since: now, began: now}
-	if c, ok := source.(bitcoind.PrevoutCounter); ok {
+	if c, ok := source.(prevouts.PrevoutCounter); ok {
 		p.prevouts = c.PrevoutCounts
 		p.cache0, p.node0 = c.PrevoutCounts()
 		p.cacheBegan, p.nodeBegan = p.cache0, p.node0

@@ -12,8 +12,8 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/rs/zerolog"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/internal/testtime"
+	"github.com/cfindexd/cfindexd/nodeclient"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -335,7 +335,7 @@ func TestErrorKindsListsEveryKind(t *testing.T) {
 	for _, k := range ErrorKinds() {
 		listed[k] = true
 	}
-	for _, err := range []error{errors.New("refused"), ErrChainMismatch, ErrDeepReorg, ErrChainVanished, errStore, bitcoind.ErrWrongNetwork} {
+	for _, err := range []error{errors.New("refused"), ErrChainMismatch, ErrDeepReorg, ErrChainVanished, errStore, nodeclient.ErrWrongNetwork} {
 		if k := errorKind(err); !listed[k] {
 			t.Errorf("errorKind(%v) = %q, not in ErrorKinds %v", err, k, ErrorKinds())
 		}

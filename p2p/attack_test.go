@@ -35,9 +35,9 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/internal/attackwire"
 	"github.com/cfindexd/cfindexd/internal/testtime"
+	"github.com/cfindexd/cfindexd/nodeclient"
 	"github.com/cfindexd/cfindexd/p2p/msgread"
 )
 
@@ -618,8 +618,8 @@ func TestAttackBlockRequestsDoNotStarveIndexer(t *testing.T) {
 	httpSrv := httptest.NewServer(node)
 	defer httpSrv.Close()
 	host := strings.TrimPrefix(httpSrv.URL, "http://")
-	newClient := func(maxConns int) *bitcoind.Client {
-		c, err := bitcoind.NewClient(bitcoind.Config{Host: host, User: "u", Password: "p", MaxConns: maxConns}, testLogger())
+	newClient := func(maxConns int) *nodeclient.Client {
+		c, err := nodeclient.NewClient(nodeclient.Config{Host: host, User: "u", Password: "p", MaxConns: maxConns}, testLogger())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -634,7 +634,7 @@ func TestAttackBlockRequestsDoNotStarveIndexer(t *testing.T) {
 	var busy atomic.Bool
 	busy.Store(true)
 	cfg.IndexerBusy = busy.Load
-	cfg.Blocks = NewNodeBlockFetcher(newClient(fetches + 1))
+	cfg.Blocks = nodeBlocks{newClient(fetches + 1)}
 	srv := startServer(t, cfg)
 
 	heap := watchHeap(t, 130)

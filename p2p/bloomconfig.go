@@ -73,7 +73,7 @@ type BloomConfig struct {
 	// FilteredBlockCacheBytes bounds the decoded blocks kept to answer
 	// filtered-block requests.
 	FilteredBlockCacheBytes int64
-	// Mempool is the node's mempool (bitcoind.MempoolMirror): mempool
+	// Mempool is the node's mempool (mempool.Mirror): mempool
 	// requests are answered from it and new transactions announced from
 	// it. Nil: mempool answers nothing and nothing is announced.
 	Mempool Mempool

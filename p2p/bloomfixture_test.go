@@ -10,9 +10,9 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/bloom"
 	"github.com/cfindexd/cfindexd/internal/p2pclient"
+	"github.com/cfindexd/cfindexd/mempool"
 )
 
 // bloomChain is a chain of real blocks for BIP-37 tests: every block's
@@ -156,7 +156,7 @@ func dialBloom(t testing.TB, addr string, relay bool) *p2pclient.Peer {
 	return p
 }
 
-// fakeMempool is a bitcoind.MempoolSource whose mempool tests set.
+// fakeMempool is a mempool.Source whose mempool tests set.
 type fakeMempool struct {
 	mu  chan struct{}
 	txs map[chainhash.Hash][]byte
@@ -180,10 +180,10 @@ func (m *fakeMempool) add(t testing.TB, tx *wire.MsgTx) {
 	m.ids = append(m.ids, tx.TxHash())
 }
 
-func (m *fakeMempool) GetRawMempool(context.Context, bool) (bitcoind.MempoolSnapshot, error) {
+func (m *fakeMempool) GetRawMempool(context.Context, bool) (mempool.Snapshot, error) {
 	m.lock()
 	defer m.unlock()
-	return bitcoind.MempoolSnapshot{Txids: append([]chainhash.Hash(nil), m.ids...)}, nil
+	return mempool.Snapshot{Txids: append([]chainhash.Hash(nil), m.ids...)}, nil
 }
 
 func (m *fakeMempool) GetMempoolTransactions(_ context.Context, ids []chainhash.Hash) ([][]byte, error) {
@@ -201,9 +201,9 @@ func (m *fakeMempool) GetRawBlock(context.Context, chainhash.Hash) (*wire.MsgBlo
 }
 
 // startMirror runs a mirror of src polled every 20 ms until the test ends.
-func startMirror(t testing.TB, src bitcoind.MempoolSource) *bitcoind.MempoolMirror {
+func startMirror(t testing.TB, src mempool.Source) *mempool.Mirror {
 	t.Helper()
-	m, err := bitcoind.NewMempoolMirror(src, bitcoind.MempoolConfig{PollInterval: 20 * time.Millisecond}, testLogger())
+	m, err := mempool.NewMirror(src, mempool.Config{PollInterval: 20 * time.Millisecond}, testLogger())
 	if err != nil {
 		t.Fatal(err)
 	}

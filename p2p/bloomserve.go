@@ -120,7 +120,7 @@ type bloomPeer struct {
 	wake chan struct{}
 	// mempoolAsked: a mempool request awaits its answer.
 	mempoolAsked atomic.Bool
-	// lastInvSeq is the mempool sequence (bitcoind.MempoolTx.Seq) up to
+	// lastInvSeq is the mempool sequence (mempool.Tx.Seq) up to
 	// which transactions were in the mempool when the peer was last sent
 	// an inv: getdata is answered for those only (Core's
 	// m_last_inv_sequence), so a peer cannot probe the mempool for

@@ -8,25 +8,32 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/mempool"
 )
 
 // Mempool is the node's mempool as the server sees it: a bounded mirror
-// (bitcoind.MempoolMirror) it answers mempool and getdata from and whose new
-// transactions it announces to BIP-37 peers. Safe for concurrent use.
+// (the daemon adapts mempool.Mirror) it answers mempool and getdata from
+// and whose new transactions it announces to BIP-37 peers. Safe for
+// concurrent use.
 type Mempool interface {
 	// Get and GetWtx return a held transaction by txid or wtxid.
-	Get(txid chainhash.Hash) (*bitcoind.MempoolTx, bool)
-	GetWtx(wtxid chainhash.Hash) (*bitcoind.MempoolTx, bool)
+	Get(txid chainhash.Hash) (*mempool.Tx, bool)
+	GetWtx(wtxid chainhash.Hash) (*mempool.Tx, bool)
 	// Range returns up to max held transactions with Seq above after,
 	// oldest first; LastSeq is the newest Seq.
-	Range(after uint64, max int) []*bitcoind.MempoolTx
+	Range(after uint64, max int) []*mempool.Tx
 	LastSeq() uint64
 	// Subscribe delivers transactions as they are added.
-	Subscribe(buffer int) *bitcoind.MempoolSubscription
+	Subscribe(buffer int) MempoolSubscription
 }
 
-var _ Mempool = (*bitcoind.MempoolMirror)(nil)
+// MempoolSubscription is one subscriber's feed of added transactions: C
+// delivers them (a subscriber that falls behind misses some), Close ends
+// the feed.
+type MempoolSubscription interface {
+	C() <-chan *mempool.Tx
+	Close()
+}
 
 // Mempool serving bounds.
 const (
@@ -81,17 +88,17 @@ func (p *peer) bloomLoop(ctx context.Context) (err error) {
 	defer p.recoverPeer("announcer", &err)
 	env, bp := p.srv.env, p.st.bloom
 	emit := p.emit(ctx)
-	var sub *bitcoind.MempoolSubscription
+	var sub MempoolSubscription
 	defer func() {
 		if sub != nil {
 			sub.Close()
 		}
 	}()
-	var pending []*bitcoind.MempoolTx
+	var pending []*mempool.Tx
 	var flush, mempoolDue <-chan time.Time
 	var lastMempool time.Time
 	for {
-		var subC <-chan *bitcoind.MempoolTx
+		var subC <-chan *mempool.Tx
 		if sub != nil {
 			subC = sub.C()
 		}
@@ -148,7 +155,7 @@ func (p *peer) bloomLoop(ctx context.Context) (err error) {
 
 // invFor is the inventory vector announcing tx to the peer: by wtxid after
 // wtxidrelay (BIP-339), else by txid.
-func (bp *bloomPeer) invFor(tx *bitcoind.MempoolTx) *wire.InvVect {
+func (bp *bloomPeer) invFor(tx *mempool.Tx) *wire.InvVect {
 	if bp.wtxidRelay {
 		return wire.NewInvVect(invTypeWTx, &tx.Wtxid)
 	}
@@ -158,7 +165,7 @@ func (bp *bloomPeer) invFor(tx *bitcoind.MempoolTx) *wire.InvVect {
 // matchAll matches txs against the peer's filter (updating it) under the
 // CPU meter; a peer without a filter matches every transaction only when
 // all is set (a mempool request). It returns the inventory of the matches.
-func (p *peer) matchAll(ctx context.Context, txs []*bitcoind.MempoolTx, all bool) (*wire.MsgInv, error) {
+func (p *peer) matchAll(ctx context.Context, txs []*mempool.Tx, all bool) (*wire.MsgInv, error) {
 	bs, bp := p.srv.env.bloom, p.st.bloom
 	done, err := bs.work(ctx)
 	if err != nil {
@@ -181,7 +188,7 @@ func (p *peer) matchAll(ctx context.Context, txs []*bitcoind.MempoolTx, all bool
 
 // announce matches a batch of new transactions and sends the inv of those
 // that match.
-func (p *peer) announce(ctx context.Context, emit emitFunc, txs []*bitcoind.MempoolTx) error {
+func (p *peer) announce(ctx context.Context, emit emitFunc, txs []*mempool.Tx) error {
 	if len(txs) == 0 || !p.st.bloom.relaying() {
 		return nil
 	}
@@ -245,11 +252,11 @@ func (p *peer) sendTxInv(emit emitFunc, inv *wire.MsgInv, seq uint64) error {
 // mempoolTx returns the transaction a getdata entry asks for, if the peer
 // may have it: held by the mirror and added before the last inv the peer
 // was sent (Core's FindTxForGetData). Nil otherwise.
-func (env *handlerEnv) mempoolTx(st *peerState, iv *wire.InvVect) *bitcoind.MempoolTx {
+func (env *handlerEnv) mempoolTx(st *peerState, iv *wire.InvVect) *mempool.Tx {
 	if env.bloom == nil || env.bloom.mempool == nil {
 		return nil
 	}
-	var mt *bitcoind.MempoolTx
+	var mt *mempool.Tx
 	var ok bool
 	switch iv.Type {
 	case wire.InvTypeTx, wire.InvTypeWitnessTx:
@@ -265,7 +272,7 @@ func (env *handlerEnv) mempoolTx(st *peerState, iv *wire.InvVect) *bitcoind.Memp
 
 // serveMempoolTx emits a mempool transaction: without witness for
 // MSG_TX, with it for MSG_WITNESS_TX and MSG_WTX.
-func serveMempoolTx(env *handlerEnv, mt *bitcoind.MempoolTx, typ wire.InvType, emit emitFunc) error {
+func serveMempoolTx(env *handlerEnv, mt *mempool.Tx, typ wire.InvType, emit emitFunc) error {
 	if typ == wire.InvTypeTx && mt.Tx.HasWitness() {
 		return emit(outbound{Command: wire.CmdTx, Frame: txFrame(env.net, mt.Tx)})
 	}

@@ -68,7 +68,7 @@ func TestMempoolAnnouncements(t *testing.T) {
 	c := newBloomChain(t, 3, 1, 7)
 	pool := newFakeMempool()
 	cfg := c.bloomConfig()
-	cfg.Bloom.Mempool = startMirror(t, pool)
+	cfg.Bloom.Mempool = mirrorMempool{startMirror(t, pool)}
 	srv := startServer(t, cfg)
 
 	wallet := connectRelay(t, srv.addr, false)
@@ -178,7 +178,7 @@ func TestMempoolRequest(t *testing.T) {
 	}
 	waitFor(t, "the mirror", ioTimeout, func() bool { return mirror.LastSeq() == 3 })
 	cfg := c.bloomConfig()
-	cfg.Bloom.Mempool = mirror
+	cfg.Bloom.Mempool = mirrorMempool{mirror}
 	srv := startServer(t, cfg)
 
 	filtered := connectRelay(t, srv.addr, false)

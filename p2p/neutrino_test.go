@@ -12,10 +12,10 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/lightninglabs/neutrino"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/lightclient"
 	"github.com/cfindexd/cfindexd/internal/testtime"
+	"github.com/cfindexd/cfindexd/nodeclient"
 )
 
 const (
@@ -135,12 +135,12 @@ func TestNeutrinoSyncsFromServer(t *testing.T) {
 	// for byte.
 	compareCFilterFramesWithBtcd(t, node.P2PAddr(), cfg, chain.view)
 	// Blocks and transactions go through the production node client.
-	client, err := bitcoind.NewClient(bitcoind.Config{Host: node.RPCHost(), User: node.User(), Password: node.Password()}, testLogger())
+	client, err := nodeclient.NewClient(nodeclient.Config{Host: node.RPCHost(), User: node.User(), Password: node.Password()}, testLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Blocks = NewNodeBlockFetcher(client)
-	cfg.Relay, cfg.RelayTx = NewNodeTxRelayer(client), true
+	cfg.Blocks = nodeBlocks{client}
+	cfg.Relay, cfg.RelayTx = nodeBlocks{client}, true
 	metrics := newCountingMetrics()
 	cfg.Metrics = metrics
 	srv := startServer(t, cfg)

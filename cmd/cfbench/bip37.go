@@ -16,10 +16,14 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/chains"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 	"github.com/cfindexd/cfindexd/p2p"
 )
 
-// Goals of the bip37 benchmark (issue 10).
+// Goals of the bip37 benchmark.
 const (
 	// goalBIP37Throughput: BIP-157 throughput with the BIP-37 load at
 	// least 70 % of what it is alone.
@@ -104,16 +108,16 @@ func (c bip37Config) validate() error {
 
 // bip37Report is the result of the bip37 benchmark.
 type bip37Report struct {
-	Chain      chainInfo `json:"chain"`
-	Out        string    `json:"out_dir"`
-	LoadBefore string    `json:"load_avg_before"`
-	LoadAfter  string    `json:"load_avg_after"`
+	Chain      chains.Info `json:"chain"`
+	Out        string      `json:"out_dir"`
+	LoadBefore string      `json:"load_avg_before"`
+	LoadAfter  string      `json:"load_avg_after"`
 	// Alone, Mixed and BIP37 are the median round's (by its ratio);
 	// Ratios are every round's.
-	Alone  loadResult      `json:"bip157_alone"`
-	Mixed  loadResult      `json:"bip157_with_bip37"`
-	BIP37  bloomLoadResult `json:"bip37"`
-	Ratios []float64       `json:"round_ratios"`
+	Alone  load.Result      `json:"bip157_alone"`
+	Mixed  load.Result      `json:"bip157_with_bip37"`
+	BIP37  load.BloomResult `json:"bip37"`
+	Ratios []float64        `json:"round_ratios"`
 	// BloomWorkSeconds is cfindexd's own count of BIP-37 CPU time over the
 	// mixed phase (cfindexd_bip37_work_seconds_total).
 	BloomWorkSeconds float64 `json:"bip37_work_seconds"`
@@ -142,8 +146,8 @@ type bip37Report struct {
 // bip37Round is one round: the BIP-157 load alone, then beside the
 // BIP-37 load.
 type bip37Round struct {
-	Alone, Mixed                         loadResult
-	BIP37                                bloomLoadResult
+	Alone, Mixed                         load.Result
+	BIP37                                load.BloomResult
 	BloomWorkSeconds                     float64
 	GeneratorCPUAlone, GeneratorCPUMixed float64
 	MixedMaxRSS                          int64
@@ -165,7 +169,7 @@ func benchBIP37(ctx context.Context, cfg bip37Config, logw io.Writer) (*bip37Rep
 	}
 	defer ws.cleanup()
 	say("starting btcd (simnet, --txindex) and building %d tx-rich blocks", cfg.Blocks)
-	node, chain, err := buildChain(ctx, filepath.Join(ws.work, "btcd"), cfg.Blocks, cfg.WalletSeed)
+	node, chain, err := chains.Build(ctx, filepath.Join(ws.work, "btcd"), cfg.Blocks, cfg.WalletSeed)
 	if node != nil {
 		defer node.Stop()
 	}
@@ -187,7 +191,7 @@ func benchBIP37(ctx context.Context, cfg bip37Config, logw io.Writer) (*bip37Rep
 			sampleHashes = append(sampleHashes, hashes[h])
 		}
 	}
-	elements, avgBlock, err := chainElements(ctx, node.Block, sampleHashes)
+	elements, avgBlock, err := load.ChainElements(ctx, node.Block, sampleHashes)
 	if err != nil {
 		return nil, fmt.Errorf("read blocks: %w", err)
 	}
@@ -210,33 +214,33 @@ func benchBIP37(ctx context.Context, cfg bip37Config, logw io.Writer) (*bip37Rep
 	if cfg.BloomCPU > 0 {
 		extra = append(extra, "--bloomcpu="+strconv.Itoa(cfg.BloomCPU))
 	}
-	run := daemonRun{Binary: ws.binary, Node: node, DataDir: filepath.Join(ws.work, "cfindexd-data"),
+	run := daemon.Run{Binary: ws.binary, Node: node, DataDir: filepath.Join(ws.work, "cfindexd-data"),
 		LogPath: filepath.Join(ws.out, "cfindexd.log"), TipHeight: chain.Height, Workers: 8, BatchBlocks: 500, Extra: extra}
 	say("cfindexd: catching up, then serving BIP-157 and BIP-37 on %s", addr)
-	proc, err := startDaemon(ctx, run)
+	proc, err := daemon.Start(ctx, run)
 	if err != nil {
 		return nil, err
 	}
-	defer proc.kill()
-	if _, err := proc.waitFor(ctx, func(l logLine) bool { return l.reachedHeight(chain.Height) }); err != nil {
+	defer proc.Kill()
+	if _, err := proc.WaitFor(ctx, func(l daemon.LogLine) bool { return l.ReachedHeight(chain.Height) }); err != nil {
 		return nil, err
 	}
-	pid := proc.cmd.Process.Pid
-	rep := &bip37Report{Chain: chain, Out: ws.out, LoadBefore: loadAverage(), BloomCPU: cfg.BloomCPU,
+	pid := proc.Pid()
+	rep := &bip37Report{Chain: chain, Out: ws.out, LoadBefore: procstat.LoadAverage(), BloomCPU: cfg.BloomCPU,
 		WalletN: cfg.WalletN, FPR: cfg.FPR, Batch: cfg.Batch, AvgBlockBytes: avgBlock}
 	if rep.BloomCPU == 0 {
 		rep.BloomCPU = int(p2p.DefaultBloomCPUShare * 100)
 	}
-	expected, err := buildExpected(ctx, node, node.Params(), hashes)
+	expected, err := load.BuildExpected(ctx, node, node.Params(), hashes)
 	if err != nil {
 		return nil, err
 	}
-	load := loadConfig{Params: node.Params(), Hashes: hashes, Expected: expected, Peers: cfg.Peers, Warmup: cfg.Warmup, Duration: cfg.Duration,
+	lcfg := load.Config{Params: node.Params(), Hashes: hashes, Expected: expected, Peers: cfg.Peers, Warmup: cfg.Warmup, Duration: cfg.Duration,
 		FilterShare: cfg.FilterShare, Seed: cfg.Seed, RequestTimeout: cfg.ReqTimeout}
 
 	self := os.Getpid()
 	rep.Window = int(chain.Height + 1 - scanFrom)
-	bcfg := bloomLoadConfig{Addr: addr, Params: node.Params(), Hashes: hashes, From: scanFrom,
+	bcfg := load.BloomConfig{Addr: addr, Params: node.Params(), Hashes: hashes, From: scanFrom,
 		Peers: cfg.BloomPeers, Batch: cfg.Batch, Elements: elements, WalletN: cfg.WalletN, FPR: cfg.FPR,
 		Seed: cfg.Seed, RequestTimeout: cfg.ReqTimeout}
 	// Rounds alternate the two phases, so that other work on the machine
@@ -246,31 +250,31 @@ func benchBIP37(ctx context.Context, cfg bip37Config, logw io.Writer) (*bip37Rep
 	for r := range cfg.Rounds {
 		var rd bip37Round
 		say("round %d/%d, phase 1: %d BIP-157 peers alone, %s warm-up, %s measured", r+1, cfg.Rounds, cfg.Peers, cfg.Warmup, cfg.Duration)
-		gen0, t0 := processCPU(self), time.Now()
-		if rd.Alone, err = measureLoad(ctx, load, addr, pid); err != nil {
+		gen0, t0 := procstat.CPU(self), time.Now()
+		if rd.Alone, err = measureLoad(ctx, lcfg, addr, pid); err != nil {
 			return nil, fmt.Errorf("BIP-157 alone: %w", err)
 		}
-		rd.GeneratorCPUAlone = (processCPU(self) - gen0).Seconds() / time.Since(t0).Seconds()
+		rd.GeneratorCPUAlone = (procstat.CPU(self) - gen0).Seconds() / time.Since(t0).Seconds()
 
 		say("round %d/%d, phase 2: the same load beside %d BIP-37 wallets (n = %d, p = %g, %d filtered blocks per getdata, the last %d blocks of %d bytes on average)",
 			r+1, cfg.Rounds, cfg.BloomPeers, cfg.WalletN, cfg.FPR, cfg.Batch, rep.Window, avgBlock)
-		bl, err := startBloomLoad(ctx, bcfg)
+		bl, err := load.StartBloom(ctx, bcfg)
 		if err != nil {
 			return nil, err
 		}
 		work0 := scrapeMetric(httpAddr, "cfindexd_bip37_work_seconds_total")
-		// The BIP-37 window is the BIP-157 load's: runLoad lines its
+		// The BIP-37 window is the BIP-157 load's: load.Run lines its
 		// peers up 50 ms after it starts, then warms up.
 		begin := time.Now()
-		bl.measure(begin.Add(50*time.Millisecond+cfg.Warmup), begin.Add(50*time.Millisecond+cfg.Warmup+cfg.Duration))
+		bl.Measure(begin.Add(50*time.Millisecond+cfg.Warmup), begin.Add(50*time.Millisecond+cfg.Warmup+cfg.Duration))
 		rssDone := make(chan struct{})
-		rssSamples := sampleRSS(pid, time.Now(), rssDone)
-		gen0, t0 = processCPU(self), time.Now()
-		rd.Mixed, err = measureLoad(ctx, load, addr, pid)
-		rd.GeneratorCPUMixed = (processCPU(self) - gen0).Seconds() / time.Since(t0).Seconds()
+		rssSamples := procstat.SampleRSS(pid, time.Now(), rssDone)
+		gen0, t0 = procstat.CPU(self), time.Now()
+		rd.Mixed, err = measureLoad(ctx, lcfg, addr, pid)
+		rd.GeneratorCPUMixed = (procstat.CPU(self) - gen0).Seconds() / time.Since(t0).Seconds()
 		close(rssDone)
-		rd.MixedMaxRSS, _, _ = rssPeaks(<-rssSamples)
-		rd.BIP37 = bl.stop()
+		rd.MixedMaxRSS, _, _ = procstat.RSSPeaks(<-rssSamples)
+		rd.BIP37 = bl.Stop()
 		if err != nil {
 			return nil, fmt.Errorf("BIP-157 with BIP-37: %w", err)
 		}
@@ -293,14 +297,14 @@ func benchBIP37(ctx context.Context, cfg bip37Config, logw io.Writer) (*bip37Rep
 	for _, rd := range rounds {
 		errs += rd.Alone.Errors + rd.Mixed.Errors + rd.BIP37.Errors
 	}
-	rep.PeakRSS = processPeakRSS(pid)
+	rep.PeakRSS = procstat.PeakRSS(pid)
 
-	state, err := proc.terminate(daemonStopLimit)
+	state, err := proc.Terminate(daemon.StopLimit)
 	if err != nil {
 		return nil, err
 	}
-	rep.PeakRSS = childPeakRSS(rep.PeakRSS, state)
-	rep.LoadAfter = loadAverage()
+	rep.PeakRSS = procstat.ChildPeakRSS(rep.PeakRSS, state)
+	rep.LoadAfter = procstat.LoadAverage()
 	s := &rep.Summary
 	s.ThroughputRatio = m.Ratio
 	s.MeetsThroughput = s.ThroughputRatio >= goalBIP37Throughput
@@ -339,7 +343,7 @@ func (r *bip37Report) writeTable(w io.Writer) error {
 		b.Peers, r.WalletN, r.FPR, b.FilterBytes, b.FilterHashes, r.Batch, r.Window, r.AvgBlockBytes)
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "BIP-157\tfilters/s\tMB/s\tgetcfilters p50\tp99\tgetcfheaders p50\tp99\trequests\terrors\tserver CPU")
-	row := func(name string, l loadResult) {
+	row := func(name string, l load.Result) {
 		fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%s\t%s\t%s\t%s\t%d\t%d\t%.0f %%\n", name, l.FiltersPerS, l.MBPerS,
 			durOrDash(l.FilterLatency.P50), durOrDash(l.FilterLatency.P99), durOrDash(l.HeaderLatency.P50), durOrDash(l.HeaderLatency.P99),
 			l.FilterReqs+l.HeaderReqs, l.Errors, 100*l.ServerCPUShare)

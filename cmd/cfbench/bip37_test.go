@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
 	"io"
 	"strings"
 	"testing"
@@ -21,7 +22,7 @@ func TestBIP37TinyChain(t *testing.T) {
 	if err := json.Unmarshal(stdout, &rep); err != nil {
 		t.Fatalf("decode report: %v\n%s", err, string(stdout))
 	}
-	for name, l := range map[string]loadResult{"alone": rep.Alone, "mixed": rep.Mixed} {
+	for name, l := range map[string]load.Result{"alone": rep.Alone, "mixed": rep.Mixed} {
 		if l.Errors != 0 || l.FilterReqs == 0 || l.HeaderReqs == 0 || l.FiltersPerS <= 0 {
 			t.Errorf("BIP-157 %s: %+v", name, l)
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 )
 
@@ -82,7 +83,7 @@ func measureBtcdIndex(ctx context.Context, node *btcdtest.Node) (btcdIndexResult
 	}
 	res := btcdIndexResult{ToRPC: time.Since(start)}
 	pid := node.PID()
-	res.CPU, res.PeakRSS = processCPU(pid), processPeakRSS(pid)
+	res.CPU, res.PeakRSS = procstat.CPU(pid), procstat.PeakRSS(pid)
 	runLog, err := readFrom(node.LogPath(), off)
 	if err != nil {
 		return res, err

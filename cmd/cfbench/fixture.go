@@ -12,12 +12,14 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/rs/zerolog"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/blockfiles"
 	"github.com/cfindexd/cfindexd/gcs"
 	"github.com/cfindexd/cfindexd/headers"
 	"github.com/cfindexd/cfindexd/indexer"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/corefiles"
+	"github.com/cfindexd/cfindexd/nodeclient"
+	"github.com/cfindexd/cfindexd/prevouts"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -78,7 +80,7 @@ func (n fixtureNode) GetBlockHash(_ context.Context, height int64) (chainhash.Ha
 	return n.chain[height].Hash, nil
 }
 
-// GetBlockHashes answers a getblockhash batch, as bitcoind.Client does.
+// GetBlockHashes answers a getblockhash batch, as nodeclient.Client does.
 func (n fixtureNode) GetBlockHashes(ctx context.Context, first, count uint32) ([]chainhash.Hash, error) {
 	out := make([]chainhash.Hash, count)
 	for i := range out {
@@ -92,13 +94,13 @@ func (n fixtureNode) GetBlockHashes(ctx context.Context, first, count uint32) ([
 }
 
 // GetBlockHeaderVerbose implements indexer.Node for the active chain.
-func (n fixtureNode) GetBlockHeaderVerbose(_ context.Context, hash chainhash.Hash) (bitcoind.HeaderInfo, error) {
+func (n fixtureNode) GetBlockHeaderVerbose(_ context.Context, hash chainhash.Hash) (nodeclient.HeaderInfo, error) {
 	for i, b := range n.chain {
 		if b.Hash == hash {
-			return bitcoind.HeaderInfo{Hash: hash, Height: uint32(i), PrevHash: b.Prev, Confirmations: int64(len(n.chain) - i)}, nil
+			return nodeclient.HeaderInfo{Hash: hash, Height: uint32(i), PrevHash: b.Prev, Confirmations: int64(len(n.chain) - i)}, nil
 		}
 	}
-	return bitcoind.HeaderInfo{}, fmt.Errorf("block %s: %w", hash, errNoSuchBlock)
+	return nodeclient.HeaderInfo{}, fmt.Errorf("block %s: %w", hash, errNoSuchBlock)
 }
 
 // measureFixture indexes the recorded Core v31 blocks directory runs
@@ -145,11 +147,11 @@ func fixtureCatchUp(ctx context.Context, fx *corefiles.Fixture, node fixtureNode
 		return fixtureRun{}, nil, fmt.Errorf("open store: %w", err)
 	}
 	defer st.Close()
-	dir, err := bitcoind.OpenBlocksDir(fx.BlocksDir, fx.Params.Net, zerolog.Nop())
+	dir, err := blockfiles.Open(fx.BlocksDir, fx.Params.Net, zerolog.Nop())
 	if err != nil {
 		return fixtureRun{}, nil, err
 	}
-	src := bitcoind.NewBlocksDirSource(dir, nil, zerolog.Nop())
+	src := prevouts.NewBlocksDirSource(dir, nil, zerolog.Nop())
 	defer src.Close()
 	counted := countSource(src)
 	follower := indexer.NewFollower(indexer.Config{Genesis: genesis, Workers: workers, BatchBlocks: batchBlocks},
@@ -188,11 +190,11 @@ func fixtureCatchUp(ctx context.Context, fx *corefiles.Fixture, node fixtureNode
 // parent's, Core's) and compares both with Core's. It returns how many
 // it checked.
 func checkStaleBlocks(ctx context.Context, fx *corefiles.Fixture) (int, error) {
-	dir, err := bitcoind.OpenBlocksDir(fx.BlocksDir, fx.Params.Net, zerolog.Nop())
+	dir, err := blockfiles.Open(fx.BlocksDir, fx.Params.Net, zerolog.Nop())
 	if err != nil {
 		return 0, err
 	}
-	src := bitcoind.NewBlocksDirSource(dir, nil, zerolog.Nop())
+	src := prevouts.NewBlocksDirSource(dir, nil, zerolog.Nop())
 	defer src.Close()
 	n := 0
 	var b gcs.BasicBuilder
@@ -205,7 +207,7 @@ func checkStaleBlocks(ctx context.Context, fx *corefiles.Fixture) (int, error) {
 			return n, fmt.Errorf("stale block %s: %w", fb.Hash, err)
 		}
 		b.Reset()
-		indexer.AddBasicScripts(&b, got[0].OutputScripts, got[0].PrevScripts)
+		gcs.AddBasicScripts(&b, got[0].OutputScripts, got[0].PrevScripts)
 		filter := b.AppendFilter(nil, fb.Hash)
 		parent, ok := fx.Block(fb.Prev)
 		if !ok {

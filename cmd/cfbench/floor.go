@@ -8,7 +8,8 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
+	"github.com/cfindexd/cfindexd/prevouts"
 )
 
 // floorRunBlocks is the run length of the floor's fetches: the indexer's
@@ -48,7 +49,7 @@ func measureFloor(ctx context.Context, env syncEnv, src syncSource, hashes []cha
 		return floorResult{}, err
 	}
 	defer closeAll()
-	runs, isRuns := source.(bitcoind.RunBlockSource)
+	runs, isRuns := source.(prevouts.RunBlockSource)
 	runLen := 1
 	if isRuns {
 		runLen = floorRunBlocks
@@ -59,15 +60,15 @@ func measureFloor(ctx context.Context, env syncEnv, src syncSource, hashes []cha
 
 	type job struct {
 		hashes []chainhash.Hash
-		turn   *bitcoind.RunTurn
+		turn   *prevouts.RunTurn
 	}
-	cpu0, nodeCPU0 := selfCPU(), processCPU(env.Node.PID())
+	cpu0, nodeCPU0 := selfCPU(), procstat.CPU(env.Node.PID())
 	start := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
 	jobs := make(chan job)
 	g.Go(func() error {
 		defer close(jobs)
-		order := bitcoind.NewRunOrder()
+		order := prevouts.NewRunOrder()
 		for i := 0; i < len(hashes); i += runLen {
 			select {
 			case jobs <- job{hashes: hashes[i:min(i+runLen, len(hashes))], turn: order.Next()}:
@@ -111,8 +112,8 @@ func measureFloor(ctx context.Context, env syncEnv, src syncSource, hashes []cha
 	if err := g.Wait(); err != nil {
 		return floorResult{}, fmt.Errorf("fetch: %w", err)
 	}
-	res := floorResult{Wall: time.Since(start), CPU: selfCPU() - cpu0, NodeCPU: processCPU(env.Node.PID()) - nodeCPU0}
-	if c, ok := source.(bitcoind.PrevoutCounter); ok {
+	res := floorResult{Wall: time.Since(start), CPU: selfCPU() - cpu0, NodeCPU: procstat.CPU(env.Node.PID()) - nodeCPU0}
+	if c, ok := source.(prevouts.PrevoutCounter); ok {
 		res.FromCache, res.FromNode = c.PrevoutCounts()
 	}
 	return res, nil

@@ -5,6 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/attack"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/chains"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -15,7 +20,7 @@ import (
 	"time"
 )
 
-// Goals of cfbench hostile (issue 9).
+// Goals of cfbench hostile.
 const (
 	hostileRSSGoal = 250_000_000 // bytes of peak RSS in every class
 	hostileP99Goal = 2 * time.Second
@@ -38,7 +43,7 @@ type hostileConfig struct {
 	// holds (at most what this process's open file limit allows).
 	HTTPConns int
 	// Classes are the classes to run (all by default).
-	Classes   []attackClass
+	Classes   []attack.Class
 	classList string
 }
 
@@ -48,14 +53,14 @@ func parseHostileFlags(args []string, stderr io.Writer) (hostileConfig, error) {
 	fs := flag.NewFlagSet("cfbench hostile", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	c.register(fs, 500, 60*time.Minute)
-	fs.StringVar(&c.Chain, "chain", chainMainnet, "chain: mainnet (mainnet-shaped, mainnet-size filters, generated once and cached) or rich (the small tx-rich chain, built every run)")
+	fs.StringVar(&c.Chain, "chain", chains.Mainnet, "chain: mainnet (mainnet-shaped, mainnet-size filters, generated once and cached) or rich (the small tx-rich chain, built every run)")
 	fs.IntVar(&c.TxsPerBlock, "txs", 2000, "transactions per block of the mainnet-shaped chain")
 	fs.StringVar(&c.CacheRoot, "cache", "", "where mainnet-shaped chains are cached (default: the user cache directory's cfindexd-bench)")
 	fs.DurationVar(&c.Duration, "duration", 30*time.Second, "attack per class")
 	fs.DurationVar(&c.Settle, "settle", 0, "time the attack runs before the well-behaved client starts (default: a tenth of -duration, at most 3s)")
 	fs.IntVar(&c.HTTPConns, "httpconns", 20_000, "idle HTTP connections of the http-idle class (bounded by the open file limit)")
 	var names []string
-	for _, cl := range hostileClasses() {
+	for _, cl := range attack.Classes() {
 		names = append(names, cl.Name)
 	}
 	fs.StringVar(&c.classList, "classes", strings.Join(names, ","), "comma-separated attack classes to run: "+strings.Join(names, ", "))
@@ -68,8 +73,8 @@ func parseHostileFlags(args []string, stderr io.Writer) (hostileConfig, error) {
 // validate checks the flags and resolves -classes.
 func (c *hostileConfig) validate() error {
 	switch {
-	case c.Chain != chainMainnet && c.Chain != chainRich:
-		return fmt.Errorf("%w: -chain %q is neither %s nor %s", errUsage, c.Chain, chainMainnet, chainRich)
+	case c.Chain != chains.Mainnet && c.Chain != chains.Rich:
+		return fmt.Errorf("%w: -chain %q is neither %s nor %s", errUsage, c.Chain, chains.Mainnet, chains.Rich)
 	case c.Duration < 500*time.Millisecond:
 		return fmt.Errorf("%w: -duration %s is under 500ms", errUsage, c.Duration)
 	case c.Settle < 0 || c.Settle >= c.Duration:
@@ -80,16 +85,16 @@ func (c *hostileConfig) validate() error {
 	if c.Settle == 0 {
 		c.Settle = min(c.Duration/10, 3*time.Second)
 	}
-	all := hostileClasses()
+	all := attack.Classes()
 	c.Classes = nil
 	for name := range strings.SplitSeq(c.classList, ",") {
-		i := slices.IndexFunc(all, func(cl attackClass) bool { return cl.Name == strings.TrimSpace(name) })
+		i := slices.IndexFunc(all, func(cl attack.Class) bool { return cl.Name == strings.TrimSpace(name) })
 		if i < 0 {
 			return fmt.Errorf("%w: -classes: unknown class %q", errUsage, name)
 		}
 		c.Classes = append(c.Classes, all[i])
 	}
-	if c.Chain == chainMainnet {
+	if c.Chain == chains.Mainnet {
 		sc := c.sync()
 		if err := sc.shape().Validate(); err != nil {
 			return fmt.Errorf("%w: -blocks/-txs: %w", errUsage, err)
@@ -117,7 +122,7 @@ type hostileClassResult struct {
 	// caught-up store.
 	PeakRSS int64 `json:"peak_rss_bytes"`
 	// Good is the well-behaved client's view.
-	Good goodClientResult `json:"good_client"`
+	Good attack.GoodResult `json:"good_client"`
 	// Up is true when cfindexd ran through the attack and exited 0 on
 	// SIGTERM.
 	Up      bool   `json:"daemon_up"`
@@ -134,7 +139,7 @@ func (r hostileClassResult) met() bool {
 
 // hostileReport is the whole run.
 type hostileReport struct {
-	Chain chainInfo `json:"chain"`
+	Chain chains.Info `json:"chain"`
 	// FilterSize is the mean filter's size (with its length prefix) over
 	// the chain, RichFilterSize over its transaction-rich blocks (the
 	// mainnet-shaped ones).
@@ -207,24 +212,24 @@ func benchHostile(ctx context.Context, cfg hostileConfig, logw io.Writer) (*host
 		return nil, err
 	}
 	say("chain: %d blocks; fetching btcd's filters (every answer is checked against them)", len(hashes))
-	expected, err := buildExpected(ctx, node, node.Params(), hashes)
+	expected, err := load.BuildExpected(ctx, node, node.Params(), hashes)
 	if err != nil {
 		return nil, err
 	}
-	rep := &hostileReport{Chain: chain, Duration: cfg.Duration, NoFile: nofile, Out: out, LoadBefore: loadAverage()}
-	rep.FilterSize, rep.RichFilterSize = expected.meanFilterSize(0), expected.meanFilterSize(richFrom(chain))
+	rep := &hostileReport{Chain: chain, Duration: cfg.Duration, NoFile: nofile, Out: out, LoadBefore: procstat.LoadAverage()}
+	rep.FilterSize, rep.RichFilterSize = expected.MeanFilterSize(0), expected.MeanFilterSize(richFrom(chain))
 
 	dataDir := filepath.Join(work, "cfindexd-data")
-	base := daemonRun{Binary: bin, Node: node, DataDir: dataDir, TipHeight: chain.Height, Workers: 8, BatchBlocks: 500}
+	base := daemon.Run{Binary: bin, Node: node, DataDir: dataDir, TipHeight: chain.Height, Workers: 8, BatchBlocks: 500}
 	say("cfindexd: catching up to height %d", chain.Height)
 	catchUp := base
 	catchUp.LogPath = filepath.Join(out, "cfindexd-catchup.log")
-	if _, err := measureDaemon(ctx, catchUp); err != nil {
+	if _, err := daemon.Measure(ctx, catchUp); err != nil {
 		return nil, fmt.Errorf("catch-up: %w", err)
 	}
 
 	for i, class := range cfg.Classes {
-		env := attackEnv{params: node.Params(), hashes: hashes, httpConns: httpConns}
+		env := attack.Env{Params: node.Params(), Hashes: hashes, HTTPConns: httpConns}
 		res, err := runHostileClass(ctx, cfg, base, class, env, expected, out, uint64(i))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", class.Name, err)
@@ -245,17 +250,17 @@ func benchHostile(ctx context.Context, cfg hostileConfig, logw io.Writer) (*host
 	} else {
 		rep.StoreIntact = true
 	}
-	rep.LoadAfter = loadAverage()
+	rep.LoadAfter = procstat.LoadAverage()
 	return rep, nil
 }
 
 // runHostileClass starts cfindexd on the caught-up store with both
 // listeners, runs the class's attack for cfg.Duration with the
 // well-behaved client beside it, stops cfindexd and returns the row.
-func runHostileClass(ctx context.Context, cfg hostileConfig, base daemonRun, class attackClass, env attackEnv, expected *expectedAnswers, out string, seed uint64) (hostileClassResult, error) {
+func runHostileClass(ctx context.Context, cfg hostileConfig, base daemon.Run, class attack.Class, env attack.Env, expected *load.Expected, out string, seed uint64) (hostileClassResult, error) {
 	res := hostileClassResult{Name: class.Name, Title: class.Title, OpsUnit: class.OpsUnit}
 	if class.Name == "http-idle" {
-		res.HTTPConns = env.httpConns
+		res.HTTPConns = env.HTTPConns
 	}
 	p2pAddr, err := freeLoopbackAddr()
 	if err != nil {
@@ -265,40 +270,40 @@ func runHostileClass(ctx context.Context, cfg hostileConfig, base daemonRun, cla
 	if err != nil {
 		return res, err
 	}
-	env.p2pAddr, env.httpAddr = p2pAddr, httpAddr
+	env.P2PAddr, env.HTTPAddr = p2pAddr, httpAddr
 	run := base
 	run.LogPath = filepath.Join(out, "cfindexd-"+class.Name+".log")
 	run.Extra = append([]string{"--listen=" + p2pAddr, "--httplisten=" + httpAddr}, class.Flags...)
-	proc, err := startDaemon(ctx, run)
+	proc, err := daemon.Start(ctx, run)
 	if err != nil {
 		return res, err
 	}
-	defer proc.kill()
+	defer proc.Kill()
 	if err := waitServing(ctx, proc, env); err != nil {
 		return res, err
 	}
 
 	attackCtx, stopAttack := context.WithTimeout(ctx, cfg.Duration)
 	defer stopAttack()
-	var tally attackTally
+	var tally attack.Tally
 	attackDone := make(chan struct{})
 	go func() {
 		defer close(attackDone)
 		class.Run(attackCtx, env, &tally)
 	}()
-	pauseCtx(attackCtx, cfg.Settle)
-	good := newGoodClient(p2pAddr, httpAddr, class.GoodIP, env.params, expected, seed)
-	good.run(attackCtx)
+	attack.Pause(attackCtx, cfg.Settle)
+	good := attack.NewGoodClient(p2pAddr, httpAddr, class.GoodIP, env.Params, expected, seed)
+	good.Run(attackCtx)
 	<-attackDone
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
-	res.Good = good.result()
-	res.Ops, res.Conns, res.AttackRefused = tally.ops.Load(), tally.conns.Load(), tally.refused.Load()
+	res.Good = good.Result()
+	res.Ops, res.Conns, res.AttackRefused = tally.Ops.Load(), tally.Conns.Load(), tally.Refused.Load()
 
 	select {
-	case <-proc.done:
-		res.UpError = fmt.Sprintf("cfindexd exited during the attack (%v); last line: %s", proc.err, proc.lastLine())
+	case <-proc.Exited():
+		res.UpError = fmt.Sprintf("cfindexd exited during the attack (%v); last line: %s", proc.ExitErr(), proc.LastLine())
 		return res, nil
 	default:
 	}
@@ -307,8 +312,8 @@ func runHostileClass(ctx context.Context, cfg hostileConfig, base daemonRun, cla
 	// this process's memory until exec, so ru_maxrss would be at least
 	// cfbench's own RSS at that moment (tens of MB with 20,000 idle HTTP
 	// connections' goroutines).
-	res.PeakRSS = processPeakRSS(proc.cmd.Process.Pid)
-	state, err := proc.terminate(daemonStopLimit)
+	res.PeakRSS = procstat.PeakRSS(proc.Pid())
+	state, err := proc.Terminate(daemon.StopLimit)
 	if err != nil {
 		res.UpError = err.Error()
 		return res, nil
@@ -322,25 +327,25 @@ func runHostileClass(ctx context.Context, cfg hostileConfig, base daemonRun, cla
 
 // waitServing waits until cfindexd answers a P2P handshake and its
 // readiness check over HTTP.
-func waitServing(ctx context.Context, proc *daemonProc, env attackEnv) error {
+func waitServing(ctx context.Context, proc *daemon.Proc, env attack.Env) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	client := &http.Client{Timeout: 5 * time.Second}
 	var last error
 	for time.Now().Before(deadline) {
 		select {
-		case <-proc.done:
-			return fmt.Errorf("cfindexd exited at start (%v); last line: %s", proc.err, proc.lastLine())
+		case <-proc.Exited():
+			return fmt.Errorf("cfindexd exited at start (%v); last line: %s", proc.ExitErr(), proc.LastLine())
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(200 * time.Millisecond):
 		}
-		p, err := dialPeer(env.p2pAddr, env.params, 1, 5*time.Second)
+		p, err := load.Dial(env.P2PAddr, env.Params, 1, 5*time.Second)
 		if err != nil {
 			last = err
 			continue
 		}
-		p.close()
-		resp, err := client.Get("http://" + env.httpAddr + "/readyz")
+		p.Close()
+		resp, err := client.Get("http://" + env.HTTPAddr + "/readyz")
 		if err != nil {
 			last = err
 			continue
@@ -414,20 +419,9 @@ func latency(d time.Duration) string {
 
 // richFrom is the height of the chain's first transaction-rich block: the
 // mainnet-shaped chain says; the tx-rich chain's are its last RichBlocks.
-func richFrom(chain chainInfo) uint32 {
+func richFrom(chain chains.Info) uint32 {
 	if chain.Mainnet != nil {
 		return uint32(chain.Mainnet.FirstRich)
 	}
 	return chain.Height + 1 - min(uint32(chain.RichBlocks), chain.Height+1)
-}
-
-// meanFilterSize is the mean size of the filters (with their length
-// prefix) of heights from..tip: a cfilter frame is the 24-byte header,
-// the filter type and the block hash, then that.
-func (e *expectedAnswers) meanFilterSize(from uint32) float64 {
-	n := len(e.hashes) - int(from)
-	if n <= 0 {
-		return 0
-	}
-	return float64(e.frameAt[len(e.hashes)]-e.frameAt[from]-n*(24+1+32)) / float64(n)
 }

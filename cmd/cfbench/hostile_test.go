@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/attack"
 	"io"
 	"runtime"
 	"strings"
@@ -30,8 +31,8 @@ func TestHostileEveryClass(t *testing.T) {
 	if err := json.Unmarshal(stdout, &rep); err != nil {
 		t.Fatalf("decode report: %v\n%s", err, string(stdout))
 	}
-	if len(rep.Classes) != len(hostileClasses()) {
-		t.Fatalf("%d classes in the report, want %d", len(rep.Classes), len(hostileClasses()))
+	if len(rep.Classes) != len(attack.Classes()) {
+		t.Fatalf("%d classes in the report, want %d", len(rep.Classes), len(attack.Classes()))
 	}
 	for _, c := range rep.Classes {
 		if c.Ops == 0 || c.Conns == 0 {

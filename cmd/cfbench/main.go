@@ -25,9 +25,9 @@ type subcommand struct {
 func subcommands() map[string]subcommand {
 	return map[string]subcommand{
 		"sync":    {summary: "catch-up speed, CPU and RSS of cfindexd vs btcd building its own cfindex", run: runSync},
-		"serve":   {summary: "getcfilters/getcfheaders throughput and latency under 100 peers, cfindexd vs btcd", run: runServe},
-		"bip37":   {summary: "BIP-157 throughput beside 100 BIP-37 wallets vs alone, and cfindexd's RSS", run: runBIP37},
-		"hostile": {summary: "every attack class against cfindexd: its peak RSS, a well-behaved client's p99 and refusals", run: runHostile},
+		"serve":   {summary: "getcfilters/getcfheaders throughput and latency under many peers, cfindexd vs btcd", run: runServe},
+		"bip37":   {summary: "BIP-157 throughput beside BIP-37 wallets vs alone, and cfindexd's RSS", run: runBIP37},
+		"hostile": {summary: "attacks on cfindexd, one class at a time: its peak RSS, a well-behaved client's latency and refusals", run: runHostile},
 	}
 }
 

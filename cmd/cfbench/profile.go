@@ -22,10 +22,11 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 	"github.com/cfindexd/cfindexd/gcs"
 	"github.com/cfindexd/cfindexd/indexer"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/prevouts"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -130,7 +131,7 @@ func profileFollower(ctx context.Context, run profileRun) (*profileResult, error
 		return nil, err
 	}
 	defer stopTrace()
-	cpu0, conns0 := selfCPU(), tcpActiveOpens()
+	cpu0, conns0 := selfCPU(), procstat.TCPActiveOpens()
 	start := time.Now()
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -152,7 +153,7 @@ func profileFollower(ctx context.Context, run profileRun) (*profileResult, error
 		waitErr = waitStoreTip(ctx, st, run.TipHeight, done)
 	}
 	wall := time.Since(start)
-	cpu, conns := selfCPU()-cpu0, tcpActiveOpens()
+	cpu, conns := selfCPU()-cpu0, procstat.TCPActiveOpens()
 	close(peakDone)
 	peakLive := <-peak
 	stop()
@@ -183,7 +184,7 @@ func profileFollower(ctx context.Context, run profileRun) (*profileResult, error
 		Profile:     run.ProfilePath,
 		Connections: -1,
 	}
-	if c, ok := source.(bitcoind.PrevoutCounter); ok {
+	if c, ok := source.(prevouts.PrevoutCounter); ok {
 		res.FromCache, res.FromNode = c.PrevoutCounts()
 	}
 	if conns0 >= 0 && conns >= 0 {
@@ -323,9 +324,9 @@ type countedSource interface {
 // countSource wraps source so the in-process run counts elements and
 // bytes. A source that fetches runs stays one (so the profiled catch-up
 // batches as the daemon's does); any other stays a plain BlockSource.
-func countSource(source bitcoind.BlockSource) countedSource {
+func countSource(source prevouts.BlockSource) countedSource {
 	c := &countingSource{inner: source}
-	if runs, ok := source.(bitcoind.RunBlockSource); ok {
+	if runs, ok := source.(prevouts.RunBlockSource); ok {
 		return &countingRunSource{countingSource: c, runs: runs}
 	}
 	return c
@@ -333,7 +334,7 @@ func countSource(source bitcoind.BlockSource) countedSource {
 
 // countingSource counts the blocks of FetchBlock.
 type countingSource struct {
-	inner bitcoind.BlockSource
+	inner prevouts.BlockSource
 	n     sourceCounts
 }
 
@@ -346,7 +347,7 @@ func (s *countingSource) FetchBlock(ctx context.Context, hash chainhash.Hash) (*
 		return block, prev, err
 	}
 	var b gcs.BasicBuilder
-	if err := indexer.AddBasicElements(&b, block, prev); err == nil {
+	if err := gcs.AddBasicElements(&b, block, prev); err == nil {
 		s.n.elements.Add(int64(b.Len()))
 	}
 	s.n.bytes.Add(int64(block.SerializeSize()))
@@ -356,7 +357,7 @@ func (s *countingSource) FetchBlock(ctx context.Context, hash chainhash.Hash) (*
 // PrevoutCounts passes the inner source's counts on, so the follower's
 // progress lines report them as the daemon's do.
 func (s *countingSource) PrevoutCounts() (fromCache, fromNode uint64) {
-	if c, ok := s.inner.(bitcoind.PrevoutCounter); ok {
+	if c, ok := s.inner.(prevouts.PrevoutCounter); ok {
 		return c.PrevoutCounts()
 	}
 	return 0, 0
@@ -365,17 +366,17 @@ func (s *countingSource) PrevoutCounts() (fromCache, fromNode uint64) {
 // countingRunSource is countingSource for a source that fetches runs.
 type countingRunSource struct {
 	*countingSource
-	runs bitcoind.RunBlockSource
+	runs prevouts.RunBlockSource
 }
 
-// FetchBlocks implements bitcoind.RunBlockSource.
-func (s *countingRunSource) FetchBlocks(ctx context.Context, hashes []chainhash.Hash, turn *bitcoind.RunTurn) ([]bitcoind.FetchedBlock, error) {
+// FetchBlocks implements prevouts.RunBlockSource.
+func (s *countingRunSource) FetchBlocks(ctx context.Context, hashes []chainhash.Hash, turn *prevouts.RunTurn) ([]prevouts.FetchedBlock, error) {
 	out, err := s.runs.FetchBlocks(ctx, hashes, turn)
 	if err != nil {
 		return nil, err
 	}
 	for _, fb := range out {
-		s.n.elements.Add(int64(indexer.CountBasicScripts(fb.OutputScripts, fb.PrevScripts)))
+		s.n.elements.Add(int64(gcs.CountBasicScripts(fb.OutputScripts, fb.PrevScripts)))
 		s.n.bytes.Add(int64(len(fb.Raw)))
 	}
 	return out, nil

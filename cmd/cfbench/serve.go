@@ -13,6 +13,10 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/chains"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 )
 
@@ -94,7 +98,7 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 	// btcd counts outbound slots (8 by default) against --maxpeers.
 	btcdMaxPeers := "--maxpeers=" + strconv.Itoa(cfg.Peers+50)
 	say("starting btcd (simnet, --txindex, %s) and building %d tx-rich blocks", btcdMaxPeers, cfg.Blocks)
-	node, chain, err := buildChain(ctx, filepath.Join(work, "btcd"), cfg.Blocks, cfg.WalletSeed, btcdMaxPeers)
+	node, chain, err := chains.Build(ctx, filepath.Join(work, "btcd"), cfg.Blocks, cfg.WalletSeed, btcdMaxPeers)
 	if node != nil {
 		defer node.Stop()
 	}
@@ -114,18 +118,18 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 	}
 
 	say("fetching btcd's %d filters: every answer is checked against them", len(hashes))
-	expected, err := buildExpected(ctx, node, node.Params(), hashes)
+	expected, err := load.BuildExpected(ctx, node, node.Params(), hashes)
 	if err != nil {
 		return nil, err
 	}
 
-	serve := func(name, binary string) (*daemonProc, string, error) {
+	serve := func(name, binary string) (*daemon.Proc, string, error) {
 		addr, err := freeLoopbackAddr()
 		if err != nil {
 			return nil, "", err
 		}
 		limit := strconv.Itoa(cfg.Peers + 10)
-		run := daemonRun{
+		run := daemon.Run{
 			Binary:      binary,
 			Node:        node,
 			DataDir:     filepath.Join(work, name+"-data"),
@@ -136,12 +140,12 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 			Extra:       []string{"--listen=" + addr, "--maxpeers=" + limit, "--maxpeersperip=" + limit, "--maxpeerspersubnet=" + limit},
 		}
 		say("%s: catching up, then serving on %s", name, addr)
-		proc, err := startDaemon(ctx, run)
+		proc, err := daemon.Start(ctx, run)
 		if err != nil {
 			return nil, "", err
 		}
-		if _, err := proc.waitFor(ctx, func(l logLine) bool { return l.reachedHeight(chain.Height) }); err != nil {
-			proc.kill()
+		if _, err := proc.WaitFor(ctx, func(l daemon.LogLine) bool { return l.ReachedHeight(chain.Height) }); err != nil {
+			proc.Kill()
 			return nil, "", fmt.Errorf("%s: %w", name, err)
 		}
 		return proc, addr, nil
@@ -150,19 +154,19 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 	if err != nil {
 		return nil, err
 	}
-	defer proc.kill()
+	defer proc.Kill()
 	var (
-		base     *daemonProc
+		base     *daemon.Proc
 		baseAddr string
 	)
 	if cfg.Baseline != "" {
 		if base, baseAddr, err = serve("baseline", cfg.Baseline); err != nil {
 			return nil, err
 		}
-		defer base.kill()
+		defer base.Kill()
 	}
 
-	load := loadConfig{
+	lcfg := load.Config{
 		Params:         node.Params(),
 		Hashes:         hashes,
 		Expected:       expected,
@@ -173,10 +177,10 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 		Seed:           cfg.Seed,
 		RequestTimeout: cfg.ReqTimeout,
 	}
-	rep := &serveReport{Chain: chain, Out: out, LoadBefore: loadAverage(), BaselineBinary: cfg.Baseline}
-	measure := func(name, addr string, pid int, runs *[]loadResult) error {
+	rep := &serveReport{Chain: chain, Out: out, LoadBefore: procstat.LoadAverage(), BaselineBinary: cfg.Baseline}
+	measure := func(name, addr string, pid int, runs *[]load.Result) error {
 		say("load on %s: %d peers, %s warm-up, %s measured", name, cfg.Peers, cfg.Warmup, cfg.Duration)
-		res, err := measureLoad(ctx, load, addr, pid)
+		res, err := measureLoad(ctx, lcfg, addr, pid)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -187,12 +191,12 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 		// Alternate which goes first, so that a drift of the machine's
 		// speed during a round favours neither.
 		first, second := func() error {
-			return measure("cfindexd", addr, proc.cmd.Process.Pid, &rep.CFIndexdRuns)
+			return measure("cfindexd", addr, proc.Pid(), &rep.CFIndexdRuns)
 		}, func() error {
 			if base == nil {
 				return nil
 			}
-			return measure("baseline", baseAddr, base.cmd.Process.Pid, &rep.BaselineRuns)
+			return measure("baseline", baseAddr, base.Pid(), &rep.BaselineRuns)
 		}
 		if round%2 == 1 {
 			first, second = second, first
@@ -205,29 +209,29 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 		}
 	}
 	say("load on btcd: %d peers, %s warm-up, %s measured", cfg.Peers, cfg.Warmup, cfg.Duration)
-	if rep.Btcd, err = measureLoad(ctx, load, node.P2PAddr(), node.PID()); err != nil {
+	if rep.Btcd, err = measureLoad(ctx, lcfg, node.P2PAddr(), node.PID()); err != nil {
 		return nil, fmt.Errorf("btcd: %w", err)
 	}
-	rep.BtcdPeakRSS = processPeakRSS(node.PID())
+	rep.BtcdPeakRSS = procstat.PeakRSS(node.PID())
 
-	hwm := processPeakRSS(proc.cmd.Process.Pid)
-	state, err := proc.terminate(daemonStopLimit)
+	hwm := procstat.PeakRSS(proc.Pid())
+	state, err := proc.Terminate(daemon.StopLimit)
 	if err != nil {
 		return nil, err
 	}
-	rep.CFIndexdPeakRSS = childPeakRSS(hwm, state)
+	rep.CFIndexdPeakRSS = procstat.ChildPeakRSS(hwm, state)
 	if base != nil {
-		hwm := processPeakRSS(base.cmd.Process.Pid)
-		state, err := base.terminate(daemonStopLimit)
+		hwm := procstat.PeakRSS(base.Pid())
+		state, err := base.Terminate(daemon.StopLimit)
 		if err != nil {
 			return nil, err
 		}
-		rep.BaselinePeakRSS = childPeakRSS(hwm, state)
+		rep.BaselinePeakRSS = procstat.ChildPeakRSS(hwm, state)
 	}
 	if err := copyFile(node.LogPath(), filepath.Join(out, "btcd.out.log")); err != nil {
 		return nil, err
 	}
-	rep.LoadAfter = loadAverage()
+	rep.LoadAfter = procstat.LoadAverage()
 	rep.summarize()
 	return rep, nil
 }
@@ -235,15 +239,15 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 // measureLoad runs the load against addr and adds the server's CPU time
 // (process pid) and the load generator's own (this process) over the run,
 // and both per filter served.
-func measureLoad(ctx context.Context, cfg loadConfig, addr string, pid int) (loadResult, error) {
+func measureLoad(ctx context.Context, cfg load.Config, addr string, pid int) (load.Result, error) {
 	cfg.Addr = addr
-	cpu0, self0, start := processCPU(pid), selfCPU(), time.Now()
-	res, err := runLoad(ctx, cfg)
+	cpu0, self0, start := procstat.CPU(pid), selfCPU(), time.Now()
+	res, err := load.Run(ctx, cfg)
 	if err != nil {
 		return res, err
 	}
 	wall := time.Since(start).Seconds()
-	res.ServerCPU, res.ClientCPU = processCPU(pid)-cpu0, selfCPU()-self0
+	res.ServerCPU, res.ClientCPU = procstat.CPU(pid)-cpu0, selfCPU()-self0
 	res.ServerCPUShare, res.ClientCPUShare = res.ServerCPU.Seconds()/wall, res.ClientCPU.Seconds()/wall
 	if res.RunFilters > 0 {
 		res.ServerNsPerFilter = float64(res.ServerCPU.Nanoseconds()) / float64(res.RunFilters)

@@ -4,17 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/btcsuite/btcd/chainhash/v2"
-	"github.com/btcsuite/btcd/wire/v2"
-
-	"github.com/cfindexd/cfindexd/headers"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
 )
 
 // TestServeTinyChain runs the serve benchmark with a few peers for a second
@@ -30,7 +25,7 @@ func TestServeTinyChain(t *testing.T) {
 	if len(rep.CFIndexdRuns) != 2 || len(rep.BaselineRuns) != 0 {
 		t.Errorf("%d cfindexd rounds and %d baseline rounds, want 2 and 0", len(rep.CFIndexdRuns), len(rep.BaselineRuns))
 	}
-	for name, l := range map[string]loadResult{"cfindexd": rep.CFIndexd, "btcd": rep.Btcd} {
+	for name, l := range map[string]load.Result{"cfindexd": rep.CFIndexd, "btcd": rep.Btcd} {
 		if l.Errors != 0 || l.FilterReqs == 0 || l.HeaderReqs == 0 || l.Filters == 0 || l.FilterHashes == 0 || l.FiltersPerS <= 0 {
 			t.Errorf("%s: %+v", name, l)
 		}
@@ -68,86 +63,15 @@ func TestServeFlagsRejected(t *testing.T) {
 	}
 }
 
-// The expected answers accept exactly wire's encoding of each answer: a
-// cfilter frame or a cfheaders answer with any one byte changed (its
-// checksum included) is refused.
-func TestExpectedAnswersCatchEveryByte(t *testing.T) {
-	const n = 40
-	rng := rand.New(rand.NewPCG(5, 6))
-	hashes := make([]chainhash.Hash, n)
-	filters := make([][]byte, n)
-	var tipHeader chainhash.Hash
-	for h := range hashes {
-		hashes[h] = chainhash.Hash{byte(h), byte(rng.Uint32())}
-		filters[h] = make([]byte, 1+rng.IntN(300))
-		for i := range filters[h] {
-			filters[h][i] = byte(rng.Uint32())
-		}
-		tipHeader = headers.FilterHeader(filters[h], tipHeader)
-	}
-	if _, err := newExpectedAnswers(wire.SimNet, hashes, filters, chainhash.Hash{1}); err == nil {
-		t.Fatal("a wrong tip filter header was accepted")
-	}
-	exp, err := newExpectedAnswers(wire.SimNet, hashes, filters, tipHeader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	encode := func(msg wire.Message) (hdr, payload []byte) {
-		var buf bytes.Buffer
-		if err := wire.WriteMessage(&buf, msg, wire.ProtocolVersion, wire.SimNet); err != nil {
-			t.Fatal(err)
-		}
-		b := buf.Bytes()
-		return b[:wire.MessageHeaderSize], b[wire.MessageHeaderSize:]
-	}
-	flipEach := func(what string, hdr, payload []byte, check func(hdr, payload []byte) error) {
-		t.Helper()
-		if err := check(hdr, payload); err != nil {
-			t.Fatalf("%s: the right answer is refused: %v", what, err)
-		}
-		for _, part := range [][]byte{hdr, payload} {
-			for i := range part {
-				part[i] ^= 0x40
-				if check(hdr, payload) == nil {
-					t.Fatalf("%s: a change of byte %d of %d is not seen", what, i, len(part))
-				}
-				part[i] ^= 0x40
-			}
-		}
-	}
-	for _, h := range []uint32{0, 17, n - 1} {
-		hdr, payload := encode(wire.NewMsgCFilter(wire.GCSFilterRegular, &hashes[h], filters[h]))
-		flipEach(fmt.Sprintf("cfilter %d", h), hdr, payload, func(hdr, payload []byte) error { return exp.checkCFilter(h, hdr, payload) })
-	}
-	var prev chainhash.Hash
-	for _, r := range [][2]uint32{{0, n - 1}, {10, 30}} {
-		msg := wire.NewMsgCFHeaders()
-		msg.StopHash = hashes[r[1]]
-		if r[0] > 0 {
-			prev = exp.filterHeaders[r[0]-1]
-		}
-		msg.PrevFilterHeader = prev
-		for h := r[0]; h <= r[1]; h++ {
-			fh := headers.FilterHash(filters[h])
-			msg.FilterHashes = append(msg.FilterHashes, &fh)
-		}
-		hdr, payload := encode(msg)
-		flipEach(fmt.Sprintf("cfheaders %d..%d", r[0], r[1]), hdr[20:24], payload, func(sum, payload []byte) error {
-			full := append(append([]byte{}, hdr[:20]...), sum...)
-			return exp.checkCFHeaders(r[0], r[1], full, payload)
-		})
-	}
-}
-
 // A report's figures are the median round's, and its ratios to the
 // baseline the medians of the rounds' own.
 func TestServeReportMedians(t *testing.T) {
-	run := func(fps, nsPerFilter float64) loadResult {
-		return loadResult{FiltersPerS: fps, ServerNsPerFilter: nsPerFilter, FilterReqs: 1, FilterLatency: latencyStats{P99: time.Duration(1e9 / fps)}}
+	run := func(fps, nsPerFilter float64) load.Result {
+		return load.Result{FiltersPerS: fps, ServerNsPerFilter: nsPerFilter, FilterReqs: 1, FilterLatency: load.LatencyStats{P99: time.Duration(1e9 / fps)}}
 	}
 	rep := &serveReport{
-		CFIndexdRuns: []loadResult{run(300, 100), run(100, 300), run(200, 200)},
-		BaselineRuns: []loadResult{run(100, 400), run(80, 500), run(50, 700)},
+		CFIndexdRuns: []load.Result{run(300, 100), run(100, 300), run(200, 200)},
+		BaselineRuns: []load.Result{run(100, 400), run(80, 500), run(50, 700)},
 		Btcd:         run(10, 9000),
 	}
 	rep.summarize()
@@ -161,37 +85,5 @@ func TestServeReportMedians(t *testing.T) {
 	var out bytes.Buffer
 	if err := rep.writeTable(&out); err != nil || !strings.Contains(out.String(), "ratio cfindexd/baseline") {
 		t.Fatalf("table: %v\n%s", err, out.String())
-	}
-}
-
-// cfindexd runs without the developer's CFINDEXD_* variables and with no
-// configuration file; everything else passes.
-func TestDaemonEnvironStripsSettings(t *testing.T) {
-	got := daemonEnviron([]string{"HOME=/h", "CFINDEXD_WORKERS=3", "CFINDEXD_CONFIG=/etc/x.toml", "GOFLAGS=-x", "CFINDEXD_TEST_LOG=1"})
-	want := []string{"CFINDEXD_CONFIG=", "HOME=/h", "GOFLAGS=-x"}
-	if strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Fatalf("environment %q, want %q", got, want)
-	}
-}
-
-// A JSON log line the runtime's gctrace output interrupted is still read
-// whole, and the gctrace line around it is put back together.
-func TestDaemonLinesSplitsInterleavedGCTrace(t *testing.T) {
-	var d daemonLines
-	for _, tc := range []struct{ in, obj, gc string }{
-		{`{"level":"info","message":"catching up"}`, `{"level":"info","message":"catching up"}`, ""},
-		{`gc 1 @0.005s 12%: 1.9+4.7+0.047 ms clock, 1->1->0 MB, 1 MB goal, 2 P`, "", `gc 1 @0.005s 12%: 1.9+4.7+0.047 ms clock, 1->1->0 MB, 1 MB goal, 2 P`},
-		{`gc 3{"level":"info","height":304,"message":"caught up"}`, `{"level":"info","height":304,"message":"caught up"}`, ""},
-		{` @0.028s 6%: 0.019+0.94+0.004 ms clock, 4->5->4 MB, 4 MB goal, 2 P`, "", `gc 3 @0.028s 6%: 0.019+0.94+0.004 ms clock, 4->5->4 MB, 4 MB goal, 2 P`},
-		{`gc 4 @0.045s 4%: 0.064+2.2+0.003 ms clock, 5->5->4 MB, 5 MB goal, 2 P`, "", `gc 4 @0.045s 4%: 0.064+2.2+0.003 ms clock, 5->5->4 MB, 5 MB goal, 2 P`},
-		// As recorded from a failed run: the catch-up's last line inside a
-		// gctrace line's field list.
-		{`gc 9 @0.113s 7%: 0.42+2.8+0.002 ms clock, 8->9->7 MB, {"level":"info","height":304,"blocks":305,"message":"caught up"}`, `{"level":"info","height":304,"blocks":305,"message":"caught up"}`, ""},
-		{`9 MB goal, 0 MB stacks, 0 MB globals, 2 P`, "", `gc 9 @0.113s 7%: 0.42+2.8+0.002 ms clock, 8->9->7 MB, 9 MB goal, 0 MB stacks, 0 MB globals, 2 P`},
-	} {
-		obj, gc := d.split([]byte(tc.in))
-		if string(obj) != tc.obj || string(gc) != tc.gc {
-			t.Errorf("split(%q) = %q, %q; want %q, %q", tc.in, obj, gc, tc.obj, tc.gc)
-		}
 	}
 }

@@ -3,13 +3,15 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/chains"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
 	"io"
 	"slices"
 	"text/tabwriter"
 	"time"
 )
 
-// Goals of the serve benchmark (issue 4), under the same saturating load.
+// Goals of the serve benchmark, under the same saturating load.
 const (
 	// goalServeThroughput: at least twice btcd's filters/s.
 	goalServeThroughput = 2.0
@@ -21,22 +23,22 @@ const (
 
 // serveReport is the result of the serve benchmark.
 type serveReport struct {
-	Chain      chainInfo `json:"chain"`
-	Out        string    `json:"out_dir"`
-	LoadBefore string    `json:"load_avg_before"`
-	LoadAfter  string    `json:"load_avg_after"`
+	Chain      chains.Info `json:"chain"`
+	Out        string      `json:"out_dir"`
+	LoadBefore string      `json:"load_avg_before"`
+	LoadAfter  string      `json:"load_avg_after"`
 	// CFIndexd is the median of CFIndexdRuns (by filters/s), one per
 	// round; Baseline likewise for -baseline (empty without it).
-	CFIndexd        loadResult   `json:"cfindexd"`
-	CFIndexdRuns    []loadResult `json:"cfindexd_runs"`
-	Baseline        loadResult   `json:"baseline"`
-	BaselineRuns    []loadResult `json:"baseline_runs,omitempty"`
-	BaselineBinary  string       `json:"baseline_binary,omitempty"`
-	Btcd            loadResult   `json:"btcd"`
-	CFIndexdPeakRSS int64        `json:"cfindexd_peak_rss_bytes"`
-	BaselinePeakRSS int64        `json:"baseline_peak_rss_bytes,omitempty"`
-	BtcdPeakRSS     int64        `json:"btcd_peak_rss_bytes"`
-	Summary         serveSummary `json:"summary"`
+	CFIndexd        load.Result   `json:"cfindexd"`
+	CFIndexdRuns    []load.Result `json:"cfindexd_runs"`
+	Baseline        load.Result   `json:"baseline"`
+	BaselineRuns    []load.Result `json:"baseline_runs,omitempty"`
+	BaselineBinary  string        `json:"baseline_binary,omitempty"`
+	Btcd            load.Result   `json:"btcd"`
+	CFIndexdPeakRSS int64         `json:"cfindexd_peak_rss_bytes"`
+	BaselinePeakRSS int64         `json:"baseline_peak_rss_bytes,omitempty"`
+	BtcdPeakRSS     int64         `json:"btcd_peak_rss_bytes"`
+	Summary         serveSummary  `json:"summary"`
 }
 
 // serveSummary holds the ratios and goal checks; ratios are cfindexd over
@@ -60,12 +62,12 @@ type serveSummary struct {
 
 // medianRun returns the run of median filters/s (the upper middle of an
 // even number).
-func medianRun(runs []loadResult) loadResult {
+func medianRun(runs []load.Result) load.Result {
 	if len(runs) == 0 {
-		return loadResult{}
+		return load.Result{}
 	}
 	sorted := slices.Clone(runs)
-	slices.SortFunc(sorted, func(a, b loadResult) int { return cmp.Compare(a.FiltersPerS, b.FiltersPerS) })
+	slices.SortFunc(sorted, func(a, b load.Result) int { return cmp.Compare(a.FiltersPerS, b.FiltersPerS) })
 	return sorted[len(sorted)/2]
 }
 
@@ -132,7 +134,7 @@ func (r *serveReport) writeTable(w io.Writer) error {
 	fmt.Fprintf(tw, "load\t%d peers, one request each in flight, %s measured after warm-up\n", r.CFIndexd.Peers, r.CFIndexd.Window)
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "\tfilters/s\tMB/s\tgetcfilters p50\tp99\tgetcfheaders p50\tp99\trequests\terrors\tserver CPU\tserver CPU/filter\tclient CPU/filter\tpeak RSS")
-	row := func(name string, l loadResult, rss int64) {
+	row := func(name string, l load.Result, rss int64) {
 		fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%s\t%s\t%s\t%s\t%d\t%d\t%.0f %%\t%.0f ns\t%.0f ns\t%s\n", name,
 			l.FiltersPerS, l.MBPerS, durOrDash(l.FilterLatency.P50), durOrDash(l.FilterLatency.P99),
 			durOrDash(l.HeaderLatency.P50), durOrDash(l.HeaderLatency.P99), l.FilterReqs+l.HeaderReqs, l.Errors,
@@ -168,7 +170,7 @@ func (r *serveReport) writeTable(w io.Writer) error {
 	fmt.Fprintf(tw, "goal: cfindexd peak RSS < 150 MB\t%s (peak over its whole life, catch-up included)\n", verdict(s.MeetsRSS))
 	type named struct {
 		name string
-		l    loadResult
+		l    load.Result
 	}
 	all := []named{{"btcd", r.Btcd}}
 	for i, l := range r.CFIndexdRuns {

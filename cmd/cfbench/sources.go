@@ -9,8 +9,9 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/nodeclient"
+	"github.com/cfindexd/cfindexd/prevouts"
 )
 
 // syncEnv is what a source needs to reach the chain: the node serving it
@@ -34,7 +35,7 @@ type syncSource struct {
 	// Open connects to the node and returns the source cfindexd would
 	// use with those flags, for the profiled in-process run and the node
 	// floor. closeAll releases both.
-	Open func(ctx context.Context, env syncEnv) (client *bitcoind.Client, source bitcoind.BlockSource, closeAll func(), err error)
+	Open func(ctx context.Context, env syncEnv) (client *nodeclient.Client, source prevouts.BlockSource, closeAll func(), err error)
 	// ReadsBlocksDir: the source reads syncEnv.BlocksDir, which the run
 	// writes from the chain before measuring.
 	ReadsBlocksDir bool
@@ -49,9 +50,9 @@ func syncSources() []syncSource {
 			DaemonFlags: func(env syncEnv) []string {
 				return []string{"--prevoutsource=txindex", "--nodep2p=" + env.Node.P2PAddr()}
 			},
-			Open: func(ctx context.Context, env syncEnv) (*bitcoind.Client, bitcoind.BlockSource, func(), error) {
-				return openNodeSource(ctx, env.Node, bitcoind.SourceOptions{
-					Force: bitcoind.ModeTxIndex, NodeP2P: env.Node.P2PAddr(), P2PNet: env.Node.Params().Net,
+			Open: func(ctx context.Context, env syncEnv) (*nodeclient.Client, prevouts.BlockSource, func(), error) {
+				return openNodeSource(ctx, env.Node, prevouts.SourceOptions{
+					Force: prevouts.ModeTxIndex, NodeP2P: env.Node.P2PAddr(), P2PNet: env.Node.Params().Net,
 				})
 			},
 		},
@@ -64,8 +65,8 @@ func syncSources() []syncSource {
 				// may be someone else's.
 				return []string{"--prevoutsource=txindex", "--nodep2p="}
 			},
-			Open: func(ctx context.Context, env syncEnv) (*bitcoind.Client, bitcoind.BlockSource, func(), error) {
-				return openNodeSource(ctx, env.Node, bitcoind.SourceOptions{Force: bitcoind.ModeTxIndex})
+			Open: func(ctx context.Context, env syncEnv) (*nodeclient.Client, prevouts.BlockSource, func(), error) {
+				return openNodeSource(ctx, env.Node, prevouts.SourceOptions{Force: prevouts.ModeTxIndex})
 			},
 		},
 		{
@@ -77,9 +78,9 @@ func syncSources() []syncSource {
 				// directory): no "auto" P2P discovery.
 				return []string{"--prevoutsource=blocksdir", "--blocksdir=" + env.BlocksDir, "--nodep2p="}
 			},
-			Open: func(ctx context.Context, env syncEnv) (*bitcoind.Client, bitcoind.BlockSource, func(), error) {
-				return openNodeSource(ctx, env.Node, bitcoind.SourceOptions{
-					Force: bitcoind.ModeBlocksDir, BlocksDir: env.BlocksDir, BlocksDirNet: env.Node.Params().Net,
+			Open: func(ctx context.Context, env syncEnv) (*nodeclient.Client, prevouts.BlockSource, func(), error) {
+				return openNodeSource(ctx, env.Node, prevouts.SourceOptions{
+					Force: prevouts.ModeBlocksDir, BlocksDir: env.BlocksDir, BlocksDirNet: env.Node.Params().Net,
 				})
 			},
 			ReadsBlocksDir: true,
@@ -120,12 +121,12 @@ func pickSources(list string) ([]syncSource, error) {
 
 // openNodeSource opens a JSON-RPC client to node and the prevout source of
 // opts. closeAll releases both.
-func openNodeSource(ctx context.Context, node *btcdtest.Node, opts bitcoind.SourceOptions) (*bitcoind.Client, bitcoind.BlockSource, func(), error) {
-	client, err := bitcoind.NewClient(bitcoind.Config{Host: node.RPCHost(), User: node.User(), Password: node.Password()}, zerolog.Nop())
+func openNodeSource(ctx context.Context, node *btcdtest.Node, opts prevouts.SourceOptions) (*nodeclient.Client, prevouts.BlockSource, func(), error) {
+	client, err := nodeclient.NewClient(nodeclient.Config{Host: node.RPCHost(), User: node.User(), Password: node.Password()}, zerolog.Nop())
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("node client: %w", err)
 	}
-	source, err := bitcoind.DetectSource(ctx, client, zerolog.Nop(), opts)
+	source, err := prevouts.DetectSource(ctx, client, zerolog.Nop(), opts)
 	if err != nil {
 		client.Close()
 		return nil, nil, nil, fmt.Errorf("prevout source: %w", err)

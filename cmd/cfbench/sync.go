@@ -14,14 +14,18 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/chains"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/btcdtest/mainnetchain"
 	"github.com/cfindexd/cfindexd/store"
 )
 
 // syncConfig holds the flags of the sync subcommand.
 type syncConfig struct {
 	commonFlags
-	// Chain is chainMainnet or chainRich; TxsPerBlock sizes the
+	// Chain is chains.Mainnet or chains.Rich; TxsPerBlock sizes the
 	// mainnet-shaped chain's blocks; CacheRoot is where it is cached.
 	Chain       string
 	TxsPerBlock int
@@ -64,7 +68,7 @@ func parseSyncFlags(args []string, stderr io.Writer) (syncConfig, error) {
 	fs := flag.NewFlagSet("cfbench sync", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	c.register(fs, 500, 90*time.Minute)
-	fs.StringVar(&c.Chain, "chain", chainMainnet, "chain to measure on: mainnet (mainnet-shaped, generated once and cached) or rich (the small tx-rich chain, built every run)")
+	fs.StringVar(&c.Chain, "chain", chains.Mainnet, "chain to measure on: mainnet (mainnet-shaped, generated once and cached) or rich (the small tx-rich chain, built every run)")
 	fs.IntVar(&c.TxsPerBlock, "txs", 2000, "transactions per block of the mainnet-shaped chain")
 	fs.IntVar(&c.OldCoins, "oldcoins", 0, "unspent outputs of the mainnet-shaped chain's pre-history, for old spends (0: 300 per transaction of a block)")
 	fs.StringVar(&c.CacheRoot, "cache", "", "where mainnet-shaped chains are cached (default: the user cache directory's cfindexd-bench)")
@@ -91,8 +95,8 @@ func parseSyncFlags(args []string, stderr io.Writer) (syncConfig, error) {
 // validate checks the flags' ranges and resolves -sources.
 func (c *syncConfig) validate() error {
 	switch {
-	case c.Chain != chainMainnet && c.Chain != chainRich:
-		return fmt.Errorf("%w: -chain %q is neither %s nor %s", errUsage, c.Chain, chainMainnet, chainRich)
+	case c.Chain != chains.Mainnet && c.Chain != chains.Rich:
+		return fmt.Errorf("%w: -chain %q is neither %s nor %s", errUsage, c.Chain, chains.Mainnet, chains.Rich)
 	case c.Runs < 1 || c.Runs > 20:
 		return fmt.Errorf("%w: -runs %d is outside 1..20", errUsage, c.Runs)
 	case c.Workers < 1 || c.Workers > 64:
@@ -102,7 +106,7 @@ func (c *syncConfig) validate() error {
 	case c.TopN < 0:
 		return fmt.Errorf("%w: -top %d is negative", errUsage, c.TopN)
 	}
-	if c.Chain == chainMainnet {
+	if c.Chain == chains.Mainnet {
 		if err := c.shape().Validate(); err != nil {
 			return fmt.Errorf("%w: -blocks/-txs: %w", errUsage, err)
 		}
@@ -123,8 +127,8 @@ func (c *syncConfig) validate() error {
 }
 
 // shape is the mainnet-shaped chain the flags ask for.
-func (c *syncConfig) shape() btcdtest.MainnetShape {
-	return btcdtest.MainnetShape{Blocks: c.Blocks, TxsPerBlock: c.TxsPerBlock, OldCoins: c.OldCoins, Seed: c.WalletSeed}
+func (c *syncConfig) shape() mainnetchain.Shape {
+	return mainnetchain.Shape{Blocks: c.Blocks, TxsPerBlock: c.TxsPerBlock, OldCoins: c.OldCoins, Seed: c.WalletSeed}
 }
 
 // runSync is the sync subcommand: build the chain, measure cfindexd's
@@ -155,10 +159,10 @@ func benchSync(ctx context.Context, cfg syncConfig, logw io.Writer) (*syncReport
 	}
 	env := syncEnv{Node: node}
 	say("chain: %d blocks (tip %s)", chain.Height+1, chain.Tip)
-	var blocksDir *blocksDirInfo
+	var blocksDir *chains.BlocksDirInfo
 	if slices.ContainsFunc(cfg.Sources, func(s syncSource) bool { return s.ReadsBlocksDir }) {
 		say("writing the chain as Bitcoin Core's blocks directory (blk/rev/xor)")
-		info, err := writeBlocksDir(ctx, filepath.Join(work, "blocks"), chain, node)
+		info, err := chains.WriteBlocksDir(ctx, filepath.Join(work, "blocks"), chain, node)
 		if err != nil {
 			return nil, err
 		}
@@ -181,14 +185,14 @@ func benchSync(ctx context.Context, cfg syncConfig, logw io.Writer) (*syncReport
 		oracle = nil
 	}
 
-	rep := &syncReport{Chain: chain, BlocksDir: blocksDir, Runs: cfg.Runs, Workers: cfg.Workers, BatchBlocks: cfg.BatchBlocks, Out: out, LoadBefore: loadAverage()}
+	rep := &syncReport{Chain: chain, BlocksDir: blocksDir, Runs: cfg.Runs, Workers: cfg.Workers, BatchBlocks: cfg.BatchBlocks, Out: out, LoadBefore: procstat.LoadAverage()}
 	extra := strings.Fields(cfg.Extra)
 	for _, src := range cfg.Sources {
 		sr := sourceReport{Name: src.Name, Title: src.Title}
 		for i := range cfg.Runs {
 			say("%s: cfindexd catch-up, run %d of %d", src.Name, i+1, cfg.Runs)
 			dataDir := filepath.Join(work, fmt.Sprintf("cfindexd-%s-%d", src.Name, i))
-			r, err := measureDaemon(ctx, daemonRun{
+			r, err := daemon.Measure(ctx, daemon.Run{
 				Extra:       append(src.DaemonFlags(env), extra...),
 				Binary:      bin,
 				Node:        node,
@@ -272,7 +276,7 @@ func benchSync(ctx context.Context, cfg syncConfig, logw io.Writer) (*syncReport
 	if err := copyFile(node.LogPath(), filepath.Join(out, "btcd.out.log")); err != nil {
 		return nil, err
 	}
-	rep.LoadAfter = loadAverage()
+	rep.LoadAfter = procstat.LoadAverage()
 	rep.summarize()
 	return rep, nil
 }
@@ -286,20 +290,20 @@ func btoi(b bool) int {
 }
 
 // startSyncChain starts btcd on the chain cfg asks for.
-func startSyncChain(ctx context.Context, cfg syncConfig, dataDir string, say func(string, ...any)) (*btcdtest.Node, chainInfo, error) {
-	if cfg.Chain == chainRich {
+func startSyncChain(ctx context.Context, cfg syncConfig, dataDir string, say func(string, ...any)) (*btcdtest.Node, chains.Info, error) {
+	if cfg.Chain == chains.Rich {
 		say("starting btcd (simnet, --txindex) and building %d tx-rich blocks", cfg.Blocks)
-		return buildChain(ctx, dataDir, cfg.Blocks, cfg.WalletSeed)
+		return chains.Build(ctx, dataDir, cfg.Blocks, cfg.WalletSeed)
 	}
 	root := cfg.CacheRoot
 	if root == "" {
 		var err error
-		if root, err = btcdtest.MainnetCacheRoot(); err != nil {
-			return nil, chainInfo{}, err
+		if root, err = mainnetchain.CacheRoot(); err != nil {
+			return nil, chains.Info{}, err
 		}
 	}
 	say("mainnet-shaped chain: %d blocks of %d transactions (seed %d), cached under %s", cfg.Blocks, cfg.TxsPerBlock, cfg.WalletSeed, root)
-	return mainnetChain(ctx, root, dataDir, cfg.shape(), say)
+	return chains.StartMainnet(ctx, root, dataDir, cfg.shape(), say)
 }
 
 // verifyDaemonStore compares the store a finished daemon run left in
@@ -320,7 +324,7 @@ func verifyDaemonStore(dataDir string, node *btcdtest.Node, oracle []btcdtest.Fi
 // chainBytes is the size of the chain's serialized blocks: counted by
 // the generator for a mainnet-shaped chain, by the in-process run
 // otherwise (0 when neither is known).
-func chainBytes(chain chainInfo, prof *profileResult) int64 {
+func chainBytes(chain chains.Info, prof *profileResult) int64 {
 	if chain.Mainnet != nil {
 		return chain.Mainnet.ChainBytes
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/chains"
 	"io"
 	"os"
 	"path/filepath"
@@ -28,7 +29,7 @@ func TestSyncTinyMainnetChain(t *testing.T) {
 		t.Fatalf("decode report: %v\n%s", err, string(stdout))
 	}
 	s, c := rep.Summary, rep.Chain
-	if c.Kind != chainMainnet || c.Cached || c.Mainnet == nil || c.RichBlocks != 3 || c.Mainnet.Txs != 180 ||
+	if c.Kind != chains.Mainnet || c.Cached || c.Mainnet == nil || c.RichBlocks != 3 || c.Mainnet.Txs != 180 ||
 		s.Blocks != int(c.Height)+1 || int32(c.Height) != c.Mainnet.Height || s.Bytes != c.Mainnet.ChainBytes {
 		t.Errorf("chain %+v, summary %+v", c, s)
 	}

@@ -2,13 +2,16 @@ package main
 
 import (
 	"fmt"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/chains"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
 )
 
-// Goals of the sync benchmark (issue 12).
+// Goals of the sync benchmark.
 const (
 	// goalSyncRatio: cfindexd's catch-up at least twice as fast as btcd
 	// rebuilding its own cfindex.
@@ -22,10 +25,10 @@ const (
 
 // syncReport is the result of the sync benchmark.
 type syncReport struct {
-	Chain chainInfo `json:"chain"`
+	Chain chains.Info `json:"chain"`
 	// BlocksDir is the Core-format directory the blocks-dir source read,
 	// when it was measured.
-	BlocksDir *blocksDirInfo `json:"blocks_dir,omitempty"`
+	BlocksDir *chains.BlocksDirInfo `json:"blocks_dir,omitempty"`
 	// Runs is how many times each catch-up was measured.
 	Runs        int    `json:"runs"`
 	Workers     int    `json:"workers"`
@@ -44,11 +47,11 @@ type syncReport struct {
 
 // sourceReport is one source's runs and their summary.
 type sourceReport struct {
-	Name    string         `json:"name"`
-	Title   string         `json:"title"`
-	Runs    []daemonResult `json:"cfindexd_runs"`
-	Floor   []floorResult  `json:"node_floor_runs"`
-	Summary sourceSummary  `json:"summary"`
+	Name    string          `json:"name"`
+	Title   string          `json:"title"`
+	Runs    []daemon.Result `json:"cfindexd_runs"`
+	Floor   []floorResult   `json:"node_floor_runs"`
+	Summary sourceSummary   `json:"summary"`
 }
 
 // sourceSummary holds a source's medians over its runs, its ratios and
@@ -157,9 +160,9 @@ func (r *syncReport) summarize() {
 func (sr *sourceReport) summarize(chain *syncSummary) {
 	s := &sr.Summary
 	blocks := float64(chain.Blocks)
-	s.CatchUp = medianOf(sr.Runs, func(d daemonResult) time.Duration { return d.CatchUp })
-	s.CPUPerBlock = medianFloat(sr.Runs, func(d daemonResult) float64 { return d.CPU.Seconds() }) / blocks
-	s.NodeCPUPerBlock = medianFloat(sr.Runs, func(d daemonResult) float64 { return d.NodeCPU.Seconds() }) / blocks
+	s.CatchUp = medianOf(sr.Runs, func(d daemon.Result) time.Duration { return d.CatchUp })
+	s.CPUPerBlock = medianFloat(sr.Runs, func(d daemon.Result) float64 { return d.CPU.Seconds() }) / blocks
+	s.NodeCPUPerBlock = medianFloat(sr.Runs, func(d daemon.Result) float64 { return d.NodeCPU.Seconds() }) / blocks
 	s.Verified = len(sr.Runs) > 0
 	for _, d := range sr.Runs {
 		s.PeakRSS = max(s.PeakRSS, d.PeakRSS)
@@ -240,14 +243,14 @@ func (r *syncReport) writeTable(w io.Writer) error {
 	for _, sr := range r.Sources {
 		m := sr.Summary
 		fmt.Fprintf(tw, "%s\tcatch-ups %s; btcd rebuilds %s\n", sr.Name,
-			runList(sr.Runs, func(d daemonResult) time.Duration { return d.CatchUp }),
+			runList(sr.Runs, func(d daemon.Result) time.Duration { return d.CatchUp }),
 			runList(r.Btcd, func(b btcdIndexResult) time.Duration { return b.CatchUp }))
 		fmt.Fprintf(tw, "\tratio btcd/cfindexd %.2f (from process start on both sides %.2f); catch-up / node floor %.2f\n",
 			m.Ratio, m.RatioFromStart, m.CatchUpOverFloor)
 		if len(sr.Runs) > 0 {
 			d := sr.Runs[0]
 			fmt.Fprintf(tw, "\tRSS over the first run, MB at tenths of its life: %s; GC: %d cycles, live heap ≤ %.0f MB, heap goal ≤ %.0f MB\n",
-				rssCurve(d.RSS, 10), d.GC.Cycles, mb(d.GC.MaxLive), mb(d.GC.MaxGoal))
+				procstat.RSSCurve(d.RSS, 10), d.GC.Cycles, mb(d.GC.MaxLive), mb(d.GC.MaxGoal))
 		}
 		fmt.Fprintf(tw, "\tgoal: at least %.0f× btcd's rebuild\t%s\n", goalSyncRatio, verdict(m.MeetsSpeed))
 		fmt.Fprintf(tw, "\tgoal: peak RSS ≤ 150 MB\t%s\n", verdict(m.MeetsRSS))

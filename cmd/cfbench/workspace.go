@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
 	"os"
 )
 
@@ -32,7 +33,7 @@ func newWorkspace(ctx context.Context, kind string, keep bool, outFlag, prebuilt
 	}
 	if ws.binary == "" {
 		say("building cfindexd")
-		if ws.binary, err = buildDaemon(ctx, work); err != nil {
+		if ws.binary, err = daemon.Build(ctx, work); err != nil {
 			ws.cleanup()
 			return nil, err
 		}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/mempool"
 	"github.com/cfindexd/cfindexd/metrics"
 	"github.com/cfindexd/cfindexd/p2p"
 )
@@ -50,11 +50,11 @@ func mirrorsMempool(cfg Config) bool {
 // client of its own with one connection: its polls never wait behind
 // peers' block fetches or the indexer), or nil when serving is off or
 // mempoolmirror is 0.
-func newMempoolMirror(cfg Config, src bitcoind.MempoolSource, log zerolog.Logger) (*bitcoind.MempoolMirror, error) {
+func newMempoolMirror(cfg Config, src mempool.Source, log zerolog.Logger) (*mempool.Mirror, error) {
 	if !mirrorsMempool(cfg) {
 		return nil, nil
 	}
-	return bitcoind.NewMempoolMirror(src, bitcoind.MempoolConfig{
+	return mempool.NewMirror(src, mempool.Config{
 		MaxBytes:    int64(cfg.MempoolMirror) << 20,
 		ZMQSequence: cfg.ZMQPubSequence,
 		ZMQRawTx:    cfg.ZMQPubRawTx,
@@ -62,7 +62,7 @@ func newMempoolMirror(cfg Config, src bitcoind.MempoolSource, log zerolog.Logger
 }
 
 // bloomP2PConfig builds the P2P server's BIP-37 configuration.
-func bloomP2PConfig(cfg Config, mirror *bitcoind.MempoolMirror, metrics *metrics.Metrics) p2p.BloomConfig {
+func bloomP2PConfig(cfg Config, mirror *mempool.Mirror, metrics *metrics.Metrics) p2p.BloomConfig {
 	bc := p2p.BloomConfig{
 		Enabled:  cfg.PeerBloomFilters,
 		MaxFPR:   cfg.BloomMaxFPR,
@@ -70,7 +70,7 @@ func bloomP2PConfig(cfg Config, mirror *bitcoind.MempoolMirror, metrics *metrics
 		CPUShare: bloomCPUShare(cfg.BloomCPU),
 	}
 	if mirror != nil {
-		bc.Mempool = mirror
+		bc.Mempool = p2pMempool{mirror}
 		metrics.WatchMempool(func() (int, int64) {
 			s := mirror.Stats()
 			return s.Transactions, s.Bytes

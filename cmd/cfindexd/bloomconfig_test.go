@@ -7,7 +7,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/mempool"
 	"github.com/cfindexd/cfindexd/metrics"
 )
 
@@ -47,7 +47,7 @@ func TestBloomKeysRejectBadValues(t *testing.T) {
 // The keys reach p2p.BloomConfig and the mirror; without peerbloomfilters
 // no mirror runs (nothing polls the node's mempool).
 func TestBloomConfigWiring(t *testing.T) {
-	var node bitcoind.MempoolSource = (*bitcoind.Client)(nil) // never called: Run is not started
+	var node mempool.Source = (*nodeLink)(nil) // never called: Run is not started
 	cfg, err := loadConfig([]string{"--chain=regtest"}, envFrom(nil), &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)

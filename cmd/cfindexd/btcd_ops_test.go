@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"net"
 	"os"
@@ -13,7 +12,9 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 
+	"github.com/btcsuite/btcd/chaincfg/v2"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/p2pclient"
 	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
@@ -75,7 +76,7 @@ func TestBtcdWithTLS(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := getdataBlock(t, p2pAddr, node.Params().Net, hash); got != hash {
+		if got := getdataBlock(t, p2pAddr, node.Params(), hash); got != hash {
 			t.Fatalf("getdata block %s: got block %s", hash, got)
 		}
 		if code, _ := d.terminate(10 * time.Second); code != 0 {
@@ -198,46 +199,18 @@ func port(addr string) string {
 // getdataBlock connects to a P2P listener as a light client, asks for one
 // block (getdata MSG_WITNESS_BLOCK) and returns the hash of the block it
 // receives; notfound or nothing within the deadline fails t.
-func getdataBlock(t *testing.T, addr string, btcnet wire.BitcoinNet, hash chainhash.Hash) chainhash.Hash {
+func getdataBlock(t *testing.T, addr string, params *chaincfg.Params, hash chainhash.Hash) chainhash.Hash {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", addr, testtime.Scale(10*time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(30*time.Second))
+	defer cancel()
+	p, err := p2pclient.Dial(ctx, addr, p2pclient.Options{Params: params, Services: wire.SFNodeWitness, Timeout: testtime.Scale(30 * time.Second)})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("p2p: %v", err)
 	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(testtime.Scale(30 * time.Second)))
-	me := wire.NewNetAddressIPPort(net.IPv4(127, 0, 0, 1), 0, wire.SFNodeWitness)
-	v := wire.NewMsgVersion(me, me, 11, 0)
-	v.Services = wire.SFNodeWitness
-	if err := wire.WriteMessage(conn, v, wire.ProtocolVersion, btcnet); err != nil {
-		t.Fatal(err)
+	defer p.Close()
+	blocks, err := p.GetBlocks(ctx, []chainhash.Hash{hash}, true)
+	if err != nil {
+		t.Fatalf("getdata %s: %v", hash, err)
 	}
-	r := bufio.NewReader(conn)
-	asked := false
-	for {
-		msg, _, err := wire.ReadMessage(r, wire.ProtocolVersion, btcnet)
-		if err != nil {
-			t.Fatalf("p2p: %v", err)
-		}
-		switch m := msg.(type) {
-		case *wire.MsgVerAck:
-			if asked {
-				continue
-			}
-			asked = true
-			gd := wire.NewMsgGetData()
-			_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessBlock, &hash))
-			for _, out := range []wire.Message{wire.NewMsgVerAck(), gd} {
-				if err := wire.WriteMessage(conn, out, wire.ProtocolVersion, btcnet); err != nil {
-					t.Fatal(err)
-				}
-			}
-		case *wire.MsgPing:
-			_ = wire.WriteMessage(conn, wire.NewMsgPong(m.Nonce), wire.ProtocolVersion, btcnet)
-		case *wire.MsgNotFound:
-			t.Fatalf("getdata %s: notfound", hash)
-		case *wire.MsgBlock:
-			return m.BlockHash()
-		}
-	}
+	return blocks[0].Block.BlockHash()
 }

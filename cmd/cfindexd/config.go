@@ -15,8 +15,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/httpapi"
+	"github.com/cfindexd/cfindexd/mempool"
 	"github.com/cfindexd/cfindexd/netparams"
 	"github.com/cfindexd/cfindexd/p2p"
 )
@@ -148,7 +148,7 @@ func defaultConfig() Config {
 
 		BloomMaxFPR:   p2p.DefaultBloomMaxFPR,
 		BloomCPU:      int(p2p.DefaultBloomCPUShare * 100),
-		MempoolMirror: bitcoind.DefaultMempoolBytes >> 20,
+		MempoolMirror: mempool.DefaultMaxBytes >> 20,
 	}
 }
 

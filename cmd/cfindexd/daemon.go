@@ -11,25 +11,27 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/httpapi"
 	"github.com/cfindexd/cfindexd/metrics"
 	"github.com/cfindexd/cfindexd/netparams"
+	"github.com/cfindexd/cfindexd/nodeclient"
 	"github.com/cfindexd/cfindexd/p2p"
+	"github.com/cfindexd/cfindexd/prevouts"
 	"github.com/cfindexd/cfindexd/store"
+	"github.com/cfindexd/cfindexd/zmq"
 )
 
 // storeFileName is the store's file below <datadir>/<chain>/.
 const storeFileName = "cfindexd.db"
 
-// prevoutModes maps the prevoutsource config values to bitcoind's modes.
+// prevoutModes maps the prevoutsource config values to the prevout sources' modes.
 func prevoutModes() map[string]string {
 	return map[string]string{
 		"auto":      "",
-		"blocksdir": bitcoind.ModeBlocksDir,
-		"rest":      bitcoind.ModeREST,
-		"getblock":  bitcoind.ModeGetBlock3,
-		"txindex":   bitcoind.ModeTxIndex,
+		"blocksdir": prevouts.ModeBlocksDir,
+		"rest":      prevouts.ModeREST,
+		"getblock":  prevouts.ModeGetBlock3,
+		"txindex":   prevouts.ModeTxIndex,
 	}
 }
 
@@ -173,7 +175,7 @@ func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile
 	}
 	wake := make(chan struct{}, 1)
 	if cfg.ZMQPubHashBlock != "" {
-		sub, err := bitcoind.NewZMQSubscriber(bitcoind.ZMQConfig{Endpoint: cfg.ZMQPubHashBlock},
+		sub, err := zmq.NewSubscriber(zmq.Config{Endpoint: cfg.ZMQPubHashBlock},
 			log.With().Str("component", "zmq").Logger())
 		if err != nil {
 			return fmt.Errorf("zmq: %w", err)
@@ -186,7 +188,7 @@ func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile
 		cfg: cfg, nw: nw, st: st, link: link, metrics: metrics, wake: wake,
 		log:        log,
 		watchEvery: watchInterval(cfg.PollInterval),
-		srcOpts: bitcoind.SourceOptions{
+		srcOpts: prevouts.SourceOptions{
 			Force:            prevoutModes()[cfg.PrevoutSource],
 			NodeP2P:          nodeP2P,
 			NodeP2PGuessed:   guessed,
@@ -206,7 +208,7 @@ func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile
 // checkNodeState logs what the operator should know about the node once at
 // start (initial block download, pruning) and refuses to run when the node
 // has already pruned blocks the store still needs: no retry could fix that.
-func checkNodeState(ctx context.Context, client *bitcoind.Client, st *store.Store, log zerolog.Logger) error {
+func checkNodeState(ctx context.Context, client *nodeclient.Client, st *store.Store, log zerolog.Logger) error {
 	info, err := client.GetChainInfo(ctx)
 	if err != nil {
 		// Not fatal: the follower retries the node anyway.
@@ -223,7 +225,7 @@ func checkNodeState(ctx context.Context, client *bitcoind.Client, st *store.Stor
 			next = tip.Height + 1
 		}
 		if next < info.PruneHeight {
-			return bitcoind.Permanent(fmt.Errorf("node has pruned blocks below height %d but the store needs them from height %d: restart the node without -prune (and -reindex), or with a store that already reaches height %d", info.PruneHeight, next, info.PruneHeight))
+			return nodeclient.Permanent(fmt.Errorf("node has pruned blocks below height %d but the store needs them from height %d: restart the node without -prune (and -reindex), or with a store that already reaches height %d", info.PruneHeight, next, info.PruneHeight))
 		}
 		log.Info().Uint32("prune_height", info.PruneHeight).Msg("node is pruned; cfindexd needs each new block before the node prunes it")
 	}
@@ -247,7 +249,7 @@ func reportStoreSize(ctx context.Context, st *store.Store, m *metrics.Metrics) {
 // forwardHints turns ZMQ hints into wake-ups of the follower. The follower
 // re-reads the node's tip on every wake-up, so hints can be coalesced: a
 // full wake channel already means "look again".
-func forwardHints(ctx context.Context, hints <-chan bitcoind.Hint, wake chan<- struct{}) {
+func forwardHints(ctx context.Context, hints <-chan zmq.Hint, wake chan<- struct{}) {
 	for {
 		select {
 		case <-ctx.Done():

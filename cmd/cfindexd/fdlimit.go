@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
+	"github.com/cfindexd/cfindexd/nodep2p"
 )
 
 // File descriptors cfindexd needs besides P2P peers, HTTP connections and
@@ -28,7 +28,7 @@ const (
 // fdNodeConns is the most connections cfindexd opens to its node under
 // cfg: the indexer's JSON-RPC client (two requests per worker at once with
 // the REST source, or the getblock-3 source's one fewer than rpcthreads,
-// plus fdIndexerPolls), the P2P block source's (bitcoind.DefaultP2PConns),
+// plus fdIndexerPolls), the P2P block source's (nodep2p.DefaultP2PConns),
 // the peers' own client (maxblockfetches + 1, peerNodeClient) and the
 // mempool mirror's one.
 func fdNodeConns(cfg Config) int {
@@ -36,7 +36,7 @@ func fdNodeConns(cfg Config) int {
 	if threads == 0 {
 		threads = fdCoreRPCThreads
 	}
-	n := max(2*cfg.Workers, threads) + fdIndexerPolls + bitcoind.DefaultP2PConns + cfg.MaxBlockFetches + 1
+	n := max(2*cfg.Workers, threads) + fdIndexerPolls + nodep2p.DefaultP2PConns + cfg.MaxBlockFetches + 1
 	if mirrorsMempool(cfg) {
 		n++
 	}

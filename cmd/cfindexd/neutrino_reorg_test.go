@@ -12,12 +12,13 @@ import (
 	"github.com/btcsuite/btclog"
 	"github.com/rs/zerolog"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/indexer"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/lightclient"
 	"github.com/cfindexd/cfindexd/internal/testtime"
+	"github.com/cfindexd/cfindexd/nodeclient"
 	"github.com/cfindexd/cfindexd/p2p"
+	"github.com/cfindexd/cfindexd/prevouts"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -61,12 +62,12 @@ func TestNeutrinoKeepsPeerThroughReorgWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := zerolog.Nop()
-	client, err := bitcoind.NewClient(bitcoind.Config{Host: node.RPCHost(), User: node.User(), Password: node.Password()}, log)
+	client, err := nodeclient.NewClient(nodeclient.Config{Host: node.RPCHost(), User: node.User(), Password: node.Password()}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	source, err := bitcoind.DetectSource(ctx, client, log)
+	source, err := prevouts.DetectSource(ctx, client, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestNeutrinoKeepsPeerThroughReorgWindow(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- f.Run(runCtx) }()
 
-	srv, err := p2p.New(p2p.Config{Params: node.Params(), View: newStoreView(st), Blocks: p2p.NewNodeBlockFetcher(client), Log: log})
+	srv, err := p2p.New(p2p.Config{Params: node.Params(), View: newStoreView(st), Blocks: nodeBlocks{client}, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,11 +14,12 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/httpapi"
 	"github.com/cfindexd/cfindexd/internal/p2pclient"
+	"github.com/cfindexd/cfindexd/mempool"
 	"github.com/cfindexd/cfindexd/metrics"
 	"github.com/cfindexd/cfindexd/netparams"
+	"github.com/cfindexd/cfindexd/nodeclient"
 	"github.com/cfindexd/cfindexd/p2p"
 )
 
@@ -58,15 +59,15 @@ func rpcCandidates(cfg Config, nw netparams.Network) []rpcCandidate {
 // reachable. Safe for concurrent use.
 type nodeLink struct {
 	candidates []rpcCandidate
-	clients    []*bitcoind.Client
+	clients    []*nodeclient.Client
 	// peerClients[i] serves P2P peers for candidates[i]: at most
 	// maxblockfetches+1 connections, so peers never occupy the node's
 	// RPC work queue ahead of the indexer.
-	peerClients []*bitcoind.Client
+	peerClients []*nodeclient.Client
 	// mempoolClients[i] feeds the BIP-37 mempool mirror for candidates[i]
 	// over one connection of its own; nil unless the mirror runs
 	// (peerbloomfilters with a mempoolmirror budget).
-	mempoolClients []*bitcoind.Client
+	mempoolClients []*nodeclient.Client
 	metrics        *metrics.Metrics
 
 	mu      sync.Mutex
@@ -80,7 +81,7 @@ type nodeLink struct {
 func newNodeLink(cfg Config, nw netparams.Network, metrics *metrics.Metrics, log zerolog.Logger) (*nodeLink, error) {
 	l := &nodeLink{candidates: rpcCandidates(cfg, nw), metrics: metrics, current: -1}
 	for _, cand := range l.candidates {
-		nodeCfg := bitcoind.Config{
+		nodeCfg := nodeclient.Config{
 			Host:       cand.Addr,
 			User:       cfg.RPCUser,
 			Password:   cfg.RPCPassword,
@@ -88,7 +89,7 @@ func newNodeLink(cfg Config, nw netparams.Network, metrics *metrics.Metrics, log
 			RESTURL:    cfg.RESTURL,
 			RPCCert:    cfg.RPCCert,
 		}
-		c, err := bitcoind.NewClient(nodeCfg, log.With().Str("component", "bitcoind").Logger())
+		c, err := nodeclient.NewClient(nodeCfg, log.With().Str("component", "node").Logger())
 		if err != nil {
 			l.close()
 			return nil, fmt.Errorf("node client: %w", err)
@@ -103,7 +104,7 @@ func newNodeLink(cfg Config, nw netparams.Network, metrics *metrics.Metrics, log
 		if mirrorsMempool(cfg) {
 			mcfg := nodeCfg
 			mcfg.MaxConns = 1
-			mc, err := bitcoind.NewClient(mcfg, log.With().Str("component", "bitcoind-mempool").Logger())
+			mc, err := nodeclient.NewClient(mcfg, log.With().Str("component", "node-mempool").Logger())
 			if err != nil {
 				l.close()
 				return nil, fmt.Errorf("node client for the mempool mirror: %w", err)
@@ -134,17 +135,17 @@ func (l *nodeLink) addresses() string {
 // error naming every candidate when none answered. A cookie that cannot
 // be read sends no request at all; that error is returned as it is, with
 // a hint when something listens on btcd's port (btcd has no cookie).
-func (l *nodeLink) pick(ctx context.Context, genesis chainhash.Hash) (*bitcoind.Client, rpcCandidate, error) {
+func (l *nodeLink) pick(ctx context.Context, genesis chainhash.Hash) (*nodeclient.Client, rpcCandidate, error) {
 	var err error
 	for i, c := range l.clients {
 		err = c.CheckGenesis(ctx, genesis)
 		if ctx.Err() != nil {
 			return nil, rpcCandidate{}, ctx.Err()
 		}
-		if errors.Is(err, bitcoind.ErrNoCookie) {
+		if errors.Is(err, nodeclient.ErrNoCookie) {
 			return nil, rpcCandidate{}, l.noCookie(ctx, c, genesis, err)
 		}
-		if !errors.Is(err, bitcoind.ErrUnreachable) {
+		if !errors.Is(err, nodeclient.ErrUnreachable) {
 			return c, l.candidates[i], err
 		}
 	}
@@ -163,7 +164,7 @@ const cookieGrace = 2 * time.Second
 // (a retry). When something does and the cookie is still missing
 // cookieGrace later, the node is up and writes no cookie where cfindexd
 // looks (btcd writes none at all): no retry can fix that.
-func (l *nodeLink) noCookie(ctx context.Context, c *bitcoind.Client, genesis chainhash.Hash, err error) error {
+func (l *nodeLink) noCookie(ctx context.Context, c *nodeclient.Client, genesis chainhash.Hash, err error) error {
 	cand, ok := l.listening()
 	if !ok {
 		return err
@@ -175,13 +176,13 @@ func (l *nodeLink) noCookie(ctx context.Context, c *bitcoind.Client, genesis cha
 		return ctx.Err()
 	case <-t.C:
 	}
-	if again := c.CheckGenesis(ctx, genesis); !errors.Is(again, bitcoind.ErrNoCookie) {
+	if again := c.CheckGenesis(ctx, genesis); !errors.Is(again, nodeclient.ErrNoCookie) {
 		return err
 	}
 	if cand, ok = l.listening(); !ok {
 		return err
 	}
-	return bitcoind.Permanent(fmt.Errorf("%w; but a node answers at %s (%s), so it writes no cookie there: btcd writes none, set rpcuser and rpcpassword; for Bitcoin Core set bitcoindatadir or rpccookiefile", err, cand.Addr, cand.Label))
+	return nodeclient.Permanent(fmt.Errorf("%w; but a node answers at %s (%s), so it writes no cookie there: btcd writes none, set rpcuser and rpcpassword; for Bitcoin Core set bitcoindatadir or rpccookiefile", err, cand.Addr, cand.Label))
 }
 
 // listening returns the first candidate on which something accepts TCP
@@ -207,7 +208,7 @@ func (l *nodeLink) p2pInsteadOfRPC(ctx context.Context, params *chaincfg.Params,
 		p, derr := p2pclient.Dial(ctx, cand.Addr, p2pclient.Options{Params: params, Timeout: p2pProbeTimeout})
 		if derr == nil {
 			p.Close()
-			return bitcoind.Permanent(fmt.Errorf("%s (%s) is a Bitcoin P2P port, not a JSON-RPC server: set rpcport to the node's RPC port (Bitcoin Core's -rpcport, btcd's --rpclisten)", cand.Addr, cand.Label))
+			return nodeclient.Permanent(fmt.Errorf("%s (%s) is a Bitcoin P2P port, not a JSON-RPC server: set rpcport to the node's RPC port (Bitcoin Core's -rpcport, btcd's --rpclisten)", cand.Addr, cand.Label))
 		}
 	}
 	return err
@@ -215,7 +216,7 @@ func (l *nodeLink) p2pInsteadOfRPC(ctx context.Context, params *chaincfg.Params,
 
 // use makes c, one of the candidates' clients, the one in use: the P2P
 // server relays through that candidate's peers' client.
-func (l *nodeLink) use(c *bitcoind.Client) {
+func (l *nodeLink) use(c *nodeclient.Client) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for i, ci := range l.clients {
@@ -229,7 +230,7 @@ func (l *nodeLink) use(c *bitcoind.Client) {
 
 // peerClient returns the peers' client of the candidate in use, nil
 // before any candidate answered.
-func (l *nodeLink) peerClient() *bitcoind.Client {
+func (l *nodeLink) peerClient() *nodeclient.Client {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.current < 0 {
@@ -240,7 +241,7 @@ func (l *nodeLink) peerClient() *bitcoind.Client {
 
 // mempoolClient returns the mempool mirror's client of the candidate in
 // use, or errNodeNotConnected.
-func (l *nodeLink) mempoolClient() (*bitcoind.Client, error) {
+func (l *nodeLink) mempoolClient() (*nodeclient.Client, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.current < 0 || l.current >= len(l.mempoolClients) {
@@ -249,17 +250,18 @@ func (l *nodeLink) mempoolClient() (*bitcoind.Client, error) {
 	return l.mempoolClients[l.current], nil
 }
 
-// GetRawMempool implements bitcoind.MempoolSource through the mirror's
+// GetRawMempool implements mempool.Source through the mirror's
 // client of the candidate in use.
-func (l *nodeLink) GetRawMempool(ctx context.Context, withSequence bool) (bitcoind.MempoolSnapshot, error) {
+func (l *nodeLink) GetRawMempool(ctx context.Context, withSequence bool) (mempool.Snapshot, error) {
 	c, err := l.mempoolClient()
 	if err != nil {
-		return bitcoind.MempoolSnapshot{}, err
+		return mempool.Snapshot{}, err
 	}
-	return c.GetRawMempool(ctx, withSequence)
+	snap, err := c.GetRawMempool(ctx, withSequence)
+	return mempool.Snapshot(snap), err
 }
 
-// GetMempoolTransactions implements bitcoind.MempoolSource.
+// GetMempoolTransactions implements mempool.Source.
 func (l *nodeLink) GetMempoolTransactions(ctx context.Context, txids []chainhash.Hash) ([][]byte, error) {
 	c, err := l.mempoolClient()
 	if err != nil {
@@ -268,7 +270,7 @@ func (l *nodeLink) GetMempoolTransactions(ctx context.Context, txids []chainhash
 	return c.GetMempoolTransactions(ctx, txids)
 }
 
-// GetRawBlock implements bitcoind.MempoolSource.
+// GetRawBlock implements mempool.Source.
 func (l *nodeLink) GetRawBlock(ctx context.Context, hash chainhash.Hash) (*wire.MsgBlock, error) {
 	c, err := l.mempoolClient()
 	if err != nil {
@@ -279,10 +281,10 @@ func (l *nodeLink) GetRawBlock(ctx context.Context, hash chainhash.Hash) (*wire.
 
 // up records a successful contact: the node's identity and prevout mode
 // (empty strings keep what is known).
-func (l *nodeLink) up(info bitcoind.NodeInfo, mode string) {
+func (l *nodeLink) up(info nodeclient.NodeInfo, mode string) {
 	l.mu.Lock()
 	l.status.Reachable, l.status.Error = true, ""
-	if info.Kind != bitcoind.NodeUnknown || info.Subversion != "" {
+	if info.Kind != nodeclient.NodeUnknown || info.Subversion != "" {
 		l.status.Kind, l.status.Version = info.Kind.String(), info.Subversion
 	}
 	if mode != "" {
@@ -317,7 +319,15 @@ func (l *nodeLink) nodeStatus() httpapi.NodeStatus {
 
 // errNodeNotConnected answers light clients' block and transaction
 // requests before the node has answered once.
-var errNodeNotConnected = errors.New("the node has not answered yet")
+// It is also mempool.ErrNotReady: the mirror waits for the node quietly.
+var errNodeNotConnected error = notConnectedError{}
+
+type notConnectedError struct{}
+
+func (notConnectedError) Error() string { return "the node has not answered yet" }
+
+// Is makes the error match mempool.ErrNotReady.
+func (notConnectedError) Is(target error) bool { return target == mempool.ErrNotReady }
 
 // FetchBlock implements p2p.BlockFetcher through the peers' client of the
 // candidate in use.
@@ -326,7 +336,7 @@ func (l *nodeLink) FetchBlock(ctx context.Context, hash chainhash.Hash) (*wire.M
 	if c == nil {
 		return nil, errNodeNotConnected
 	}
-	return p2p.NewNodeBlockFetcher(c).FetchBlock(ctx, hash)
+	return nodeBlocks{c}.FetchBlock(ctx, hash)
 }
 
 // RelayTransaction implements p2p.TxRelayer through the peers' client of
@@ -336,7 +346,7 @@ func (l *nodeLink) RelayTransaction(ctx context.Context, raw []byte) (chainhash.
 	if c == nil {
 		return chainhash.Hash{}, errNodeNotConnected
 	}
-	return p2p.NewNodeTxRelayer(c).RelayTransaction(ctx, raw)
+	return nodeBlocks{c}.RelayTransaction(ctx, raw)
 }
 
 // close releases every client's idle connections.
@@ -356,5 +366,5 @@ var (
 	_ p2p.BlockFetcher = (*nodeLink)(nil)
 	_ p2p.TxRelayer    = (*nodeLink)(nil)
 
-	_ bitcoind.MempoolSource = (*nodeLink)(nil)
+	_ mempool.Source = (*nodeLink)(nil)
 )

@@ -12,10 +12,13 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/indexer"
+	"github.com/cfindexd/cfindexd/internal/backoff"
 	"github.com/cfindexd/cfindexd/metrics"
 	"github.com/cfindexd/cfindexd/netparams"
+	"github.com/cfindexd/cfindexd/nodeclient"
+	"github.com/cfindexd/cfindexd/nodep2p"
+	"github.com/cfindexd/cfindexd/prevouts"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -50,7 +53,7 @@ var errNodeRestarted = errors.New("node restarted")
 // watches it for restarts, and goes back to waiting when the node stops
 // answering or starts refusing cfindexd's configuration.
 //
-// Errors that cannot heal (bitcoind.IsPermanent) end the daemon only
+// Errors that cannot heal (nodeclient.IsPermanent) end the daemon only
 // before the node has answered once: at start an operator is watching
 // and a one-line exit is the clearest report. Later (the node was
 // reconfigured while cfindexd runs) they are logged at error level with a
@@ -64,7 +67,7 @@ type nodeSupervisor struct {
 	wake       <-chan struct{}
 	log        zerolog.Logger
 	watchEvery time.Duration
-	srcOpts    bitcoind.SourceOptions
+	srcOpts    prevouts.SourceOptions
 	prevouts   *prevoutTotals
 	repair     *storeRepairer
 
@@ -84,8 +87,8 @@ func watchInterval(poll time.Duration) time.Duration {
 // the daemon.
 func (s *nodeSupervisor) run(ctx context.Context) error {
 	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
-	healing := bitcoind.NewBackoff(healMinBackoff, healMaxBackoff, rnd)
-	refused := bitcoind.NewBackoff(permanentMinBackoff, permanentMaxBackoff, rnd)
+	healing := backoff.New(healMinBackoff, healMaxBackoff, rnd)
+	refused := backoff.New(permanentMinBackoff, permanentMaxBackoff, rnd)
 	for {
 		client, src, err := s.connect(ctx)
 		if ctx.Err() != nil {
@@ -104,7 +107,7 @@ func (s *nodeSupervisor) run(ctx context.Context) error {
 				continue
 			case err == nil:
 				continue
-			case !bitcoind.IsPermanent(err) && !errors.Is(err, bitcoind.ErrUnreachable):
+			case !nodeclient.IsPermanent(err) && !errors.Is(err, nodeclient.ErrUnreachable):
 				// The store failed, or the node's chain no longer
 				// matches the store: not the node supervisor's to heal.
 				return err
@@ -112,7 +115,7 @@ func (s *nodeSupervisor) run(ctx context.Context) error {
 		}
 		s.link.down(err)
 		var wait time.Duration
-		if bitcoind.IsPermanent(err) {
+		if nodeclient.IsPermanent(err) {
 			if !s.connected {
 				return err
 			}
@@ -136,9 +139,9 @@ func (s *nodeSupervisor) run(ctx context.Context) error {
 // detects the prevout source (or checks the forced one), refuses a node
 // that pruned what the store still needs and a configured nodep2p that is
 // not the node, and records what it found for /status.
-func (s *nodeSupervisor) connect(ctx context.Context) (*bitcoind.Client, bitcoind.BlockSource, error) {
+func (s *nodeSupervisor) connect(ctx context.Context) (*nodeclient.Client, prevouts.BlockSource, error) {
 	client, cand, err := s.link.pick(ctx, *s.nw.Params.GenesisHash)
-	if errors.Is(err, bitcoind.ErrUnreachable) && !s.connected {
+	if errors.Is(err, nodeclient.ErrUnreachable) && !s.connected {
 		err = s.link.p2pInsteadOfRPC(ctx, s.nw.Params, err)
 	}
 	if ctx.Err() != nil {
@@ -151,8 +154,8 @@ func (s *nodeSupervisor) connect(ctx context.Context) (*bitcoind.Client, bitcoin
 		}
 		s.picked = cand.Addr
 	}
-	if errors.Is(err, bitcoind.ErrWrongNetwork) {
-		return nil, nil, fmt.Errorf("%w: node at %s is %s, but cfindexd follows %s: point rpcconnect/rpcport at a %s node, or set chain", bitcoind.ErrWrongNetwork, cand.Addr, s.nodeNetwork(ctx, client), s.nw.Name, s.nw.Name)
+	if errors.Is(err, nodeclient.ErrWrongNetwork) {
+		return nil, nil, fmt.Errorf("%w: node at %s is %s, but cfindexd follows %s: point rpcconnect/rpcport at a %s node, or set chain", nodeclient.ErrWrongNetwork, cand.Addr, s.nodeNetwork(ctx, client), s.nw.Name, s.nw.Name)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -161,7 +164,7 @@ func (s *nodeSupervisor) connect(ctx context.Context) (*bitcoind.Client, bitcoin
 	if err != nil {
 		return nil, nil, fmt.Errorf("detect node: %w", err)
 	}
-	src, err := bitcoind.DetectSource(ctx, client, s.log.With().Str("component", "bitcoind").Logger(), s.srcOpts)
+	src, err := prevouts.DetectSource(ctx, client, s.log.With().Str("component", "node").Logger(), s.srcOpts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -192,7 +195,7 @@ func (s *nodeSupervisor) connect(ctx context.Context) (*bitcoind.Client, bitcoin
 
 // nodeNetwork names the network a node is on from its genesis block, for
 // the wrong-network line.
-func (s *nodeSupervisor) nodeNetwork(ctx context.Context, client *bitcoind.Client) string {
+func (s *nodeSupervisor) nodeNetwork(ctx context.Context, client *nodeclient.Client) string {
 	if client == nil {
 		return "on another network"
 	}
@@ -212,18 +215,18 @@ func (s *nodeSupervisor) nodeNetwork(ctx context.Context, client *bitcoind.Clien
 // only one that uses it) is chosen: an address that answers as something
 // else than the node's P2P port is a configuration error; one that does
 // not answer is logged, and blocks come over JSON-RPC until it does.
-func (s *nodeSupervisor) checkNodeP2P(ctx context.Context, client *bitcoind.Client, src bitcoind.BlockSource) error {
-	if s.srcOpts.NodeP2P == "" || s.srcOpts.NodeP2PGuessed || src.Mode() != bitcoind.ModeTxIndex {
+func (s *nodeSupervisor) checkNodeP2P(ctx context.Context, client *nodeclient.Client, src prevouts.BlockSource) error {
+	if s.srcOpts.NodeP2P == "" || s.srcOpts.NodeP2PGuessed || src.Mode() != prevouts.ModeTxIndex {
 		return nil
 	}
 	cctx, cancel := context.WithTimeout(ctx, nodeP2PCheckTimeout)
 	defer cancel()
-	err := bitcoind.CheckNodeP2P(cctx, client, s.srcOpts.NodeP2P, s.srcOpts.P2PNet)
+	err := nodep2p.CheckNodeP2P(cctx, s.srcOpts.NodeP2P, s.srcOpts.P2PNet, client.IdentifyingBlock)
 	switch {
 	case err == nil, ctx.Err() != nil:
 		return nil
-	case errors.Is(err, bitcoind.ErrP2PNotTheNode):
-		return bitcoind.Permanent(fmt.Errorf("%w: set nodep2p to the node's P2P address (btcd's --listen), or to \"\" for JSON-RPC only", err))
+	case errors.Is(err, nodep2p.ErrNotTheNode):
+		return nodeclient.Permanent(fmt.Errorf("%w: set nodep2p to the node's P2P address (btcd's --listen), or to \"\" for JSON-RPC only", err))
 	}
 	s.log.Warn().Err(err).Str("nodep2p", s.srcOpts.NodeP2P).Msg("nodep2p does not answer; fetching blocks over JSON-RPC until it does")
 	return nil
@@ -231,7 +234,7 @@ func (s *nodeSupervisor) checkNodeP2P(ctx context.Context, client *bitcoind.Clie
 
 // follow runs the follower against the node until the node restarts,
 // stops answering for good, refuses cfindexd, or ctx ends.
-func (s *nodeSupervisor) follow(ctx context.Context, client *bitcoind.Client, src bitcoind.BlockSource) error {
+func (s *nodeSupervisor) follow(ctx context.Context, client *nodeclient.Client, src prevouts.BlockSource) error {
 	follower := indexer.NewFollower(indexer.Config{
 		Genesis:      *s.nw.Params.GenesisHash,
 		Workers:      s.cfg.Workers,
@@ -254,7 +257,7 @@ func (s *nodeSupervisor) follow(ctx context.Context, client *bitcoind.Client, sr
 // moved (it restarted), or that answers again after failing, ends the run
 // with errNodeRestarted so that its options are detected again; a node
 // that now refuses cfindexd's configuration ends it with that error.
-func (s *nodeSupervisor) watch(ctx context.Context, client *bitcoind.Client) error {
+func (s *nodeSupervisor) watch(ctx context.Context, client *nodeclient.Client) error {
 	t := time.NewTicker(s.watchEvery)
 	defer t.Stop()
 	failing := false
@@ -270,7 +273,7 @@ func (s *nodeSupervisor) watch(ctx context.Context, client *bitcoind.Client) err
 		switch {
 		case ctx.Err() != nil:
 			return nil
-		case err != nil && bitcoind.IsPermanent(err):
+		case err != nil && nodeclient.IsPermanent(err):
 			return err
 		case err != nil:
 			if !failing {
@@ -292,13 +295,13 @@ func (s *nodeSupervisor) watch(ctx context.Context, client *bitcoind.Client) err
 
 // probe asks the node for its uptime (when it started), or, for a node
 // without that RPC, only whether it answers (a zero window).
-func (s *nodeSupervisor) probe(ctx context.Context, client *bitcoind.Client) (startWindow, error) {
+func (s *nodeSupervisor) probe(ctx context.Context, client *nodeclient.Client) (startWindow, error) {
 	before := time.Now()
 	up, err := client.Uptime(ctx)
 	if err == nil {
 		return nodeStartWindow(before, time.Now(), up), nil
 	}
-	if errors.Is(err, bitcoind.ErrMethodNotFound) {
+	if errors.Is(err, nodeclient.ErrMethodNotFound) {
 		_, err = client.GetBestBlockHash(ctx)
 	}
 	return startWindow{}, err
@@ -325,7 +328,7 @@ func (w startWindow) after(prev startWindow) bool {
 
 // closeSource releases a source's connections (the txindex source's P2P
 // pool); nil is fine.
-func closeSource(src bitcoind.BlockSource) {
+func closeSource(src prevouts.BlockSource) {
 	if closer, ok := src.(io.Closer); ok {
 		_ = closer.Close()
 	}
@@ -341,11 +344,11 @@ type prevoutTotals struct {
 	mu                  sync.Mutex
 	registered          bool
 	baseCache, baseNode uint64
-	current             bitcoind.PrevoutCounter
+	current             prevouts.PrevoutCounter
 }
 
 // use makes src the current source.
-func (p *prevoutTotals) use(src bitcoind.BlockSource) {
+func (p *prevoutTotals) use(src prevouts.BlockSource) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.current != nil {
@@ -353,7 +356,7 @@ func (p *prevoutTotals) use(src bitcoind.BlockSource) {
 		p.baseCache, p.baseNode = p.baseCache+c, p.baseNode+n
 		p.current = nil
 	}
-	counted, ok := src.(bitcoind.PrevoutCounter)
+	counted, ok := src.(prevouts.PrevoutCounter)
 	if !ok {
 		return
 	}

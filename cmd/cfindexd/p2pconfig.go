@@ -6,9 +6,9 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/metrics"
 	"github.com/cfindexd/cfindexd/netparams"
+	"github.com/cfindexd/cfindexd/nodeclient"
 	"github.com/cfindexd/cfindexd/p2p"
 	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 	"github.com/cfindexd/cfindexd/store"
@@ -50,9 +50,9 @@ func (c *Config) validateP2PDefences() error {
 // getdata, relayed transactions): a client of its own, with at most
 // maxblockfetches+1 connections, so that peers' requests queue on it and
 // never occupy the node's RPC work queue ahead of the indexer's calls.
-func peerNodeClient(node bitcoind.Config, cfg Config, log zerolog.Logger) (*bitcoind.Client, error) {
+func peerNodeClient(node nodeclient.Config, cfg Config, log zerolog.Logger) (*nodeclient.Client, error) {
 	node.MaxConns = cfg.MaxBlockFetches + 1
-	return bitcoind.NewClient(node, log.With().Str("component", "bitcoind-peers").Logger())
+	return nodeclient.NewClient(node, log.With().Str("component", "node-peers").Logger())
 }
 
 // peerNode is how P2P peers reach the node: blocks for getdata and relayed

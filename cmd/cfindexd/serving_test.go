@@ -93,7 +93,7 @@ func TestServesTheStoreBeforeTheNodeAnswers(t *testing.T) {
 	if want := coreBlockFilter(hash100, filter100); st != 200 || !bytes.Equal(body, want) {
 		t.Errorf("filter of block 100 while the node is down: %d %x, want %x", st, body, want)
 	}
-	peer := dialLightPeer(t, p2pAddr, node.Params().Net)
+	peer := dialLightPeer(t, p2pAddr, node.Params())
 	peer.Close()
 
 	code, out, errOut := runCLI(t, "status", "--chain=simnet", "--httplisten="+httpAddr)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net"
@@ -11,7 +10,9 @@ import (
 
 	"github.com/btcsuite/btcd/wire/v2"
 
+	"github.com/btcsuite/btcd/chaincfg/v2"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/p2pclient"
 	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
@@ -65,7 +66,7 @@ func TestSIGTERMAtTipIsFast(t *testing.T) {
 	defer silent.Close()
 	// Two light clients past the handshake.
 	for range 2 {
-		c := dialLightPeer(t, p2pAddr, node.Params().Net)
+		c := dialLightPeer(t, p2pAddr, node.Params())
 		defer c.Close()
 	}
 	waitHTTP(t, "http://"+httpAddr+"/metrics", 200, "cfindexd_p2p_peers_connected 2")
@@ -96,30 +97,13 @@ func TestSIGTERMAtTipIsFast(t *testing.T) {
 
 // dialLightPeer connects to a P2P listener and completes the version
 // handshake as a light client would, then leaves the connection idle.
-func dialLightPeer(t *testing.T, addr string, btcnet wire.BitcoinNet) net.Conn {
+func dialLightPeer(t *testing.T, addr string, params *chaincfg.Params) *p2pclient.Peer {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	p, err := p2pclient.Dial(ctx, addr, p2pclient.Options{Params: params, Services: wire.SFNodeWitness, Timeout: 20 * time.Second})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("p2p handshake: %v", err)
 	}
-	_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
-	me := wire.NewNetAddressIPPort(net.IPv4(127, 0, 0, 1), 0, wire.SFNodeWitness)
-	v := wire.NewMsgVersion(me, me, 7, 0)
-	v.Services = wire.SFNodeWitness
-	if err := wire.WriteMessage(conn, v, wire.ProtocolVersion, btcnet); err != nil {
-		t.Fatal(err)
-	}
-	r := bufio.NewReader(conn)
-	for gotVerAck := false; !gotVerAck; {
-		msg, _, err := wire.ReadMessage(r, wire.ProtocolVersion, btcnet)
-		if err != nil {
-			t.Fatalf("p2p handshake: %v", err)
-		}
-		_, gotVerAck = msg.(*wire.MsgVerAck)
-	}
-	if err := wire.WriteMessage(conn, wire.NewMsgVerAck(), wire.ProtocolVersion, btcnet); err != nil {
-		t.Fatal(err)
-	}
-	_ = conn.SetDeadline(time.Time{})
-	return conn
+	return p
 }

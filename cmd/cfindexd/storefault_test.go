@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -25,7 +24,9 @@ import (
 	"github.com/rs/zerolog"
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/btcsuite/btcd/chaincfg/v2"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/p2pclient"
 	"github.com/cfindexd/cfindexd/netparams"
 )
 
@@ -150,75 +151,45 @@ func filtersLeaf(t *testing.T, path string) (offset int64, heights []uint32) {
 	return int64(child * ps), heights
 }
 
-// p2pClient is a bare Bitcoin P2P client for one connection.
-type p2pClient struct {
-	conn net.Conn
-	rd   *bufio.Reader
-	net  wire.BitcoinNet
-}
-
-func dialP2P(t *testing.T, addr string, bnet wire.BitcoinNet) *p2pClient {
+// dialP2P connects to a P2P listener as a light client.
+func dialP2P(t *testing.T, addr string, params *chaincfg.Params) *p2pclient.Peer {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	p, err := p2pclient.Dial(ctx, addr, p2pclient.Options{Params: params, Services: wire.SFNodeWitness, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { conn.Close() })
-	c := &p2pClient{conn: conn, rd: bufio.NewReader(conn), net: bnet}
-	me := wire.NewNetAddressIPPort(net.IPv4(127, 0, 0, 1), 0, 0)
-	v := wire.NewMsgVersion(me, me, 7, 0)
-	v.Services = wire.SFNodeWitness
-	if err := c.send(v); err != nil {
-		t.Fatal(err)
-	}
-	for gotVerAck := false; !gotVerAck; {
-		m, err := c.read(10 * time.Second)
-		if err != nil {
-			t.Fatalf("handshake: %v", err)
-		}
-		_, gotVerAck = m.(*wire.MsgVerAck)
-	}
-	if err := c.send(wire.NewMsgVerAck()); err != nil {
-		t.Fatal(err)
-	}
-	return c
+	t.Cleanup(func() { p.Close() })
+	return p
 }
 
-func (c *p2pClient) send(m wire.Message) error {
-	_ = c.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	return wire.WriteMessage(c.conn, m, wire.AddrV2Version, c.net)
-}
-
-func (c *p2pClient) read(limit time.Duration) (wire.Message, error) {
-	_ = c.conn.SetReadDeadline(time.Now().Add(limit))
-	m, _, err := wire.ReadMessage(c.rd, wire.AddrV2Version, c.net)
-	return m, err
-}
-
-// cfilters sends getcfilters(start, stop) and collects the cfilter
+// cfilters sends getcfilters(start, stop) to p and collects the cfilter
 // messages that arrive within limit, up to want of them.
-func (c *p2pClient) cfilters(start uint32, stop chainhash.Hash, want int, limit time.Duration) (map[chainhash.Hash][]byte, error) {
-	if err := c.send(wire.NewMsgGetCFilters(wire.GCSFilterRegular, start, &stop)); err != nil {
+func cfilters(p *p2pclient.Peer, start uint32, stop chainhash.Hash, want int, limit time.Duration) (map[chainhash.Hash][]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	if err := p.Send(ctx, wire.NewMsgGetCFilters(wire.GCSFilterRegular, start, &stop)); err != nil {
 		return nil, err
 	}
 	got := map[chainhash.Hash][]byte{}
-	deadline := time.Now().Add(limit)
 	for len(got) < want {
-		left := time.Until(deadline)
-		if left <= 0 {
-			return got, nil
-		}
-		m, err := c.read(left)
+		f, err := p.ReadFrame(ctx)
 		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
+		if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
 			return got, nil
 		}
 		if err != nil {
 			return got, err
 		}
-		if cf, ok := m.(*wire.MsgCFilter); ok {
-			got[cf.BlockHash] = cf.Data
+		if f.Command != wire.CmdCFilter {
+			continue
 		}
+		var cf wire.MsgCFilter
+		if err := cf.BtcDecode(bytes.NewReader(f.Payload), wire.ProtocolVersion, wire.BaseEncoding); err != nil {
+			return got, err
+		}
+		got[cf.BlockHash] = cf.Data
 	}
 	return got, nil
 }
@@ -296,14 +267,13 @@ func TestCorruptPageKeepsDaemonUp(t *testing.T) {
 
 	// P2P: a range over the damaged page, then a healthy one on a fresh
 	// connection.
-	bnet := node.Params().Net
-	c := dialP2P(t, p2pAddr, bnet)
+	c := dialP2P(t, p2pAddr, node.Params())
 	stop, err := node.BlockHash(ctx, int32(heights[len(heights)-1]))
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := len(heights)
-	got, err := c.cfilters(heights[0], stop, n, 5*time.Second)
+	got, err := cfilters(c, heights[0], stop, n, 5*time.Second)
 	if len(got) == n {
 		t.Fatalf("getcfilters over the damaged page got all %d filters", n)
 	}
@@ -316,7 +286,7 @@ func TestCorruptPageKeepsDaemonUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err = dialP2P(t, p2pAddr, bnet).cfilters(goodStart, goodStop, 10, 30*time.Second)
+	got, err = cfilters(dialP2P(t, p2pAddr, node.Params()), goodStart, goodStop, 10, 30*time.Second)
 	if err != nil || len(got) != 10 {
 		t.Fatalf("getcfilters away from the damage: %d filters, %v", len(got), err)
 	}

@@ -63,7 +63,7 @@ func buildBinaryIn(dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("create cache dir: %w", err)
 	}
-	unlock, err := lockFile(target + ".lock")
+	unlock, err := LockFile(target + ".lock")
 	if err != nil {
 		return "", err
 	}
@@ -110,8 +110,8 @@ func isExecutable(path string) bool {
 	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
 
-// lockFile takes an exclusive flock on path, blocking until it is free.
-func lockFile(path string) (unlock func(), err error) {
+// LockFile takes an exclusive flock on path, blocking until it is free.
+func LockFile(path string) (unlock func(), err error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open lock file: %w", err)

@@ -137,9 +137,9 @@ func submitResult(blk *wire.MsgBlock, reason *string) error {
 	return nil
 }
 
-// submitAsTip hands blk to btcd with submitblock and checks, in the same
+// SubmitAsTip hands blk to btcd with submitblock and checks, in the same
 // batch (one round trip), that it became the tip.
-func (n *Node) submitAsTip(ctx context.Context, blk *wire.MsgBlock) error {
+func (n *Node) SubmitAsTip(ctx context.Context, blk *wire.MsgBlock) error {
 	var reason *string
 	var best struct {
 		Hash string `json:"hash"`
@@ -255,4 +255,23 @@ func (n *Node) RawTransaction(ctx context.Context, txid chainhash.Hash) (*wire.M
 		return nil, fmt.Errorf("getrawtransaction %s: decode: %w", txid, err)
 	}
 	return &tx, nil
+}
+
+// SoftforksActive reports whether btcd's getblockchaininfo says every named
+// BIP-9 deployment is active for the next block.
+func (n *Node) SoftforksActive(ctx context.Context, names ...string) (bool, error) {
+	var info struct {
+		BIP9 map[string]struct {
+			Status string `json:"status"`
+		} `json:"bip9_softforks"`
+	}
+	if err := n.Call(ctx, "getblockchaininfo", nil, &info); err != nil {
+		return false, err
+	}
+	for _, name := range names {
+		if info.BIP9[name].Status != "active" {
+			return false, nil
+		}
+	}
+	return true, nil
 }

@@ -1,4 +1,4 @@
-// Package btcdtest runs a real btcd (v0.26.2, the `tool` in go.mod) for
+// Package btcdtest runs a real btcd (the version go.mod pins as a tool) for
 // integration tests and drives it: a minimal JSON-RPC client, block
 // generation, a key-based test wallet that builds and signs every standard
 // script type, a builder for transaction-rich chains, and a miner for side
@@ -9,17 +9,20 @@
 //   - building btcd once per machine into os.UserCacheDir()/cfindexd-test/
 //     (guarded by a file lock so parallel test binaries build it once);
 //   - the btcd process: loopback ports only, its own datadir, stopped by PID
-//     (SIGTERM, then SIGKILL after 10 s) from tb.Cleanup, its output kept in
+//     (SIGTERM, then SIGKILL) from tb.Cleanup, its output kept in
 //     the datadir (btcd.out.log) and its tail printed when the test failed;
 //   - the same without a testing.TB for programs (cmd/cfbench): BuildBinary,
 //     StartNode, Node.Launch and Node.RunOnce return errors, and the caller
 //     stops the node; Binary, Start and Restart are thin wrappers over them;
 //   - deterministic test keys and transactions (fixed seeds).
 //
+// The mainnet-shaped chain (generated, cached and loaded) is its own
+// package, internal/btcdtest/mainnetchain, built on this one.
+//
 // What it must not do: it is test and benchmark code, imported from _test.go
 // files and cmd/cfbench, never from production packages; it holds no
 // package-level mutable state; it never talks to anything but 127.0.0.1; it
-// does not share code with package bitcoind, so each can check the other.
+// does not share code with package nodeclient, so each can check the other.
 //
 // Two ways to mine:
 //   - Node.Generate uses btcd's own miner (`generate`, coinbases to the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/v2"
@@ -38,12 +39,12 @@ func MineBlockOn(params *chaincfg.Params, prevHash chainhash.Hash, prevHeight in
 	if !params.GenerateSupported {
 		panic(fmt.Sprintf("btcdtest: MineBlockOn on %s: proof of work too hard for a test", params.Name))
 	}
-	return buildBlock(params, prevHash, prevHeight+1, time.Unix(prevTime.Unix()+1, 0), txs, coinbaseScript, 0)
+	return BuildBlock(params, prevHash, prevHeight+1, time.Unix(prevTime.Unix()+1, 0), txs, coinbaseScript, 0)
 }
 
-// buildBlock assembles and solves a block at height with the given
+// BuildBlock assembles and solves a block at height with the given
 // timestamp; the coinbase claims the subsidy plus fees.
-func buildBlock(params *chaincfg.Params, prevHash chainhash.Hash, height int32, timestamp time.Time,
+func BuildBlock(params *chaincfg.Params, prevHash chainhash.Hash, height int32, timestamp time.Time,
 	txs []*wire.MsgTx, coinbaseScript []byte, fees int64) *wire.MsgBlock {
 
 	coinbase := coinbaseTx(params, height, coinbaseScript, fees)
@@ -207,4 +208,16 @@ func CoinbaseHeight(params *chaincfg.Params, blk *wire.MsgBlock) (int32, error) 
 		return int32(h), nil
 	}
 	return 0, fmt.Errorf("block %s: coinbase scriptSig %x does not start with a height", blk.BlockHash(), script)
+}
+
+// NextBlockTime is max(now, median-time-past of times + 1s).
+func NextBlockTime(times []time.Time) time.Time {
+	sorted := slices.Clone(times)
+	slices.SortFunc(sorted, time.Time.Compare)
+	mtp := sorted[len(sorted)/2]
+	now := time.Unix(time.Now().Unix(), 0)
+	if least := mtp.Add(time.Second); now.Before(least) {
+		return least
+	}
+	return now
 }

@@ -17,9 +17,9 @@ const (
 	// richSinkValue is the value of the outputs spend txs create (above
 	// btcd's dust limit for every standard kind).
 	richSinkValue = 10_000
-	// maxActivationRounds bounds how many 100-block BIP-9 windows we mine
+	// MaxActivationRounds bounds how many 100-block BIP-9 windows we mine
 	// waiting for segwit and taproot on simnet.
-	maxActivationRounds = 6
+	MaxActivationRounds = 6
 )
 
 // workKinds are the outputs each block's funding tx creates, in output
@@ -98,7 +98,7 @@ func newRichBuilder(ctx context.Context, n *Node, w *Wallet) (*richBuilder, erro
 	b.tip = w.synced[b.height]
 	w.mu.Unlock()
 	hash := b.tip
-	for range medianTimeBlocks {
+	for range MedianTimeBlocks {
 		hdr, height, err := n.BlockHeader(ctx, hash)
 		if err != nil {
 			return nil, err
@@ -112,11 +112,11 @@ func newRichBuilder(ctx context.Context, n *Node, w *Wallet) (*richBuilder, erro
 	return b, nil
 }
 
-// medianTimeBlocks is how many blocks median-time-past looks at.
-const medianTimeBlocks = 11
+// MedianTimeBlocks is how many blocks median-time-past looks at.
+const MedianTimeBlocks = 11
 
 // nextTime is max(now, median-time-past + 1s).
-func (b *richBuilder) nextTime() time.Time { return nextBlockTime(b.times) }
+func (b *richBuilder) nextTime() time.Time { return NextBlockTime(b.times) }
 
 // fundingNeed bounds what one funding tx spends.
 func fundingNeed() int64 {
@@ -126,7 +126,7 @@ func fundingNeed() int64 {
 // prepare mines empty blocks until the wallet can fund a block and segwit
 // and taproot are active for the next block.
 func (b *richBuilder) prepare(ctx context.Context) error {
-	limit := int(b.n.params.CoinbaseMaturity) + maxActivationRounds*int(b.n.params.MinerConfirmationWindow)
+	limit := int(b.n.params.CoinbaseMaturity) + MaxActivationRounds*int(b.n.params.MinerConfirmationWindow)
 	for range limit {
 		next := b.height + 1
 		b.w.mu.Lock()
@@ -134,7 +134,7 @@ func (b *richBuilder) prepare(ctx context.Context) error {
 			b.w.findLocked(KindP2WPKH, fundingNeed(), next) != nil
 		b.w.mu.Unlock()
 		if funded {
-			active, err := softforksActive(ctx, b.n, "segwit", "taproot")
+			active, err := b.n.SoftforksActive(ctx, "segwit", "taproot")
 			if err != nil || active {
 				return err
 			}
@@ -158,7 +158,7 @@ func (b *richBuilder) submit(ctx context.Context, txs []*wire.MsgTx, fees int64)
 
 // nextBlock assembles and solves the block on the tip.
 func (b *richBuilder) nextBlock(txs []*wire.MsgTx, fees int64) *wire.MsgBlock {
-	return buildBlock(b.n.params, b.tip, b.height+1, b.nextTime(), txs, b.w.MiningScript(), fees)
+	return BuildBlock(b.n.params, b.tip, b.height+1, b.nextTime(), txs, b.w.MiningScript(), fees)
 }
 
 // relay hands btcd txs in one batch of sendrawtransaction, so each passes
@@ -182,7 +182,7 @@ func (b *richBuilder) relay(ctx context.Context, txs []*wire.MsgTx) error {
 // submitBlock hands btcd blk and checks, in the same batch, that it became
 // the tip.
 func (b *richBuilder) submitBlock(ctx context.Context, blk *wire.MsgBlock) error {
-	if err := b.n.submitAsTip(ctx, blk); err != nil {
+	if err := b.n.SubmitAsTip(ctx, blk); err != nil {
 		return fmt.Errorf("height %d: %w", b.height+1, err)
 	}
 	return nil
@@ -195,7 +195,7 @@ func (b *richBuilder) connect(blk *wire.MsgBlock) error {
 	}
 	b.tip, b.height = blk.BlockHash(), b.height+1
 	b.times = append(b.times, blk.Header.Timestamp)
-	if len(b.times) > medianTimeBlocks {
+	if len(b.times) > MedianTimeBlocks {
 		b.times = b.times[1:]
 	}
 	return nil
@@ -426,23 +426,4 @@ func (b *richBuilder) nullDataLocked(height int32) (*wire.TxOut, error) {
 		return nil, err
 	}
 	return wire.NewTxOut(0, script), nil
-}
-
-// softforksActive reports whether btcd's getblockchaininfo says every named
-// BIP-9 deployment is active for the next block.
-func softforksActive(ctx context.Context, n *Node, names ...string) (bool, error) {
-	var info struct {
-		BIP9 map[string]struct {
-			Status string `json:"status"`
-		} `json:"bip9_softforks"`
-	}
-	if err := n.Call(ctx, "getblockchaininfo", nil, &info); err != nil {
-		return false, err
-	}
-	for _, name := range names {
-		if info.BIP9[name].Status != "active" {
-			return false, nil
-		}
-	}
-	return true, nil
 }

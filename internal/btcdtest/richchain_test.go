@@ -268,7 +268,7 @@ func TestBuildTxRichChainForeignWallet(t *testing.T) {
 	if err := BuildTxRichChain(ctx, n, w, 3); err != nil {
 		t.Fatalf("BuildTxRichChain: %v", err)
 	}
-	active, err := softforksActive(ctx, n, "segwit", "taproot")
+	active, err := n.SoftforksActive(ctx, "segwit", "taproot")
 	if err != nil || !active {
 		t.Fatalf("segwit/taproot active = %v (%v), want true", active, err)
 	}

@@ -16,7 +16,7 @@ import (
 )
 
 // rpcClient is the harness's own minimal JSON-RPC client, independent of the
-// production client in package bitcoind so each can test the other.
+// production client in package nodeclient so each can test the other.
 type rpcClient struct {
 	url        string
 	user, pass string

@@ -1,7 +1,9 @@
-// Package corefiles writes a chain of blocks as Bitcoin Core lays it out in
-// its blocks directory — blkNNNNN.dat, revNNNNN.dat and xor.dat — for tests
-// and benchmarks of the blocks-directory prevout source (bitcoind.BlocksDir),
-// and loads the recorded Core v31 blocks directory in
+// Package corefiles is the module's one writer of Core-style blk files. It
+// writes a chain of blocks as Bitcoin Core lays it out in its blocks
+// directory — blkNNNNN.dat, revNNNNN.dat and xor.dat — for tests and
+// benchmarks of the blocks-directory prevout source (blockfiles.Dir),
+// keeps a chain in one plain file of blk records (chain files: the
+// mainnet-shaped chain's cache), and loads the recorded Core v31 blocks directory in
 // testdata/bitcoind-v31-blocksdir (Fixture).
 //
 // What it owns:
@@ -25,7 +27,7 @@
 // blocks, in the fixture's order and with its key, gives the fixture's blk
 // and rev files byte for byte (TestWriterReproducesCoreFixture).
 //
-// What it must not do: share code with package bitcoind (its reader is
+// What it must not do: share code with package blockfiles (its reader is
 // checked against this writer, and both against Core's bytes), keep
 // package-level mutable state, or be imported by production code other than
 // cmd/cfbench. It writes only into the directory it is given.

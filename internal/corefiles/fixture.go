@@ -182,7 +182,7 @@ func (fx *Fixture) ActiveChain() []*FixtureBlock {
 }
 
 // StoredBlocks reads the fixture's blk00000.dat with a parser of its own
-// (no code shared with package bitcoind) and returns its blocks in the
+// (no code shared with package blockfiles) and returns its blocks in the
 // order Core stored them.
 func (fx *Fixture) StoredBlocks() ([]*wire.MsgBlock, error) {
 	raw, err := os.ReadFile(filepath.Join(fx.BlocksDir, "blk00000.dat"))

@@ -266,8 +266,7 @@ func (w *Writer) AddBlock(blk *wire.MsgBlock) error {
 func (w *Writer) appendRecord(f *os.File, used *int64, chunk int64, payload, trailer []byte) (int64, error) {
 	start := *used
 	rec := make([]byte, 0, 8+len(payload)+len(trailer))
-	rec = append(rec, w.magic[:]...)
-	rec = binary.LittleEndian.AppendUint32(rec, uint32(len(payload)))
+	rec = appendRecordHeader(rec, w.magic, len(payload))
 	rec = append(rec, payload...)
 	rec = append(rec, trailer...)
 	end := start + int64(len(rec))

@@ -16,16 +16,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
+
+	"github.com/cfindexd/cfindexd/internal/daemonenv"
 )
 
 // Package is the import path of the daemon Main builds.
 const Package = "github.com/cfindexd/cfindexd/cmd/cfindexd"
-
-// envPrefix starts every environment variable cfindexd reads.
-const envPrefix = "CFINDEXD_"
 
 // Main is a whole TestMain for tests that run the daemon: it builds
 // Package into a temporary directory, sets *bin to the binary's path, runs
@@ -50,19 +48,11 @@ func Main(m *testing.M, bin *string) {
 	os.Exit(code)
 }
 
-// Environ is this process's environment without its CFINDEXD_* variables
-// (a developer's settings, or another package's test knobs, which cfindexd
-// would refuse or obey), with CFINDEXD_CONFIG empty so that no
-// configuration file is read.
-func Environ() []string {
-	env := []string{envPrefix + "CONFIG="}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, envPrefix) {
-			env = append(env, kv)
-		}
-	}
-	return env
-}
+// Environ is this process's environment cleaned by daemonenv.Clean:
+// without its CFINDEXD_* variables (a developer's settings, or another
+// package's test knobs, which cfindexd would refuse or obey), with
+// CFINDEXD_CONFIG empty so that no configuration file is read.
+func Environ() []string { return daemonenv.Clean(os.Environ()) }
 
 // Log holds the lines a daemon wrote, as they arrive. It is safe for
 // concurrent use: one goroutine runs Collect, tests read and wait.

@@ -1,33 +1,38 @@
-// Package p2pclient is a light client's side of one Bitcoin P2P
-// connection: the v1 transport handshake, frames read with a payload cap
-// per command checked before anything is allocated, pings answered, every
-// byte counted, and request helpers for what BIP-157 and BIP-37 wallets
-// ask — headers, compact filters and their headers and checkpoints, blocks,
-// filterload and filtered blocks (merkleblock plus the matched
-// transactions, decoded with bloom.DecodeMerkleBlock rather than wire's
-// decoder, which allocates from declared counts).
+// Package p2pclient is the one outbound Bitcoin P2P client: every program
+// and test of the module that dials a peer (cmd/cfscan, cmd/cfbench's load
+// generators and attack tools, the node's P2P link, tests against btcd or
+// cfindexd) does it here.
 //
-// It is shared by cmd/cfscan (a wallet-side scanner against any peer) and
-// by tests that need to speak to btcd or cfindexd as a raw client (the
-// BIP-37 differential against btcd in package bloom). cmd/cfbench's
-// wirePeer and p2p's test rawClient predate it and are left alone: the
-// first is tuned for a load generator that must not spend CPU on
-// checksums, the second is a test helper inside the server's package.
+// Two layers:
 //
-// A Peer is not safe for concurrent use: one goroutine sends a request and
-// reads its answer. Responses are matched to requests by their content
-// (stop hashes, block hashes) and, where a peer may send a variable number
-// of messages (filtered blocks), by a ping sent after the request: peers
-// answer a connection's messages in order, so everything before the pong
-// belongs to the request. Unsolicited messages (inv, addr, sendcmpct,
-// feefilter, ...) are read and dropped.
+//   - Conn is one framed connection: dial (optionally from a chosen local
+//     address), the v1 version handshake with chosen services, relay flag,
+//     nonce and user agent (Handshake), wire messages sent (Send), raw
+//     bytes written as they are (WriteRaw, for attack tools), getdata of a
+//     run of inventory, and three ways to read frames, each answering
+//     pings: ReadFrame (checksummed, payloads the caller keeps, a keep-list
+//     so that unwanted frames are skipped unread), ReadRaw (in place in the
+//     read buffer, no checksum, no allocation: for load generators that
+//     compare whole frames) and Skip (command and size only: for attackers
+//     that must not spend CPU or memory on the answers).
+//   - Peer is a light client on a Conn: deadlines from contexts, and
+//     request helpers for what BIP-157 and BIP-37 wallets ask — headers,
+//     compact filters, their headers and checkpoints, blocks, filterload
+//     and filtered blocks (merkleblock plus the matched transactions,
+//     decoded with bloom.DecodeMerkleBlock rather than wire's decoder,
+//     which allocates from declared counts). Responses are matched to
+//     requests by content and, where a peer may send a variable number of
+//     messages, by a ping sent after the request: everything before the
+//     pong belongs to the request.
 //
-// Untrusted input: every frame is checked for network magic, a printable
-// command, a payload no larger than that command's cap (MaxBlockPayload
-// for blocks and transactions, 4 MB for anything unknown — Core's
-// MAX_PROTOCOL_MESSAGE_LENGTH) and its checksum; list messages,
-// transactions and blocks have their declared counts checked against the
-// payload (bounds.go, with internal/wirescan's count reader) before wire
-// decodes them.
-// Every read has a deadline (Options.Timeout, or the context's).
+// Neither is safe for concurrent use: one goroutine sends a request and
+// reads its answer.
+//
+// Untrusted input: every frame header is checked for network magic
+// (*WrongMagicError), a printable command and a declared length no larger
+// than the reader's cap before the payload is read (MaxPayload: blocks and
+// transactions up to wire.MaxBlockPayload, anything unknown up to Core's
+// MAX_PROTOCOL_MESSAGE_LENGTH); list messages, transactions and blocks
+// have their declared counts checked against the payload (bounds.go, with
+// internal/wirescan's count reader) before wire decodes them.
 package p2pclient

@@ -1,19 +1,14 @@
 package p2pclient
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/v2"
-	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 )
 
@@ -54,28 +49,12 @@ type Options struct {
 	Timeout time.Duration
 }
 
-// Peer is one connection to a full node (or cfindexd).
+// Peer is one connection to a full node (or cfindexd), on a Conn.
 type Peer struct {
-	conn    net.Conn
-	r       *bufio.Reader
-	w       *bufio.Writer
-	net     wire.BitcoinNet
-	pver    uint32
+	c       *Conn
 	timeout time.Duration
 	version wire.MsgVersion
-	hdr     [headerSize]byte
-
-	bytesRead, bytesWritten int64
 }
-
-// Frame is one message read off the wire, checksum verified.
-type Frame struct {
-	Command string
-	Payload []byte
-}
-
-// Size is the frame's size on the wire.
-func (f Frame) Size() int { return headerSize + len(f.Payload) }
 
 // Dial connects to addr and completes the version handshake.
 func Dial(ctx context.Context, addr string, opts Options) (*Peer, error) {
@@ -85,65 +64,23 @@ func Dial(ctx context.Context, addr string, opts Options) (*Peer, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	if opts.UserAgent == "" {
-		opts.UserAgent = "/cfindexd-p2pclient:0.1/"
-	}
-	d := net.Dialer{Timeout: opts.Timeout}
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	c, err := DialConn(ctx, addr, opts.Params.Net, ConnOptions{Timeout: opts.Timeout})
 	if err != nil {
-		return nil, fmt.Errorf("p2pclient: dial %s: %w", addr, err)
+		return nil, fmt.Errorf("p2pclient: %w", err)
 	}
-	p := &Peer{
-		conn:    conn,
-		r:       bufio.NewReaderSize(conn, 64<<10),
-		w:       bufio.NewWriterSize(conn, 16<<10),
-		net:     opts.Params.Net,
-		pver:    wire.ProtocolVersion,
-		timeout: opts.Timeout,
-	}
-	if err := p.handshake(ctx, opts); err != nil {
-		conn.Close()
+	p := &Peer{c: c, timeout: opts.Timeout}
+	err = p.withCtx(ctx, c.SetDeadline, func() error {
+		var err error
+		p.version, err = c.Handshake(HandshakeOptions{
+			Services: opts.Services, Require: opts.Require, Relay: opts.Relay, UserAgent: opts.UserAgent,
+		})
+		return err
+	})
+	if err != nil {
+		c.Close()
 		return nil, fmt.Errorf("p2pclient: handshake with %s: %w", addr, err)
 	}
 	return p, nil
-}
-
-func (p *Peer) handshake(ctx context.Context, opts Options) error {
-	var nonce [8]byte
-	_, _ = rand.Read(nonce[:])
-	me := wire.NewNetAddressIPPort(net.IPv4(127, 0, 0, 1), 0, opts.Services)
-	you := wire.NewNetAddressIPPort(net.IPv4(127, 0, 0, 1), 0, 0)
-	v := wire.NewMsgVersion(me, you, binary.LittleEndian.Uint64(nonce[:]), 0)
-	v.Services = opts.Services
-	v.UserAgent = opts.UserAgent
-	v.DisableRelayTx = !opts.Relay
-	if err := p.Send(ctx, v); err != nil {
-		return err
-	}
-	gotVersion, gotVerack := false, false
-	for !gotVersion || !gotVerack {
-		f, err := p.ReadFrame(ctx)
-		if err != nil {
-			return err
-		}
-		switch f.Command {
-		case wire.CmdVersion:
-			if err := p.version.BtcDecode(bytes.NewBuffer(f.Payload), wire.ProtocolVersion, wire.BaseEncoding); err != nil {
-				return fmt.Errorf("%w: version: %v", ErrProtocol, err)
-			}
-			if missing := opts.Require &^ p.version.Services; missing != 0 {
-				return fmt.Errorf("%w: %v (it offers %v)", ErrMissingServices, missing, p.version.Services)
-			}
-			p.pver = min(p.pver, uint32(p.version.ProtocolVersion))
-			gotVersion = true
-			if err := p.Send(ctx, wire.NewMsgVerAck()); err != nil {
-				return err
-			}
-		case wire.CmdVerAck:
-			gotVerack = true
-		}
-	}
-	return nil
 }
 
 // Version is the peer's version message.
@@ -151,13 +88,13 @@ func (p *Peer) Version() wire.MsgVersion { return p.version }
 
 // BytesRead and BytesWritten count every byte of every frame, headers
 // included, since Dial.
-func (p *Peer) BytesRead() int64 { return p.bytesRead }
+func (p *Peer) BytesRead() int64 { return p.c.BytesRead() }
 
 // BytesWritten: see BytesRead.
-func (p *Peer) BytesWritten() int64 { return p.bytesWritten }
+func (p *Peer) BytesWritten() int64 { return p.c.BytesWritten() }
 
 // Close closes the connection.
-func (p *Peer) Close() error { return p.conn.Close() }
+func (p *Peer) Close() error { return p.c.Close() }
 
 // deadline applies the earlier of ctx's deadline and now+timeout.
 func (p *Peer) deadline(ctx context.Context) time.Time {
@@ -188,99 +125,26 @@ func (p *Peer) withCtx(ctx context.Context, set func(time.Time) error, io func()
 // Send writes msg (witness encoding, which equals the base encoding for
 // every message but tx and block) and flushes.
 func (p *Peer) Send(ctx context.Context, msg wire.Message) error {
-	return p.withCtx(ctx, p.conn.SetWriteDeadline, func() error {
-		n, err := wire.WriteMessageWithEncodingN(p.w, msg, p.pver, p.net, wire.WitnessEncoding)
-		p.bytesWritten += int64(n)
-		if err == nil {
-			err = p.w.Flush()
-		}
-		if err != nil {
-			return fmt.Errorf("p2pclient: send %s: %w", msg.Command(), err)
+	return p.withCtx(ctx, p.c.SetWriteDeadline, func() error {
+		if err := p.c.Send(msg); err != nil {
+			return fmt.Errorf("p2pclient: %w", err)
 		}
 		return nil
 	})
 }
 
-// maxPayload is the cap of a command's payload.
-func maxPayload(cmd string) uint32 {
-	switch cmd {
-	case wire.CmdBlock, wire.CmdTx:
-		return wire.MaxBlockPayload
-	case wire.CmdMerkleBlock:
-		// Header, count, 16,666 hashes and their flag bits.
-		return 80 + 4 + 9 + 16_666*chainhash.HashSize + 9 + (2*16_666+7)/8
-	case wire.CmdHeaders:
-		return 9 + wire.MaxBlockHeadersPerMsg*(wire.MaxBlockHeaderPayload+1)
-	case wire.CmdCFilter:
-		return 1 + chainhash.HashSize + 9 + wire.MaxCFilterDataSize
-	case wire.CmdCFHeaders:
-		return 1 + 2*chainhash.HashSize + 9 + wire.MaxCFHeadersPerMsg*chainhash.HashSize
-	case wire.CmdPing, wire.CmdPong:
-		return 8
-	case wire.CmdVersion:
-		return 1024
-	}
-	return maxUnknownPayload
-}
-
 // ReadFrame returns the next frame, answering pings on the way.
 func (p *Peer) ReadFrame(ctx context.Context) (Frame, error) {
-	for {
-		var f Frame
-		err := p.withCtx(ctx, p.conn.SetReadDeadline, func() error {
-			var err error
-			f, err = p.readFrame()
-			return err
-		})
+	var f Frame
+	err := p.withCtx(ctx, p.c.SetDeadline, func() error {
+		var err error
+		f, err = p.c.ReadFrame()
 		if err != nil {
-			return Frame{}, err
+			return fmt.Errorf("p2pclient: %w", err)
 		}
-		if f.Command == wire.CmdPing {
-			var ping wire.MsgPing
-			if err := ping.BtcDecode(bytes.NewReader(f.Payload), p.pver, wire.BaseEncoding); err != nil {
-				return Frame{}, fmt.Errorf("%w: ping: %v", ErrProtocol, err)
-			}
-			if err := p.Send(ctx, wire.NewMsgPong(ping.Nonce)); err != nil {
-				return Frame{}, err
-			}
-			continue
-		}
-		return f, nil
-	}
-}
-
-func (p *Peer) readFrame() (Frame, error) {
-	if _, err := io.ReadFull(p.r, p.hdr[:]); err != nil {
-		return Frame{}, fmt.Errorf("p2pclient: read frame header: %w", err)
-	}
-	p.bytesRead += headerSize
-	if magic := wire.BitcoinNet(binary.LittleEndian.Uint32(p.hdr[0:4])); magic != p.net {
-		return Frame{}, fmt.Errorf("%w: network magic %v, want %v", ErrProtocol, magic, p.net)
-	}
-	cmdBytes := p.hdr[4 : 4+wire.CommandSize]
-	end := bytes.IndexByte(cmdBytes, 0)
-	if end < 0 {
-		end = len(cmdBytes)
-	}
-	for i, c := range cmdBytes {
-		if i < end && (c < 0x20 || c > 0x7e) || i >= end && c != 0 {
-			return Frame{}, fmt.Errorf("%w: malformed command %q", ErrProtocol, cmdBytes)
-		}
-	}
-	cmd := string(cmdBytes[:end])
-	n := binary.LittleEndian.Uint32(p.hdr[16:20])
-	if n > maxPayload(cmd) {
-		return Frame{}, fmt.Errorf("%w: %s of %d bytes exceeds %d", ErrProtocol, cmd, n, maxPayload(cmd))
-	}
-	payload := make([]byte, n)
-	if _, err := io.ReadFull(p.r, payload); err != nil {
-		return Frame{}, fmt.Errorf("p2pclient: read %s payload: %w", cmd, err)
-	}
-	p.bytesRead += int64(n)
-	if sum := chainhash.DoubleHashB(payload); !bytes.Equal(sum[:4], p.hdr[20:24]) {
-		return Frame{}, fmt.Errorf("%w: %s checksum mismatch", ErrProtocol, cmd)
-	}
-	return Frame{Command: cmd, Payload: payload}, nil
+		return nil
+	})
+	return f, err
 }
 
 // Sync sends a ping and returns every frame (other than pings) received

@@ -15,7 +15,7 @@ import (
 // peer knows, up to stop (zero: up to 2,000).
 func (p *Peer) GetHeaders(ctx context.Context, locator []chainhash.Hash, stop chainhash.Hash) ([]wire.BlockHeader, error) {
 	msg := wire.NewMsgGetHeaders()
-	msg.ProtocolVersion = p.pver
+	msg.ProtocolVersion = p.c.pver
 	msg.HashStop = stop
 	for i := range locator {
 		if err := msg.AddBlockLocatorHash(&locator[i]); err != nil {
@@ -33,7 +33,7 @@ func (p *Peer) GetHeaders(ctx context.Context, locator []chainhash.Hash, stop ch
 		return nil, fmt.Errorf("headers: %w", err)
 	}
 	var hm wire.MsgHeaders
-	if err := hm.BtcDecode(bytes.NewReader(f.Payload), p.pver, wire.BaseEncoding); err != nil {
+	if err := hm.BtcDecode(bytes.NewReader(f.Payload), p.c.pver, wire.BaseEncoding); err != nil {
 		return nil, fmt.Errorf("%w: headers: %v", ErrProtocol, err)
 	}
 	out := make([]wire.BlockHeader, len(hm.Headers))
@@ -58,7 +58,7 @@ func (p *Peer) GetCFCheckpt(ctx context.Context, stop chainhash.Hash) ([]chainha
 			return nil, fmt.Errorf("cfcheckpt: %w", err)
 		}
 		var m wire.MsgCFCheckpt
-		if err := m.BtcDecode(bytes.NewReader(f.Payload), p.pver, wire.BaseEncoding); err != nil {
+		if err := m.BtcDecode(bytes.NewReader(f.Payload), p.c.pver, wire.BaseEncoding); err != nil {
 			return nil, fmt.Errorf("%w: cfcheckpt: %v", ErrProtocol, err)
 		}
 		if m.StopHash != stop || m.FilterType != wire.GCSFilterRegular {
@@ -87,7 +87,7 @@ func (p *Peer) GetCFHeaders(ctx context.Context, start uint32, stop chainhash.Ha
 			return chainhash.Hash{}, nil, fmt.Errorf("cfheaders: %w", err)
 		}
 		var m wire.MsgCFHeaders
-		if err := m.BtcDecode(bytes.NewReader(f.Payload), p.pver, wire.BaseEncoding); err != nil {
+		if err := m.BtcDecode(bytes.NewReader(f.Payload), p.c.pver, wire.BaseEncoding); err != nil {
 			return chainhash.Hash{}, nil, fmt.Errorf("%w: cfheaders: %v", ErrProtocol, err)
 		}
 		if m.StopHash != stop || m.FilterType != wire.GCSFilterRegular {
@@ -115,7 +115,7 @@ func (p *Peer) GetCFilters(ctx context.Context, start uint32, stop chainhash.Has
 			return nil, err
 		}
 		var m wire.MsgCFilter
-		if err := m.BtcDecode(bytes.NewReader(f.Payload), p.pver, wire.BaseEncoding); err != nil {
+		if err := m.BtcDecode(bytes.NewReader(f.Payload), p.c.pver, wire.BaseEncoding); err != nil {
 			return nil, fmt.Errorf("%w: cfilter: %v", ErrProtocol, err)
 		}
 		if want := blocks[len(out)]; m.BlockHash != want || m.FilterType != wire.GCSFilterRegular {
@@ -154,7 +154,7 @@ func (p *Peer) GetBlocks(ctx context.Context, hashes []chainhash.Hash, witness b
 		}
 		var b wire.MsgBlock
 		r := bytes.NewReader(f.Payload)
-		if err := b.BtcDecode(r, p.pver, wire.WitnessEncoding); err != nil || r.Len() != 0 {
+		if err := b.BtcDecode(r, p.c.pver, wire.WitnessEncoding); err != nil || r.Len() != 0 {
 			return nil, fmt.Errorf("%w: block: %v (%d bytes left)", ErrProtocol, err, r.Len())
 		}
 		if got, want := b.BlockHash(), hashes[len(out)]; got != want {
@@ -166,14 +166,7 @@ func (p *Peer) GetBlocks(ctx context.Context, hashes []chainhash.Hash, witness b
 }
 
 func (p *Peer) getData(ctx context.Context, typ wire.InvType, hashes []chainhash.Hash) error {
-	if len(hashes) > wire.MaxInvPerMsg {
-		return fmt.Errorf("p2pclient: getdata of %d items (at most %d)", len(hashes), wire.MaxInvPerMsg)
-	}
-	gd := wire.NewMsgGetDataSizeHint(uint(len(hashes)))
-	for i := range hashes {
-		_ = gd.AddInvVect(wire.NewInvVect(typ, &hashes[i]))
-	}
-	return p.Send(ctx, gd)
+	return p.withCtx(ctx, p.c.SetWriteDeadline, func() error { return p.c.GetData(typ, hashes) })
 }
 
 // LoadFilter sends filterload.
@@ -267,7 +260,7 @@ func (p *Peer) GetFilteredBlocks(ctx context.Context, hashes []chainhash.Hash, w
 			}
 			var tx wire.MsgTx
 			r := bytes.NewReader(f.Payload)
-			if err := tx.BtcDecode(r, p.pver, wire.WitnessEncoding); err != nil || r.Len() != 0 {
+			if err := tx.BtcDecode(r, p.c.pver, wire.WitnessEncoding); err != nil || r.Len() != 0 {
 				return nil, fmt.Errorf("%w: tx: %v (%d bytes left)", ErrProtocol, err, r.Len())
 			}
 			cur := out[len(out)-1]

@@ -19,6 +19,10 @@
 //     blocks (header, transaction count, transactions), with output scripts
 //     and spent outpoints handed out as subslices and positions (Tx) from
 //     which TxID and WTxID hash the ids without copying.
+//   - ScanBlock and ScanTx: a whole block or transaction read in place
+//     (ScannedBlock: header, txids, output scripts, spent outpoints), the
+//     block checked against the hash asked for and its merkle root
+//     (MerkleRoot), for every reader of the node's blocks.
 //
 // # Rules: NewReader and NewCountReader
 //
@@ -27,7 +31,7 @@
 // acceptance and reading (ids, scripts, outpoints) on arbitrary bytes.
 // Whole-input rules stay with the caller: End for trailing bytes, and
 // whether a block of no transactions is acceptable (wire decodes one;
-// bitcoind's scanner refuses it).
+// ScanBlock refuses it).
 //
 // NewCountReader only bounds counts and walks the structure: CompactSizes
 // in any encoding, any non-zero byte after a zero marker taken as a
@@ -40,25 +44,26 @@
 // # Users, and why the package lives in internal/
 //
 // The readers sit in different layers that do not import each other:
-// gcs (a filter's N), bloom (merkleblock), bitcoind (the catch-up's block
-// scanner, spent outputs, undo data, getblock 3's transactions), p2p
+// gcs (a filter's N), bloom (merkleblock), nodeclient, nodep2p, blockfiles
+// and prevouts (blocks read in place through ScanBlock and ScanTx, spent
+// outputs, undo data, getblock 3's transactions), p2p
 // (declared counts before wire, relayed transactions) and
 // internal/p2pclient (counts before wire decodes a peer's tx or block).
 // The writers serve gcs (N), store (the cfilter prefix its checksums
-// cover), p2p (cfheaders), rest (bulk filter files), bitcoind (getblock
+// cover), p2p (cfheaders), rest (bulk filter files), prevouts (getblock
 // 3's block assembly) and internal/corefiles (undo data). A shared package
 // below all of them is the only place one codec can live; it is internal
 // because it is not API. Each user keeps its own
 // error sentinels and maps this package's onto them (ErrMalformed,
 // misbehaviour, ErrNonCanonicalN, ErrProtocol, ErrMalformedMerkleBlock).
 //
-// Bitcoin Core's VARINT of the undo files (bitcoind/compress.go) is a
+// Bitcoin Core's VARINT of the undo files (blockfiles/compress.go) is a
 // different encoding and stays there.
 //
 // # Speed
 //
-// bitcoind's catch-up reads every block through Reader.Tx
-// (BenchmarkScanBlock in bitcoind): the hot path is a one-byte CompactSize
+// The catch-up reads every block through Reader.Tx (BenchmarkScanBlock):
+// the hot path is a one-byte CompactSize
 // inlined into the walk, bounds checks against one slice, and appends into
 // the caller's slices; hashing dominates the profile (about three quarters
 // of the instructions). A Reader lives on the caller's stack; its only

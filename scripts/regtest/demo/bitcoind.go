@@ -12,8 +12,8 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/rs/zerolog"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/nodeclient"
 )
 
 const (
@@ -40,7 +40,7 @@ const (
 // Core's REST spenttxouts (Core >= 30) or getblock verbosity 3 (>= 23).
 type bitcoindNode struct {
 	proc    *child
-	client  *bitcoind.Client
+	client  *nodeclient.Client
 	wallet  *btcdtest.Wallet
 	rpcPort int
 	rpcAddr string
@@ -83,7 +83,7 @@ func startBitcoind(ctx context.Context, stateDir string) (*bitcoindNode, error) 
 		dataDir: dataDir,
 		cookie:  filepath.Join(dataDir, "regtest", ".cookie"),
 	}
-	n.client, err = bitcoind.NewClient(bitcoind.Config{Host: n.rpcAddr, CookieFile: n.cookie}, zerolog.Nop())
+	n.client, err = nodeclient.NewClient(nodeclient.Config{Host: n.rpcAddr, CookieFile: n.cookie}, zerolog.Nop())
 	if err != nil {
 		_ = n.Stop()
 		return nil, fmt.Errorf("bitcoind client: %w", err)
@@ -123,9 +123,9 @@ func (n *bitcoindNode) waitRPC(ctx context.Context) error {
 	}
 }
 
-func (n *bitcoindNode) Kind() string             { return nodeBitcoind }
-func (n *bitcoindNode) Client() *bitcoind.Client { return n.client }
-func (n *bitcoindNode) Wallet() *btcdtest.Wallet { return n.wallet }
+func (n *bitcoindNode) Kind() string               { return nodeBitcoind }
+func (n *bitcoindNode) Client() *nodeclient.Client { return n.client }
+func (n *bitcoindNode) Wallet() *btcdtest.Wallet   { return n.wallet }
 func (n *bitcoindNode) Describe() string {
 	return fmt.Sprintf("bitcoind RPC and REST %s (cookie %s), log %s", n.rpcAddr, n.cookie, n.proc.logPath)
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/rs/zerolog"
 
-	"github.com/cfindexd/cfindexd/bitcoind"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/nodeclient"
 )
 
 // Node kinds for -node.
@@ -33,7 +33,7 @@ type regtestNode interface {
 	// Kind is nodeBtcd or nodeBitcoind.
 	Kind() string
 	// Client is an RPC client of the node.
-	Client() *bitcoind.Client
+	Client() *nodeclient.Client
 	// Wallet is the key wallet whose mining script every coinbase pays.
 	Wallet() *btcdtest.Wallet
 	// Mine mines count blocks and returns their hashes in height order.
@@ -78,7 +78,7 @@ func startNode(ctx context.Context, kind, stateDir string) (regtestNode, error) 
 // by internal/btcdtest with --txindex.
 type btcdNode struct {
 	node   *btcdtest.Node
-	client *bitcoind.Client
+	client *nodeclient.Client
 }
 
 func startBtcd(stateDir string) (*btcdNode, error) {
@@ -106,7 +106,7 @@ func startBtcd(stateDir string) (*btcdNode, error) {
 			return nil, err
 		}
 	}
-	n.client, err = bitcoind.NewClient(bitcoind.Config{Host: node.RPCHost(), User: node.User(), Password: node.Password()}, zerolog.Nop())
+	n.client, err = nodeclient.NewClient(nodeclient.Config{Host: node.RPCHost(), User: node.User(), Password: node.Password()}, zerolog.Nop())
 	if err != nil {
 		_ = n.Stop()
 		return nil, fmt.Errorf("btcd client: %w", err)
@@ -114,9 +114,9 @@ func startBtcd(stateDir string) (*btcdNode, error) {
 	return n, nil
 }
 
-func (n *btcdNode) Kind() string             { return nodeBtcd }
-func (n *btcdNode) Client() *bitcoind.Client { return n.client }
-func (n *btcdNode) Wallet() *btcdtest.Wallet { return n.node.Wallet() }
+func (n *btcdNode) Kind() string               { return nodeBtcd }
+func (n *btcdNode) Client() *nodeclient.Client { return n.client }
+func (n *btcdNode) Wallet() *btcdtest.Wallet   { return n.node.Wallet() }
 func (n *btcdNode) Describe() string {
 	return fmt.Sprintf("btcd RPC %s (user %s, password %s), log %s", n.node.RPCHost(), n.node.User(), n.node.Password(), n.node.LogPath())
 }

@@ -1,0 +1,4 @@
+package wirescan
+
+// ScanBlockUnchecked is scanBlockUnchecked for the external tests.
+var ScanBlockUnchecked = scanBlockUnchecked
