@@ -66,6 +66,9 @@ type Metrics struct {
 	limits *limitMetrics
 	// bloom: BIP-37 serving and the mempool mirror (metrics_bloom.go).
 	bloom *bloomMetrics
+	// checked: stored values failing their checksum, and their repairs
+	// (store.go).
+	checked checkedMetrics
 
 	nodeTip     atomic.Int64 // -1 until the first NodeTip
 	nodeTipTime atomic.Int64 // Unix seconds of the node's tip block; valid once nodeTip >= 0
@@ -172,6 +175,7 @@ func New() *Metrics {
 
 	m.limits = newLimitMetrics(m.reg)
 	m.bloom = newBloomMetrics(m.reg)
+	m.checked = newCheckedMetrics(m.reg)
 
 	m.serve = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 	return m

@@ -10,7 +10,7 @@ import (
 
 // Layout of one record's slot in an encodedBatch arena: the height key,
 // the headers value (hash || header), the filterheaders value (filter
-// header || filter hash) and the checksums value, back to back.
+// header || filter hash || CRC32C) and the checksums value, back to back.
 const (
 	slotKeyAt         = 0
 	slotHeaderValueAt = slotKeyAt + heightLen
@@ -18,7 +18,7 @@ const (
 	slotFilterValueAt = slotHeaderValueAt + headerValueLen
 	slotFilterHashAt  = slotFilterValueAt + hashLen
 	slotChecksumAt    = slotFilterValueAt + filterHeaderValueLen
-	slotLen           = slotChecksumAt + wireframe.ChecksumSize
+	slotLen           = slotChecksumAt + checksumValueLen
 )
 
 // encodedBatch holds the keys and values CommitBatch writes for a batch,
@@ -51,21 +51,25 @@ func (e encodedBatch) encode(i int, r *BlockRecord) chainhash.Hash {
 	return chainhash.DoubleHashH(s[slotHeaderAt:slotFilterValueAt])
 }
 
-func (e encodedBatch) setFilterHash(i int, h chainhash.Hash) {
-	copy(e.slot(i)[slotFilterHashAt:], h[:])
+// setFilterHash completes the filterheaders value of record r, slot i,
+// with the filter hash h and the value's CRC32C.
+func (e encodedBatch) setFilterHash(i int, r *BlockRecord, h chainhash.Hash) {
+	putFilterHeaderValue(e.slot(i)[slotFilterValueAt:slotChecksumAt], r.Height, &r.FilterHeader, &h)
 }
 
-func (e encodedBatch) setChecksum(i int, sum wireframe.Checksum) {
-	copy(e.slot(i)[slotChecksumAt:], sum[:])
+// setChecksum fills the checksums value of record r, slot i, with its
+// cfilter checksum and CRC32Cs.
+func (e encodedBatch) setChecksum(i int, r *BlockRecord, sum wireframe.Checksum) {
+	putChecksumValue(e.slot(i)[slotChecksumAt:], r.Height, sum, r.Filter)
 }
 
 // filterHash returns the filter hash of record i.
 func (e encodedBatch) filterHash(i int) chainhash.Hash {
-	return chainhash.Hash(e.slot(i)[slotFilterHashAt:slotChecksumAt])
+	return chainhash.Hash(e.slot(i)[slotFilterHashAt : slotFilterHashAt+hashLen])
 }
 
 // checksumValue returns the checksums value of record i: its cfilter
-// checksum.
+// checksum and CRC32Cs.
 func (e encodedBatch) checksumValue(i int) []byte {
 	s := e.slot(i)
 	return s[slotChecksumAt:slotLen:slotLen]
@@ -85,7 +89,7 @@ func (e encodedBatch) headerValue(i int) []byte {
 }
 
 // filterHeaderValue returns the filterheaders value of record i:
-// filter header || filter hash.
+// filter header || filter hash || CRC32C.
 func (e encodedBatch) filterHeaderValue(i int) []byte {
 	s := e.slot(i)
 	return s[slotFilterValueAt:slotChecksumAt:slotChecksumAt]

@@ -26,7 +26,7 @@ func TestEncodedBatchMatchesSchema(t *testing.T) {
 		}{
 			{"height key", enc.heightKey(i), heightKey(r.Height)},
 			{"header value", enc.headerValue(i), headerValue(r.Hash, &r.Header)},
-			{"filter header value", enc.filterHeaderValue(i), filterHeaderValue(r.FilterHeader, r.FilterHash)},
+			{"filter header value", enc.filterHeaderValue(i), filterHeaderValue(r.Height, &r.FilterHeader, &r.FilterHash)},
 		} {
 			if !bytes.Equal(c.got, c.want) {
 				t.Fatalf("record %d: %s %x, want %x", i, c.what, c.got, c.want)

@@ -109,20 +109,11 @@ func (b *buckets) checksumFallback(h uint32) error {
 }
 
 // activeChecksum returns the cfilter checksum of the active block hash at
-// height h, whose filter is filter: the stored one, or, for a height the
-// backfill has not reached, computed with ck.
+// height h, whose filter is filter, after checking both against their
+// CRC32Cs: the stored one, or, for a height the backfill has not reached,
+// computed with ck.
 func (b *buckets) activeChecksum(h uint32, hash *chainhash.Hash, filter []byte, ck *wireframe.CFilterHasher) (wireframe.Checksum, error) {
-	if v := b.checksums.Get(heightKey(h)); v != nil {
-		sum, err := decodeChecksum(v)
-		if err != nil {
-			return wireframe.Checksum{}, fmt.Errorf("height %d: %w", h, err)
-		}
-		return sum, nil
-	}
-	if err := b.checksumFallback(h); err != nil {
-		return wireframe.Checksum{}, err
-	}
-	return ck.Sum(hash, filter), nil
+	return b.checkedSum(h, b.checksums.Get(heightKey(h)), filter, hash, ck)
 }
 
 // activeHeight returns the height of hash if it is on the active chain.
@@ -138,8 +129,8 @@ func (b *buckets) activeHeight(hash chainhash.Hash) (uint32, bool, error) {
 	return h, true, nil
 }
 
-// activeRecord reads the active block at height; Filter aliases bbolt
-// memory.
+// activeRecord reads the active block at height, its filter and filter
+// header checked; Filter aliases bbolt memory.
 func (b *buckets) activeRecord(height uint32) (BlockRecord, error) {
 	k := heightKey(height)
 	hv := b.headers.Get(k)
@@ -154,9 +145,12 @@ func (b *buckets) activeRecord(height uint32) (BlockRecord, error) {
 	if len(filter) == 0 || len(filter) > MaxFilterSize {
 		return BlockRecord{}, fmt.Errorf("%w: height %d has a header but a filter of %d bytes", ErrCorrupt, height, len(filter))
 	}
-	fh, fhash, err := decodeFilterHeaderValue(b.filterHeaders.Get(k))
+	fh, fhash, err := b.filterHeaderAt(height, b.filterHeaders.Get(k))
 	if err != nil {
-		return BlockRecord{}, fmt.Errorf("filter header at %d: %w", height, err)
+		return BlockRecord{}, err
+	}
+	if err := b.checkFilter(height, &hash, filter); err != nil {
+		return BlockRecord{}, err
 	}
 	return BlockRecord{Height: height, Hash: hash, Header: hdr, Filter: filter, FilterHeader: fh, FilterHash: fhash}, nil
 }

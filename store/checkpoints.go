@@ -49,9 +49,9 @@ func (s *Store) FilterHeaderCheckpoints(stop chainhash.Hash, interval uint32) ([
 			if !isHeight(k, uint32(h)) {
 				return fmt.Errorf("%w: active height %d has no filter header", ErrCorrupt, h)
 			}
-			fh, _, err := decodeFilterHeaderValue(v)
+			fh, _, err := b.filterHeaderAt(uint32(h), v)
 			if err != nil {
-				return fmt.Errorf("filter header at %d: %w", h, err)
+				return err
 			}
 			out = append(out, fh)
 		}

@@ -99,8 +99,8 @@ func checkBatch(recs []BlockRecord) (encodedBatch, error) {
 		if r.FilterHash != (chainhash.Hash{}) && r.FilterHash != filterHash {
 			return encodedBatch{}, fmt.Errorf("%w: block %s at height %d: FilterHash %s but the filter hashes to %s", ErrInvalidRecord, r.Hash, r.Height, r.FilterHash, filterHash)
 		}
-		enc.setFilterHash(i, filterHash)
-		enc.setChecksum(i, ck.Sum(&r.Hash, r.Filter))
+		enc.setFilterHash(i, r, filterHash)
+		enc.setChecksum(i, r, ck.Sum(&r.Hash, r.Filter))
 		if i == 0 {
 			continue
 		}

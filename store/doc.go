@@ -35,9 +35,13 @@ its stored checksum, so a P2P server frames it without hashing. An answer
 built from several reads takes them from one Snapshot (Read). Tip is served
 from memory; TipChanged wakes waiters after each commit or rollback.
 
-A schema-1 file is upgraded at Open without a re-index: one transaction
-makes it schema 2, and a background backfill computes the missing
-checksums, resuming after a crash (upgrade.go, ChecksumBackfill).
+Each filter, filter hash, filter header and cfilter checksum has a CRC32C
+that every read checks: a value failing it is never returned, the read
+fails with a *MismatchError naming the height (Options.OnMismatch hears of
+it), and Repair rewrites the height from a rebuilt filter that fits the
+stored filter-header chain (checked.go, repair.go). A schema-1 or -2 file
+is upgraded at Open without a re-index; a background backfill adds the
+missing checksums and CRCs (upgrade.go, upgradecrc.go).
 
 # Caveats
 
@@ -49,9 +53,8 @@ for it. Open locks the file (ErrLocked after Options.Timeout) and checks
 its meta and root pages with plain reads, not bbolt's full walk; damage
 deeper in the tree is found by the read that meets it (bbolt's panics and
 faults on it are recovered) and returned as ErrCorrupt, whose text says to
-reindex. bbolt keeps no checksum of data pages, so damage inside a filter
-is returned as it is: clients check filters against filter headers. A new
-store is built in a temporary file and linked into place, so a failed
+reindex. Block headers carry no CRC (clients check them by their hash). A
+new store is built in a temporary file and linked into place, so a failed
 create leaves none. Returned slices are copies; errors wrap the sentinels
 in errors.go. An older build refuses a newer schema (ErrSchemaVersion).
 */

@@ -55,6 +55,12 @@ var (
 	// stale block whose parent is missing).
 	ErrCorrupt = errors.New("store is corrupt")
 
+	// ErrChecksumMismatch is returned (inside a *MismatchError naming the
+	// height) by a read that meets a stored filter, filter hash, filter
+	// header or cfilter checksum that fails its CRC32C. Nothing of it is
+	// returned; Repair rewrites it (checked.go).
+	ErrChecksumMismatch = errors.New("stored value fails its checksum")
+
 	// ErrClosed is returned by every method called after Close.
 	ErrClosed = errors.New("store is closed")
 )

@@ -15,15 +15,6 @@ func headerValue(hash chainhash.Hash, h *wire.BlockHeader) []byte {
 	return v
 }
 
-// filterHeaderValue is a value of the filterheaders bucket:
-// filter header || filter hash.
-func filterHeaderValue(filterHeader, filterHash chainhash.Hash) []byte {
-	v := make([]byte, filterHeaderValueLen)
-	copy(v, filterHeader[:])
-	copy(v[hashLen:], filterHash[:])
-	return v
-}
-
 // cfilterChecksum is the cfilter checksum the store keeps for filter.
 func cfilterChecksum(blockHash *chainhash.Hash, filter []byte) wireframe.Checksum {
 	var h wireframe.CFilterHasher

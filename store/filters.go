@@ -6,6 +6,8 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // FilterByHash returns the record of the block hash, on the active chain
@@ -49,24 +51,31 @@ func (s *Store) FilterHeadersByHeight(start, end uint32) ([]chainhash.Hash, erro
 }
 
 // scanActive fills recs with the active blocks at start, start+1, ...
-// using one cursor per bucket moving in step. Filters alias bbolt memory
-// until detach.
+// using one cursor per bucket moving in step, each filter and filter header
+// checked. Filters alias bbolt memory until detach.
 func (b *buckets) scanActive(start uint32, recs []BlockRecord) error {
 	if len(recs) == 0 {
 		return nil
 	}
 	first := heightKey(start)
-	hc, fc, fhc := b.headers.Cursor(), b.filters.Cursor(), b.filterHeaders.Cursor()
+	hc, fc, fhc, cc := b.headers.Cursor(), b.filters.Cursor(), b.filterHeaders.Cursor(), b.checksums.Cursor()
 	hk, hv := hc.Seek(first)
 	fk, fv := fc.Seek(first)
 	fhk, fhv := fhc.Seek(first)
+	ck, cv := cc.Seek(first)
+	var hasher wireframe.CFilterHasher
 	for i := range recs {
+		h := start + uint32(i)
 		if i > 0 {
 			hk, hv = hc.Next()
 			fk, fv = fc.Next()
 			fhk, fhv = fhc.Next()
+			// The checksums cursor may lag behind (heights the
+			// backfill has not reached).
+			for len(ck) == heightLen && binary.BigEndian.Uint32(ck) < h {
+				ck, cv = cc.Next()
+			}
 		}
-		h := start + uint32(i)
 		if !isHeight(hk, h) {
 			return b.missing("header", h)
 		}
@@ -82,8 +91,14 @@ func (b *buckets) scanActive(start uint32, recs []BlockRecord) error {
 		if r.Hash, r.Header, err = decodeHeaderValue(hv); err != nil {
 			return fmt.Errorf("height %d: %w", h, err)
 		}
-		if r.FilterHeader, r.FilterHash, err = decodeFilterHeaderValue(fhv); err != nil {
-			return fmt.Errorf("filter header at %d: %w", h, err)
+		if r.FilterHeader, r.FilterHash, err = b.filterHeaderAt(h, fhv); err != nil {
+			return err
+		}
+		if !isHeight(ck, h) {
+			cv = nil
+		}
+		if _, err := b.checkedSum(h, cv, fv, &r.Hash, &hasher); err != nil {
+			return err
 		}
 		r.Filter = fv
 	}
@@ -101,9 +116,9 @@ func (b *buckets) scanFilterHeaders(start uint32, out []chainhash.Hash) error {
 // one cursor over the filterheaders bucket.
 func (b *buckets) scanFilterChain(start uint32, n int, visit func(i int, filterHeader, filterHash chainhash.Hash)) error {
 	return eachHeight(b.filterHeaders, start, n, b.missingFilterHeader, func(h uint32, v []byte) error {
-		fh, fhash, err := decodeFilterHeaderValue(v)
+		fh, fhash, err := b.filterHeaderAt(h, v)
 		if err != nil {
-			return fmt.Errorf("filter header at %d: %w", h, err)
+			return err
 		}
 		visit(int(h-start), fh, fhash)
 		return nil

@@ -148,20 +148,20 @@ func (s *Store) EachFilter(start uint32, hashes []chainhash.Hash, fn func(i int,
 					return fmt.Errorf("%w: height %d has a header but no filter", ErrCorrupt, h)
 				}
 				filter = fv
-				if isHeight(ckey, h) {
-					var err error
-					if sum, err = decodeChecksum(cv); err != nil {
-						return fmt.Errorf("height %d: %w", h, err)
-					}
-				} else {
+				if !isHeight(ckey, h) {
+					cv = nil
+				}
+				if len(cv) != checksumValueLen {
+					// Not backfilled yet: the slow path decides.
 					all, err := allBuckets()
 					if err != nil {
 						return err
 					}
-					if err := all.checksumFallback(h); err != nil {
-						return err
-					}
-					sum = ck.Sum(&hashes[i], filter)
+					b = all
+				}
+				var err error
+				if sum, err = b.checkedSum(h, cv, filter, &hashes[i], &ck); err != nil {
+					return err
 				}
 			} else {
 				all, err := allBuckets()

@@ -87,6 +87,12 @@ func (s *Store) txn(write bool, fn func(tx *bolt.Tx) error) (err error) {
 	} else {
 		err = s.db.View(inner)
 	}
+	if m, ok := AsMismatch(err); ok {
+		if s.onMismatch != nil {
+			s.onMismatch(m)
+		}
+		return err
+	}
 	return withHint(s.path, mapClosed(err))
 }
 

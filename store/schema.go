@@ -11,7 +11,7 @@ import (
 	"github.com/cfindexd/cfindexd/wireframe"
 )
 
-// Schema (version 2).
+// Schema (version 3).
 //
 // All buckets are top-level. Heights are uint32 big-endian, so byte order is
 // height order and appends go to the right edge of the B+tree. Hashes are 32
@@ -32,11 +32,17 @@ import (
 //	headers        height[4] -> hash[32] header[80]    active chain, 0..tip
 //	heights        hash[32]  -> height[4]              active chain only
 //	filters        height[4] -> filter                 active chain, 0..tip
-//	filterheaders  height[4] -> filterheader[32] filterhash[32]
+//	filterheaders  height[4] -> filterheader[32] filterhash[32] crc[4]
 //	                                                   active chain, 0..tip
-//	checksums      height[4] -> checksum[4]            active chain, 0..tip (but the backfill's range)
-//	stale          hash[32]  -> height[4] header[80] filterheader[32] filterhash[32] checksum[4] filter
+//	checksums      height[4] -> checksum[4] filtercrc[4]
+//	                                                   active chain, 0..tip (but the backfill's range)
+//	stale          hash[32]  -> crc[4] height[4] header[80] filterheader[32] filterhash[32] checksum[4] filter
 //	                                                   disconnected blocks, any number per height
+//
+// A crc is a CRC32C seeded with the height (checked.go), a filtercrc that
+// of the filter XORed with the checksum; in the backfill's
+// range a filterheaders value may lack its crc and a checksums value be
+// the checksum alone or absent.
 //
 // Invariants after every commit: headers, filters and filterheaders hold
 // exactly the heights 0..tip, and checksums too except heights in the
@@ -55,11 +61,15 @@ import (
 // SchemaVersion is the on-disk layout version this code writes and reads.
 // Bump it on any change to the layout above, and teach Open
 // to upgrade the previous version in place (upgrade.go).
-const SchemaVersion uint32 = 2
+const SchemaVersion uint32 = 3
 
 // schemaV1 is the layout before the cfilter checksums (no checksums bucket,
-// stale values without a checksum). Open upgrades it (upgrade.go).
-const schemaV1 uint32 = 1
+// stale values without a checksum), schemaV2 the one before the CRC32Cs
+// (checked.go). Open upgrades both (upgrade.go, upgradecrc.go).
+const (
+	schemaV1 uint32 = 1
+	schemaV2 uint32 = 2
+)
 
 // Bucket names. Every bucket is top-level; the schema above gives their
 // keys and values.
@@ -98,9 +108,16 @@ const (
 	headerValueLen = hashLen + headerLen
 	tipValueLen    = heightLen + 2*hashLen
 	// filterHeaderValueLen is a value of the filterheaders bucket: the
-	// filter header, then the filter hash.
-	filterHeaderValueLen = 2 * hashLen
-	// staleFixedLen is the part of a stale value before the filter.
+	// filter header, the filter hash, their CRC32C; filterHeaderValueLenV2
+	// the value schema 2 wrote, without the CRC.
+	filterHeaderValueLen   = 2*hashLen + crcLen
+	filterHeaderValueLenV2 = 2 * hashLen
+	// checksumValueLen is a value of the checksums bucket: the cfilter
+	// checksum, then the filter's CRC32C XORed with it (schema 2 wrote the
+	// checksum alone).
+	checksumValueLen = wireframe.ChecksumSize + crcLen
+	// staleFixedLen is the part of a stale value between its CRC32C and
+	// the filter.
 	staleFixedLen = heightLen + headerLen + 2*hashLen + wireframe.ChecksumSize
 	// staleFixedLenV1 is that part in schema 1, which had no checksum.
 	staleFixedLenV1 = heightLen + headerLen + 2*hashLen
@@ -176,15 +193,6 @@ func decodeHash(v []byte) (chainhash.Hash, error) {
 	return chainhash.Hash(v), nil
 }
 
-// decodeFilterHeaderValue returns the filter header and filter hash of a
-// filterheaders value.
-func decodeFilterHeaderValue(v []byte) (filterHeader, filterHash chainhash.Hash, err error) {
-	if len(v) != filterHeaderValueLen {
-		return chainhash.Hash{}, chainhash.Hash{}, fmt.Errorf("%w: filter header value is %d bytes, want %d", ErrCorrupt, len(v), filterHeaderValueLen)
-	}
-	return chainhash.Hash(v[:hashLen]), chainhash.Hash(v[hashLen:]), nil
-}
-
 // tipValue is the value of meta/tip: height || hash || filter header.
 func tipValue(t Tip) []byte {
 	v := make([]byte, tipValueLen)
@@ -212,25 +220,30 @@ const (
 	staleChecksumAt     = staleFilterHashAt + hashLen
 )
 
-// staleValue is a value of the stale bucket:
-// height || header || filter header || filter hash || checksum || filter.
-// r.FilterHash must already be dSHA256(r.Filter) and sum the cfilter
-// checksum of r.
+// staleValue is a value of the stale bucket: CRC32C || height || header ||
+// filter header || filter hash || checksum || filter. r.FilterHash must
+// already be dSHA256(r.Filter) and sum the cfilter checksum of r.
 func staleValue(r *BlockRecord, sum wireframe.Checksum) []byte {
-	v := make([]byte, staleFixedLen+len(r.Filter))
+	out := make([]byte, crcLen+staleFixedLen+len(r.Filter))
+	v := out[crcLen:]
 	binary.BigEndian.PutUint32(v, r.Height)
 	putHeader(v[heightLen:], &r.Header)
 	copy(v[staleFilterHeaderAt:], r.FilterHeader[:])
 	copy(v[staleFilterHashAt:], r.FilterHash[:])
 	copy(v[staleChecksumAt:], sum[:])
 	copy(v[staleFixedLen:], r.Filter)
-	return v
+	binary.BigEndian.PutUint32(out, valueCRC(staleSeed(&r.Hash), v))
+	return out
 }
 
-// decodeStale decodes a stale value into a record whose Filter aliases v,
-// and the record's cfilter checksum; callers copy the filter out before
-// the transaction ends.
+// decodeStale checks and decodes a stale value into a record whose Filter
+// aliases v, and the record's cfilter checksum; callers copy the filter
+// out before the transaction ends.
 func decodeStale(hash chainhash.Hash, v []byte) (BlockRecord, wireframe.Checksum, error) {
+	v, err := checkStale(&hash, v)
+	if err != nil {
+		return BlockRecord{}, wireframe.Checksum{}, err
+	}
 	if len(v) <= staleFixedLen || len(v) > staleFixedLen+MaxFilterSize {
 		return BlockRecord{}, wireframe.Checksum{}, fmt.Errorf("%w: stale value for %s is %d bytes, want %d..%d", ErrCorrupt, hash, len(v), staleFixedLen+1, staleFixedLen+MaxFilterSize)
 	}
@@ -242,14 +255,6 @@ func decodeStale(hash chainhash.Hash, v []byte) (BlockRecord, wireframe.Checksum
 		FilterHash:   chainhash.Hash(v[staleFilterHashAt:staleChecksumAt]),
 		Filter:       v[staleFixedLen:],
 	}, wireframe.Checksum(v[staleChecksumAt:staleFixedLen]), nil
-}
-
-// decodeChecksum decodes a value of the checksums bucket.
-func decodeChecksum(v []byte) (wireframe.Checksum, error) {
-	if len(v) != wireframe.ChecksumSize {
-		return wireframe.Checksum{}, fmt.Errorf("%w: checksum is %d bytes, want %d", ErrCorrupt, len(v), wireframe.ChecksumSize)
-	}
-	return wireframe.Checksum(v), nil
 }
 
 // backfillValue is the value of meta/checksum_backfill: next || end.
@@ -274,6 +279,10 @@ func decodeBackfill(v []byte) (next, end uint32, err error) {
 // stalePrevAndHeight reads only the height and the header's PrevBlock of a
 // stale value, for walking a stale branch without decoding whole records.
 func stalePrevAndHeight(hash chainhash.Hash, v []byte) (uint32, chainhash.Hash, error) {
+	v, err := checkStale(&hash, v)
+	if err != nil {
+		return 0, chainhash.Hash{}, err
+	}
 	if len(v) <= staleFixedLen {
 		return 0, chainhash.Hash{}, fmt.Errorf("%w: stale value for %s is %d bytes, want more than %d", ErrCorrupt, hash, len(v), staleFixedLen)
 	}

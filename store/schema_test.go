@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
+
 	"github.com/btcsuite/btcd/wire/v2"
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // TestHeaderCodecMatchesWire pins the store's allocation-free header codec
@@ -40,7 +42,8 @@ func FuzzDecodeValues(f *testing.F) {
 	f.Add(backfillValue(3, 900_000))
 	f.Add(tipValue(tipOf(r)))
 	f.Add(headerValue(r.Hash, &r.Header))
-	f.Add(filterHeaderValue(r.FilterHeader, r.FilterHash))
+	f.Add(filterHeaderValue(7, &r.FilterHeader, &r.FilterHash))
+	f.Add(checksumValue(7, cfilterChecksum(&r.Hash, r.Filter), r.Filter))
 	f.Add([]byte{})
 	f.Add(make([]byte, staleFixedLen))
 	f.Fuzz(func(t *testing.T, v []byte) {
@@ -62,14 +65,22 @@ func FuzzDecodeValues(f *testing.F) {
 		if h, hdr, err := decodeHeaderValue(v); err == nil && !bytes.Equal(headerValue(h, &hdr), v) {
 			t.Fatal("header value round trip")
 		}
-		if fh, fhash, err := decodeFilterHeaderValue(v); err == nil && !bytes.Equal(filterHeaderValue(fh, fhash), v) {
-			t.Fatal("filter header value round trip")
+		// Values of the checked lengths only: the others are looked up
+		// in the backfill marker, which this test has no store for.
+		var b buckets
+		if len(v) == filterHeaderValueLen {
+			if fh, fhash, err := b.filterHeaderAt(7, v); err == nil && !bytes.Equal(filterHeaderValue(7, &fh, &fhash), v) {
+				t.Fatal("filter header value round trip")
+			}
 		}
 		if next, end, err := decodeBackfill(v); err == nil && (next >= end || !bytes.Equal(backfillValue(next, end), v)) {
 			t.Fatal("backfill marker round trip")
 		}
-		if sum, err := decodeChecksum(v); err == nil && !bytes.Equal(sum[:], v) {
-			t.Fatal("checksum round trip")
+		if len(v) == checksumValueLen {
+			var ck wireframe.CFilterHasher
+			if sum, err := b.checkedSum(7, v, r.Filter, &r.Hash, &ck); err == nil && !bytes.Equal(checksumValue(7, sum, r.Filter), v) {
+				t.Fatal("checksum round trip")
+			}
 		}
 		if h, err := decodeHeight(v); err == nil && !bytes.Equal(heightKey(h), v) {
 			t.Fatal("height round trip")

@@ -114,13 +114,14 @@ func (s *Store) AppendFilterHashesForStop(dst []byte, stop chainhash.Hash, start
 				from = start - 1
 			}
 			err := eachHeight(b.filterHeaders, from, int(start-from)+nActive, b.missingFilterHeader, func(h uint32, v []byte) error {
-				if len(v) != filterHeaderValueLen {
-					return fmt.Errorf("filter header at %d: %w: filter header value is %d bytes, want %d", h, ErrCorrupt, len(v), filterHeaderValueLen)
+				fh, fhash, err := b.filterHeaderAt(h, v)
+				if err != nil {
+					return err
 				}
 				if h < start {
-					prevHeader = chainhash.Hash(v[:hashLen])
+					prevHeader = fh
 				} else {
-					out = append(out, v[hashLen:]...)
+					out = append(out, fhash[:]...)
 				}
 				return nil
 			})
@@ -168,9 +169,9 @@ func (b *buckets) filterHeaderOf(hash chainhash.Hash, height uint32) (chainhash.
 		if h != height {
 			return chainhash.Hash{}, fmt.Errorf("%w: block %s expected at height %d is active at %d", ErrCorrupt, hash, height, h)
 		}
-		fh, _, err := decodeFilterHeaderValue(b.filterHeaders.Get(heightKey(h)))
+		fh, _, err := b.filterHeaderAt(h, b.filterHeaders.Get(heightKey(h)))
 		if err != nil {
-			return chainhash.Hash{}, fmt.Errorf("filter header at %d: %w", h, err)
+			return chainhash.Hash{}, err
 		}
 		return fh, nil
 	}

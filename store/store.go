@@ -39,6 +39,13 @@ type Options struct {
 	// the last commits. For tests only; never set it in production.
 	NoSync bool
 
+	// OnMismatch, if set, is called with each *MismatchError a read or
+	// write meets (a stored value failing its CRC32C), from the goroutine
+	// of that call, after its transaction has ended. It must not block; it
+	// is called once per failing call, however many calls meet the same
+	// value.
+	OnMismatch func(*MismatchError)
+
 	// createHook, if set, is called after each step of creating a new
 	// store (the step* constants); an error aborts the creation there.
 	// Tests use it to interrupt creation.
@@ -82,6 +89,8 @@ type Store struct {
 	file    *os.File // bbolt's file, kept to release the lock if bbolt cannot
 	path    string
 	genesis chainhash.Hash
+
+	onMismatch func(*MismatchError)
 
 	// writeMu serialises CommitBatch and Rollback so that the cached tip
 	// is updated in commit order.
@@ -160,7 +169,7 @@ func Open(path string, genesis chainhash.Hash, opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	s := &Store{db: db, file: f, path: path, genesis: genesis, tipChanged: make(chan struct{})}
+	s := &Store{db: db, file: f, path: path, genesis: genesis, tipChanged: make(chan struct{}), onMismatch: opts.OnMismatch}
 	if err := s.init(); err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
@@ -226,8 +235,8 @@ func (s *Store) init() error {
 		if version, err = decodeHeight(v); err != nil {
 			return fmt.Errorf("schema version: %w", err)
 		}
-		if version != SchemaVersion && version != schemaV1 {
-			return fmt.Errorf("%w: file has version %d, this build reads %d (and upgrades %d)", ErrSchemaVersion, version, SchemaVersion, schemaV1)
+		if version != SchemaVersion && version != schemaV1 && version != schemaV2 {
+			return fmt.Errorf("%w: file has version %d, this build reads %d (and upgrades %d and %d)", ErrSchemaVersion, version, SchemaVersion, schemaV1, schemaV2)
 		}
 		stored, err := decodeHash(meta.Get(metaGenesis))
 		if err != nil {
@@ -241,9 +250,17 @@ func (s *Store) init() error {
 	if err != nil {
 		return err
 	}
-	if version == schemaV1 {
-		if err := s.txn(true, upgradeFromV1); err != nil {
-			return fmt.Errorf("upgrade from schema %d: %w", schemaV1, err)
+	if version != SchemaVersion {
+		err := s.txn(true, func(tx *bolt.Tx) error {
+			if version == schemaV1 {
+				if err := upgradeFromV1(tx); err != nil {
+					return err
+				}
+			}
+			return upgradeFromV2(tx)
+		})
+		if err != nil {
+			return fmt.Errorf("upgrade from schema %d: %w", version, err)
 		}
 	}
 	return s.txn(false, func(tx *bolt.Tx) error {

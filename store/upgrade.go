@@ -93,38 +93,20 @@ func upgradeFromV1(tx *bolt.Tx) error {
 	if err != nil {
 		return err
 	}
-	// Collect the stale values first: a bbolt cursor must not walk a
-	// bucket that is being written.
-	type entry struct {
-		hash  chainhash.Hash
-		value []byte
-	}
-	var stale []entry
-	err = b.stale.ForEach(func(k, v []byte) error {
-		if len(k) != hashLen {
-			return fmt.Errorf("%w: stale key of %d bytes", ErrCorrupt, len(k))
-		}
-		stale = append(stale, entry{chainhash.Hash(k), v})
-		return nil
-	})
-	if err != nil {
-		return err
-	}
 	var ck wireframe.CFilterHasher
-	for _, e := range stale {
-		v1 := e.value
+	err = b.rewriteStale(func(hash *chainhash.Hash, v1 []byte) ([]byte, error) {
 		if len(v1) <= staleFixedLenV1 || len(v1) > staleFixedLenV1+MaxFilterSize {
-			return fmt.Errorf("%w: schema 1 stale value for %s is %d bytes", ErrCorrupt, e.hash, len(v1))
+			return nil, fmt.Errorf("%w: schema 1 stale value for %s is %d bytes", ErrCorrupt, hash, len(v1))
 		}
 		filter := v1[staleFixedLenV1:]
-		sum := ck.Sum(&e.hash, filter)
+		sum := ck.Sum(hash, filter)
 		v2 := make([]byte, 0, staleFixedLen+len(filter))
 		v2 = append(v2, v1[:staleFixedLenV1]...)
 		v2 = append(v2, sum[:]...)
-		v2 = append(v2, filter...)
-		if err := b.stale.Put(e.hash[:], v2); err != nil {
-			return fmt.Errorf("rewrite stale %s: %w", e.hash, err)
-		}
+		return append(v2, filter...), nil
+	})
+	if err != nil {
+		return err
 	}
 	tip, ok, err := b.readTip()
 	if err != nil {
@@ -135,7 +117,7 @@ func upgradeFromV1(tx *bolt.Tx) error {
 			return err
 		}
 	}
-	return b.meta.Put(metaSchemaVersion, heightKey(SchemaVersion))
+	return b.meta.Put(metaSchemaVersion, heightKey(schemaV2))
 }
 
 // startBackfill runs the checksum backfill in the background if the store
@@ -200,11 +182,13 @@ func (s *Store) runBackfill(ctx context.Context, limits backfillLimits, hook fun
 	return ctx.Err()
 }
 
-// backfilled is one checksum computed by the backfill.
+// backfilled is the checksums and filterheaders values of one height,
+// with their CRC32Cs, computed by the backfill.
 type backfilled struct {
-	key  []byte
-	hash chainhash.Hash
-	sum  wireframe.Checksum
+	key     []byte
+	hash    chainhash.Hash
+	sum     []byte
+	fhValue []byte
 }
 
 // backfillBatch computes the checksums of one batch in a read transaction
@@ -228,17 +212,19 @@ func (s *Store) backfillBatch(ck *wireframe.CFilterHasher, limits backfillLimits
 		} else if ok {
 			end = min(end, tip.Height+1)
 		}
-		hc, fc, cc := b.headers.Cursor(), b.filters.Cursor(), b.checksums.Cursor()
+		hc, fc, fhc, cc := b.headers.Cursor(), b.filters.Cursor(), b.filterHeaders.Cursor(), b.checksums.Cursor()
 		first := heightKey(next)
 		hk, hv := hc.Seek(first)
 		fk, fv := fc.Seek(first)
-		ckey, _ := cc.Seek(first)
+		fhk, fhv := fhc.Seek(first)
+		ckey, cv := cc.Seek(first)
 		size := 0
 		h := next
 		for ; h < end && len(items) < limits.heights && size < limits.bytes; h++ {
 			if h > next {
 				hk, hv = hc.Next()
 				fk, fv = fc.Next()
+				fhk, fhv = fhc.Next()
 			}
 			if !isHeight(hk, h) {
 				return b.missing("header", h)
@@ -246,14 +232,23 @@ func (s *Store) backfillBatch(ck *wireframe.CFilterHasher, limits backfillLimits
 			if !isHeight(fk, h) || len(fv) == 0 || len(fv) > MaxFilterSize || len(hv) < hashLen {
 				return fmt.Errorf("%w: height %d has a header but a filter of %d bytes", ErrCorrupt, h, len(fv))
 			}
-			for len(ckey) == heightLen && bytes.Compare(ckey, hk) < 0 {
-				ckey, _ = cc.Next()
+			if !isHeight(fhk, h) || (len(fhv) != filterHeaderValueLen && len(fhv) != filterHeaderValueLenV2) {
+				return fmt.Errorf("%w: height %d has a header but a filter header value of %d bytes", ErrCorrupt, h, len(fhv))
 			}
-			if isHeight(ckey, h) {
-				continue // committed by schema 2 since the upgrade
+			for len(ckey) == heightLen && bytes.Compare(ckey, hk) < 0 {
+				ckey, cv = cc.Next()
+			}
+			if isHeight(ckey, h) && len(cv) == checksumValueLen && len(fhv) == filterHeaderValueLen {
+				continue // committed by this schema since the upgrade
 			}
 			hash := chainhash.Hash(hv[:hashLen])
-			items = append(items, backfilled{key: heightKey(h), hash: hash, sum: ck.Sum(&hash, fv)})
+			fh, fhash := chainhash.Hash(fhv[:hashLen]), chainhash.Hash(fhv[hashLen:2*hashLen])
+			items = append(items, backfilled{
+				key:     heightKey(h),
+				hash:    hash,
+				sum:     checksumValue(h, ck.Sum(&hash, fv), fv),
+				fhValue: filterHeaderValue(h, &fh, &fhash),
+			})
 			size += len(fv)
 		}
 		batchEnd = h
@@ -275,15 +270,18 @@ func (s *Store) backfillBatch(ck *wireframe.CFilterHasher, limits backfillLimits
 			return err
 		}
 		for _, it := range items {
-			if b.checksums.Get(it.key) != nil {
-				continue
-			}
 			hv := b.headers.Get(it.key)
 			if len(hv) < hashLen || !bytes.Equal(hv[:hashLen], it.hash[:]) {
 				continue // disconnected since it was read; it has its checksum
 			}
-			if err := b.checksums.Put(it.key, it.sum[:]); err != nil {
+			if len(b.checksums.Get(it.key)) == checksumValueLen && len(b.filterHeaders.Get(it.key)) == filterHeaderValueLen {
+				continue // committed again since it was read
+			}
+			if err := b.checksums.Put(it.key, it.sum); err != nil {
 				return fmt.Errorf("put checksum: %w", err)
+			}
+			if err := b.filterHeaders.Put(it.key, it.fhValue); err != nil {
+				return fmt.Errorf("put filter header: %w", err)
 			}
 		}
 		tip, ok, err := b.readTip()

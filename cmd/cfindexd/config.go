@@ -84,6 +84,7 @@ type Config struct {
 	// Reorg safety and readiness (reorgready.go).
 	AllowDeepReorg bool          `toml:"allowdeepreorg" usage:"follow reorgs deeper than reorgsafetydepth, and a node whose chain shares only the genesis block with the index, instead of stopping"`
 	ReorgSettle    time.Duration `toml:"reorgsettle" usage:"how long the node must stay on a chain with no more work than the indexed one before cfindexd follows it; 0 = at once"`
+	ScrubInterval  time.Duration `toml:"scrubinterval" usage:"the background store scrub checks 64 heights' filters, filter hashes and filter headers every scrubinterval, genesis to tip and over again, and repairs what is damaged from the node; 0 = off"`
 	ReadyMaxTipAge string        `toml:"readymaxtipage" usage:"/readyz is 503 while the indexed tip's block is older than this; auto = 2h on main, test, testnet4 and signet, off on regtest and simnet; 0 = off"`
 
 	// The blocks-directory prevout source.
@@ -137,6 +138,7 @@ func defaultConfig() Config {
 		ReadyBlocks:       2,
 		ReorgSafetyDepth:  144,
 		ReorgSettle:       10 * time.Second,
+		ScrubInterval:     time.Second,
 		ReadyMaxTipAge:    "auto",
 		HTTPMaxConns:      httpapi.DefaultMaxConns,
 		HTTPMaxConnsPerIP: httpapi.DefaultMaxConnsPerAddr,
@@ -489,6 +491,9 @@ func (c *Config) validate() error {
 	}
 	if c.ReorgSafetyDepth < 6 || c.ReorgSafetyDepth > 100000 {
 		return fmt.Errorf("reorgsafetydepth: %d is outside 6..100000", c.ReorgSafetyDepth)
+	}
+	if err := c.validateScrub(); err != nil {
+		return err
 	}
 	if err := c.validateReorgReady(); err != nil {
 		return err

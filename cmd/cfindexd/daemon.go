@@ -74,7 +74,10 @@ func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile
 		}
 	}
 	fresh = append(fresh, missingPaths(storePath)...)
-	st, err := store.Open(storePath, *nw.Params.GenesisHash, store.Options{Timeout: time.Second})
+	metrics := metrics.New()
+	metrics.SetBuildInfo(version)
+	repair := newStoreRepairer(metrics, log)
+	st, err := store.Open(storePath, *nw.Params.GenesisHash, store.Options{Timeout: time.Second, OnMismatch: repair.onMismatch})
 	if err != nil {
 		fresh.remove()
 		return err // store.Open names the file
@@ -88,9 +91,10 @@ func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile
 			fresh.remove()
 		}
 	}()
+	repair.st = st
 	if bf, err := st.ChecksumBackfill(); err == nil && bf.Pending {
 		log.Info().Uint32("from_height", bf.Next).Uint32("to_height", bf.End-1).
-			Msg("store upgraded in place: storing each filter's P2P checksum in the background; everything is served meanwhile")
+			Msg("store upgraded in place: storing each filter's checksums in the background; everything is served meanwhile")
 	}
 	lns, err := bindListeners(cfg)
 	if err != nil {
@@ -98,8 +102,6 @@ func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile
 	}
 	defer lns.close()
 
-	metrics := metrics.New()
-	metrics.SetBuildInfo(version)
 	tip, haveTip := st.Tip()
 	if haveTip {
 		metrics.SetIndexedHeight(tip.Height)
@@ -166,6 +168,8 @@ func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile
 		log.Info().Msg("P2P server disabled (listen is empty)")
 	}
 	g.Go(guarded(log, "store size reporter", func() error { reportStoreSize(gctx, st, metrics); return nil }))
+	g.Go(guarded(log, "store repair", func() error { repair.run(gctx); return nil }))
+	g.Go(guarded(log, "store scrub", func() error { runScrub(gctx, st, cfg.ScrubInterval, repair, log); return nil }))
 	if mirror != nil {
 		g.Go(guarded(log, "mempool mirror", func() error { return mirror.Run(gctx) }))
 	}
@@ -195,6 +199,7 @@ func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile
 			RPCThreads:       cfg.RPCThreads,
 		},
 		prevouts: &prevoutTotals{metrics: metrics},
+		repair:   repair,
 	}
 	g.Go(guarded(log, "node supervisor", func() error { return sup.run(gctx) }))
 	return g.Wait()

@@ -31,6 +31,9 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "status" {
 		return runStatus(args[1:], environ, stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "verify" {
+		return runVerify(args[1:], environ, stdout, stderr)
+	}
 	args, reindex, err := takeReindexFlag(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "cfindexd: config: %v\n", err)

@@ -69,6 +69,7 @@ type nodeSupervisor struct {
 	watchEvery time.Duration
 	srcOpts    prevouts.SourceOptions
 	prevouts   *prevoutTotals
+	repair     *storeRepairer
 
 	connected bool        // the node has answered once
 	picked    string      // the RPC address that answered last
@@ -244,6 +245,8 @@ func (s *nodeSupervisor) follow(ctx context.Context, client *nodeclient.Client, 
 		AllowDeepReorg:   s.cfg.AllowDeepReorg,
 		ReorgSettle:      reorgSettle(s.cfg.ReorgSettle),
 	}, client, src, s.st, s.wake, s.metrics, s.log.With().Str("component", "indexer").Logger())
+	s.repair.attach(follower.RebuildFilter)
+	defer s.repair.attach(nil)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(guarded(s.log, "indexer", func() error { return follower.Run(gctx) }))
 	g.Go(guarded(s.log, "node watch", func() error { return s.watch(gctx, client) }))

@@ -24,12 +24,14 @@ var _ p2p.ChainView = storeView{}
 func newStoreView(s *store.Store) p2p.ChainView { return storeView{s} }
 
 // viewErr maps the store's ErrNotFound onto p2p.ErrNotFound and its
-// ErrCorrupt onto p2p.ErrCorrupt, keeping the store's message for logs.
+// ErrCorrupt onto p2p.ErrCorrupt, keeping the store's message for logs. A
+// value failing its checksum is not found too: peers are answered as for
+// a block not known yet, until it is repaired (storerepair.go).
 func viewErr(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrChecksumMismatch):
 		return fmt.Errorf("%w: %w", p2p.ErrNotFound, err)
 	case errors.Is(err, store.ErrCorrupt):
 		return corruptErr{err}

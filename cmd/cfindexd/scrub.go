@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/cfindexd/cfindexd/netparams"
+	"github.com/cfindexd/cfindexd/store"
+)
+
+// scrubHeights is how many heights one scrub step checks.
+const scrubHeights = 64
+
+// maxScrubInterval bounds scrubinterval.
+const maxScrubInterval = time.Hour
+
+// validateScrub checks the scrubinterval key.
+func (c *Config) validateScrub() error {
+	if c.ScrubInterval < 0 || c.ScrubInterval > maxScrubInterval {
+		return fmt.Errorf("scrubinterval: %s is outside 0s..%s", c.ScrubInterval, maxScrubInterval)
+	}
+	return nil
+}
+
+// runScrub checks the store in the background, scrubHeights heights every
+// interval from genesis to the tip and over again, handing each damaged
+// value to repair, until ctx ends. A zero interval turns it off.
+func runScrub(ctx context.Context, st *store.Store, interval time.Duration, repair *storeRepairer, log zerolog.Logger) {
+	if interval <= 0 {
+		return
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	next := uint32(0)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		last, atTip, err := checkRange(st, next, next+scrubHeights-1, repair.onFault)
+		switch {
+		case err != nil:
+			if ctx.Err() == nil && !errors.Is(err, store.ErrClosed) {
+				log.Warn().Err(err).Uint32("height", next).Msg("store scrub: cannot read the store here; it goes on above")
+			}
+			next += scrubHeights
+		case atTip:
+			next = 0
+		default:
+			next = last + 1
+		}
+	}
+}
+
+// runVerify is `cfindexd verify`: it checks the whole store of the
+// configured chain offline (the daemon must be stopped), prints every
+// damaged value and a summary, and returns 0 when there is none, 1 when
+// there are some and 2 when the store cannot be checked.
+func runVerify(args, environ []string, stdout, stderr io.Writer) int {
+	cfg, err := loadConfig(args, environ, stdout)
+	switch {
+	case errors.Is(err, errHelp):
+		return 0
+	case errors.Is(err, errVersion):
+		fmt.Fprintln(stdout, readBuildVersion())
+		return 0
+	case err != nil:
+		fmt.Fprintf(stderr, "cfindexd verify: config: %v\n", err)
+		return 2
+	}
+	nw, err := netparams.Lookup(cfg.Chain)
+	if err != nil {
+		fmt.Fprintf(stderr, "cfindexd verify: %v\n", err)
+		return 2
+	}
+	path := filepath.Join(cfg.DataDir, nw.Name, storeFileName)
+	if _, err := os.Stat(path); err != nil {
+		fmt.Fprintf(stderr, "cfindexd verify: no store to check: %v\n", err)
+		return 2
+	}
+	st, err := store.Open(path, *nw.Params.GenesisHash, store.Options{Timeout: time.Second})
+	if errors.Is(err, store.ErrLocked) {
+		fmt.Fprintf(stderr, "cfindexd verify: %v (stop the daemon first)\n", err)
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "cfindexd verify: %v\n", err)
+		return 2
+	}
+	defer st.Close()
+	faults := 0
+	report := func(f storeFault) {
+		faults++
+		fmt.Fprintf(stdout, "fault: %s\n", f)
+	}
+	var heights uint32
+	for from := uint32(0); ; {
+		last, atTip, err := checkRange(st, from, from+1999, report)
+		if err != nil {
+			fmt.Fprintf(stderr, "cfindexd verify: %v\n", err)
+			return 2
+		}
+		if tip, ok := st.Tip(); ok {
+			heights = tip.Height + 1
+		}
+		if atTip {
+			break
+		}
+		from = last + 1
+	}
+	fmt.Fprintf(stdout, "checked %s: %d heights: %d faults\n", path, heights, faults)
+	if faults > 0 {
+		fmt.Fprintln(stdout, "the daemon repairs damaged heights from the node when it meets them; --reindex rebuilds the whole store")
+		return 1
+	}
+	return 0
+}

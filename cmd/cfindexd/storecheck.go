@@ -1,0 +1,100 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+
+	"github.com/cfindexd/cfindexd/headers"
+	"github.com/cfindexd/cfindexd/store"
+	"github.com/cfindexd/cfindexd/wireframe"
+)
+
+// storeFault is one damaged value checkRange found.
+type storeFault struct {
+	Height uint32
+	Hash   chainhash.Hash
+	What   string
+}
+
+func (f storeFault) String() string {
+	return fmt.Sprintf("height %d (%s): %s", f.Height, f.Hash, f.What)
+}
+
+// checkRange reads the active heights from..to inclusive (to capped at the
+// tip) one at a time through the store's checked reads, and calls fault
+// with each damaged value: a filter, filter hash, filter header or cfilter
+// checksum failing its CRC32C (the read also tells store.Options.OnMismatch);
+// a filter hash that is not dSHA256 of the filter; a filter header that does
+// not chain onto the one below (BIP-157), and so neither does any cfcheckpt
+// checkpoint above it; a cfilter checksum that is not its block's; a block
+// header that does not hash to its hash or link to the block below; and the
+// tip's filter header. It returns the last height it checked and whether
+// that is the tip (true on an empty store too).
+func checkRange(st *store.Store, from, to uint32, fault func(storeFault)) (last uint32, atTip bool, err error) {
+	tip, ok := st.Tip()
+	if !ok || from > tip.Height {
+		return tip.Height, true, nil
+	}
+	to = min(to, tip.Height)
+	var prev *store.BlockRecord
+	if from > 0 {
+		if recs, err := st.FiltersByHeight(from-1, from-1); err == nil {
+			prev = &recs[0]
+		} else if !errors.Is(err, store.ErrChecksumMismatch) {
+			return 0, false, err
+		}
+	}
+	var ck wireframe.CFilterHasher
+	for h := from; h <= to; h++ {
+		recs, err := st.FiltersByHeight(h, h)
+		if m, ok := store.AsMismatch(err); ok {
+			hash, herr := st.HashAt(h)
+			if herr != nil {
+				return 0, false, herr
+			}
+			fault(storeFault{Height: h, Hash: hash, What: m.What + " fails its checksum"})
+			prev = nil
+			continue
+		}
+		if err != nil {
+			return 0, false, err
+		}
+		r := &recs[0]
+		report := func(what string) { fault(storeFault{Height: h, Hash: r.Hash, What: what}) }
+		if r.Header.BlockHash() != r.Hash {
+			report("block header does not hash to the block's hash")
+		}
+		if headers.FilterHash(r.Filter) != r.FilterHash {
+			report("filter hash is not dSHA256 of the filter")
+		}
+		_, err = st.EachFilter(h, []chainhash.Hash{r.Hash}, func(_ int, filter []byte, sum wireframe.Checksum) (bool, error) {
+			if ck.Sum(&r.Hash, filter) != sum {
+				report("cfilter checksum is not that of the block's filter")
+			}
+			return false, nil
+		})
+		if err != nil {
+			return 0, false, err
+		}
+		switch {
+		case h == 0:
+			if headers.FilterHeaderFromHash(r.FilterHash, chainhash.Hash{}) != r.FilterHeader {
+				report("filter header does not chain onto the zero hash")
+			}
+		case prev != nil:
+			if r.Header.PrevBlock != prev.Hash {
+				report("block header does not link to the block below")
+			}
+			if headers.FilterHeaderFromHash(r.FilterHash, prev.FilterHeader) != r.FilterHeader {
+				report("filter header does not chain onto the one below")
+			}
+		}
+		if h == tip.Height && r.FilterHeader != tip.FilterHeader {
+			report("filter header is not the tip's")
+		}
+		prev = r
+	}
+	return to, to == tip.Height, nil
+}
