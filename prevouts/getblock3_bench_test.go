@@ -24,7 +24,7 @@ import (
 // transactions with mainnet's mix of scripts, each input with its prevout,
 // in Core's layout: asm, descriptors, addresses, amounts), in MB/s of JSON:
 //
-//	go test -run '^$' -bench GetBlock3 -benchmem ./bitcoind/
+//	go test -run '^$' -bench GetBlock3 -benchmem ./prevouts/
 func BenchmarkGetBlock3(b *testing.B) {
 	fx := corefixture.Load(b)
 	var recorded []*corefixture.Block
