@@ -3,6 +3,7 @@ package p2pclient
 import (
 	"bytes"
 	"fmt"
+	"io"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
@@ -32,7 +33,7 @@ func (c *Conn) ReadMessage() (wire.Message, error) {
 	}
 	// wire makes the empty message of a command only inside its frame
 	// reader: hand it the frame again (ReadFrame kept the header in hdr).
-	r := bytes.NewReader(append(c.hdr[:], f.Payload...))
+	r := io.MultiReader(bytes.NewReader(c.hdr[:]), bytes.NewReader(f.Payload))
 	_, m, _, err := wire.ReadMessageWithEncodingN(r, c.pver, c.net, wire.WitnessEncoding)
 	if err != nil {
 		return nil, fmt.Errorf("decode %s: %w", f.Command, err)
