@@ -8,7 +8,8 @@ import (
 // MatchTxAndUpdate reports whether tx is relevant to the filter, updating
 // the filter as nFlags asks; it is Core's CBloomFilter::IsRelevantAndUpdate.
 // txid must be tx's txid (tx.TxHash(); passed in because a caller serving
-// many peers computes it once per block, not once per peer).
+// many peers computes it once per block, not once per peer). It allocates
+// nothing.
 //
 // In order:
 //  1. a zero-byte filter matches every transaction and is not changed;

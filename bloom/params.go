@@ -8,7 +8,8 @@ import (
 // Core's BIP-37 limits (src/common/bloom.h, script/script.h).
 const (
 	// MaxFilterSize is the largest filter a filterload may carry, in
-	// bytes (MAX_BLOOM_FILTER_SIZE): 288,000 bits.
+	// bytes (MAX_BLOOM_FILTER_SIZE): 288,000 bits. The light-client spec's
+	// "at most 36,000 bits" is read as this cap.
 	MaxFilterSize = 36_000
 	// MaxHashFuncs is the most hash functions a filterload may ask for
 	// (MAX_HASH_FUNCS).

@@ -16,6 +16,11 @@ const (
 // BasicBuilder builds BIP-158 basic filters block after block, reusing its
 // buffers so that a steady-state build allocates nothing but the output.
 // Its zero value is ready to use. It is NOT safe for concurrent use.
+//
+// It ignores empty elements, as btcutil's builder.BuildBasicFilter skips
+// empty scripts (Build, by contrast, treats an empty item as an item). For
+// the same element list it produces exactly the bytes of btcutil's builder
+// (WithKeyHash, AddEntry per non-empty element, Build, NBytes).
 type BasicBuilder struct {
 	arena []byte    // the bytes of every added element, back to back
 	ends  []int     // ends[i] is the end of element i in arena

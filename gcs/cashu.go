@@ -19,7 +19,10 @@ var CashuParams = Params{P: CashuP, M: CashuM}
 
 // CashuNUT25Hasher is the Cashu compact-filter hash as deployed in cashu-ts
 // and nutshell (NUT-25): h1 = MurmurHash3-x86-32(item, seed 0),
-// h2 = MurmurHash3-x86-32(item, seed h1), hash = h1<<32 | h2.
+// h2 = MurmurHash3-x86-32(item, seed h1), hash = h1<<32 | h2. It uses
+// internal/murmur3, the module's one MurmurHash3-x86-32 (shared with
+// package bloom), not spaolacci/murmur3, whose 32-bit walk trips the race
+// detector's checkptr.
 type CashuNUT25Hasher struct{}
 
 var _ Hasher = CashuNUT25Hasher{}

@@ -21,7 +21,9 @@ type Filter struct {
 }
 
 // Build returns the filter of the distinct items (compared by bytes; empty
-// items are items like any other) hashed with h. The stream takes about
+// items are items like any other) hashed with h. Items are de-duplicated
+// by their bytes before counting N; different items whose 64-bit hashes
+// collide each count. The stream takes about
 // N·(P+1+M/2^P) bits, which callers choosing unusual parameters should
 // bear in mind.
 func Build(p Params, h Hasher, items [][]byte) (*Filter, error) {
@@ -62,8 +64,19 @@ func hashInto(recs []hashRec, h Hasher, items [][]byte) {
 
 // NewFilter returns the filter of n elements whose bare Golomb-Rice stream
 // (no N prefix; the Cashu form, or BIP-158 with N carried elsewhere) is
-// data. data may come from an untrusted source: it is validated fully (see
-// the package doc for what is rejected) and copied.
+// data. data may come from an untrusted source: it is validated fully, in
+// one decode pass, and copied. It rejects, each with its sentinel from
+// errors.go (wrapped with context; test with errors.Is): P outside 1..32
+// (ErrBadP); M outside 1..2^32-1 (ErrBadM); an n that needs more than the
+// available bits at P+1 bits per element, checked before decoding
+// (ErrNExceedsData, which also wraps ErrTruncated); a stream that ends
+// inside an element (ErrTruncated); a value ≥ N·M (ErrValueOutOfRange);
+// any byte after the one holding the last bit of the n-th element
+// (ErrTrailingData; for n=0 the stream must be empty); and non-zero
+// padding bits in that last byte (ErrNonZeroPadding). Bitcoin Core accepts
+// such padding; it is rejected here because no conforming encoder writes
+// it and the filter header commits to the exact bytes, so such a filter
+// could not verify anyway.
 func NewFilter(n uint32, p Params, data []byte) (*Filter, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("new filter: %w", err)
@@ -79,7 +92,9 @@ func NewFilter(n uint32, p Params, data []byte) (*Filter, error) {
 
 // NewFilterWithN parses the BIP-158 wire form: a canonical CompactSize N
 // followed by the stream. b may come from an untrusted source: it is
-// validated fully and copied.
+// validated fully and copied. Besides what NewFilter rejects, it rejects
+// N ≥ 2^32 (ErrNTooLarge), a non-canonical CompactSize (ErrNonCanonicalN)
+// and a prefix that ends inside the CompactSize (ErrTruncated).
 func NewFilterWithN(p Params, b []byte) (*Filter, error) {
 	f, err := parseFilterWithN(p, b)
 	if err != nil {

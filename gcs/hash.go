@@ -16,7 +16,9 @@ type Hasher interface {
 }
 
 // SipHasher is SipHash-2-4 with a fixed 128-bit key, the BIP-158 hash.
-// Its zero value is SipHash with an all-zero key.
+// Its zero value is SipHash with an all-zero key. Pass a SipHasher held in
+// a Hasher variable: converting the 16-byte value to an interface on every
+// call allocates.
 type SipHasher struct {
 	k0, k1 uint64
 }

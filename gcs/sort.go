@@ -17,9 +17,8 @@ type hashRec struct {
 
 // insertionSortMax is the length up to which sorter uses a plain insertion
 // sort on the hash (no compare-function calls). Above it the bucket pass
-// is cheaper: measured on uniform hashes the two cost the same at about 16
-// records, the bucket pass half as much at 32 and a fifth of
-// slices.SortFunc's time.
+// is cheaper; on uniform hashes the two cost about the same at this
+// length.
 const insertionSortMax = 16
 
 // bucketSortMin is the length below which sortHashes uses slices.Sort on

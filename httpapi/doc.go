@@ -39,19 +39,16 @@
 // /rest/ paths. The one deliberate difference: /rest/headers' .json form
 // needs data cfindexd does not keep and is answered 404.
 //
-// Every client may be hostile, so the server bounds what one can hold.
-// Connections, in total and per address (conngate.go): over a cap one is
-// closed from the network (IPv4 /16, IPv6 /32), then address, holding the
-// most, idle before busy; a busy one alone in its network never (then a
-// fixed 503). Every response must reach the client at a minimum rate per
-// window (minrate.go), or it is cut with its connection. Requests
-// on a connection are served one at a time, the next read only once the
-// answer before it is written: a client pipelining requests it never reads
-// holds one answer, a 4 KiB read buffer and its socket buffers, for one
-// window. Also bulk downloads (bulkslots.go), header and URI sizes and
-// timeouts (Config); bodies are never read; a panicking handler is
-// answered 500 (recover.go); MemoryBound bounds the heap; requests in
-// flight at shutdown get Config.ShutdownTimeout (shutdown.go).
+// Every client may be hostile, so the server bounds what one can hold:
+// connections in total and per address (conngate.go; over a cap one is
+// closed from the network, then address, holding the most, idle before
+// busy), a minimum rate per window for every response (minrate.go),
+// requests on a connection served one at a time (a client pipelining
+// requests it never reads holds one answer), bulk downloads
+// (bulkslots.go), header and URI sizes and timeouts (Config). Bodies are
+// never read; a panicking handler is answered 500 (recover.go);
+// MemoryBound bounds the heap; requests in flight at shutdown get
+// Config.ShutdownTimeout (shutdown.go).
 //
 // Caveats: a bulk range at least Config.ReorgSafetyDepth deep is served as
 // immutable; a deeper reorg changes its bytes and ETag, but caches that

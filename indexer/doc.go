@@ -1,10 +1,10 @@
 // Package indexer keeps the store equal to the node's active chain.
 //
 // A Follower owns the loop that an operator starts once and forgets: it
-// catches up from genesis (or from the store's tip), follows new tips, rolls
-// back reorgs up to a safety depth and retries through node restarts. It never trusts
-// a notification: ZMQ messages and poll ticks only wake it, and each round
-// re-reads the truth from the node over RPC.
+// catches up from genesis (or from the store's tip), follows new tips,
+// rolls back reorgs up to a safety depth and retries through node
+// restarts. It never trusts a notification: ZMQ messages and poll ticks
+// only wake it, and each round re-reads the truth from the node over RPC.
 //
 // One round (sync):
 //
@@ -46,13 +46,10 @@
 //     warning and never followed down.
 //   - Reorgs deeper than six blocks are logged at warn level.
 //
-// The Observer hears the node's tip (height and block time), whether each
-// round reached the node, commits, reorgs and errors by kind, for metrics
-// and readiness.
-//
-// A link that does not hold (the node reorganised while we fetched) ends the
-// round early; the next round finds the new fork. The number of blocks in
-// flight is bounded, so memory does not grow with the distance to the tip.
+// A link that does not hold (the node reorganised while we fetched) ends
+// the round early; the next round finds the new fork. The number of blocks
+// in flight is bounded, so memory does not grow with the distance to the
+// tip. The Observer hears what the round did, for metrics and readiness.
 //
 // It keeps no chain state of its own beyond the round in flight; the one
 // ordering it promises a source is that runs get their turns

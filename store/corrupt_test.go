@@ -13,6 +13,7 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+	"github.com/cfindexd/cfindexd/store/boltfile"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -44,11 +45,11 @@ func fileMeta(t *testing.T, path string) (pageSize, pgid uint64) {
 	}
 	defer f.Close()
 	fi, _ := f.Stat()
-	m, ps, err := pickMeta(f, uint64(fi.Size()))
+	m, err := boltfile.PickMeta(f, fi.Size())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ps, m.pgid
+	return m.PageSize, m.PGID
 }
 
 // bucketPages returns the branch and leaf pages of a top-level bucket of the
@@ -72,13 +73,13 @@ func bucketPages(t *testing.T, path string, bucket []byte) (branches, leaves []u
 	walk = func(id uint64) {
 		p := raw[id*ps:]
 		flags, count := ne.Uint16(p[8:]), ne.Uint16(p[10:])
-		if flags == boltLeafPage {
+		if flags == boltfile.LeafPage {
 			leaves = append(leaves, id)
 			return
 		}
 		branches = append(branches, id)
 		for i := range uint64(count) {
-			walk(ne.Uint64(p[boltPageHeaderSize+i*boltElementSize+8:]))
+			walk(ne.Uint64(p[boltfile.PageHeaderSize+i*boltfile.ElementSize+8:]))
 		}
 	}
 	walk(root)
@@ -126,12 +127,12 @@ func TestOpenDamagedFile(t *testing.T) {
 	var metaRoot, metaFreelist uint64
 	{
 		f, _ := os.Open(master)
-		m, _, err := pickMeta(f, size)
+		m, err := boltfile.PickMeta(f, int64(size))
 		f.Close()
 		if err != nil {
 			t.Fatal(err)
 		}
-		metaRoot, metaFreelist = m.root, m.freelist
+		metaRoot, metaFreelist = m.Root, m.Freelist
 	}
 	headerBranches, _ := bucketPages(t, master, bucketHeaders)
 
@@ -168,8 +169,8 @@ func TestOpenDamagedFile(t *testing.T) {
 		{"both meta pages zeroed", zero(0, 2*ps), false},
 		{"whole file zeroed", zero(0, size), false},
 		{"meta checksums broken", func(t *testing.T, path string) {
-			patchFile(t, path, boltPageHeaderSize+56, u64(1))
-			patchFile(t, path, ps+boltPageHeaderSize+56, u64(1))
+			patchFile(t, path, boltfile.PageHeaderSize+56, u64(1))
+			patchFile(t, path, ps+boltfile.PageHeaderSize+56, u64(1))
 		}, false},
 		{"random bytes", func(t *testing.T, path string) {
 			b := make([]byte, size)
@@ -183,7 +184,7 @@ func TestOpenDamagedFile(t *testing.T) {
 		{"freelist page zeroed", zero(metaFreelist*ps, ps), false},
 		{"freelist lists a page past the end", func(t *testing.T, path string) {
 			patchFile(t, path, metaFreelist*ps+10, u16(1))
-			patchFile(t, path, metaFreelist*ps+boltPageHeaderSize, u64(pgid+5))
+			patchFile(t, path, metaFreelist*ps+boltfile.PageHeaderSize, u64(pgid+5))
 		}, false},
 		{"bucket root page zeroed", zero(headerBranches[0]*ps, ps), false},
 		{"bucket root page names another id", patch(headerBranches[0]*ps, u64(headerBranches[0]+1)), false},
@@ -323,7 +324,7 @@ func TestCorruptPagesAreErrors(t *testing.T) {
 	_, headerLeaves := bucketPages(t, master, bucketHeaders)
 	leaf := filterLeaves[len(filterLeaves)/2] * ps
 	branch := filterBranches[len(filterBranches)-1] * ps
-	elem := uint64(boltPageHeaderSize) // first element of a page
+	elem := uint64(boltfile.PageHeaderSize) // first element of a page
 
 	rng := rand.New(rand.NewPCG(testSeed, 92))
 	noise := make([]byte, ps)
@@ -337,8 +338,8 @@ func TestCorruptPagesAreErrors(t *testing.T) {
 		silent bool // bbolt never reads the damaged field: reads succeed
 	}{
 		{"leaf type zeroed", leaf + 8, u16(0), false},
-		{"leaf typed as a meta page", leaf + 8, u16(boltMetaPage), false},
-		{"leaf typed as a branch", leaf + 8, u16(boltBranchPage), false},
+		{"leaf typed as a meta page", leaf + 8, u16(boltfile.MetaPage), false},
+		{"leaf typed as a branch", leaf + 8, u16(boltfile.BranchPage), false},
 		{"leaf names another page", leaf, u64(12345), false},
 		{"leaf claims 65535 elements", leaf + 10, u16(0xFFFF), false},
 		{"leaf element key offset past the file", leaf + elem + 4, u32(0xFFFFFFF0), false},

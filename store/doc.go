@@ -2,8 +2,8 @@
 Package store keeps cfindexd's compact block filters (BIP-157/158) in one
 bbolt file: the active chain's block hashes, headers, filters, filter
 headers, filter hashes and cfilter message checksums by height, an index
-from block hash to height, and the blocks a reorg disconnected, kept by
-hash because Bitcoin Core still serves filters of stale blocks.
+from block hash to height, and the blocks a reorg disconnected, by hash
+(Bitcoin Core still serves filters of stale blocks).
 
 The package owns the file and its layout (schema.go) and exposes domain
 verbs (CommitBatch, Rollback, FiltersForStop, EachFilter, ...), never bbolt
@@ -25,9 +25,9 @@ recovery on Open. A reorg is Rollback(toHeight), one transaction moving the
 blocks above toHeight to the stale set, then CommitBatch of the new branch;
 committing a stale block takes it back out.
 
-Readers see one committed snapshot each and run alongside the writer.
-Range reads walk height-keyed buckets with cursors and return at most
-MaxRange entries. EachFilter streams the filters of a BlockHashesForStop
+Readers see one committed snapshot each and run alongside the writer;
+returned slices are copies and errors wrap the sentinels in errors.go.
+Range reads return at most MaxRange entries. EachFilter streams the filters of a BlockHashesForStop
 answer in as many short read transactions as its caller wants and returns
 the same filters whatever reorgs happened meanwhile, because a block's
 filter is fixed by its hash and stale blocks keep theirs; each comes with
@@ -36,12 +36,10 @@ built from several reads takes them from one Snapshot (Read). Tip is served
 from memory; TipChanged wakes waiters after each commit or rollback.
 
 Each filter, filter hash, filter header and cfilter checksum has a CRC32C
-that every read checks: a value failing it is never returned, the read
-fails with a *MismatchError naming the height (Options.OnMismatch hears of
-it), and Repair rewrites the height from a rebuilt filter that fits the
-stored filter-header chain (checked.go, repair.go). A schema-1 or -2 file
-is upgraded at Open without a re-index; a background backfill adds the
-missing checksums and CRCs (upgrade.go, upgradecrc.go).
+that every read checks: a value failing it is never returned (the read
+fails with a *MismatchError), and Repair rewrites the height from a
+rebuilt filter that fits the stored filter-header chain. Older schemas
+are upgraded at Open without a re-index (upgrade.go, upgradecrc.go).
 
 # Caveats
 
@@ -53,9 +51,9 @@ for it. Open locks the file (ErrLocked after Options.Timeout) and checks
 its meta and root pages with plain reads, not bbolt's full walk; damage
 deeper in the tree is found by the read that meets it (bbolt's panics and
 faults on it are recovered) and returned as ErrCorrupt, whose text says to
-reindex. Block headers carry no CRC (clients check them by their hash). A
-new store is built in a temporary file and linked into place, so a failed
-create leaves none. Returned slices are copies; errors wrap the sentinels
-in errors.go. An older build refuses a newer schema (ErrSchemaVersion).
+reindex. Block headers carry no CRC (clients check them by their hash).
+A new store is built in a temporary file and linked into place, so a
+failed create leaves none. An older build refuses a newer schema
+(ErrSchemaVersion).
 */
 package store

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"runtime/debug"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+	"github.com/cfindexd/cfindexd/store/boltfile"
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 )
@@ -119,7 +121,7 @@ type Store struct {
 // upgrades (a schema-1 file is upgraded in place: see upgrade.go), ErrLocked if another Store
 // holds the file past opts.Timeout, and ErrCorrupt if it is not a bbolt
 // file, a damaged one (truncated, zero-filled, a bad meta, freelist or root
-// page: see checkFile), or a bbolt file that is not a store. A failed Open
+// page: see boltfile.Check), or a bbolt file that is not a store. A failed Open
 // of an existing file writes nothing to it.
 //
 // A new store is built in a temporary file and linked into place (see
@@ -179,6 +181,31 @@ func Open(path string, genesis chainhash.Hash, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// checkFile checks the bbolt file r, size bytes long, before bbolt maps it
+// (boltfile.Check). A damaged file is ErrCorrupt with boltfile's detail,
+// worded like every other corruption error of the store.
+func checkFile(r io.ReaderAt, size int64) error {
+	err := boltfile.Check(r, size)
+	var ce *boltfile.CorruptError
+	switch {
+	case !errors.As(err, &ce):
+		return err
+	case ce.Err != nil:
+		return fmt.Errorf("%w: %s: %w", ErrCorrupt, ce.Detail, ce.Err)
+	default:
+		return fmt.Errorf("%w: %s", ErrCorrupt, ce.Detail)
+	}
+}
+
+// fileSize returns f's size.
+func fileSize(f *os.File) (int64, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
 }
 
 // openBolt opens the locked, checked file f with bbolt. A panic or memory

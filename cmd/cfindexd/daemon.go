@@ -18,6 +18,7 @@ import (
 	"github.com/cfindexd/cfindexd/p2p"
 	"github.com/cfindexd/cfindexd/prevouts"
 	"github.com/cfindexd/cfindexd/store"
+	"github.com/cfindexd/cfindexd/storecheck"
 	"github.com/cfindexd/cfindexd/zmq"
 )
 
@@ -76,8 +77,8 @@ func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile
 	fresh = append(fresh, missingPaths(storePath)...)
 	metrics := metrics.New()
 	metrics.SetBuildInfo(version)
-	repair := newStoreRepairer(metrics, log)
-	st, err := store.Open(storePath, *nw.Params.GenesisHash, store.Options{Timeout: time.Second, OnMismatch: repair.onMismatch})
+	repair := storecheck.NewRepairer(metrics, log)
+	st, err := store.Open(storePath, *nw.Params.GenesisHash, store.Options{Timeout: time.Second, OnMismatch: repair.OnMismatch})
 	if err != nil {
 		fresh.remove()
 		return err // store.Open names the file
@@ -91,7 +92,6 @@ func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile
 			fresh.remove()
 		}
 	}()
-	repair.st = st
 	if bf, err := st.ChecksumBackfill(); err == nil && bf.Pending {
 		log.Info().Uint32("from_height", bf.Next).Uint32("to_height", bf.End-1).
 			Msg("store upgraded in place: storing each filter's checksums in the background; everything is served meanwhile")
@@ -168,8 +168,8 @@ func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile
 		log.Info().Msg("P2P server disabled (listen is empty)")
 	}
 	g.Go(guarded(log, "store size reporter", func() error { reportStoreSize(gctx, st, metrics); return nil }))
-	g.Go(guarded(log, "store repair", func() error { repair.run(gctx); return nil }))
-	g.Go(guarded(log, "store scrub", func() error { runScrub(gctx, st, cfg.ScrubInterval, repair, log); return nil }))
+	g.Go(guarded(log, "store repair", func() error { repair.Run(gctx, st); return nil }))
+	g.Go(guarded(log, "store scrub", func() error { storecheck.Scrub(gctx, st, cfg.ScrubInterval, repair, log); return nil }))
 	if mirror != nil {
 		g.Go(guarded(log, "mempool mirror", func() error { return mirror.Run(gctx) }))
 	}

@@ -56,7 +56,7 @@ func (v httpView) SizeBytes() int64 { return v.st.SizeBytes() }
 // httpNotFound maps the store's ErrNotFound onto httpapi.ErrNotFound,
 // keeping the store's message for logs. A value failing its checksum is
 // not found too: answered as Core answers for a block it lacks, until it
-// is repaired (storerepair.go).
+// is repaired (storecheck.Repairer).
 func httpNotFound(err error) error {
 	if err != nil && (errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrChecksumMismatch)) {
 		return fmt.Errorf("%w: %w", httpapi.ErrNotFound, err)

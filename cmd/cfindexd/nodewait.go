@@ -20,6 +20,7 @@ import (
 	"github.com/cfindexd/cfindexd/nodep2p"
 	"github.com/cfindexd/cfindexd/prevouts"
 	"github.com/cfindexd/cfindexd/store"
+	"github.com/cfindexd/cfindexd/storecheck"
 )
 
 // Backoffs of the node supervisor: a node that may heal (unreachable,
@@ -69,7 +70,7 @@ type nodeSupervisor struct {
 	watchEvery time.Duration
 	srcOpts    prevouts.SourceOptions
 	prevouts   *prevoutTotals
-	repair     *storeRepairer
+	repair     *storecheck.Repairer
 
 	connected bool        // the node has answered once
 	picked    string      // the RPC address that answered last
@@ -245,8 +246,8 @@ func (s *nodeSupervisor) follow(ctx context.Context, client *nodeclient.Client, 
 		AllowDeepReorg:   s.cfg.AllowDeepReorg,
 		ReorgSettle:      reorgSettle(s.cfg.ReorgSettle),
 	}, client, src, s.st, s.wake, s.metrics, s.log.With().Str("component", "indexer").Logger())
-	s.repair.attach(follower.RebuildFilter)
-	defer s.repair.attach(nil)
+	s.repair.Attach(follower.RebuildFilter)
+	defer s.repair.Attach(nil)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(guarded(s.log, "indexer", func() error { return follower.Run(gctx) }))
 	g.Go(guarded(s.log, "node watch", func() error { return s.watch(gctx, client) }))

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,14 +8,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/cfindexd/cfindexd/netparams"
 	"github.com/cfindexd/cfindexd/store"
+	"github.com/cfindexd/cfindexd/storecheck"
 )
-
-// scrubHeights is how many heights one scrub step checks.
-const scrubHeights = 64
 
 // maxScrubInterval bounds scrubinterval.
 const maxScrubInterval = time.Hour
@@ -27,37 +22,6 @@ func (c *Config) validateScrub() error {
 		return fmt.Errorf("scrubinterval: %s is outside 0s..%s", c.ScrubInterval, maxScrubInterval)
 	}
 	return nil
-}
-
-// runScrub checks the store in the background, scrubHeights heights every
-// interval from genesis to the tip and over again, handing each damaged
-// value to repair, until ctx ends. A zero interval turns it off.
-func runScrub(ctx context.Context, st *store.Store, interval time.Duration, repair *storeRepairer, log zerolog.Logger) {
-	if interval <= 0 {
-		return
-	}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	next := uint32(0)
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		last, atTip, err := checkRange(st, next, next+scrubHeights-1, repair.onFault)
-		switch {
-		case err != nil:
-			if ctx.Err() == nil && !errors.Is(err, store.ErrClosed) {
-				log.Warn().Err(err).Uint32("height", next).Msg("store scrub: cannot read the store here; it goes on above")
-			}
-			next += scrubHeights
-		case atTip:
-			next = 0
-		default:
-			next = last + 1
-		}
-	}
 }
 
 // runVerify is `cfindexd verify`: it checks the whole store of the
@@ -97,13 +61,13 @@ func runVerify(args, environ []string, stdout, stderr io.Writer) int {
 	}
 	defer st.Close()
 	faults := 0
-	report := func(f storeFault) {
+	report := func(f storecheck.Fault) {
 		faults++
 		fmt.Fprintf(stdout, "fault: %s\n", f)
 	}
 	var heights uint32
 	for from := uint32(0); ; {
-		last, atTip, err := checkRange(st, from, from+1999, report)
+		last, atTip, err := storecheck.CheckRange(st, from, from+1999, report)
 		if err != nil {
 			fmt.Fprintf(stderr, "cfindexd verify: %v\n", err)
 			return 2

@@ -26,7 +26,7 @@ func newStoreView(s *store.Store) p2p.ChainView { return storeView{s} }
 // viewErr maps the store's ErrNotFound onto p2p.ErrNotFound and its
 // ErrCorrupt onto p2p.ErrCorrupt, keeping the store's message for logs. A
 // value failing its checksum is not found too: peers are answered as for
-// a block not known yet, until it is repaired (storerepair.go).
+// a block not known yet, until it is repaired (storecheck.Repairer).
 func viewErr(err error) error {
 	switch {
 	case err == nil:

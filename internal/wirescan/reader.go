@@ -12,6 +12,8 @@ import "fmt"
 // it; callers stop at the first error.
 //
 // The zero Reader reads nothing. A Reader is not safe for concurrent use.
+// It lives on the caller's stack; its only allocation is the txid hasher
+// of the first witness transaction it hashes.
 type Reader struct {
 	b   []byte
 	off int
@@ -25,7 +27,11 @@ type Reader struct {
 // wire enforce when they deserialize: CompactSizes in their shortest form
 // and, in a transaction, a BIP-144 marker only with flag 0x01 and then at
 // least one input with a witness. Decoders of untrusted bytes that stand
-// on their own use it.
+// on their own use it. FuzzTx and FuzzBlock hold it to wire's acceptance
+// and reading (ids, scripts, outpoints) on arbitrary bytes. Whole-input
+// rules stay with the caller: End for trailing bytes, and whether a block
+// of no transactions is acceptable (wire decodes one; ScanBlock refuses
+// it).
 func NewReader(b []byte) Reader { return Reader{b: b} }
 
 // NewCountReader returns a Reader of b that checks structure and counts

@@ -69,8 +69,10 @@ func ipIn(b, n int) string {
 }
 
 // ipSpread is the i-th of addresses spread 30 to an IPv4 /16 from
-// 127.b.0.0/16 on, under maxpeerspersubnet (32): many peers, each from
-// an address of its own.
+// 127.b.0.0/16 on: many peers, each from an address of its own, and no
+// netgroup past maxpeerspersubnet (32), the eviction level beyond which a
+// full server evicts a netgroup's idle peers first, so eviction cannot
+// single these out by netgroup (it never refuses them either way).
 func ipSpread(b, i int) string {
 	return fmt.Sprintf("127.%d.%d.1", b+i/30, i%30)
 }

@@ -1,4 +1,4 @@
-package main
+package storecheck
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/rs/zerolog"
 
-	"github.com/cfindexd/cfindexd/metrics"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -19,38 +18,48 @@ import (
 // attempt.
 const repairRetry = 5 * time.Second
 
-// rebuildFunc rebuilds the filter of the block hash at height from the
+// RebuildFunc rebuilds the filter of the block hash at height from the
 // node (indexer.Follower.RebuildFilter).
-type rebuildFunc func(ctx context.Context, height uint32, hash chainhash.Hash) ([]byte, error)
+type RebuildFunc func(ctx context.Context, height uint32, hash chainhash.Hash) ([]byte, error)
 
-// storeRepairer hears of every stored value that fails its checksum
+// Observer counts what the Repairer sees (the metrics package implements
+// it).
+type Observer interface {
+	// StoreChecksumMismatch counts a damaged value, once per height.
+	StoreChecksumMismatch()
+	// StoreRepaired counts a height rewritten from the node.
+	StoreRepaired()
+}
+
+// Repairer hears of every stored value that fails its checksum
 // (store.Options.OnMismatch): it logs each once at ERROR with its height,
 // counts it, and repairs it from the node: the running follower rebuilds
 // the block's filter and the store rewrites the height once that fits the
 // stored filter-header chain. Until then readers get the height as not
 // found, which the servers answer as for a block they do not have.
-type storeRepairer struct {
-	metrics *metrics.Metrics
-	log     zerolog.Logger
-	st      *store.Store // set once, before run
+type Repairer struct {
+	obs Observer
+	log zerolog.Logger
+	st  *store.Store // set once, by Run
 
 	mu      sync.Mutex
 	pending map[uint32]bool // active heights logged, not yet repaired
 	stale   map[string]bool // damaged stale blocks logged (not repaired)
-	rebuild rebuildFunc     // nil while no follower runs
+	rebuild RebuildFunc     // nil while no follower runs
 	wake    chan struct{}
 }
 
-func newStoreRepairer(m *metrics.Metrics, log zerolog.Logger) *storeRepairer {
-	return &storeRepairer{
-		metrics: m, log: log.With().Str("component", "store").Logger(),
+// NewRepairer returns a Repairer that counts through obs and logs to log.
+func NewRepairer(obs Observer, log zerolog.Logger) *Repairer {
+	return &Repairer{
+		obs: obs, log: log.With().Str("component", "store").Logger(),
 		pending: make(map[uint32]bool), stale: make(map[string]bool),
 		wake: make(chan struct{}, 1),
 	}
 }
 
-// onMismatch is store.Options.OnMismatch: it must not block.
-func (r *storeRepairer) onMismatch(m *store.MismatchError) {
+// OnMismatch is store.Options.OnMismatch: it must not block.
+func (r *Repairer) OnMismatch(m *store.MismatchError) {
 	r.mu.Lock()
 	if m.Stale {
 		if r.stale[m.What] {
@@ -66,7 +75,7 @@ func (r *storeRepairer) onMismatch(m *store.MismatchError) {
 		r.pending[m.Height] = true
 	}
 	r.mu.Unlock()
-	r.metrics.StoreChecksumMismatch()
+	r.obs.StoreChecksumMismatch()
 	if m.Stale {
 		r.log.Error().Uint32("height", m.Height).Str("value", m.What).
 			Msg("stored value is damaged: not served (a block of the stale set, which is not repaired; reindex to rebuild it)")
@@ -77,21 +86,21 @@ func (r *storeRepairer) onMismatch(m *store.MismatchError) {
 	r.poke()
 }
 
-// onFault takes a fault the scrub found as onMismatch takes one a read
+// OnFault takes a fault the scrub found as OnMismatch takes one a read
 // met (a value failing its CRC it has already heard of from the read).
-func (r *storeRepairer) onFault(f storeFault) {
-	r.onMismatch(&store.MismatchError{Height: f.Height, What: f.What})
+func (r *Repairer) OnFault(f Fault) {
+	r.OnMismatch(&store.MismatchError{Height: f.Height, What: f.What})
 }
 
-func (r *storeRepairer) poke() {
+func (r *Repairer) poke() {
 	select {
 	case r.wake <- struct{}{}:
 	default:
 	}
 }
 
-// attach sets the function that rebuilds filters (nil: none now).
-func (r *storeRepairer) attach(fn rebuildFunc) {
+// Attach sets the function that rebuilds filters (nil: none now).
+func (r *Repairer) Attach(fn RebuildFunc) {
 	r.mu.Lock()
 	r.rebuild = fn
 	r.mu.Unlock()
@@ -100,9 +109,13 @@ func (r *storeRepairer) attach(fn rebuildFunc) {
 	}
 }
 
-// run repairs pending heights, lowest first, whenever a follower runs,
-// until ctx ends.
-func (r *storeRepairer) run(ctx context.Context) {
+// Run repairs pending heights of st, lowest first, whenever a rebuild
+// function is attached, until ctx ends. st must be the store whose
+// Options.OnMismatch is r.OnMismatch.
+func (r *Repairer) Run(ctx context.Context, st *store.Store) {
+	r.mu.Lock()
+	r.st = st
+	r.mu.Unlock()
 	retry := time.NewTimer(repairRetry)
 	defer retry.Stop()
 	for {
@@ -124,7 +137,7 @@ func (r *storeRepairer) run(ctx context.Context) {
 
 // todo returns the pending heights, lowest first, or none while no
 // follower runs.
-func (r *storeRepairer) todo() []uint32 {
+func (r *Repairer) todo() []uint32 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.rebuild == nil {
@@ -139,14 +152,14 @@ func (r *storeRepairer) todo() []uint32 {
 }
 
 // repair rebuilds and rewrites height h; a failure leaves it pending.
-func (r *storeRepairer) repair(ctx context.Context, h uint32) {
+func (r *Repairer) repair(ctx context.Context, h uint32) {
 	r.mu.Lock()
-	rebuild := r.rebuild
+	rebuild, st := r.rebuild, r.st
 	r.mu.Unlock()
 	if rebuild == nil {
 		return
 	}
-	hash, err := r.st.HashAt(h)
+	hash, err := st.HashAt(h)
 	if errors.Is(err, store.ErrNotFound) {
 		r.done(h) // no longer on the active chain
 		return
@@ -154,7 +167,7 @@ func (r *storeRepairer) repair(ctx context.Context, h uint32) {
 	if err == nil {
 		var filter []byte
 		if filter, err = rebuild(ctx, h, hash); err == nil {
-			err = r.st.Repair(h, hash, filter)
+			err = st.Repair(h, hash, filter)
 		}
 	}
 	if err != nil {
@@ -164,12 +177,12 @@ func (r *storeRepairer) repair(ctx context.Context, h uint32) {
 		return
 	}
 	r.done(h)
-	r.metrics.StoreRepaired()
+	r.obs.StoreRepaired()
 	r.log.Info().Uint32("height", h).Str("block", hash.String()).
 		Msg("repaired: filter rebuilt from the node, checked against the filter-header chain and rewritten; served again")
 }
 
-func (r *storeRepairer) done(h uint32) {
+func (r *Repairer) done(h uint32) {
 	r.mu.Lock()
 	delete(r.pending, h)
 	r.mu.Unlock()

@@ -1,4 +1,4 @@
-package main
+package storecheck
 
 import (
 	"errors"
@@ -11,18 +11,19 @@ import (
 	"github.com/cfindexd/cfindexd/wireframe"
 )
 
-// storeFault is one damaged value checkRange found.
-type storeFault struct {
+// Fault is one damaged value CheckRange found.
+type Fault struct {
 	Height uint32
 	Hash   chainhash.Hash
 	What   string
 }
 
-func (f storeFault) String() string {
+// String describes the fault for a log line or verify's report.
+func (f Fault) String() string {
 	return fmt.Sprintf("height %d (%s): %s", f.Height, f.Hash, f.What)
 }
 
-// checkRange reads the active heights from..to inclusive (to capped at the
+// CheckRange reads the active heights from..to inclusive (to capped at the
 // tip) one at a time through the store's checked reads, and calls fault
 // with each damaged value: a filter, filter hash, filter header or cfilter
 // checksum failing its CRC32C (the read also tells store.Options.OnMismatch);
@@ -32,7 +33,7 @@ func (f storeFault) String() string {
 // header that does not hash to its hash or link to the block below; and the
 // tip's filter header. It returns the last height it checked and whether
 // that is the tip (true on an empty store too).
-func checkRange(st *store.Store, from, to uint32, fault func(storeFault)) (last uint32, atTip bool, err error) {
+func CheckRange(st *store.Store, from, to uint32, fault func(Fault)) (last uint32, atTip bool, err error) {
 	tip, ok := st.Tip()
 	if !ok || from > tip.Height {
 		return tip.Height, true, nil
@@ -54,7 +55,7 @@ func checkRange(st *store.Store, from, to uint32, fault func(storeFault)) (last 
 			if herr != nil {
 				return 0, false, herr
 			}
-			fault(storeFault{Height: h, Hash: hash, What: m.What + " fails its checksum"})
+			fault(Fault{Height: h, Hash: hash, What: m.What + " fails its checksum"})
 			prev = nil
 			continue
 		}
@@ -62,7 +63,7 @@ func checkRange(st *store.Store, from, to uint32, fault func(storeFault)) (last 
 			return 0, false, err
 		}
 		r := &recs[0]
-		report := func(what string) { fault(storeFault{Height: h, Hash: r.Hash, What: what}) }
+		report := func(what string) { fault(Fault{Height: h, Hash: r.Hash, What: what}) }
 		if r.Header.BlockHash() != r.Hash {
 			report("block header does not hash to the block's hash")
 		}
