@@ -3,7 +3,8 @@
 // btcd's simnet, and the aliases mainnet, testnet and testnet3) it gives
 // btcd's consensus parameters, the node's default RPC and P2P ports (Core's
 // and btcd's), where Core keeps its cookie below its datadir, and
-// cfindexd's own default P2P and HTTP ports.
+// cfindexd's own default P2P and HTTP ports; and which network a P2P
+// message's magic belongs to (ByMagic), named for messages by Label.
 //
 // cfindexd's ports are chosen so that it runs on the same host as bitcoind
 // or btcd of the same network with default settings: none of them is a

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/btcsuite/btcd/chaincfg/v2"
+	"github.com/btcsuite/btcd/wire/v2"
 )
 
 // ErrUnknownChain is returned by Lookup for a chain name it does not know.
@@ -36,22 +37,53 @@ type Network struct {
 	HTTPPort int
 }
 
-// All returns every network cfindexd can follow, keyed by canonical name.
-// It is a function, not a package variable, so nothing can mutate it.
-func All() map[string]Network {
-	nets := map[string]Network{
-		"main":     {Name: "main", Params: &chaincfg.MainNetParams, RPCPort: 8332, BtcdRPCPort: 8334, CookieSubdir: "", P2PPort: 8383, HTTPPort: 8384},
-		"test":     {Name: "test", Params: &chaincfg.TestNet3Params, RPCPort: 18332, BtcdRPCPort: 18334, CookieSubdir: "testnet3", P2PPort: 18383, HTTPPort: 18384},
-		"testnet4": {Name: "testnet4", Params: &chaincfg.TestNet4Params, RPCPort: 48332, BtcdRPCPort: 48334, CookieSubdir: "testnet4", P2PPort: 48383, HTTPPort: 48384},
-		"signet":   {Name: "signet", Params: &chaincfg.SigNetParams, RPCPort: 38332, BtcdRPCPort: 38332, CookieSubdir: "signet", P2PPort: 38383, HTTPPort: 38384},
-		"regtest":  {Name: "regtest", Params: &chaincfg.RegressionNetParams, RPCPort: 18443, BtcdRPCPort: 18334, CookieSubdir: "regtest", P2PPort: 18484, HTTPPort: 18485},
-		"simnet":   {Name: "simnet", Params: &chaincfg.SimNetParams, RPCPort: 18556, BtcdRPCPort: 18556, CookieSubdir: "simnet", P2PPort: 18585, HTTPPort: 18586},
+// List returns every network cfindexd can follow, main first, then the
+// test networks, then the local ones (the order a probe of an unknown node
+// tries them in). It is a function, not a package variable, so nothing can
+// mutate it.
+func List() []Network {
+	nets := []Network{
+		{Name: "main", Params: &chaincfg.MainNetParams, RPCPort: 8332, BtcdRPCPort: 8334, CookieSubdir: "", P2PPort: 8383, HTTPPort: 8384},
+		{Name: "test", Params: &chaincfg.TestNet3Params, RPCPort: 18332, BtcdRPCPort: 18334, CookieSubdir: "testnet3", P2PPort: 18383, HTTPPort: 18384},
+		{Name: "testnet4", Params: &chaincfg.TestNet4Params, RPCPort: 48332, BtcdRPCPort: 48334, CookieSubdir: "testnet4", P2PPort: 48383, HTTPPort: 48384},
+		{Name: "signet", Params: &chaincfg.SigNetParams, RPCPort: 38332, BtcdRPCPort: 38332, CookieSubdir: "signet", P2PPort: 38383, HTTPPort: 38384},
+		{Name: "regtest", Params: &chaincfg.RegressionNetParams, RPCPort: 18443, BtcdRPCPort: 18334, CookieSubdir: "regtest", P2PPort: 18484, HTTPPort: 18485},
+		{Name: "simnet", Params: &chaincfg.SimNetParams, RPCPort: 18556, BtcdRPCPort: 18556, CookieSubdir: "simnet", P2PPort: 18585, HTTPPort: 18586},
 	}
-	for name, nw := range nets {
-		nw.NodeP2PPort = nw.Params.DefaultPort
-		nets[name] = nw
+	for i := range nets {
+		nets[i].NodeP2PPort = nets[i].Params.DefaultPort
 	}
 	return nets
+}
+
+// All returns every network cfindexd can follow, keyed by canonical name.
+func All() map[string]Network {
+	nets := map[string]Network{}
+	for _, nw := range List() {
+		nets[nw.Name] = nw
+	}
+	return nets
+}
+
+// ByMagic returns the network whose P2P messages carry magic; ok is false
+// for a magic no network of the table uses.
+func ByMagic(magic wire.BitcoinNet) (nw Network, ok bool) {
+	for _, nw := range List() {
+		if nw.Params.Net == magic {
+			return nw, true
+		}
+	}
+	return Network{}, false
+}
+
+// Label names the network for messages: its canonical name, followed by
+// the name Core gives its datadir when that differs ("test (testnet3)"),
+// so that operators who know the network by either name recognise it.
+func (nw Network) Label() string {
+	if nw.CookieSubdir != "" && nw.CookieSubdir != nw.Name {
+		return nw.Name + " (" + nw.CookieSubdir + ")"
+	}
+	return nw.Name
 }
 
 // aliases maps other spellings operators use (btcd's and Core's older

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strconv"
 	"testing"
+
+	"github.com/btcsuite/btcd/wire/v2"
 )
 
 // TestDefaultPortsAvoidNodePorts checks that no cfindexd default port
@@ -50,5 +52,35 @@ func TestLookup(t *testing.T) {
 	}
 	if _, err := Lookup("litecoin"); !errors.Is(err, ErrUnknownChain) {
 		t.Errorf("unknown chain: %v", err)
+	}
+}
+
+// Every network is found by its magic, no two share one, and a magic of
+// no network is not found; labels name Core's datadir where it differs.
+func TestByMagic(t *testing.T) {
+	seen := map[wire.BitcoinNet]string{}
+	for _, nw := range List() {
+		if other, dup := seen[nw.Params.Net]; dup {
+			t.Errorf("%s and %s share magic %v", nw.Name, other, nw.Params.Net)
+		}
+		seen[nw.Params.Net] = nw.Name
+		if got, ok := ByMagic(nw.Params.Net); !ok || got.Name != nw.Name {
+			t.Errorf("%s: ByMagic(%v) = %q, %v", nw.Name, nw.Params.Net, got.Name, ok)
+		}
+	}
+	if len(seen) != len(All()) {
+		t.Errorf("List has %d networks, All %d", len(seen), len(All()))
+	}
+	if nw, ok := ByMagic(0x12345678); ok {
+		t.Errorf("unknown magic: %q", nw.Name)
+	}
+	want := map[string]string{"main": "main", "test": "test (testnet3)", "testnet4": "testnet4", "signet": "signet", "regtest": "regtest", "simnet": "simnet"}
+	for name, nw := range All() {
+		if got := nw.Label(); got != want[name] {
+			t.Errorf("%s: label %q, want %q", name, got, want[name])
+		}
+	}
+	if nw, _ := ByMagic(wire.TestNet); nw.Name != "regtest" {
+		t.Errorf("wire.TestNet is regtest's magic, got %q", nw.Name)
 	}
 }

@@ -24,10 +24,10 @@
 //
 // Each new connection checks that the peer is the node's P2P port: its
 // first frame must carry our network's magic (a node of another network
-// is named), and it must serve the block IdentifyBlock names (block 1 of
-// the RPC node's chain). Such an address is not redialled for a while;
-// CheckNodeP2P lets the daemon refuse a configured nodep2p at start with
-// ErrNotTheNode.
+// is named, from netparams' table), and it must serve the block
+// IdentifyBlock names (block 1 of the RPC node's chain). Such an address
+// is not redialled for a while; CheckNodeP2P lets the daemon refuse a
+// configured nodep2p at start with ErrNotTheNode.
 //
 // # What it must not do
 //

@@ -59,6 +59,7 @@ func TestNodeP2PHandshakeSaysWhatAnswered(t *testing.T) {
 	}{
 		{"mainnet node", versionOn(wire.MainNet), "it is a node on main, but cfindexd follows regtest"},
 		{"testnet4 node", versionOn(wire.TestNet4), "it is a node on testnet4, but cfindexd follows regtest"},
+		{"testnet3 node", versionOn(wire.TestNet3), "it is a node on test (testnet3), but cfindexd follows regtest"},
 		{"HTTP server", func(c net.Conn) {
 			_, _ = c.Write([]byte("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"))
 			_, _ = io.Copy(io.Discard, c)

@@ -14,6 +14,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/cfindexd/cfindexd/internal/p2pclient"
 	"github.com/cfindexd/cfindexd/internal/wirescan"
+	"github.com/cfindexd/cfindexd/netparams"
 )
 
 // Limits of the P2P block path. The connection is a p2pclient.Conn: a
@@ -176,19 +177,18 @@ func (c *p2pConn) handshakeError(err error) error {
 // is how Bitcoin Core and btcd answer a message for another network.
 var errClosedWithoutVersion = errors.New("it closed the connection without a version message")
 
-// knownMagics are the networks probeNetwork tries, in this order.
-var knownMagics = [...]wire.BitcoinNet{wire.MainNet, wire.TestNet3, wire.TestNet4, wire.SigNet, wire.TestNet, wire.SimNet}
-
 // probeNetwork finds which network the node at addr is on by sending a
 // version message with each other network's magic until one is answered
-// with a frame of the same magic. Each try is one short connection.
+// with a frame of the same magic, in netparams' order (main first). Each
+// try is one short connection.
 func probeNetwork(ctx context.Context, addr string, not wire.BitcoinNet) (string, bool) {
-	for _, magic := range knownMagics {
+	for _, nw := range netparams.List() {
+		magic := nw.Params.Net
 		if magic == not || ctx.Err() != nil {
 			continue
 		}
 		if answersMagic(ctx, addr, magic) {
-			return networkName(magic)
+			return nw.Label(), true
 		}
 	}
 	return "", false
@@ -208,24 +208,11 @@ func answersMagic(ctx context.Context, addr string, magic wire.BitcoinNet) bool 
 	return err == nil
 }
 
-// networkName names the network of a P2P magic with cfindexd's chain
-// names; ok is false for a magic no known network uses.
+// networkName names the network of a P2P magic for messages (netparams'
+// label: "test (testnet3)"); ok is false for a magic no known network uses.
 func networkName(magic wire.BitcoinNet) (string, bool) {
-	switch magic {
-	case wire.MainNet:
-		return "main", true
-	case wire.TestNet3:
-		return "test (testnet3)", true
-	case wire.TestNet4:
-		return "testnet4", true
-	case wire.SigNet:
-		return "signet", true
-	case wire.TestNet:
-		return "regtest", true
-	case wire.SimNet:
-		return "simnet", true
-	}
-	return "", false
+	nw, ok := netparams.ByMagic(magic)
+	return nw.Label(), ok
 }
 
 func netNameOr(magic wire.BitcoinNet) string {

@@ -8,15 +8,12 @@ package p2p
 // and answered, and that the server is still up.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -36,6 +33,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/internal/attackwire"
+	"github.com/cfindexd/cfindexd/internal/p2pclient"
 	"github.com/cfindexd/cfindexd/internal/testtime"
 	"github.com/cfindexd/cfindexd/nodeclient"
 	"github.com/cfindexd/cfindexd/p2p/msgread"
@@ -172,49 +170,39 @@ func attackIP(base byte, n int, spread bool) string {
 	return fmt.Sprintf("127.%d.%d.%d", base, n/250, 1+n%250)
 }
 
-// rawPeer is an attacker's connection, usable from any goroutine.
+// rawPeer is an attacker's connection: a p2pclient.Conn with helpers that
+// return errors rather than fail a test, so that any goroutine may use it.
 type rawPeer struct {
+	*p2pclient.Conn
+	// conn is the underlying connection, for closing it.
 	conn net.Conn
-	rd   *bufio.Reader
 }
 
 // dialRaw connects from ip.
 func dialRaw(addr, ip string) (*rawPeer, error) {
-	d := net.Dialer{Timeout: ioTimeout, LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
-	conn, err := d.Dial("tcp", addr)
+	c, err := p2pclient.DialConn(context.Background(), addr, chaincfg.RegressionNetParams.Net, p2pclient.ConnOptions{LocalIP: ip, Timeout: ioTimeout})
 	if err != nil {
 		return nil, err
 	}
-	return &rawPeer{conn: conn, rd: bufio.NewReader(conn)}, nil
+	return &rawPeer{Conn: c, conn: c.NetConn()}, nil
 }
 
 // write sends raw bytes under a deadline.
 func (p *rawPeer) write(b []byte) error {
-	_ = p.conn.SetWriteDeadline(time.Now().Add(ioTimeout))
-	_, err := p.conn.Write(b)
-	return err
+	_ = p.SetWriteDeadline(time.Now().Add(ioTimeout))
+	return p.WriteRaw(b)
 }
 
 // send writes msg as a frame.
 func (p *rawPeer) send(msg wire.Message) error {
-	_ = p.conn.SetWriteDeadline(time.Now().Add(ioTimeout))
-	_, err := wire.WriteMessageWithEncodingN(p.conn, msg, wire.ProtocolVersion, chaincfg.RegressionNetParams.Net, wire.WitnessEncoding)
-	return err
+	_ = p.SetWriteDeadline(time.Now().Add(ioTimeout))
+	return p.Send(msg)
 }
 
 // read reads one message, answering pings.
 func (p *rawPeer) read(timeout time.Duration) (wire.Message, error) {
-	for {
-		_ = p.conn.SetReadDeadline(time.Now().Add(timeout))
-		_, m, _, err := wire.ReadMessageWithEncodingN(p.rd, wire.ProtocolVersion, chaincfg.RegressionNetParams.Net, wire.WitnessEncoding)
-		if ping, ok := m.(*wire.MsgPing); ok && err == nil {
-			if err := p.send(wire.NewMsgPong(ping.Nonce)); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		return m, err
-	}
+	_ = p.SetReadDeadline(time.Now().Add(timeout))
+	return p.ReadMessage()
 }
 
 // readRaw reads one frame without decoding it, answering pings, and
@@ -223,31 +211,11 @@ func (p *rawPeer) read(timeout time.Duration) (wire.Message, error) {
 // 125 of them in a free list, so 120 clients decoding blocks in this
 // process, where the heap is measured, would add up to 480 MiB to the
 // server's holdings (how many depends on the scheduler, hence on the
-// machine's load).
+// machine's load). Skip does not even read the payload into memory.
 func (p *rawPeer) readRaw(timeout time.Duration) (string, error) {
-	for {
-		_ = p.conn.SetReadDeadline(time.Now().Add(timeout))
-		var hdr [wire.MessageHeaderSize]byte
-		if _, err := io.ReadFull(p.rd, hdr[:]); err != nil {
-			return "", err
-		}
-		cmd := string(bytes.TrimRight(hdr[4:16], "\x00"))
-		n := binary.LittleEndian.Uint32(hdr[16:20])
-		if cmd == wire.CmdPing && n == 8 {
-			var nonce [8]byte
-			if _, err := io.ReadFull(p.rd, nonce[:]); err != nil {
-				return "", err
-			}
-			if err := p.send(wire.NewMsgPong(binary.LittleEndian.Uint64(nonce[:]))); err != nil {
-				return "", err
-			}
-			continue
-		}
-		if _, err := p.rd.Discard(int(n)); err != nil {
-			return "", err
-		}
-		return cmd, nil
-	}
+	_ = p.SetReadDeadline(time.Now().Add(timeout))
+	cmd, _, err := p.Skip()
+	return cmd, err
 }
 
 // handshake sends version and, if verack, completes the handshake.
@@ -270,8 +238,8 @@ func (p *rawPeer) handshake(verack bool) error {
 // closed reports whether the server has closed the connection, waiting
 // up to timeout.
 func (p *rawPeer) closed(timeout time.Duration) bool {
-	_ = p.conn.SetReadDeadline(time.Now().Add(timeout))
-	_, err := p.rd.Discard(1 << 30)
+	_ = p.SetReadDeadline(time.Now().Add(timeout))
+	err := p.DiscardAll()
 	var ne net.Error
 	return err != nil && !(errors.As(err, &ne) && ne.Timeout())
 }
@@ -776,7 +744,7 @@ func TestAttackHugeInvWithRelay(t *testing.T) {
 		if p.handshake(true) != nil {
 			return
 		}
-		go func() { _, _ = p.rd.Discard(1 << 40) }() // read (and drop) the getdata answers
+		go func() { _ = p.DiscardAll() }() // read (and drop) the getdata answers; sends touch only the write side
 		for ctx.Err() == nil {
 			if p.write(frame) != nil {
 				return

@@ -125,7 +125,7 @@ func TestBloomLimitsFromTheWire(t *testing.T) {
 			for _, s := range tc.steps {
 				switch {
 				case s.frame != nil:
-					if _, err := cl.conn.Write(s.frame); err != nil {
+					if err := cl.writeRaw(s.frame); err != nil {
 						t.Fatal(err)
 					}
 				case s.msg != nil:

@@ -1,12 +1,8 @@
 package p2p
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/binary"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -16,6 +12,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/headers"
+	"github.com/cfindexd/cfindexd/internal/p2pclient"
 	"github.com/cfindexd/cfindexd/internal/testtime"
 	"github.com/cfindexd/cfindexd/store"
 	"github.com/cfindexd/cfindexd/wireframe"
@@ -35,39 +32,19 @@ func wireCFilterFrames(t testing.TB, net wire.BitcoinNet, bs []*fakeBlock) []byt
 	return out.Bytes()
 }
 
-// readCFilterFrames reads n cfilter frames off rd raw, skipping (and, for
-// pings, answering on w) every other message, and returns them back to
-// back.
-func readCFilterFrames(conn net.Conn, rd *bufio.Reader, net wire.BitcoinNet, n int) ([]byte, error) {
+// readCFilterFrames reads n cfilter frames off c raw, skipping every
+// other message (pings are answered), and returns them back to back.
+func readCFilterFrames(c *rawClient, n int) ([]byte, error) {
 	var out []byte
 	for got := 0; got < n; {
-		_ = conn.SetReadDeadline(time.Now().Add(testtime.Scale(ioTimeout)))
-		var hdr [wireframe.HeaderSize]byte
-		if _, err := io.ReadFull(rd, hdr[:]); err != nil {
+		_ = c.SetReadDeadline(time.Now().Add(testtime.Scale(ioTimeout)))
+		f, err := c.ReadRaw(wireframe.MaxPayload)
+		if err != nil {
 			return nil, fmt.Errorf("after %d cfilters: %w", got, err)
 		}
-		size := binary.LittleEndian.Uint32(hdr[16:20])
-		if size > wireframe.MaxPayload {
-			return nil, fmt.Errorf("frame of %d bytes", size)
-		}
-		payload := make([]byte, size)
-		if _, err := io.ReadFull(rd, payload); err != nil {
-			return nil, err
-		}
-		cmd := string(bytes.TrimRight(hdr[4:16], "\x00"))
-		switch cmd {
-		case wire.CmdCFilter:
-			out = append(append(out, hdr[:]...), payload...)
+		if f.Header.Is(wire.CmdCFilter) {
+			out = append(append(out, f.Header...), f.Payload...)
 			got++
-		case wire.CmdPing:
-			var ping wire.MsgPing
-			if err := ping.BtcDecode(bytes.NewReader(payload), wire.ProtocolVersion, wire.BaseEncoding); err != nil {
-				return nil, err
-			}
-			_ = conn.SetWriteDeadline(time.Now().Add(testtime.Scale(ioTimeout)))
-			if err := wire.WriteMessage(conn, wire.NewMsgPong(ping.Nonce), wire.ProtocolVersion, net); err != nil {
-				return nil, err
-			}
 		}
 	}
 	return out, nil
@@ -78,7 +55,7 @@ func readCFilterFrames(conn net.Conn, rd *bufio.Reader, net wire.BitcoinNet, n i
 func getCFiltersRaw(t *testing.T, c *rawClient, start uint32, stop chainhash.Hash, n int) []byte {
 	t.Helper()
 	c.send(wire.NewMsgGetCFilters(wire.GCSFilterRegular, start, &stop))
-	got, err := readCFilterFrames(c.conn, c.rd, c.net, n)
+	got, err := readCFilterFrames(c, n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,19 +249,12 @@ func TestCFilterFramesFromUpgradedStore(t *testing.T) {
 // client for raw reads.
 func dialLenient(t *testing.T, addr string, netMagic wire.BitcoinNet) *rawClient {
 	t.Helper()
-	c := dial(t, addr)
-	c.net = netMagic
-	me := wire.NewNetAddressIPPort(net.IPv4(127, 0, 0, 1), 0, 0)
-	v := wire.NewMsgVersion(me, me, 4242, 0)
-	v.Services = wire.SFNodeWitness
-	c.send(v)
-	for gotVerAck := false; !gotVerAck; {
-		switch c.read().(type) {
-		case *wire.MsgVersion:
-			c.send(wire.NewMsgVerAck())
-		case *wire.MsgVerAck:
-			gotVerAck = true
-		}
+	c, err := tryDialNet(t, addr, "", netMagic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Handshake(p2pclient.HandshakeOptions{Services: wire.SFNodeWitness, Relay: true, Nonce: 4242, Timeout: ioTimeout}); err != nil {
+		t.Fatalf("handshake: %v", err)
 	}
 	return c
 }

@@ -1,7 +1,6 @@
 package p2p
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
 
+	"github.com/cfindexd/cfindexd/internal/p2pclient"
 	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
@@ -80,13 +80,13 @@ func startServer(t testing.TB, cfg Config) *testServer {
 	return &testServer{Server: s, addr: ln.Addr().String(), view: view}
 }
 
-// rawClient speaks the P2P wire protocol directly.
+// rawClient is a test's P2P client: a p2pclient.Conn whose helpers fail
+// the test on error and decode every message they read.
 type rawClient struct {
-	t    testing.TB
+	t testing.TB
+	*p2pclient.Conn
+	// conn is the underlying connection, for closing it.
 	conn net.Conn
-	rd   *bufio.Reader
-	net  wire.BitcoinNet
-	pver uint32
 	// keepPings returns the server's pings from tryRead instead of
 	// answering them.
 	keepPings bool
@@ -111,16 +111,17 @@ func dialFrom(t testing.TB, addr, ip string) *rawClient {
 
 // tryDialFrom is dialFrom returning the error.
 func tryDialFrom(t testing.TB, addr, ip string) (*rawClient, error) {
-	d := net.Dialer{Timeout: ioTimeout}
-	if ip != "" {
-		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(ip)}
-	}
-	conn, err := d.Dial("tcp", addr)
+	return tryDialNet(t, addr, ip, chaincfg.RegressionNetParams.Net)
+}
+
+// tryDialNet is tryDialFrom for the network of magic.
+func tryDialNet(t testing.TB, addr, ip string, magic wire.BitcoinNet) (*rawClient, error) {
+	pc, err := p2pclient.DialConn(context.Background(), addr, magic, p2pclient.ConnOptions{LocalIP: ip, Timeout: ioTimeout})
 	if err != nil {
 		return nil, err
 	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return &rawClient{t: t, conn: conn, rd: bufio.NewReader(conn), net: chaincfg.RegressionNetParams.Net, pver: wire.ProtocolVersion}, nil
+	t.Cleanup(func() { _ = pc.Close() })
+	return &rawClient{t: t, Conn: pc, conn: pc.NetConn()}, nil
 }
 
 // connectFrom dials from ip and completes the handshake.
@@ -140,29 +141,21 @@ func connect(t testing.TB, addr string, extra ...wire.Message) (*rawClient, *wir
 }
 
 // handshake sends version (then extra messages before verack) and reads
-// the server's version and verack.
+// the server's version and verack, failing on any other message.
 func (c *rawClient) handshake(extra ...wire.Message) *wire.MsgVersion {
 	c.t.Helper()
-	me := wire.NewNetAddressIPPort(net.IPv4(127, 0, 0, 1), 0, 0)
-	v := wire.NewMsgVersion(me, me, 42, 0)
-	v.Services = wire.SFNodeWitness
-	c.send(v)
-	var sv *wire.MsgVersion
-	for gotVerAck := false; !gotVerAck; {
-		switch m := c.read().(type) {
-		case *wire.MsgVersion:
-			sv = m
-		case *wire.MsgVerAck:
-			gotVerAck = true
-		default:
-			c.t.Fatalf("unexpected %s during handshake", m.Command())
-		}
+	sv, err := c.Handshake(p2pclient.HandshakeOptions{
+		Services:     wire.SFNodeWitness,
+		Relay:        true,
+		Nonce:        42,
+		BeforeVerack: extra,
+		Strict:       true,
+		Timeout:      ioTimeout,
+	})
+	if err != nil {
+		c.t.Fatalf("handshake: %v", err)
 	}
-	for _, m := range extra {
-		c.send(m)
-	}
-	c.send(wire.NewMsgVerAck())
-	return sv
+	return &sv
 }
 
 func (c *rawClient) send(msg wire.Message) {
@@ -173,9 +166,14 @@ func (c *rawClient) send(msg wire.Message) {
 }
 
 func (c *rawClient) trySend(msg wire.Message) error {
-	_ = c.conn.SetWriteDeadline(time.Now().Add(ioTimeout))
-	_, err := wire.WriteMessageWithEncodingN(c.conn, msg, c.pver, c.net, wire.WitnessEncoding)
-	return err
+	_ = c.SetWriteDeadline(time.Now().Add(ioTimeout))
+	return c.Send(msg)
+}
+
+// writeRaw writes b as it is (a malformed frame, or part of one).
+func (c *rawClient) writeRaw(b []byte) error {
+	_ = c.SetWriteDeadline(time.Now().Add(ioTimeout))
+	return c.WriteRaw(b)
 }
 
 // read returns the next message, failing the test on error.
@@ -189,20 +187,12 @@ func (c *rawClient) read() wire.Message {
 }
 
 // tryRead returns the next message other than the server's pings, which it
-// answers as a well-behaved client does (so that tests see only answers).
+// answers as a well-behaved client does (so that tests see only answers),
+// unless keepPings is set.
 func (c *rawClient) tryRead(timeout time.Duration) (wire.Message, error) {
-	deadline := time.Now().Add(timeout)
-	for {
-		_ = c.conn.SetReadDeadline(deadline)
-		_, m, _, err := wire.ReadMessageWithEncodingN(c.rd, c.pver, c.net, wire.WitnessEncoding)
-		if ping, ok := m.(*wire.MsgPing); ok && err == nil && !c.keepPings {
-			if err := c.trySend(wire.NewMsgPong(ping.Nonce)); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		return m, err
-	}
+	_ = c.SetReadDeadline(time.Now().Add(timeout))
+	c.KeepPings(c.keepPings)
+	return c.ReadMessage()
 }
 
 // sync sends a ping and returns every message received before its pong:

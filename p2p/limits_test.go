@@ -87,7 +87,7 @@ func TestHostileFramesDisconnect(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := startServer(t, testConfig(view))
 			c, _ := connect(t, srv.addr)
-			if _, err := c.conn.Write(tc.raw); err != nil {
+			if err := c.writeRaw(tc.raw); err != nil {
 				t.Fatal(err)
 			}
 			c.expectDisconnect()
@@ -106,7 +106,7 @@ func TestGarbageBeforeHandshakeIsNotPunished(t *testing.T) {
 	for i := range v2Hello {
 		v2Hello[i] = byte(i*37 + 11)
 	}
-	if _, err := c.conn.Write(v2Hello); err != nil {
+	if err := c.writeRaw(v2Hello); err != nil {
 		t.Fatal(err)
 	}
 	c.expectDisconnect()
@@ -125,7 +125,7 @@ func TestUnknownCommandAndBadChecksumAreIgnored(t *testing.T) {
 	unknown := append(rawHeader(regtest, "sendcmpct", 9), make([]byte, 9)...)
 	badSum := append(rawHeader(regtest, "ping", 8), 1, 2, 3, 4, 5, 6, 7, 8)
 	for _, raw := range [][]byte{unknown, badSum} {
-		if _, err := c.conn.Write(raw); err != nil {
+		if err := c.writeRaw(raw); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -46,6 +46,8 @@ type Conn struct {
 	pver uint32
 	// noBlockSum: see ConnOptions.NoBlockChecksum.
 	noBlockSum bool
+	// keepPings: see KeepPings.
+	keepPings bool
 	// hdr is the current frame's header; pending the bytes of the
 	// current frame still in r (the header too while it is only peeked).
 	hdr     [headerSize]byte
@@ -269,7 +271,7 @@ func (c *Conn) ReadRaw(limit uint32) (RawFrame, error) {
 			}
 			f = RawFrame{Header: Header(c.hdr[:]), Payload: c.buf}
 		}
-		if f.Header.Is(wire.CmdPing) {
+		if f.Header.Is(wire.CmdPing) && !c.keepPings {
 			if err := c.answerPing(f.Payload); err != nil {
 				return RawFrame{}, err
 			}
@@ -289,7 +291,7 @@ func (c *Conn) Skip() (string, int, error) {
 			return "", 0, err
 		}
 		n := int(h.PayloadLen())
-		if h.Is(wire.CmdPing) && n == 8 {
+		if h.Is(wire.CmdPing) && n == 8 && !c.keepPings {
 			whole, err := c.r.Peek(c.pending)
 			if err != nil {
 				return "", 0, fmt.Errorf("read ping payload: %w", err)
@@ -377,7 +379,7 @@ func (c *Conn) ReadFrame(keep ...string) (Frame, error) {
 				return Frame{}, fmt.Errorf("%w: %s checksum mismatch", ErrProtocol, cmd)
 			}
 		}
-		if cmd == wire.CmdPing {
+		if cmd == wire.CmdPing && !c.keepPings {
 			if err := c.answerPing(payload); err != nil {
 				return Frame{}, err
 			}

@@ -7,14 +7,18 @@
 //
 //   - Conn is one framed connection: dial (optionally from a chosen local
 //     address), the v1 version handshake with chosen services, relay flag,
-//     nonce and user agent (Handshake), wire messages sent (Send), raw
-//     bytes written as they are (WriteRaw, for attack tools), getdata of a
-//     run of inventory, and three ways to read frames, each answering
-//     pings: ReadFrame (checksummed, payloads the caller keeps, a keep-list
-//     so that unwanted frames are skipped unread), ReadRaw (in place in the
-//     read buffer, no checksum, no allocation: for load generators that
-//     compare whole frames) and Skip (command and size only: for attackers
-//     that must not spend CPU or memory on the answers).
+//     nonce and user agent, optional messages before our verack, and an
+//     optional strict mode that refuses anything else before the peer's
+//     verack (Handshake), wire messages sent (Send), raw bytes written as
+//     they are (WriteRaw, for attack tools and tests of malformed input),
+//     getdata of a run of inventory, and four ways to read frames, each
+//     answering pings (unless KeepPings): ReadFrame (checksummed, payloads
+//     the caller keeps, a keep-list so that unwanted frames are skipped
+//     unread), ReadMessage (any frame decoded by wire, its declared counts
+//     checked first: for tests), ReadRaw (in place in the read buffer, no
+//     checksum, no allocation: for load generators that compare whole
+//     frames) and Skip (command and size only: for attackers that must not
+//     spend CPU or memory on the answers).
 //   - Peer is a light client on a Conn: deadlines from contexts, and
 //     request helpers for what BIP-157 and BIP-37 wallets ask — headers,
 //     compact filters, their headers and checkpoints, blocks, filterload

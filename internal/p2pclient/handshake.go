@@ -26,6 +26,14 @@ type HandshakeOptions struct {
 	Nonce uint64
 	// UserAgent is sent in version as it is; DefaultUserAgent when empty.
 	UserAgent string
+	// BeforeVerack are sent after the peer's version and before our
+	// verack: the feature negotiation that must precede it (BIP-155's
+	// sendaddrv2, BIP-339's wtxidrelay), or whatever a test sends there.
+	BeforeVerack []wire.Message
+	// Strict makes any frame other than version, verack and reject before
+	// the peer's verack an ErrProtocol; else such frames are skipped
+	// (btcd sends more during its handshake).
+	Strict bool
 	// Timeout bounds the whole handshake (the connection's deadline is
 	// cleared after it); when zero the caller's deadlines apply.
 	Timeout time.Duration
@@ -128,6 +136,11 @@ func (c *Conn) Handshake(opts HandshakeOptions) (wire.MsgVersion, error) {
 			}
 			c.pver = min(c.pver, uint32(peer.ProtocolVersion))
 			gotVersion = true
+			for _, m := range opts.BeforeVerack {
+				if err := c.Send(m); err != nil {
+					return peer, err
+				}
+			}
 			if err := c.Send(wire.NewMsgVerAck()); err != nil {
 				return peer, err
 			}
@@ -135,6 +148,10 @@ func (c *Conn) Handshake(opts HandshakeOptions) (wire.MsgVersion, error) {
 			gotVerack = true
 		case wire.CmdReject:
 			return peer, ErrRejected
+		default:
+			if opts.Strict {
+				return peer, fmt.Errorf("%w: %s during the handshake", ErrProtocol, f.Command)
+			}
 		}
 	}
 	if opts.Timeout > 0 {
