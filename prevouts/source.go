@@ -203,7 +203,7 @@ func DetectSource(ctx context.Context, c *nodeclient.Client, log zerolog.Logger,
 // restOffHint is logged when a Bitcoin Core that could serve REST
 // spenttxouts has its REST interface off. The ratio it quotes is a
 // measurement on one machine (docs/performance.md), not a promise.
-const restOffHint = "REST interface is off, so prevouts come from getblock verbosity 3, which measured 20-30x slower than REST on Bitcoin Core v31; start bitcoind with -rest=1 for the fastest prevout source"
+const restOffHint = "REST interface is off, so prevouts come from getblock verbosity 3, which is many times slower than REST (docs/performance.md); start bitcoind with -rest=1 for the fastest prevout source"
 
 // checkForced checks that the node serves the mode the configuration
 // forces, as detection would, so that a source the node cannot serve stops
