@@ -422,3 +422,21 @@ func printUsage(w io.Writer, keys []configKey) {
 		fmt.Fprintf(w, "  --%s\n      %s (default %q)\n", k.Name, k.Usage, def.keyValue(k))
 	}
 }
+
+// configDone answers what loading the configuration returned for the
+// command prog ("cfindexd", "cfindexd status", ...): --help (already
+// printed) and --version end it with 0, a bad configuration with one line
+// on stderr and 2. done is false when the command goes on.
+func configDone(prog string, err error, stdout, stderr io.Writer) (code int, done bool) {
+	switch {
+	case errors.Is(err, errHelp):
+		return 0, true
+	case errors.Is(err, errVersion):
+		fmt.Fprintln(stdout, readBuildVersion())
+		return 0, true
+	case err != nil:
+		fmt.Fprintf(stderr, "%s: config: %v\n", prog, err)
+		return 2, true
+	}
+	return 0, false
+}

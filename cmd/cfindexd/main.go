@@ -10,7 +10,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -40,15 +39,8 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cfg, confFile, err := loadConfigFrom(args, environ, stdout)
-	switch {
-	case errors.Is(err, errHelp):
-		return 0
-	case errors.Is(err, errVersion):
-		fmt.Fprintln(stdout, readBuildVersion())
-		return 0
-	case err != nil:
-		fmt.Fprintf(stderr, "cfindexd: config: %v\n", err)
-		return 2
+	if code, done := configDone("cfindexd", err, stdout, stderr); done {
+		return code
 	}
 	log := newLogger(cfg, stderr)
 	env := environMap(environ)

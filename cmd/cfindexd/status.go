@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -37,15 +36,8 @@ func runStatus(args, environ []string, stdout, stderr io.Writer) int {
 		}
 	}
 	cfg, err := loadConfig(configArgs, environ, stdout)
-	switch {
-	case errors.Is(err, errHelp):
-		return 0
-	case errors.Is(err, errVersion):
-		fmt.Fprintln(stdout, readBuildVersion())
-		return 0
-	case err != nil:
-		fmt.Fprintf(stderr, "cfindexd status: config: %v\n", err)
-		return 2
+	if code, done := configDone("cfindexd status", err, stdout, stderr); done {
+		return code
 	}
 	if cfg.HTTPListen == "" {
 		fmt.Fprintln(stderr, "cfindexd status: httplisten is empty, so the daemon serves no /status (set httplisten, or pass --httplisten=host:port of the running daemon)")

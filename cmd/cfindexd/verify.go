@@ -30,15 +30,8 @@ func (c *Config) validateScrub() error {
 // there are some and 2 when the store cannot be checked.
 func runVerify(args, environ []string, stdout, stderr io.Writer) int {
 	cfg, err := loadConfig(args, environ, stdout)
-	switch {
-	case errors.Is(err, errHelp):
-		return 0
-	case errors.Is(err, errVersion):
-		fmt.Fprintln(stdout, readBuildVersion())
-		return 0
-	case err != nil:
-		fmt.Fprintf(stderr, "cfindexd verify: config: %v\n", err)
-		return 2
+	if code, done := configDone("cfindexd verify", err, stdout, stderr); done {
+		return code
 	}
 	nw, err := netparams.Lookup(cfg.Chain)
 	if err != nil {
