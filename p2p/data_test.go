@@ -11,6 +11,7 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+	"github.com/cfindexd/cfindexd/internal/testtx"
 )
 
 // fakeNode is a BlockFetcher and TxRelayer backed by maps.
@@ -47,36 +48,11 @@ func (n *fakeNode) RelayTransaction(_ context.Context, raw []byte) (chainhash.Ha
 	return tx.TxHash(), nil
 }
 
-// legacyTx returns a transaction without witness, distinct per seed.
-func legacyTx(seed byte) *wire.MsgTx {
-	tx := wire.NewMsgTx(1)
-	tx.AddTxIn(&wire.TxIn{
-		PreviousOutPoint: wire.OutPoint{Hash: chainhash.Hash{seed, 9}, Index: 0},
-		SignatureScript:  []byte{0x51, seed},
-		Sequence:         0xfffffffe,
-	})
-	tx.AddTxOut(&wire.TxOut{Value: 5000, PkScript: []byte{0x51}})
-	tx.AddTxOut(&wire.TxOut{Value: 6000, PkScript: nil})
-	return tx
-}
-
-// witnessTx returns a transaction with a witness, distinct per seed.
-func witnessTx(seed byte) *wire.MsgTx {
-	tx := wire.NewMsgTx(2)
-	tx.AddTxIn(&wire.TxIn{
-		PreviousOutPoint: wire.OutPoint{Hash: chainhash.Hash{seed}, Index: 1},
-		Witness:          wire.TxWitness{{seed, 1, 2, 3}, {4, 5}},
-		Sequence:         0xffffffff,
-	})
-	tx.AddTxOut(&wire.TxOut{Value: 1000, PkScript: []byte{0x00, 0x14, seed, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19}})
-	return tx
-}
-
 // blockFor builds a block whose header is the fake block's header (so the
 // hash matches) carrying a witness transaction.
 func blockFor(b *fakeBlock) *wire.MsgBlock {
 	blk := wire.NewMsgBlock(&b.header)
-	_ = blk.AddTransaction(witnessTx(byte(b.height)))
+	_ = blk.AddTransaction(testtx.Witness(byte(b.height)))
 	return blk
 }
 
@@ -137,7 +113,7 @@ func TestTxRelay(t *testing.T) {
 	if v.DisableRelayTx {
 		t.Error("relay flag off with relay enabled")
 	}
-	tx := witnessTx(1)
+	tx := testtx.Witness(1)
 	inv := wire.NewMsgInv()
 	_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeTx, hashPtr(tx.TxHash())))
 	c.send(inv)
@@ -158,7 +134,7 @@ func TestTxRelay(t *testing.T) {
 	node.mu.Unlock()
 
 	// A refused transaction leaves the peer connected and unpunished.
-	c.send(witnessTx(2))
+	c.send(testtx.Witness(2))
 	c.sync()
 	if srv.Discouraged(netip.MustParseAddr("127.0.0.1")) || srv.PeerCount() != 1 {
 		t.Fatal("peer punished for a transaction the node refused")
@@ -175,7 +151,7 @@ func TestTxIgnoredWhenRelayDisabled(t *testing.T) {
 	inv := wire.NewMsgInv()
 	_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeTx, &chainhash.Hash{1}))
 	c.send(inv)
-	c.send(witnessTx(3))
+	c.send(testtx.Witness(3))
 	if got := c.sync(); len(got) != 0 {
 		t.Fatalf("answers with relay disabled: %v", got)
 	}

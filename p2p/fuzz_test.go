@@ -13,6 +13,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
 
+	"github.com/cfindexd/cfindexd/internal/testtx"
 	"github.com/cfindexd/cfindexd/p2p/bip37"
 	"github.com/cfindexd/cfindexd/p2p/blockproxy"
 	"github.com/cfindexd/cfindexd/p2p/msgread"
@@ -93,7 +94,7 @@ func addFuzzSeeds(f *testing.F, view *fakeView) {
 		wire.NewMsgGetCFilters(wire.GCSFilterRegular, 0, h(1000)),
 		wire.NewMsgGetCFHeaders(wire.GCSFilterRegular, 5, h(30)),
 		wire.NewMsgGetCFCheckpt(wire.GCSFilterRegular, h(2100)),
-		gh, gd, inv, witnessTx(7), legacyTx(8), wire.NewMsgPing(3), wire.NewMsgFeeFilter(10),
+		gh, gd, inv, testtx.Witness(7), testtx.Legacy(8), wire.NewMsgPing(3), wire.NewMsgFeeFilter(10),
 		wire.NewMsgVersion(me, me, 1, 2), wire.NewMsgSendHeaders(),
 		wire.NewMsgFilterLoad([]byte{0xff, 0x10}, 3, 9, wire.BloomUpdateAll), wire.NewMsgFilterAdd([]byte{1, 2}),
 		wire.NewMsgFilterClear(), wire.NewMsgMemPool(), fgd, gb,

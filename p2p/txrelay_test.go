@@ -9,6 +9,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
 
+	"github.com/cfindexd/cfindexd/internal/testtx"
 	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
 
@@ -22,7 +23,7 @@ func TestTxRelayRateLimited(t *testing.T) {
 	c, _ := connect(t, srv.addr)
 	const sent = 3 * txRelayBurst
 	for i := range sent {
-		tx := witnessTx(byte(i))
+		tx := testtx.Witness(byte(i))
 		tx.LockTime = uint32(i) // distinct transactions
 		c.send(tx)
 	}
@@ -169,7 +170,7 @@ func TestTxRelayServerWideRate(t *testing.T) {
 	b, _ := connect(t, srv.addr)
 	for i := range 8 {
 		for j, c := range []*rawClient{a, b} {
-			tx := witnessTx(byte(i))
+			tx := testtx.Witness(byte(i))
 			tx.LockTime = uint32(2*i + j)
 			c.send(tx)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/internal/attackwire"
+	"github.com/cfindexd/cfindexd/internal/testtx"
 )
 
 // allocSlack is what reading and rejecting any frame may allocate besides
@@ -76,11 +77,11 @@ func TestDecodedMessagesCostAMultipleOfTheirPayload(t *testing.T) {
 	for i := range 101 {
 		_ = gh.AddBlockLocatorHash(&chainhash.Hash{byte(i)})
 	}
-	manyIn := witnessTx(1)
+	manyIn := testtx.Witness(1)
 	for i := range 20_000 {
 		manyIn.AddTxIn(&wire.TxIn{PreviousOutPoint: wire.OutPoint{Index: uint32(i)}, Witness: wire.TxWitness{{}}})
 	}
-	manyOut := legacyTx(2)
+	manyOut := testtx.Legacy(2)
 	for range 100_000 {
 		manyOut.AddTxOut(&wire.TxOut{})
 	}

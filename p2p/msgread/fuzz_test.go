@@ -8,6 +8,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/v2"
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+	"github.com/cfindexd/cfindexd/internal/testtx"
 	"golang.org/x/sync/semaphore"
 )
 
@@ -16,7 +17,7 @@ import (
 // rejected, and never buffer more than the stream held.
 func FuzzReadFrame(f *testing.F) {
 	net := chaincfg.RegressionNetParams.Net
-	for _, m := range []wire.Message{wire.NewMsgPing(1), wire.NewMsgGetCFCheckpt(0, &chainhash.Hash{}), witnessTx(3)} {
+	for _, m := range []wire.Message{wire.NewMsgPing(1), wire.NewMsgGetCFCheckpt(0, &chainhash.Hash{}), testtx.Witness(3)} {
 		fr := encodeFrame(m, net, wire.WitnessEncoding)
 		f.Add(byte(2), fr)
 	}
@@ -42,7 +43,7 @@ func FuzzReadFrame(f *testing.F) {
 // accept exactly the same payloads (wire consuming them whole), and agree on
 // txid and wtxid.
 func FuzzScanTx(f *testing.F) {
-	for _, tx := range []*wire.MsgTx{witnessTx(1), legacyTx(2), wire.NewMsgTx(2)} {
+	for _, tx := range []*wire.MsgTx{testtx.Witness(1), testtx.Legacy(2), wire.NewMsgTx(2)} {
 		f.Add(payloadOf(tx))
 	}
 	f.Add([]byte{1, 0, 0, 0, 0, 0xfe, 0x40, 0x75, 0x38, 0x00})

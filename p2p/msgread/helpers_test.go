@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 
-	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/wireframe"
@@ -24,31 +23,6 @@ func payloadOf(msg wire.Message) []byte {
 	var b bytes.Buffer
 	_ = msg.BtcEncode(&b, wire.ProtocolVersion, wire.WitnessEncoding)
 	return b.Bytes()
-}
-
-// legacyTx returns a transaction without witness, distinct per seed.
-func legacyTx(seed byte) *wire.MsgTx {
-	tx := wire.NewMsgTx(1)
-	tx.AddTxIn(&wire.TxIn{
-		PreviousOutPoint: wire.OutPoint{Hash: chainhash.Hash{seed, 9}, Index: 0},
-		SignatureScript:  []byte{0x51, seed},
-		Sequence:         0xfffffffe,
-	})
-	tx.AddTxOut(&wire.TxOut{Value: 5000, PkScript: []byte{0x51}})
-	tx.AddTxOut(&wire.TxOut{Value: 6000, PkScript: nil})
-	return tx
-}
-
-// witnessTx returns a transaction with a witness, distinct per seed.
-func witnessTx(seed byte) *wire.MsgTx {
-	tx := wire.NewMsgTx(2)
-	tx.AddTxIn(&wire.TxIn{
-		PreviousOutPoint: wire.OutPoint{Hash: chainhash.Hash{seed}, Index: 1},
-		Witness:          wire.TxWitness{{seed, 1, 2, 3}, {4, 5}},
-		Sequence:         0xffffffff,
-	})
-	tx.AddTxOut(&wire.TxOut{Value: 1000, PkScript: []byte{0x00, 0x14, seed, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19}})
-	return tx
 }
 
 // encodeFrame serialises msg as a complete frame.

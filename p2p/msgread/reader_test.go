@@ -13,6 +13,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/cfindexd/cfindexd/internal/testtx"
 	"github.com/cfindexd/cfindexd/wireframe"
 )
 
@@ -49,7 +50,7 @@ func TestDecodePayload(t *testing.T) {
 	gh := wire.NewMsgGetHeaders()
 	_ = gh.AddBlockLocatorHash(&chainhash.Hash{1})
 	getheaders := payloadOf(gh)
-	tx := payloadOf(witnessTx(1))
+	tx := payloadOf(testtx.Witness(1))
 	tests := []struct {
 		name    string
 		cmd     string
@@ -100,7 +101,7 @@ func TestReadFrameCapsBeforeReadingPayload(t *testing.T) {
 // with relay on; BIP-37 messages end the connection after verack.
 func TestReadFrameByState(t *testing.T) {
 	errNotServed := &NotServedError{Command: wire.CmdFilterLoad}
-	tx := rawFrame(wire.CmdTx, payloadOf(witnessTx(1)))
+	tx := rawFrame(wire.CmdTx, payloadOf(testtx.Witness(1)))
 	inv := rawFrame(wire.CmdInv, payloadOf(wire.NewMsgInv()))
 	ping := rawFrame(wire.CmdPing, payloadOf(wire.NewMsgPing(7)))
 	verack := rawFrame(wire.CmdVerAck, nil)
@@ -156,7 +157,7 @@ func TestReadFrameByState(t *testing.T) {
 // budget until released, and is discarded (not buffered) when the budget
 // cannot hold it.
 func TestLargeFrameUsesReceiveBudget(t *testing.T) {
-	big := witnessTx(1)
+	big := testtx.Witness(1)
 	big.TxIn[0].Witness = wire.TxWitness{make([]byte, 100_000)}
 	frame := rawFrame(wire.CmdTx, payloadOf(big))
 	budget := semaphore.NewWeighted(150_000)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/btcsuite/btcd/wire/v2"
 
+	"github.com/cfindexd/cfindexd/internal/testtx"
 	"github.com/cfindexd/cfindexd/internal/testvectors"
 )
 
@@ -37,9 +38,9 @@ func TestScanTxOnRealBlocks(t *testing.T) {
 }
 
 func TestScanTxRejectsMalformed(t *testing.T) {
-	good := payloadOf(witnessTx(1))
-	legacy := payloadOf(legacyTx(1))
-	noWitness := payloadOf(legacyTx(1))
+	good := payloadOf(testtx.Witness(1))
+	legacy := payloadOf(testtx.Legacy(1))
+	noWitness := payloadOf(testtx.Legacy(1))
 	// legacy with a marker and flag but an empty witness: superfluous.
 	superfluous := append(append(append([]byte{}, noWitness[:4]...), 0, 1), noWitness[4:len(noWitness)-4]...)
 	superfluous = append(superfluous, 0) // one input, zero witness items
