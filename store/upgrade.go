@@ -108,16 +108,7 @@ func upgradeFromV1(tx *bolt.Tx) error {
 	if err != nil {
 		return err
 	}
-	tip, ok, err := b.readTip()
-	if err != nil {
-		return err
-	}
-	if ok {
-		if err := b.meta.Put(metaChecksumBackfill, backfillValue(0, tip.Height+1)); err != nil {
-			return err
-		}
-	}
-	return b.meta.Put(metaSchemaVersion, heightKey(schemaV2))
+	return b.finishUpgrade(schemaV2)
 }
 
 // startBackfill runs the checksum backfill in the background if the store

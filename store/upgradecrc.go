@@ -38,16 +38,7 @@ func upgradeFromV2(tx *bolt.Tx) error {
 	if err != nil {
 		return err
 	}
-	tip, ok, err := b.readTip()
-	if err != nil {
-		return err
-	}
-	if ok {
-		if err := b.meta.Put(metaChecksumBackfill, backfillValue(0, tip.Height+1)); err != nil {
-			return err
-		}
-	}
-	return b.meta.Put(metaSchemaVersion, heightKey(SchemaVersion))
+	return b.finishUpgrade(SchemaVersion)
 }
 
 // rewriteStale replaces every stale value with what conv makes of it. The
@@ -79,4 +70,20 @@ func (b *buckets) rewriteStale(conv func(hash *chainhash.Hash, v []byte) ([]byte
 		}
 	}
 	return nil
+}
+
+// finishUpgrade ends an upgrade step: every height 0..tip is left to the
+// background backfill (which computes what the new schema keeps beside each
+// value) and the schema version becomes version.
+func (b *buckets) finishUpgrade(version uint32) error {
+	tip, ok, err := b.readTip()
+	if err != nil {
+		return err
+	}
+	if ok {
+		if err := b.meta.Put(metaChecksumBackfill, backfillValue(0, tip.Height+1)); err != nil {
+			return err
+		}
+	}
+	return b.meta.Put(metaSchemaVersion, heightKey(version))
 }
