@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/attack"
@@ -129,23 +128,6 @@ func runHostile(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return runSubcommand(ctx, args, stdout, stderr, parseHostileFlags, benchHostile)
 }
 
-// raiseNoFile raises this process's open file limit to its hard limit
-// (children inherit it) and returns the soft limit in force.
-func raiseNoFile() uint64 {
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		return 1024
-	}
-	if lim.Cur < lim.Max {
-		raised := lim
-		raised.Cur = raised.Max
-		if syscall.Setrlimit(syscall.RLIMIT_NOFILE, &raised) == nil {
-			lim = raised
-		}
-	}
-	return lim.Cur
-}
-
 // hostileFDReserve is what this process keeps of its open file limit
 // besides the http-idle class's connections: btcd's RPC clients, the
 // other classes' leftovers closing, the well-behaved client, logs.
@@ -154,7 +136,7 @@ const hostileFDReserve = 1000
 // benchHostile runs the hostile benchmark, logging progress to logw.
 func benchHostile(ctx context.Context, cfg hostileConfig, logw io.Writer) (*hostileReport, error) {
 	say := func(format string, a ...any) { fmt.Fprintf(logw, "cfbench: "+format+"\n", a...) }
-	nofile := raiseNoFile()
+	nofile := procstat.RaiseNoFile()
 	httpConns := cfg.HTTPConns
 	if limit := int(nofile) - hostileFDReserve; httpConns > limit {
 		say("open file limit %d: the http-idle class holds %d connections instead of %d", nofile, max(limit, 1), httpConns)

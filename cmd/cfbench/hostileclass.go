@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"sync"
-	"time"
 
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/attack"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
@@ -58,7 +55,7 @@ func runHostileClass(ctx context.Context, cr classRun, class attack.Class) (host
 		return res, err
 	}
 	defer proc.Kill()
-	if err := waitServing(ctx, proc, env); err != nil {
+	if err := proc.WaitServing(ctx, p2pAddr, httpAddr, env.Params); err != nil {
 		return res, err
 	}
 
@@ -84,7 +81,7 @@ func runHostileClass(ctx context.Context, cr classRun, class attack.Class) (host
 		return res, err
 	}
 	for i, g := range goods {
-		res.Good = append(res.Good, goodClientResult{Spot: spots[i], GoodResult: g.Result()})
+		res.Good = append(res.Good, attack.SpotResult{Spot: spots[i], GoodResult: g.Result()})
 	}
 	if wallet != nil {
 		w := wallet.Result()
@@ -129,38 +126,4 @@ func baselineClass() attack.Class {
 		Flags: []string{attack.BloomFlag},
 		Run:   func(ctx context.Context, _ attack.Env, _ *attack.Tally) { <-ctx.Done() },
 	}
-}
-
-// waitServing waits until cfindexd answers a P2P handshake and its
-// readiness check over HTTP.
-func waitServing(ctx context.Context, proc *daemon.Proc, env attack.Env) error {
-	deadline := time.Now().Add(2 * time.Minute)
-	client := &http.Client{Timeout: 5 * time.Second}
-	var last error
-	for time.Now().Before(deadline) {
-		select {
-		case <-proc.Exited():
-			return fmt.Errorf("cfindexd exited at start (%v); last line: %s", proc.ExitErr(), proc.LastLine())
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-		p, err := load.Dial(env.P2PAddr, env.Params, 1, 5*time.Second)
-		if err != nil {
-			last = err
-			continue
-		}
-		p.Close()
-		resp, err := client.Get("http://" + env.HTTPAddr + "/readyz")
-		if err != nil {
-			last = err
-			continue
-		}
-		resp.Body.Close()
-		if resp.StatusCode == http.StatusOK {
-			return nil
-		}
-		last = errors.New("readyz: " + resp.Status)
-	}
-	return fmt.Errorf("cfindexd not serving within 2 minutes: %w", last)
 }

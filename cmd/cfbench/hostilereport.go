@@ -11,29 +11,6 @@ import (
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
 )
 
-// Goals of cfbench hostile besides the classes' latency goals
-// (attack.FairShareP99Goal, attack.P99Goal).
-const (
-	hostileRSSGoal = 250_000_000 // bytes of peak RSS in every class
-	// hostileWalletGoal bounds the honest BIP-37 wallet's mean batch time
-	// under attack, as a multiple of its baseline.
-	hostileWalletGoal = 3.0
-)
-
-// goodClientResult is one well-behaved client's view of a class.
-type goodClientResult struct {
-	attack.Spot
-	attack.GoodResult
-}
-
-// hostileGoal is one goal of one class: what it asks, what was measured,
-// and whether that meets it.
-type hostileGoal struct {
-	Goal string `json:"goal"`
-	Got  string `json:"got"`
-	Met  bool   `json:"met"`
-}
-
 // hostileClassResult is one class's row.
 type hostileClassResult struct {
 	Name      string        `json:"name"`
@@ -57,7 +34,7 @@ type hostileClassResult struct {
 	// caught-up store.
 	PeakRSS int64 `json:"peak_rss_bytes"`
 	// Good are the well-behaved clients' views, one per spot.
-	Good []goodClientResult `json:"good_clients"`
+	Good []attack.SpotResult `json:"good_clients"`
 	// Wallet is the honest BIP-37 wallet's (classes with BIP-37 on);
 	// WalletRatio its mean batch time over the baseline's.
 	Wallet      *load.WalletResult `json:"bip37_wallet,omitempty"`
@@ -69,41 +46,14 @@ type hostileClassResult struct {
 	// HTTPConns is the idle connections the http-idle class aimed for.
 	HTTPConns int `json:"http_conns,omitempty"`
 	// Goals are every goal of the class, met or missed.
-	Goals []hostileGoal `json:"goals"`
+	Goals []attack.Goal `json:"goals"`
 }
 
-// judge fills r.Goals (and r.WalletRatio against baseline, the wallet's
+// judge fills r.Goals and r.WalletRatio (against baseline, the wallet's
 // run without attack; nil when there is none).
 func (r *hostileClassResult) judge(class attack.Class, baseline *load.WalletResult) {
-	add := func(ok bool, got, goal string, a ...any) {
-		r.Goals = append(r.Goals, hostileGoal{Goal: fmt.Sprintf(goal, a...), Got: got, Met: ok})
-	}
-	add(r.PeakRSS > 0 && r.PeakRSS <= hostileRSSGoal, fmt.Sprintf("%.1f MB", mb(r.PeakRSS)), "peak RSS ≤ %d MB", hostileRSSGoal/1_000_000)
-	add(r.Up, fmt.Sprint(r.Up), "daemon up and exits cleanly")
-	wrong := r.AttackWrong
-	evicted := 0
-	for _, g := range r.Good {
-		add(g.Refused == 0 && g.Requests > 0, fmt.Sprintf("%d refused, %d answered", g.Refused, g.Requests), "%s client (%s) never refused", g.Where, g.IP)
-		add(g.Requests > 0 && g.Latency.P99 <= r.P99Goal, latency(g.Latency.P99), "%s client p99 ≤ %s", g.Where, r.P99Goal)
-		wrong += int64(g.Wrong)
-		evicted += g.Evicted
-	}
-	if class.NoEviction {
-		add(evicted == 0, fmt.Sprint(evicted), "good clients never evicted once served")
-	}
-	if class.PeakGoal > 0 {
-		add(r.Peak >= class.PeakGoal, fmt.Sprint(r.Peak), "%s ≥ %d", class.PeakUnit, class.PeakGoal)
-	}
-	if w := r.Wallet; w != nil {
-		wrong += int64(w.Wrong)
-		if baseline != nil && baseline.MeanRound > 0 {
-			r.WalletRatio = float64(w.MeanRound) / float64(baseline.MeanRound)
-		}
-		add(w.Rounds > 0 && r.WalletRatio > 0 && r.WalletRatio <= hostileWalletGoal,
-			fmt.Sprintf("%.2f× (%s a batch of %d rounds)", r.WalletRatio, dur(w.MeanRound), w.Rounds), "BIP-37 wallet ≤ %.0f× its baseline", hostileWalletGoal)
-		add(w.Refused+w.Disconnects == 0, fmt.Sprintf("%d refused, %d disconnected", w.Refused, w.Disconnects), "BIP-37 wallet never refused or disconnected")
-	}
-	add(wrong == 0, fmt.Sprint(wrong), "every answer byte-equal to btcd's")
+	r.Goals, r.WalletRatio = class.Judge(attack.Outcome{PeakRSS: r.PeakRSS, Up: r.Up, Good: r.Good,
+		Wallet: r.Wallet, Baseline: baseline, Peak: r.Peak, Wrong: r.AttackWrong})
 }
 
 // met tells whether the class met every goal.
@@ -201,7 +151,7 @@ func (r *hostileReport) writeTable(w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(w, "goal: every goal of every class (peak RSS ≤ %d MB, daemon up, good clients never refused, p99 ≤ %s fair-share / %s others, wallet ≤ %.0f× baseline, answers byte-equal): %d of %d classes met\n",
-		hostileRSSGoal/1_000_000, attack.FairShareP99Goal, attack.P99Goal, hostileWalletGoal, met, all)
+		attack.RSSGoal/1_000_000, attack.FairShareP99Goal, attack.P99Goal, attack.WalletGoal, met, all)
 	store := verdict(r.StoreIntact)
 	if r.StoreError != "" {
 		store += " (" + r.StoreError + ")"

@@ -16,8 +16,8 @@ import (
 func TestHostileJudge(t *testing.T) {
 	lockout := attack.Class{Name: "lockout", Home: "127.140.0.1", AboutAddress: true, NoEviction: true, PeakGoal: 200, PeakUnit: "held"}
 	fair := attack.Class{Name: "fair", Home: "127.110.0.1", FairShare: true, Flags: []string{attack.BloomFlag}}
-	good := func(where string, p99 time.Duration) goodClientResult {
-		return goodClientResult{Spot: attack.Spot{Where: where, IP: "127.0.0.1"},
+	good := func(where string, p99 time.Duration) attack.SpotResult {
+		return attack.SpotResult{Spot: attack.Spot{Where: where, IP: "127.0.0.1"},
 			GoodResult: attack.GoodResult{Requests: 10, Latency: load.LatencyStats{Count: 10, P99: p99}}}
 	}
 	baseline := &load.WalletResult{Rounds: 10, MeanRound: 100 * time.Millisecond}
@@ -47,7 +47,7 @@ func TestHostileJudge(t *testing.T) {
 		{"down", lockout, func(r *hostileClassResult) { r.Up = false }, []string{"daemon up and exits cleanly"}},
 		{"refused behind the address", lockout, func(r *hostileClassResult) { r.Good[2].Refused = 3 },
 			[]string{"address client (127.0.0.1) never refused"}},
-		{"never answered", lockout, func(r *hostileClassResult) { r.Good[1] = goodClientResult{Spot: r.Good[1].Spot} },
+		{"never answered", lockout, func(r *hostileClassResult) { r.Good[1] = attack.SpotResult{Spot: r.Good[1].Spot} },
 			[]string{"subnet client (127.0.0.1) never refused", "subnet client p99 ≤ 2s"}},
 		{"fair share p99", fair, func(r *hostileClassResult) { r.Good[0] = good("fresh", 600*time.Millisecond) },
 			[]string{"fresh client p99 ≤ 500ms"}},

@@ -3,8 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
 	"os"
+
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
 )
 
 // workspace is what every subcommand sets up first: a scratch directory,
