@@ -76,6 +76,10 @@ func lockoutClasses() []Class {
 		},
 		{
 			Name: "discouraged-nat", OpsUnit: "malformed pings",
+			// cfindexd lets a discouraged address displace only a peer
+			// idle for peerpolicy.DiscouragedMinIdle: with a -duration
+			// shorter than that, the client behind the address cannot get
+			// in, by design.
 			Title: "124 idle peers from 124 /16s keep the slots full; one address sends a 9-byte ping and is discouraged; good clients behind it and in its /16",
 			Home:  natAddress, AboutAddress: true, NoEviction: true,
 			Run: func(ctx context.Context, env Env, t *Tally) {
