@@ -102,6 +102,9 @@ func runHostileClass(ctx context.Context, cr classRun, class attack.Class) (host
 	// cfbench's own RSS at that moment (tens of MB with 20,000 idle HTTP
 	// connections' goroutines).
 	res.PeakRSS = procstat.PeakRSS(proc.Pid())
+	if res.Counters, err = daemon.Counters(ctx, httpAddr, daemon.WhyCounters); err != nil {
+		res.Counters = map[string]float64{"unreadable: " + err.Error(): 0}
+	}
 	state, err := proc.Terminate(daemon.StopLimit)
 	if err != nil {
 		res.UpError = err.Error()

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -45,6 +47,9 @@ type hostileClassResult struct {
 	UpError string `json:"daemon_error,omitempty"`
 	// HTTPConns is the idle connections the http-idle class aimed for.
 	HTTPConns int `json:"http_conns,omitempty"`
+	// Counters are cfindexd's non-zero counters of why peers and clients
+	// were turned away or slowed, read at the end of the attack.
+	Counters map[string]float64 `json:"daemon_counters,omitempty"`
 	// Goals are every goal of the class, met or missed.
 	Goals []attack.Goal `json:"goals"`
 }
@@ -132,6 +137,13 @@ func (r *hostileReport) writeTable(w io.Writer) error {
 				fmt.Fprintf(w, "  %s: %s client's p99 by request: getcfilters %s, getcfheaders %s, REST filter %s, bulk file %s\n", c.Name, g.Where,
 					latency(g.ByKind["getcfilters"].P99), latency(g.ByKind["getcfheaders"].P99), latency(g.ByKind["rest"].P99), latency(g.ByKind["bulk"].P99))
 			}
+		}
+		if len(missed[c.Name]) > 0 && len(c.Counters) > 0 {
+			var kv []string
+			for _, k := range slices.Sorted(maps.Keys(c.Counters)) {
+				kv = append(kv, fmt.Sprintf("%s %g", strings.TrimPrefix(k, "cfindexd_"), c.Counters[k]))
+			}
+			fmt.Fprintf(w, "  %s: cfindexd's counters: %s\n", c.Name, strings.Join(kv, ", "))
 		}
 		if c.Wallet != nil && c.Wallet.FirstError != "" {
 			fmt.Fprintf(w, "  %s: BIP-37 wallet's first error: %s\n", c.Name, c.Wallet.FirstError)
