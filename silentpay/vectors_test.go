@@ -2,11 +2,13 @@ package silentpay
 
 import (
 	"encoding/hex"
+	"errors"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/btcsuite/btcd/btcec/v2"
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/cfindexd/cfindexd/internal/wirescan"
@@ -22,6 +24,7 @@ type bip352Case struct {
 			Recipients []struct {
 				ScanPubKey  string `json:"scan_pub_key"`
 				SpendPubKey string `json:"spend_pub_key"`
+				Count       int    `json:"count"` // the recipient repeated, when set
 			} `json:"recipients"`
 		} `json:"given"`
 		Expected struct {
@@ -155,6 +158,144 @@ func TestTweakMatchesEveryOfficialVector(t *testing.T) {
 				if want := uint64(1000 + len(outs) - 1); tw.MaxTaprootValue != want {
 					t.Fatalf("max taproot value %d, want %d", tw.MaxTaprootValue, want)
 				}
+			})
+		}
+	}
+}
+
+func TestScanFindsExactlyTheVectorOutputs(t *testing.T) {
+	for _, c := range loadBIP352(t) {
+		for _, r := range c.Receiving {
+			if r.Expected.Tweak == "" {
+				continue // TestTweakMatchesEveryOfficialVector: nothing to scan
+			}
+			t.Run(c.Comment, func(t *testing.T) {
+				scanKey, _ := btcec.PrivKeyFromBytes(mustHex(t, r.Given.KeyMaterial.ScanPrivKey))
+				spendPriv, spendKey := btcec.PrivKeyFromBytes(mustHex(t, r.Given.KeyMaterial.SpendPrivKey))
+				sc, err := NewScanner(scanKey, spendKey, r.Given.Labels)
+				if err != nil {
+					t.Fatal(err)
+				}
+				outputs := make([][32]byte, len(r.Given.Outputs))
+				for i, o := range r.Given.Outputs {
+					outputs[i] = [32]byte(mustHex(t, o))
+				}
+				found, err := sc.Scan([33]byte(mustHex(t, r.Expected.Tweak)), outputs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Expected.NOutputs != nil { // K_max case: the count, and each one found is sound
+					if len(found) != *r.Expected.NOutputs {
+						t.Fatalf("found %d outputs, want %d", len(found), *r.Expected.NOutputs)
+					}
+				} else {
+					want := map[string]string{}
+					for _, o := range r.Expected.Outputs {
+						want[o.PubKey] = o.PrivKeyTweak
+					}
+					if len(found) != len(want) {
+						t.Fatalf("found %d outputs, want %d", len(found), len(want))
+					}
+					for _, m := range found {
+						tw, ok := want[hex.EncodeToString(m.Key[:])]
+						if !ok {
+							t.Fatalf("found %x, not among the expected outputs", m.Key)
+						}
+						if got := hex.EncodeToString(m.PrivKeyTweak[:]); got != tw {
+							t.Fatalf("output %x: tweak %s, want %s", m.Key, got, tw)
+						}
+					}
+				}
+				for _, m := range found {
+					assertSpendable(t, spendPriv, m)
+				}
+			})
+		}
+	}
+}
+
+// assertSpendable checks that b_spend + tweak is the private key of the
+// found output (its x-only public key is the output key).
+func assertSpendable(t *testing.T, spend *btcec.PrivateKey, m Match) {
+	t.Helper()
+	var tw btcec.ModNScalar
+	tw.SetBytes(&m.PrivKeyTweak)
+	d := spend.Key
+	d.Add(&tw)
+	pub := btcec.PrivKeyFromScalar(&d).PubKey().SerializeCompressed()
+	if [32]byte(pub[1:]) != m.Key {
+		t.Fatalf("b_spend + tweak gives %x, output is %x", pub[1:], m.Key)
+	}
+}
+
+func TestOutputKeysMatchTheVectorSends(t *testing.T) {
+	for _, c := range loadBIP352(t) {
+		for _, s := range c.Sending {
+			t.Run(c.Comment, func(t *testing.T) {
+				var keys []SenderKey
+				var pubs []string
+				outpoints := make([]wire.OutPoint, len(s.Given.Vin))
+				for i, v := range s.Given.Vin {
+					in := vectorInput(t, v)
+					outpoints[i] = in.OutPoint
+					pub, ok := InputPublicKey(&in)
+					if !ok {
+						continue
+					}
+					pubs = append(pubs, hex.EncodeToString(pub.SerializeCompressed()))
+					priv, _ := btcec.PrivKeyFromBytes(mustHex(t, v.PrivateKey))
+					keys = append(keys, SenderKey{Key: priv, Taproot: IsTaproot(in.PrevScript)})
+				}
+				if len(pubs) != len(s.Expected.InputPubKeys) {
+					t.Fatalf("eligible input keys %v, want %v", pubs, s.Expected.InputPubKeys)
+				}
+				for i := range pubs {
+					if pubs[i] != s.Expected.InputPubKeys[i] {
+						t.Fatalf("input key %d: %s, want %s", i, pubs[i], s.Expected.InputPubKeys[i])
+					}
+				}
+				var recipients []Recipient
+				for _, r := range s.Given.Recipients {
+					scan, err := btcec.ParsePubKey(mustHex(t, r.ScanPubKey))
+					if err != nil {
+						t.Fatal(err)
+					}
+					spend, err := btcec.ParsePubKey(mustHex(t, r.SpendPubKey))
+					if err != nil {
+						t.Fatal(err)
+					}
+					for range max(r.Count, 1) {
+						recipients = append(recipients, Recipient{Scan: scan, Spend: spend})
+					}
+				}
+				got, err := OutputKeys(keys, outpoints, recipients)
+				wantNone := len(s.Expected.Outputs) == 0 || len(s.Expected.Outputs[0]) == 0
+				if wantNone {
+					if !errors.Is(err, ErrNoInputKeys) && !errors.Is(err, ErrTooManyRecipients) {
+						t.Fatalf("sent %d outputs (error %v), the vector sends none", len(got), err)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				gotSet := map[string]bool{}
+				for _, k := range got {
+					gotSet[hex.EncodeToString(k[:])] = true
+				}
+				for _, set := range s.Expected.Outputs {
+					if len(set) != len(gotSet) {
+						continue
+					}
+					all := true
+					for _, o := range set {
+						all = all && gotSet[o]
+					}
+					if all {
+						return
+					}
+				}
+				t.Fatalf("outputs %v match none of the expected sets", gotSet)
 			})
 		}
 	}
