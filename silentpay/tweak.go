@@ -21,15 +21,15 @@ type Tweak struct {
 	MaxTaprootValue uint64
 }
 
-// TxTweak returns the BIP-352 tweak of a transaction given its inputs
+// ComputeTweak returns the BIP-352 tweak of a transaction given its inputs
 // (each with the script it spends) and outputs, or false when BIP-352
 // does not scan the transaction: no taproot output, no input of BIP-352's
 // list, an input spending a witness program of version 2 or more, input
 // keys summing to the point at infinity, or an input hash that is not a
 // valid scalar. It does not know coinbases: callers leave them out
-// (TxTweakMsg and BlockBuilder do). Malformed scripts and witnesses count
-// as ineligible inputs; TxTweak never panics.
-func TxTweak(ins []Input, outs []Output) (Tweak, bool) {
+// (ComputeTweakMsg and BlockBuilder do). Malformed scripts and witnesses count
+// as ineligible inputs; ComputeTweak never panics.
+func ComputeTweak(ins []Input, outs []Output) (Tweak, bool) {
 	var tw Tweak
 	taproot := false
 	for i := range outs {
@@ -99,10 +99,10 @@ func smallestOutPoint(ins []Input) [outPointSize]byte {
 	return least
 }
 
-// TxTweakMsg is TxTweak for a decoded transaction: prevScripts[i] is the
+// ComputeTweakMsg is ComputeTweak for a decoded transaction: prevScripts[i] is the
 // script tx.TxIn[i] spends. A coinbase yields no tweak. It fails only with
 // ErrPrevScriptCount.
-func TxTweakMsg(tx *wire.MsgTx, prevScripts [][]byte) (Tweak, bool, error) {
+func ComputeTweakMsg(tx *wire.MsgTx, prevScripts [][]byte) (Tweak, bool, error) {
 	if isCoinbase(tx) {
 		return Tweak{}, false, nil
 	}
@@ -117,7 +117,7 @@ func TxTweakMsg(tx *wire.MsgTx, prevScripts [][]byte) (Tweak, bool, error) {
 	for i, out := range tx.TxOut {
 		outs[i] = Output{Value: uint64(out.Value), Script: out.PkScript}
 	}
-	tw, ok := TxTweak(ins, outs)
+	tw, ok := ComputeTweak(ins, outs)
 	return tw, ok, nil
 }
 

@@ -2,8 +2,8 @@ package silentpay
 
 import (
 	"encoding/hex"
-	"errors"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -142,7 +142,7 @@ func TestTweakMatchesEveryOfficialVector(t *testing.T) {
 				for j, o := range r.Given.Outputs {
 					outs[j] = Output{Value: uint64(1000 + j), Script: taprootScript(mustHex(t, o))}
 				}
-				tw, ok := TxTweak(ins, outs)
+				tw, ok := ComputeTweak(ins, outs)
 				if r.Expected.Tweak == "" {
 					if ok {
 						t.Fatalf("receiving %d: tweak %x, the vector has none", i, tw.Point)
