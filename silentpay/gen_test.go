@@ -8,6 +8,7 @@ import (
 	"github.com/btcsuite/btcd/btcec/v2"
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
 // txGen makes transactions spending every input kind BIP-352 names and a
@@ -115,5 +116,10 @@ func (g *txGen) block(n int, prevBlock chainhash.Hash) (*wire.MsgBlock, [][]byte
 		_ = blk.AddTransaction(tx)
 		prev = append(prev, p...)
 	}
+	txids := make([]chainhash.Hash, len(blk.Transactions))
+	for i, tx := range blk.Transactions {
+		txids[i] = tx.TxHash()
+	}
+	blk.Header.MerkleRoot = wirescan.MerkleRoot(txids)
 	return blk, prev
 }
