@@ -74,6 +74,9 @@ func (pr *packetReader) next(aad []byte) (packet, error) {
 	ct, err := pr.readCiphertext(n)
 	if err != nil {
 		pr.release(p.held)
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF // the length promised more
+		}
 		return packet{}, fmt.Errorf("read v2 packet of %d bytes: %w", n, err)
 	}
 	plain, err := pr.dir.packet.Decrypt(aad, ct)
