@@ -7,11 +7,13 @@ import (
 	"github.com/cfindexd/cfindexd/wireframe"
 )
 
-// headerValue is a value of the headers bucket: hash || header.
-func headerValue(hash chainhash.Hash, h *wire.BlockHeader) []byte {
+// headerValue is the value of the headers bucket at height: hash ||
+// header || CRC32C.
+func headerValue(height uint32, hash chainhash.Hash, h *wire.BlockHeader) []byte {
 	v := make([]byte, headerValueLen)
 	copy(v, hash[:])
 	putHeader(v[hashLen:], h)
+	putHeaderCRC(v, height)
 	return v
 }
 

@@ -262,8 +262,8 @@ func (s *Store) init() error {
 		if version, err = decodeHeight(v); err != nil {
 			return fmt.Errorf("schema version: %w", err)
 		}
-		if version != SchemaVersion && version != schemaV1 && version != schemaV2 {
-			return fmt.Errorf("%w: file has version %d, this build reads %d (and upgrades %d and %d)", ErrSchemaVersion, version, SchemaVersion, schemaV1, schemaV2)
+		if version < schemaV1 || version > SchemaVersion {
+			return fmt.Errorf("%w: file has version %d, this build reads %d (and upgrades %d..%d)", ErrSchemaVersion, version, SchemaVersion, schemaV1, schemaV3)
 		}
 		stored, err := decodeHash(meta.Get(metaGenesis))
 		if err != nil {
@@ -284,7 +284,12 @@ func (s *Store) init() error {
 					return err
 				}
 			}
-			return upgradeFromV2(tx)
+			if version <= schemaV2 {
+				if err := upgradeFromV2(tx); err != nil {
+					return err
+				}
+			}
+			return upgradeFromV3(tx)
 		})
 		if err != nil {
 			return fmt.Errorf("upgrade from schema %d: %w", version, err)
