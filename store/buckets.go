@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
@@ -129,7 +130,11 @@ func (b *buckets) activeHeight(hash chainhash.Hash) (uint32, bool, error) {
 	if err != nil {
 		return 0, false, fmt.Errorf("height of %s: %w", hash, err)
 	}
-	if hv := b.headers.Get(v); len(hv) < hashLen || !bytes.Equal(hv[:hashLen], hash[:]) {
+	hv := b.headers.Get(v)
+	if len(hv) == headerValueLen && binary.BigEndian.Uint32(hv[headerValueLenV3:]) != valueCRC(h, hv[:headerValueLenV3]) {
+		return 0, false, mismatch(h, whatHeader) // the damage is there
+	}
+	if len(hv) < hashLen || !bytes.Equal(hv[:hashLen], hash[:]) {
 		return 0, false, &MismatchError{Height: h, Hash: hash, What: "height index of block " + hash.String(), HeightIndex: true}
 	}
 	return h, true, nil

@@ -58,7 +58,11 @@ func TestCheckedHeadersAndRepair(t *testing.T) {
 		wantMismatch(t, what+": FiltersByHeight", err, h)
 		_, _, err = s.FilterByHash(chain[h].Hash)
 		wantMismatch(t, what+": FilterByHash", err, h)
-		_, err = s.BlockHashesForStop(tip.Hash, h)
+		stop := chain[38].Hash // intact, above the fault
+		if h >= 38 {
+			stop = chain[h].Hash
+		}
+		_, err = s.BlockHashesForStop(stop, h)
 		wantMismatch(t, what+": BlockHashesForStop", err, h)
 		if got, err := s.ChainedHashAt(h); err != nil || got != chain[h].Hash {
 			t.Fatalf("%s: ChainedHashAt(%d) = %s, %v", what, h, got, err)

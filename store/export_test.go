@@ -4,6 +4,7 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 
+	"github.com/cfindexd/cfindexd/store/storefile"
 	"github.com/cfindexd/cfindexd/wireframe"
 )
 
@@ -22,3 +23,9 @@ func cfilterChecksum(blockHash *chainhash.Hash, filter []byte) wireframe.Checksu
 	var h wireframe.CFilterHasher
 	return h.Sum(blockHash, filter)
 }
+
+// The names of storefile's temporary files, for the creation tests.
+const (
+	creatingInfix    = storefile.CreatingInfix
+	staleCreatingAge = storefile.StaleCreatingAge
+)

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
@@ -154,24 +153,26 @@ func (s *Store) ChainedHashAt(height uint32) (chainhash.Hash, error) {
 // (block hash -> height) that fails its check (MismatchError.HeightIndex):
 // it finds the height whose stored block hash, its CRC checked, is hash
 // and points the entry there, or deletes the entry when no active height
-// holds hash. It reads the active headers once; damage is rare.
+// holds hash. It reads and checks every active header once (damage is
+// rare), and fails with the *MismatchError of a damaged one.
 func (s *Store) RepairHeightIndex(hash chainhash.Hash) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	err := s.update(func(b *buckets) error {
 		c := b.headers.Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
-			if len(v) < hashLen || !bytes.Equal(v[:hashLen], hash[:]) {
-				continue
-			}
 			h, err := decodeHeight(k)
 			if err != nil {
 				return err
 			}
-			if _, _, err := b.headerAt(h, v); err != nil {
+			// A damaged hash could be the one sought: repair it first.
+			got, _, err := b.headerAt(h, v)
+			if err != nil {
 				return err
 			}
-			return b.heights.Put(hash[:], k)
+			if got == hash {
+				return b.heights.Put(hash[:], k)
+			}
 		}
 		return b.heights.Delete(hash[:])
 	})

@@ -105,15 +105,15 @@ var (
 
 // Sizes of the fixed-width parts of values.
 const (
-	heightLen      = 4
-	hashLen        = chainhash.HashSize
-	headerLen      = 80 // wire serialisation of a block header
+	heightLen = 4
+	hashLen   = chainhash.HashSize
+	headerLen = 80 // wire serialisation of a block header
 	// headerValueLen is a value of the headers bucket: the block hash,
 	// the header, their CRC32C; headerValueLenV3 the value schema 3
 	// wrote, without the CRC.
 	headerValueLen   = hashLen + headerLen + crcLen
 	headerValueLenV3 = hashLen + headerLen
-	tipValueLen    = heightLen + 2*hashLen
+	tipValueLen      = heightLen + 2*hashLen
 	// filterHeaderValueLen is a value of the filterheaders bucket: the
 	// filter header, the filter hash, their CRC32C; filterHeaderValueLenV2
 	// the value schema 2 wrote, without the CRC.

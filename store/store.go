@@ -14,6 +14,7 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/cfindexd/cfindexd/store/boltfile"
+	"github.com/cfindexd/cfindexd/store/storefile"
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 )
@@ -27,7 +28,7 @@ const MaxRange = 2000
 
 // DefaultLockTimeout is the file-lock wait Open uses when Options.Timeout is
 // zero, so that a second process never waits forever.
-const DefaultLockTimeout = time.Second
+const DefaultLockTimeout = storefile.DefaultLockTimeout
 
 // Options configure Open.
 type Options struct {
@@ -134,7 +135,7 @@ func Open(path string, genesis chainhash.Hash, opts Options) (*Store, error) {
 	if timeout <= 0 {
 		timeout = DefaultLockTimeout
 	}
-	removeStaleCreating(splitPath(path))
+	storefile.RemoveStaleCreating(storefile.SplitPath(path))
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		if err := create(path, genesis, opts); err != nil {
 			return nil, fmt.Errorf("open store %s: %w", path, err)
@@ -146,7 +147,7 @@ func Open(path string, genesis chainhash.Hash, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	if err := lockFile(f, timeout); err != nil {
+	if err := storefile.Lock(f, timeout); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
