@@ -37,12 +37,13 @@ import (
 //
 // Block headers could instead be checked against their stored block hash
 // (a header whose double SHA-256 is the hash beside it is intact, and so is
-// the hash), with no CRC to store. A CRC costs a tenth of that hash, and
-// the hash-only reads pay the difference on every getcfilters answer,
-// whose block hashes come from the headers bucket: BenchmarkHeaders2000
-// and docs/performance.md hold the measurement. So headers carry a CRC
-// like every other value; the block hash is checked against the header
-// where a CRC cannot be computed from trusted bytes: by the upgrade that
+// the hash), with no CRC to store. But that hash costs many times the CRC
+// of the same bytes, and every getcfilters answer reads its block hashes
+// from the headers bucket, so the hash would cost a large share of serving
+// small filters (BenchmarkHeaders2000; docs/performance.md has the
+// numbers). So headers carry a CRC like every other value; the block hash
+// is checked against the header where a CRC cannot be computed from
+// trusted bytes: by the upgrade that
 // adds the CRCs (a header that does not hash to its hash gets none, and
 // reads take it as damaged), by reads of a header the upgrade has not
 // reached yet, and by Repair. A heights value (block hash -> height) is
