@@ -1,6 +1,8 @@
 package peerpolicy
 
 import (
+	"cmp"
+	"slices"
 	"sync"
 	"time"
 )
@@ -25,13 +27,16 @@ const (
 	// costly. Core has no shares: one /16 can spend the whole target.
 	UploadGroupShare = 8
 	// MaxUploadGroups bounds the network groups whose bytes are tracked;
-	// past it, the group served least in the window is forgotten. That
-	// only ever gives back a share to the smallest spender, never to a
-	// group over its share while a smaller one is tracked.
-	MaxUploadGroups = 1024
-	// UploadGroupBytes is the heap one tracked group takes (its window
-	// and its map entry), for the server's memory bound.
-	UploadGroupBytes = 320
+	// past it, the groups served least in the window are forgotten, an
+	// eighth at a time. That only ever gives back a share to the smallest
+	// spenders, never to a group over its share while smaller ones are
+	// tracked (and at most UploadGroupShare groups can be over it).
+	MaxUploadGroups     = 1024
+	uploadGroupsDropped = MaxUploadGroups / 8
+	// UploadGroupBytes is the heap one tracked group takes (its window,
+	// its map entry, its place in the sort buffer), for the server's
+	// memory bound.
+	UploadGroupBytes = 384
 )
 
 // UploadRefusal says why a historical block is refused; NotRefused when
@@ -60,6 +65,16 @@ type UploadTarget struct {
 	mu     sync.Mutex
 	total  dayWindow
 	groups map[uint64]*dayWindow // at most MaxUploadGroups; nil when unlimited
+	// free holds windows of forgotten groups for reuse; scratch is the
+	// sort buffer of newGroupLocked.
+	free    []*dayWindow
+	scratch []groupServed
+}
+
+// groupServed is one group's bytes in the window, for sorting.
+type groupServed struct {
+	group  uint64
+	served int64
 }
 
 // dayWindow is one sliding window: hourly buckets and their sum.
@@ -128,22 +143,32 @@ func (u *UploadTarget) Add(group uint64, n int, now time.Time) {
 	w.add(h, int64(n))
 }
 
-// newGroupLocked returns a fresh window for a new group, forgetting the
-// group served least when MaxUploadGroups are tracked (its window reused).
+// newGroupLocked returns a fresh window for a new group. With
+// MaxUploadGroups tracked, the uploadGroupsDropped groups served least are
+// forgotten at once (their windows kept for reuse), so that finding them,
+// a sort of every group, is paid once per that many new groups.
 func (u *UploadTarget) newGroupLocked(h int64) *dayWindow {
-	if len(u.groups) < MaxUploadGroups {
-		return new(dayWindow)
-	}
-	var smallest uint64
-	var least *dayWindow
-	for g, w := range u.groups {
-		if least == nil || w.served(h) < least.sum {
-			smallest, least = g, w
+	if len(u.free) == 0 && len(u.groups) >= MaxUploadGroups {
+		if u.scratch == nil {
+			u.scratch = make([]groupServed, 0, MaxUploadGroups)
+		}
+		u.scratch = u.scratch[:0]
+		for g, w := range u.groups {
+			u.scratch = append(u.scratch, groupServed{g, w.served(h)})
+		}
+		slices.SortFunc(u.scratch, func(a, b groupServed) int { return cmp.Compare(a.served, b.served) })
+		for _, e := range u.scratch[:uploadGroupsDropped] {
+			u.free = append(u.free, u.groups[e.group])
+			delete(u.groups, e.group)
 		}
 	}
-	delete(u.groups, smallest)
-	*least = dayWindow{}
-	return least
+	if n := len(u.free); n > 0 {
+		w := u.free[n-1]
+		u.free = u.free[:n-1]
+		*w = dayWindow{}
+		return w
+	}
+	return new(dayWindow)
 }
 
 // Served returns the bytes served in the 24 hours up to now.
