@@ -132,12 +132,16 @@ type Config struct {
 	BlockCacheBytes int64
 	// MaxBlockFetches bounds node fetches for peers in progress; while
 	// IndexerBusy reports true (the indexer is catching up) only one runs.
+	// Waiting fetches take turns by netgroup, then by peer, one in
+	// progress per peer (blockproxy.Gate).
 	MaxBlockFetches int
 	IndexerBusy     func() bool
 	// MaxUploadTarget is Core's -maxuploadtarget in bytes of blocks served
-	// per 24 hours; once reached, blocks more than a week older than the
-	// tip are refused (their requester disconnected) unless the peer is
-	// whitelisted. 0 means no target.
+	// per 24 hours; once reached, or once a peer's netgroup was served
+	// 1/peerpolicy.UploadGroupShare of it, blocks more than a week older
+	// than the tip, plain or filtered, are refused (their requester
+	// disconnected) unless the peer is whitelisted; recent blocks are
+	// always served. 0 means no target.
 	MaxUploadTarget int64
 
 	// TxRelayTimeout bounds one TxRelayer call; TxRelayRate is the

@@ -121,7 +121,7 @@ func FuzzDispatch(f *testing.F) {
 		}
 		env := fuzzEnv(view)
 		st := newPeerState(1, 2)
-		st.bloom = env.bloom.NewPeer()
+		st.bloom = env.bloom.NewPeer(blockproxy.Requester{})
 		emit := func(o outbound) error { checkOutbound(t, o); return nil }
 		_ = dispatch(context.Background(), env, st, msg, emit)
 	})

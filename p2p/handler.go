@@ -83,6 +83,9 @@ type peerState struct {
 	// whitelisted exempts the peer from the upload target (and, in the
 	// server, from eviction and discouragement).
 	whitelisted bool
+	// requester names the peer to the node-fetch gate and to the upload
+	// target's group shares (set at admission, requesterOf).
+	requester blockproxy.Requester
 	// known holds block hashes the peer is known to have: announced to it,
 	// sent in headers, or named first in its locator.
 	known *rollingBloom

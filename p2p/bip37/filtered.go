@@ -56,7 +56,7 @@ func (s *Server) FilteredBlock(ctx context.Context, p *Peer, hash chainhash.Hash
 	if !p.Loaded() {
 		return true, 0, nil // Core: no response
 	}
-	b, err := s.blocks.Get(ctx, hash, s.work)
+	b, err := s.blocks.Get(ctx, p.requester, hash, s.work)
 	if err != nil {
 		if ctx.Err() != nil {
 			return false, 0, ctx.Err()

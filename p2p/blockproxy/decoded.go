@@ -101,8 +101,9 @@ func NewDecodedCache(proxy *Proxy, max int64) *DecodedCache {
 }
 
 // Get returns the decoded block pinned; call Release when done with it.
-// work runs the decoding (and txid hashing) under the caller's CPU meter.
-func (c *DecodedCache) Get(ctx context.Context, hash chainhash.Hash, work func(context.Context) (func(), error)) (*DecodedBlock, error) {
+// work runs the decoding (and txid hashing) under the caller's CPU meter;
+// a fetch from the node waits for r's turn at the proxy's gate.
+func (c *DecodedCache) Get(ctx context.Context, r Requester, hash chainhash.Hash, work func(context.Context) (func(), error)) (*DecodedBlock, error) {
 	for {
 		c.mu.Lock()
 		if b, ok := c.byHash[hash]; ok {
@@ -129,7 +130,7 @@ func (c *DecodedCache) Get(ctx context.Context, hash chainhash.Hash, work func(c
 		c.inflight[hash] = f
 		c.mu.Unlock()
 
-		f.block, f.err = c.load(ctx, hash, work)
+		f.block, f.err = c.load(ctx, r, hash, work)
 		c.mu.Lock()
 		delete(c.inflight, hash)
 		if f.err == nil {
@@ -221,11 +222,11 @@ func (c *DecodedCache) reserve(ctx context.Context, n int64) error {
 // its fetch gate), decodes it and hashes its txids under the caller's CPU
 // meter, one block at a time, and accounts its bytes, waiting for room
 // before the next block may be decoded.
-func (c *DecodedCache) load(ctx context.Context, hash chainhash.Hash, work func(context.Context) (func(), error)) (*DecodedBlock, error) {
+func (c *DecodedCache) load(ctx context.Context, r Requester, hash chainhash.Hash, work func(context.Context) (func(), error)) (*DecodedBlock, error) {
 	enc, witness, ok := c.proxy.peek(hash)
 	if !ok {
 		var err error
-		if enc, err = c.proxy.Get(ctx, hash, false); err != nil {
+		if enc, err = c.proxy.Get(ctx, r, hash, false); err != nil {
 			return nil, err
 		}
 	}
