@@ -14,6 +14,8 @@
 //   - TokenBucket and SharedBucket: event rates (transaction relay);
 //   - UploadTarget: block bytes served over a sliding day against
 //     -maxuploadtarget;
+//   - FairQueue: slots of work granted to the peer with the least recent
+//     service (the server's filter work, BIP-37 work);
 //   - WorkMeter: the CPU share BIP-37 work may take across all peers.
 //
 // The server (package p2p) decides when each applies; this package only
