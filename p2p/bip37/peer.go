@@ -10,6 +10,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/bloom"
 	"github.com/cfindexd/cfindexd/p2p/msgread"
+	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
 
 // Peer is one peer's BIP-37 state. The filter and relay flag are guarded
@@ -40,6 +41,8 @@ type Peer struct {
 	lastInvSeq atomic.Uint64
 	// wtxidRelay: announce by wtxid (MSG_WTX), BIP-339.
 	wtxidRelay bool
+	// work is the peer's account in the server's CPU meter.
+	work *peerpolicy.WorkShare
 
 	// Reader-owned: the update budget (tokens, blocks credited, the tip
 	// height when the peer connected), filtered blocks served, and the
@@ -53,7 +56,7 @@ type Peer struct {
 
 // NewPeer returns the state of a fresh peer.
 func (s *Server) NewPeer() *Peer {
-	return &Peer{wake: make(chan struct{}, 1), updates: float64(s.cfg.UpdateAllowance)}
+	return &Peer{wake: make(chan struct{}, 1), updates: float64(s.cfg.UpdateAllowance), work: s.meter.NewShare()}
 }
 
 // Start readies the peer's state once the handshake is done: the tip
