@@ -79,6 +79,8 @@ type DecodedCache struct {
 	// decoding is held from a block's decoding until its bytes are
 	// accounted: at most one decoded block is outside the bound.
 	decoding chan struct{}
+	// pins counts the pins held (Get without Release yet).
+	pins int
 }
 
 type decodeFetch struct {
@@ -135,6 +137,7 @@ func (c *DecodedCache) Get(ctx context.Context, hash chainhash.Hash, work func(c
 		if f.err == nil {
 			c.byHash[hash] = f.block
 			f.block.refs = 1
+			c.pins++
 		}
 		c.mu.Unlock()
 		close(f.done)
@@ -150,6 +153,7 @@ func (c *DecodedCache) pinLocked(b *DecodedBlock) {
 		c.unpinned -= b.cost
 	}
 	b.refs++
+	c.pins++
 }
 
 // Release returns a pin; an unpinned block stays cached (most recently
@@ -158,6 +162,7 @@ func (c *DecodedCache) Release(b *DecodedBlock) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	b.refs--
+	c.pins--
 	if b.refs > 0 {
 		return
 	}
@@ -169,6 +174,14 @@ func (c *DecodedCache) Release(b *DecodedBlock) {
 	}
 	c.evictLocked(0)
 	c.signalLocked()
+}
+
+// Pinned returns the pins held: decoded blocks (counted once per pin) that
+// callers hold between Get and Release.
+func (c *DecodedCache) Pinned() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pins
 }
 
 // evictLocked drops unpinned blocks, oldest first, until need more bytes
