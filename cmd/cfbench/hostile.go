@@ -205,7 +205,8 @@ func benchHostile(ctx context.Context, cfg hostileConfig, logw io.Writer) (*host
 			say("    %s client: %d requests, p99 %s, %d refused, %d evicted", g.Where, g.Requests, latency(g.Latency.P99), g.Refused, g.Evicted)
 		}
 		if w := res.Wallet; w != nil {
-			say("    BIP-37 wallet: %d batches, mean %s (%.2f× baseline), %d refused, %d disconnected, %d wrong", w.Rounds, dur(w.MeanRound), res.WalletRatio, w.Refused, w.Disconnects, w.Wrong)
+			say("    BIP-37 wallet: %d batches (%d filtered blocks received), mean %s (%.2f× baseline), %d refused, %d disconnected, %d wrong",
+				w.Rounds, w.Received, dur(w.MeanRound), res.WalletRatio, w.Refused, w.Disconnects, w.Wrong)
 		}
 		rep.Classes = append(rep.Classes, res)
 	}

@@ -145,6 +145,9 @@ func (r *hostileReport) writeTable(w io.Writer) error {
 			}
 			fmt.Fprintf(w, "  %s: cfindexd's counters: %s\n", c.Name, strings.Join(kv, ", "))
 		}
+		if b := c.Wallet; b != nil && c.WalletRatio > attack.WalletGoal {
+			fmt.Fprintf(w, "  %s: BIP-37 wallet: %d batches, %d filtered blocks received in all, batch p99 %s\n", c.Name, b.Rounds, b.Received, latency(b.Round.P99))
+		}
 		if c.Wallet != nil && c.Wallet.FirstError != "" {
 			fmt.Fprintf(w, "  %s: BIP-37 wallet's first error: %s\n", c.Name, c.Wallet.FirstError)
 		}

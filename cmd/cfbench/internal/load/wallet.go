@@ -115,6 +115,9 @@ type WalletResult struct {
 	Rounds     int   `json:"rounds"`
 	Blocks     int64 `json:"filtered_blocks"`
 	MatchedTxs int64 `json:"matched_txs"`
+	// Received counts every filtered block received and checked, those of
+	// batches not finished included: how far a stuck wallet got.
+	Received int64 `json:"filtered_blocks_received"`
 	// Round is the latency of the answered batches; MeanRound the wall
 	// time spent in batches, the one under way at the end included,
 	// divided by the rounds answered (at least one), so that a wallet
@@ -258,6 +261,9 @@ func (w *Wallet) round(p *Peer, nonce uint64) error {
 				txs++
 			} else {
 				blocks++
+				w.mu.Lock()
+				w.res.Received++
+				w.mu.Unlock()
 			}
 		}
 	}
