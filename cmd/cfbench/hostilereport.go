@@ -91,7 +91,7 @@ func (r *hostileReport) writeTable(w io.Writer) error {
 	fmt.Fprintf(w, "cfbench hostile: %d blocks (%s chain), filters %.0f bytes on average (%.0f in the tx-rich blocks), %s per class, load average %s before, %s after\n",
 		r.Chain.Height+1, r.Chain.Kind, r.FilterSize, r.RichFilterSize, r.Duration, r.LoadBefore, r.LoadAfter)
 	if b := r.WalletBaseline; b != nil {
-		fmt.Fprintf(w, "honest BIP-37 wallet baseline (BIP-37 on, no attack): %d batches of 10 filtered blocks, mean %s, p99 %s, %d matched txs, %d refused, %d disconnected, %d wrong\n",
+		fmt.Fprintf(w, "honest BIP-37 wallet baseline (BIP-37 on, no attack): %d batches of 10 filtered blocks a second apart, mean %s, p99 %s, %d matched txs, %d refused, %d disconnected, %d wrong\n",
 			b.Rounds, dur(b.MeanRound), latency(b.Round.P99), b.MatchedTxs, b.Refused, b.Disconnects, b.Wrong)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
