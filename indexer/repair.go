@@ -5,7 +5,6 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
-
 )
 
 // RebuildBlock fetches the block hash, at height, from the node again and
