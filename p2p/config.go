@@ -125,7 +125,8 @@ type Config struct {
 	RecvBudget  int64
 	MinRecvRate int64
 	// MaxFilterWork bounds store reads and answer building in progress
-	// across all peers (default 2×GOMAXPROCS).
+	// across all peers (default 2×GOMAXPROCS); a free slot goes to the
+	// waiting peer with the least recent service (peerpolicy.FairQueue).
 	MaxFilterWork int
 
 	// BlockCacheBytes bounds the cache of encoded blocks served.

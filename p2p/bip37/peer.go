@@ -11,6 +11,7 @@ import (
 	"github.com/cfindexd/cfindexd/bloom"
 	"github.com/cfindexd/cfindexd/p2p/blockproxy"
 	"github.com/cfindexd/cfindexd/p2p/msgread"
+	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
 
 // Peer is one peer's BIP-37 state. The filter and relay flag are guarded
@@ -44,6 +45,8 @@ type Peer struct {
 	// requester names the peer at the node-fetch gate, which takes turns
 	// between requesters, for the blocks its filtered blocks need.
 	requester blockproxy.Requester
+	// work is the peer's account in the server's CPU meter.
+	work *peerpolicy.WorkShare
 
 	// Reader-owned: the update budget (tokens, blocks credited, the tip
 	// height when the peer connected), filtered blocks served, and the
@@ -58,7 +61,7 @@ type Peer struct {
 // NewPeer returns the state of a fresh peer, whose block fetches wait for
 // r's turn at the node-fetch gate.
 func (s *Server) NewPeer(r blockproxy.Requester) *Peer {
-	return &Peer{wake: make(chan struct{}, 1), updates: float64(s.cfg.UpdateAllowance), requester: r}
+	return &Peer{wake: make(chan struct{}, 1), updates: float64(s.cfg.UpdateAllowance), requester: r, work: s.meter.NewShare()}
 }
 
 // Start readies the peer's state once the handshake is done: the tip

@@ -79,6 +79,8 @@ type DecodedCache struct {
 	// decoding is held from a block's decoding until its bytes are
 	// accounted: at most one decoded block is outside the bound.
 	decoding chan struct{}
+	// pins counts the pins held (Get without Release yet).
+	pins int
 }
 
 type decodeFetch struct {
@@ -136,6 +138,7 @@ func (c *DecodedCache) Get(ctx context.Context, r Requester, hash chainhash.Hash
 		if f.err == nil {
 			c.byHash[hash] = f.block
 			f.block.refs = 1
+			c.pins++
 		}
 		c.mu.Unlock()
 		close(f.done)
@@ -151,6 +154,7 @@ func (c *DecodedCache) pinLocked(b *DecodedBlock) {
 		c.unpinned -= b.cost
 	}
 	b.refs++
+	c.pins++
 }
 
 // Release returns a pin; an unpinned block stays cached (most recently
@@ -159,6 +163,7 @@ func (c *DecodedCache) Release(b *DecodedBlock) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	b.refs--
+	c.pins--
 	if b.refs > 0 {
 		return
 	}
@@ -170,6 +175,14 @@ func (c *DecodedCache) Release(b *DecodedBlock) {
 	}
 	c.evictLocked(0)
 	c.signalLocked()
+}
+
+// Pinned returns the pins held: decoded blocks (counted once per pin) that
+// callers hold between Get and Release.
+func (c *DecodedCache) Pinned() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pins
 }
 
 // evictLocked drops unpinned blocks, oldest first, until need more bytes
