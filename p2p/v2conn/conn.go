@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 )
 
-// Conn is an established v2 connection, responder side. One goroutine may
+// Conn is an established v2 connection, either side. One goroutine may
 // read (ReadMessage) while another writes (WriteMessage); reads must not
 // be concurrent with each other, nor writes. Deadlines are the caller's,
 // set on the underlying connection as for v1.
@@ -73,7 +73,8 @@ type Message struct {
 	// Command is the message's command ("" when Undecodable).
 	Command string
 	// Payload is the message's payload, the bytes a v1 frame would carry
-	// after its header. It is the caller's (nothing reuses it).
+	// after its header. From ReadMessage it is the caller's (nothing
+	// reuses it); from ReadTransient it is valid until the next read.
 	Payload []byte
 	// WireSize is the packet's bytes on the wire; decoys read before it
 	// are not counted.
@@ -99,7 +100,20 @@ func noRelease() {}
 // An error means the connection cannot be read further. Errors that mean
 // the peer broke the protocol wrap ErrMisbehaving.
 func (c *Conn) ReadMessage() (Message, error) {
-	p, err := c.nextMessage(nil)
+	return c.readMessage(false)
+}
+
+// ReadTransient is ReadMessage reading into the connection's own buffer,
+// reused from one read to the next: the message's Payload is valid only
+// until the next read, and the buffer keeps the size of the largest
+// message read. For a client that decodes or compares each message before
+// reading the next, it saves an allocation per message.
+func (c *Conn) ReadTransient() (Message, error) {
+	return c.readMessage(true)
+}
+
+func (c *Conn) readMessage(transient bool) (Message, error) {
+	p, err := c.nextMessage(nil, transient)
 	if err != nil {
 		return Message{Release: noRelease}, err
 	}
@@ -154,10 +168,10 @@ func (c *Conn) WriteMessage(command string, payload ...[]byte) (int, error) {
 // nextMessage reads packets until one is not a decoy; aad is the first
 // packet's associated data. Decoys are counted and bounded: at most
 // maxDecoys bytes of them before the message.
-func (c *Conn) nextMessage(aad []byte) (packet, error) {
+func (c *Conn) nextMessage(aad []byte, transient bool) (packet, error) {
 	decoyRun := 0
 	for {
-		p, err := c.rd.next(aad)
+		p, err := c.rd.next(aad, transient)
 		if err != nil {
 			return packet{}, err
 		}

@@ -28,10 +28,14 @@
 // v1 reader takes off a frame header and its payload, so the server's
 // per-command caps and decoders (p2p/msgread) apply unchanged after it.
 //
-// The ciphers are btcd's v2transport (FSChaCha20 for lengths,
-// FSChaCha20Poly1305 for contents, rekeyed every 224 packets). btcd's Peer
-// type is not used: its packet read allocates from the declared length
-// before checking it, and its handshake reads decoys without a bound (see
+// The ciphers are BIP-324's FSChaCha20 (lengths) and FSChaCha20Poly1305
+// (contents), rekeyed every 224 packets, written here on
+// golang.org/x/crypto's ChaCha20 and ChaCha20-Poly1305 so that a packet
+// is encrypted and decrypted in its own buffer (cipher.go); btcd's
+// v2transport has the same ciphers but returns fresh buffers on every
+// call, and the tests hold the two to the same bytes. btcd's Peer type is
+// not used: its packet read allocates from the declared length before
+// checking it, and its handshake reads decoys without a bound (see
 // packet.go).
 //
 // The package holds no state beyond a connection's and knows nothing of

@@ -98,13 +98,11 @@ func respond(conn io.ReadWriter, first []byte, cfg Config) (*Conn, error) {
 	c := newConn(br, conn, s, cfg)
 	// Our terminator and version packet (empty contents), the garbage as
 	// its associated data, in one write.
-	encLen, ct, err := c.wr.seal(garbage, false, nil, nil)
+	version, err := c.wr.seal(garbage, false, nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, 0, TerminatorSize+len(encLen)+len(ct))
-	out = append(append(append(out, s.sendTerm[:]...), encLen...), ct...)
-	if _, err := conn.Write(out); err != nil {
+	if _, err := conn.Write(append(s.sendTerm[:], version...)); err != nil {
 		return nil, fmt.Errorf("send terminator: %w", err)
 	}
 
@@ -177,7 +175,7 @@ func readGarbage(br *bufio.Reader, term [TerminatorSize]byte) ([]byte, error) {
 // readVersion reads the initiator's decoys and version packet; the first
 // packet carries the garbage as associated data.
 func (c *Conn) readVersion(garbage []byte) error {
-	p, err := c.nextMessage(garbage)
+	p, err := c.nextMessage(garbage, false)
 	if err != nil {
 		return fmt.Errorf("read version packet: %w", err)
 	}
