@@ -102,7 +102,7 @@ func BenchmarkHandshake(b *testing.B) {
 		}
 		mid := time.Now()
 		si := newScriptedInitiator(b, nil)
-		if _, err := respond(si, nil, Config{Net: testNet, MaxPayload: 1000, MaxDecoyBytes: 1000}); err != nil {
+		if _, err := handshake(si, nil, Config{Net: testNet, MaxPayload: 1000, MaxDecoyBytes: 1000}, false); err != nil {
 			b.Fatal(err)
 		}
 		full += time.Since(mid)

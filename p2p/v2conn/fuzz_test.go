@@ -101,3 +101,21 @@ func FuzzReadMessage(f *testing.F) {
 		}
 	})
 }
+
+// FuzzInitiate feeds arbitrary bytes to the initiator's handshake as the
+// responder's key, garbage and packets: no input panics or blocks, and
+// none completes a handshake without the session keys.
+func FuzzInitiate(f *testing.F) {
+	f.Add([]byte{})
+	f.Add(bytes.Repeat([]byte{0x42}, KeySize+100))
+	f.Add(append(bytes.Repeat([]byte{1}, KeySize), bytes.Repeat([]byte{2}, MaxGarbage+TerminatorSize+1)...))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rw := struct {
+			io.Reader
+			io.Writer
+		}{bytes.NewReader(data), io.Discard}
+		if _, err := Initiate(context.Background(), noDeadlines{rw}, Config{Net: testNet}); err == nil {
+			t.Fatal("a handshake completed without the session keys")
+		}
+	})
+}
