@@ -91,9 +91,9 @@ func TestCiphersMatchBTCD(t *testing.T) {
 func TestOpenRefusesTampering(t *testing.T) {
 	var key [keySize]byte
 	for _, tc := range []struct {
-		name   string
-		flip   int
-		aad    []byte
+		name string
+		flip int
+		aad  []byte
 	}{
 		{"first byte", 0, nil},
 		{"tag", 20, nil},
