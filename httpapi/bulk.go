@@ -77,6 +77,9 @@ func readHeaders(v ChainReader, a, b uint32, prev chainhash.Hash, dst []byte) ([
 	if err != nil {
 		return dst, prev, err
 	}
+	if len(hs) != int(b-a)+1 {
+		return dst, prev, fmt.Errorf("headers %d..%d: %d of them: %w", a, b, len(hs), ErrNotFound)
+	}
 	if prev != (chainhash.Hash{}) && len(hs) > 0 && hs[0].PrevBlock != prev {
 		return dst, prev, fmt.Errorf("headers at %d: %w", a, ErrViewChanged)
 	}

@@ -42,7 +42,8 @@ type ChainReader interface {
 	// HeaderAt returns the header of the active block at height.
 	HeaderAt(height uint32) (wire.BlockHeader, error)
 	// Headers returns the active block headers at start..end inclusive (at
-	// most MaxRange of them).
+	// most MaxRange of them), or the first of them, up to a block whose
+	// stored header is damaged (answered as a block the node lacks).
 	Headers(start, end uint32) ([]wire.BlockHeader, error)
 	// FilterByHash returns the record of hash, active or stale.
 	FilterByHash(hash chainhash.Hash) (BlockRecord, bool, error)

@@ -4,19 +4,21 @@ import (
 	"context"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/gcs"
 )
 
-// RebuildFilter fetches the block hash, at height, from the node again and
-// returns its BIP-158 basic filter, built as the follower builds every
-// filter. It writes nothing: the caller checks the filter against the
-// stored filter-header chain (store.Repair). It may run alongside Run.
-func (f *Follower) RebuildFilter(ctx context.Context, height uint32, hash chainhash.Hash) ([]byte, error) {
+// RebuildBlock fetches the block hash, at height, from the node again and
+// returns its header (checked to hash to hash) and its BIP-158 basic
+// filter, built as the follower builds every filter. It writes nothing:
+// the caller checks both against the stored chains (store.Repair). It may
+// run alongside Run.
+func (f *Follower) RebuildBlock(ctx context.Context, height uint32, hash chainhash.Hash) (wire.BlockHeader, []byte, error) {
 	var b gcs.BasicBuilder
 	r, err := f.fetchOne(ctx, &b, fetchJob{height: height, hash: hash, hashKnown: true})
 	if err != nil {
-		return nil, err
+		return wire.BlockHeader{}, nil, err
 	}
-	return r.rec.Filter, nil
+	return r.rec.Header, r.rec.Filter, nil
 }

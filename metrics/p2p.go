@@ -57,7 +57,7 @@ type p2pDefenceMetrics struct {
 	refused       *prometheus.CounterVec
 	discouraged   prometheus.Counter
 	sendStalls    prometheus.Counter
-	uploadRefused prometheus.Counter
+	uploadRefused *prometheus.CounterVec
 	panics        prometheus.Counter
 	largeDropped  prometheus.Counter
 }
@@ -69,12 +69,15 @@ func newP2PDefenceMetrics(c func(name, help string) prometheus.Counter,
 		refused:       cv("p2p_refused_total", "P2P connections refused at accept, by reason (full, discouraged).", "reason"),
 		discouraged:   c("p2p_discouraged_total", "Misbehaving P2P peers whose address was discouraged."),
 		sendStalls:    c("p2p_send_stalls_total", "P2P peers disconnected because their send queue stayed full without draining."),
-		uploadRefused: c("p2p_upload_target_refusals_total", "Historical blocks refused (peer disconnected) because the upload target was reached."),
+		uploadRefused: cv("p2p_upload_target_refusals_total", "P2P requests refused (peer disconnected) under the upload target, by reason (target, group_share).", "reason"),
 		panics:        c("p2p_panics_total", "Panics recovered in P2P peer goroutines (the peer was disconnected)."),
 		largeDropped:  c("p2p_large_frames_dropped_total", "Large P2P messages discarded unread because the receive budget was spent."),
 	}
 	for _, reason := range p2p.RefusalReasons() {
 		d.refused.WithLabelValues(reason)
+	}
+	for _, reason := range p2p.UploadRefusalReasons() {
+		d.uploadRefused.WithLabelValues(reason)
 	}
 	return d
 }
@@ -93,8 +96,11 @@ func (m *Metrics) PeerDiscouraged() { m.p2pDefences.discouraged.Inc() }
 // SendStalled counts a peer disconnected for not reading (p2p.Metrics).
 func (m *Metrics) SendStalled() { m.p2pDefences.sendStalls.Inc() }
 
-// UploadTargetRefused counts a refused historical block (p2p.Metrics).
-func (m *Metrics) UploadTargetRefused() { m.p2pDefences.uploadRefused.Inc() }
+// UploadTargetRefused counts a request refused under the upload target, by
+// reason (p2p.Metrics).
+func (m *Metrics) UploadTargetRefused(reason string) {
+	m.p2pDefences.uploadRefused.WithLabelValues(reason).Inc()
+}
 
 // PeerPanicked counts a recovered panic (p2p.Metrics).
 func (m *Metrics) PeerPanicked() { m.p2pDefences.panics.Inc() }

@@ -15,12 +15,14 @@ func TestP2PDefenceMetrics(t *testing.T) {
 		{"cfindexd_p2p_evictions_total", nil, 1},
 		{"cfindexd_p2p_discouraged_total", nil, 1},
 		{"cfindexd_p2p_send_stalls_total", nil, 1},
-		{"cfindexd_p2p_upload_target_refusals_total", nil, 1},
 		{"cfindexd_p2p_panics_total", nil, 1},
 		{"cfindexd_p2p_large_frames_dropped_total", nil, 1},
 	}
 	for _, r := range p2p.RefusalReasons() {
 		samples = append(samples, metricSample{"cfindexd_p2p_refused_total", []string{"reason", r}, 1})
+	}
+	for _, r := range p2p.UploadRefusalReasons() {
+		samples = append(samples, metricSample{"cfindexd_p2p_upload_target_refusals_total", []string{"reason", r}, 1})
 	}
 	before := scrape(t, h)
 	wantZeroAtStart(t, before, samples)
@@ -28,7 +30,9 @@ func TestP2PDefenceMetrics(t *testing.T) {
 	m.PeerEvicted()
 	m.PeerDiscouraged()
 	m.SendStalled()
-	m.UploadTargetRefused()
+	for _, r := range p2p.UploadRefusalReasons() {
+		m.UploadTargetRefused(r)
+	}
 	m.PeerPanicked()
 	m.LargeFrameDropped()
 	for _, r := range p2p.RefusalReasons() {

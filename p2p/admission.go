@@ -8,6 +8,7 @@ import (
 
 	"github.com/dchest/siphash"
 
+	"github.com/cfindexd/cfindexd/p2p/blockproxy"
 	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
 
@@ -81,8 +82,23 @@ func (s *Server) admit(ip netip.Addr, st *peerState, cancel context.CancelCauseF
 	}
 	s.nextID++
 	slot.id = s.nextID
+	st.requester = requesterOf(slot)
 	s.slots[slot.id] = slot
 	return slot, ""
+}
+
+// requesterOf names an admitted peer to the node-fetch gate, which takes
+// turns between network groups and then between their peers, and to the
+// upload target, which gives each network group a share: its keyed
+// netgroup, or, whitelisted (a reverse proxy or Tor, whose users all share
+// its address), a group of its own, as eviction counts such peers in no
+// group.
+func requesterOf(slot *peerSlot) blockproxy.Requester {
+	group := slot.netGroup
+	if slot.whitelisted {
+		group = ^slot.id // a collision with a keyed netgroup is as unlikely as between two of them
+	}
+	return blockproxy.Requester{Group: group, Peer: slot.id}
 }
 
 // evictLocked evicts the peer SelectPeerToEvict picks for a newcomer from

@@ -27,8 +27,15 @@ type bloomChain struct {
 	keys [][][]byte
 }
 
-// newBloomChain builds n blocks of txs transactions each (plus a coinbase).
+// newBloomChain builds n blocks of txs transactions each (plus a coinbase),
+// 10 minutes apart.
 func newBloomChain(t testing.TB, n, txs int, seed uint64) *bloomChain {
+	t.Helper()
+	return newBloomChainSpaced(t, n, txs, seed, 10*time.Minute)
+}
+
+// newBloomChainSpaced is newBloomChain with block times spacing apart.
+func newBloomChainSpaced(t testing.TB, n, txs int, seed uint64, spacing time.Duration) *bloomChain {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 37))
 	c := &bloomChain{view: newFakeView(0, seed), node: &fakeNode{blocks: map[chainhash.Hash]*wire.MsgBlock{}}}
@@ -37,7 +44,7 @@ func newBloomChain(t testing.TB, n, txs int, seed uint64) *bloomChain {
 	var prevFH chainhash.Hash
 	for h := range n {
 		blk := wire.NewMsgBlock(&wire.BlockHeader{Version: 4, PrevBlock: prevHash, Bits: 0x207fffff,
-			Timestamp: time.Unix(1_700_000_000+int64(h)*600, 0), Nonce: rng.Uint32()})
+			Timestamp: time.Unix(1_700_000_000, 0).Add(time.Duration(h) * spacing), Nonce: rng.Uint32()})
 		var keys [][]byte
 		coinbase := wire.NewMsgTx(2)
 		coinbase.AddTxIn(&wire.TxIn{PreviousOutPoint: wire.OutPoint{Index: 0xffffffff}, SignatureScript: binary.LittleEndian.AppendUint32([]byte{4}, uint32(h)), Sequence: 0xffffffff})

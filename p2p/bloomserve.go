@@ -3,11 +3,11 @@ package p2p
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/p2p/bip37"
+	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
 
 // The server's side of BIP-37 serving (package bip37): when each request
@@ -60,39 +60,49 @@ func bloomNotServed(cmd string) error {
 }
 
 // serveFilteredBlock answers one MSG_FILTERED_BLOCK as Core's
-// ProcessGetBlockData does: the block must be one the view knows (else it
-// goes in the notfound, as every block answer of this server); once the
-// upload target is reached, a filtered block request disconnects the peer
-// whatever the block's age (unless whitelisted); then package bip37
+// ProcessGetBlockData does, but for the upload target: the block must be
+// one the view knows (else it goes in the notfound, as every block answer
+// of this server); a historical block refused under the upload target
+// disconnects the peer (uploadRefusal, as for a block); then package bip37
 // answers (bip37.Server.FilteredBlock), and the answer's bytes count
-// against the upload target.
+// against the upload target and the peer's group share.
+//
+// Core refuses every filtered block once the target is reached, however
+// recent ("|| inv.IsMsgFilteredBlk()"). cfindexd deliberately serves the
+// filtered blocks of recent blocks whatever was served: a wallet needs
+// them to follow the chain, and a merkleblock with its matched
+// transactions is a small part of the block, so refusing it would lock
+// wallets out for the rest of the day to save little.
 func serveFilteredBlock(ctx context.Context, env *handlerEnv, st *peerState, iv *wire.InvVect, emit emitFunc) (found bool, err error) {
 	if env.blocks == nil {
 		return false, nil
 	}
-	if _, _, err := env.view.HeaderByHash(iv.Hash); err != nil {
+	hdr, _, err := env.view.HeaderByHash(iv.Hash)
+	if err != nil {
 		return false, ignoreNotFound(err)
 	}
-	if env.upload.Reached(env.now()) && !st.whitelisted {
-		env.metrics.UploadTargetRefused()
-		return false, fmt.Errorf("%w (filtered block)", errUploadTarget)
+	if reason := env.uploadRefusal(st, hdr.Timestamp); reason != peerpolicy.NotRefused {
+		return false, env.refuseUpload(reason, "filtered block")
 	}
 	found, sent, err := env.bloom.FilteredBlock(ctx, st.bloom, iv.Hash, bip37Emit(emit))
 	if err != nil {
 		return found, bip37Err(err)
 	}
 	if sent > 0 {
-		env.upload.Add(sent, env.now())
+		env.countUpload(st, sent)
 	}
 	return found, nil
 }
 
 // handleMemPool is Core's MEMPOOL: without NODE_BLOOM the peer is
 // disconnected without penalty, unless whitelisted (Core's noban
-// permission), whose request is ignored; with the upload target reached,
-// likewise; otherwise the announcer answers at its next turn with an inv
-// of the mirror's transactions that match the peer's filter (all of them
-// without a filter), a chunk at a time.
+// permission), whose request is ignored; with the whole upload target
+// reached, likewise, as Core does (its answer, an inv of the mempool and
+// the transactions asked for next, is upload a node over its target does
+// not spare; group shares are for blocks and do not apply); otherwise the
+// announcer answers at its next turn with an inv of the mirror's
+// transactions that match the peer's filter (all of them without a
+// filter), a chunk at a time.
 func handleMemPool(env *handlerEnv, st *peerState) error {
 	if env.bloom == nil {
 		if st.whitelisted {
@@ -101,8 +111,7 @@ func handleMemPool(env *handlerEnv, st *peerState) error {
 		return bloomNotServed(wire.CmdMemPool)
 	}
 	if env.upload != nil && env.upload.Reached(env.now()) && !st.whitelisted {
-		env.metrics.UploadTargetRefused()
-		return fmt.Errorf("%w (mempool request)", errUploadTarget)
+		return env.refuseUpload(peerpolicy.RefusedTarget, "mempool request")
 	}
 	st.bloom.AskMempool()
 	return nil

@@ -65,12 +65,7 @@ func handleGetCFilters(ctx context.Context, env *handlerEnv, st *peerState, m *w
 	if err != nil || !ok {
 		return err
 	}
-	release, err := env.acquireFilterWork(ctx)
-	if err != nil {
-		return err
-	}
-	hashes, err := env.view.AppendBlockHashes(env.hashLists.get(MaxGetCFilters), m.StopHash, m.StartHeight)
-	release()
+	hashes, err := env.blockHashesUnderFilterWork(ctx, st, m)
 	defer env.hashLists.put(hashes)
 	if err != nil {
 		return ignoreNotFound(fmt.Errorf("getcfilters %d..%s: %w", m.StartHeight, m.StopHash, err))
@@ -79,23 +74,8 @@ func handleGetCFilters(ctx context.Context, env *handlerEnv, st *peerState, m *w
 		return fmt.Errorf("getcfilters %d..%s: view returned %d blocks not ending at stop", m.StartHeight, m.StopHash, len(hashes))
 	}
 	for next := 0; next < len(hashes); {
-		release, err := env.acquireFilterWork(ctx)
+		chunk, n, err := env.cfilterChunkUnderFilterWork(ctx, st, m.StartHeight+uint32(next), hashes[next:])
 		if err != nil {
-			return err
-		}
-		chunk := cfilterChunk{pool: &env.chunks}
-		n, err := env.view.EachFilter(m.StartHeight+uint32(next), hashes[next:], func(i int, filter []byte, sum [4]byte) (bool, error) {
-			if err := chunk.add(env.net, &hashes[next+i], filter, sum); err != nil {
-				return false, err
-			}
-			return len(chunk.frames) < filterChunkBytes, nil
-		})
-		release()
-		if err == nil && n == 0 {
-			err = errors.New("view read no filter")
-		}
-		if err != nil {
-			env.chunks.put(chunk.frames)
 			return ignoreNotFound(fmt.Errorf("getcfilters %d..%s at height %d: %w", m.StartHeight, m.StopHash, m.StartHeight+uint32(next), err))
 		}
 		if err := emit(outbound{Command: wire.CmdCFilter, Frame: chunk.frames, Count: chunk.count, Recycle: env.chunks.put}); err != nil {
@@ -105,6 +85,43 @@ func handleGetCFilters(ctx context.Context, env *handlerEnv, st *peerState, m *w
 	}
 	st.markUseful(env.now())
 	return nil
+}
+
+// blockHashesUnderFilterWork reads the hashes of the blocks m asks for
+// under a filter-work slot of the peer, charged a hash's size per block.
+func (env *handlerEnv) blockHashesUnderFilterWork(ctx context.Context, st *peerState, m *wire.MsgGetCFilters) (hashes []chainhash.Hash, err error) {
+	if err := env.acquireFilterWork(ctx, st); err != nil {
+		return nil, err
+	}
+	defer func() { env.releaseFilterWork(st, len(hashes)*chainhash.HashSize) }()
+	return env.view.AppendBlockHashes(env.hashLists.get(MaxGetCFilters), m.StopHash, m.StartHeight)
+}
+
+// cfilterChunkUnderFilterWork reads the filters of the blocks of hashes
+// from height start on, up to filterChunkBytes (at least one), and frames
+// them into one chunk, under a filter-work slot of the peer charged the
+// chunk's bytes. n is the blocks it holds.
+func (env *handlerEnv) cfilterChunkUnderFilterWork(ctx context.Context, st *peerState, start uint32, hashes []chainhash.Hash) (chunk cfilterChunk, n int, err error) {
+	if err := env.acquireFilterWork(ctx, st); err != nil {
+		return cfilterChunk{}, 0, err
+	}
+	chunk = cfilterChunk{pool: &env.chunks}
+	defer func() {
+		env.releaseFilterWork(st, len(chunk.frames))
+		if err != nil {
+			env.chunks.put(chunk.frames)
+		}
+	}()
+	n, err = env.view.EachFilter(start, hashes, func(i int, filter []byte, sum [4]byte) (bool, error) {
+		if err := chunk.add(env.net, &hashes[i], filter, sum); err != nil {
+			return false, err
+		}
+		return len(chunk.frames) < filterChunkBytes, nil
+	})
+	if err == nil && n == 0 {
+		err = errors.New("view read no filter")
+	}
+	return chunk, n, err
 }
 
 // chunkCap is the capacity of a chunk buffer: filterChunkBytes and room

@@ -125,19 +125,24 @@ type Config struct {
 	RecvBudget  int64
 	MinRecvRate int64
 	// MaxFilterWork bounds store reads and answer building in progress
-	// across all peers (default 2×GOMAXPROCS).
+	// across all peers (default 2×GOMAXPROCS); a free slot goes to the
+	// waiting peer with the least recent service (peerpolicy.FairQueue).
 	MaxFilterWork int
 
 	// BlockCacheBytes bounds the cache of encoded blocks served.
 	BlockCacheBytes int64
 	// MaxBlockFetches bounds node fetches for peers in progress; while
 	// IndexerBusy reports true (the indexer is catching up) only one runs.
+	// Waiting fetches take turns by netgroup, then by peer, one in
+	// progress per peer (blockproxy.Gate).
 	MaxBlockFetches int
 	IndexerBusy     func() bool
 	// MaxUploadTarget is Core's -maxuploadtarget in bytes of blocks served
-	// per 24 hours; once reached, blocks more than a week older than the
-	// tip are refused (their requester disconnected) unless the peer is
-	// whitelisted. 0 means no target.
+	// per 24 hours; once reached, or once a peer's netgroup was served
+	// 1/peerpolicy.UploadGroupShare of it, blocks more than a week older
+	// than the tip, plain or filtered, are refused (their requester
+	// disconnected) unless the peer is whitelisted; recent blocks are
+	// always served. 0 means no target.
 	MaxUploadTarget int64
 
 	// TxRelayTimeout bounds one TxRelayer call; TxRelayRate is the

@@ -62,7 +62,7 @@ func fuzzEnvOf(view *fakeView, node *fakeNode) *handlerEnv {
 	return &handlerEnv{
 		view:       view,
 		net:        chaincfg.RegressionNetParams.Net,
-		filterWork: make(chan struct{}, 1),
+		filterWork: peerpolicy.NewFairQueue(1, filterWorkHalfLife, time.Now),
 		blocks:     blockproxy.New(node, blockproxy.NewGate(1, nil), 1<<20, ProtocolVersion),
 		upload:     peerpolicy.NewUploadTarget(1),
 		relay:      node,
@@ -121,7 +121,7 @@ func FuzzDispatch(f *testing.F) {
 		}
 		env := fuzzEnv(view)
 		st := newPeerState(1, 2)
-		st.bloom = env.bloom.NewPeer()
+		st.bloom = env.bloom.NewPeer(blockproxy.Requester{})
 		emit := func(o outbound) error { checkOutbound(t, o); return nil }
 		_ = dispatch(context.Background(), env, st, msg, emit)
 	})

@@ -26,12 +26,13 @@ func handleGetBlocks(ctx context.Context, env *handlerEnv, st *peerState, m *wir
 	if len(m.BlockLocatorHashes) > msgread.MaxLocatorSize {
 		return invalidRequest("getblocks locator of %d hashes, limit %d", len(m.BlockLocatorHashes), msgread.MaxLocatorSize)
 	}
-	release, err := env.acquireFilterWork(ctx)
-	if err != nil {
-		return err
-	}
-	inv, last, err := buildBlockInv(env, m)
-	release()
+	var inv *wire.MsgInv
+	var last chainhash.Hash
+	_, err := env.underFilterWork(ctx, st, func() (outbound, error) {
+		var err error
+		inv, last, err = buildBlockInv(env, m)
+		return outbound{}, err
+	})
 	if err != nil || inv == nil {
 		return err
 	}

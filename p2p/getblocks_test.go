@@ -85,11 +85,17 @@ func TestGetBlocks(t *testing.T) {
 	}
 }
 
-// Once the upload target is reached, a filtered-block request disconnects
-// the peer whatever the block's age (Core: "|| inv.IsMsgFilteredBlk()"),
-// unless it is whitelisted.
+// Once the upload target is reached, the filtered blocks of recent blocks
+// are still served (unlike Core, which refuses every filtered block then),
+// and a filtered block of a historical block (more than a week older than
+// the tip) disconnects the peer, unless it is whitelisted.
 func TestFilteredBlockUploadTarget(t *testing.T) {
-	c := newBloomChain(t, 4, 2, 10)
+	c := newBloomChainSpaced(t, 4, 2, 10, 4*24*time.Hour) // blocks 0 and 1 historical, 2 and 3 recent
+	filtered := func(h int) *wire.MsgGetData {
+		gd := wire.NewMsgGetData()
+		_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeFilteredBlock, hashPtr(c.blocks[h].BlockHash())))
+		return gd
+	}
 	for _, whitelisted := range []bool{false, true} {
 		cfg := c.bloomConfig()
 		cfg.MaxUploadTarget = 1
@@ -99,20 +105,26 @@ func TestFilteredBlockUploadTarget(t *testing.T) {
 			cfg.Whitelist = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 		}
 		srv := startServer(t, cfg)
-		srv.env.upload.Add(10, time.Now())
+		srv.env.upload.Add(0, 10, time.Now())
 		cl, _ := connect(t, srv.addr)
-		cl.send(walletFilter(t, wire.BloomUpdateAll, c.keys[3][0]).MsgFilterLoad())
-		gd := wire.NewMsgGetData()
-		_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeFilteredBlock, hashPtr(c.blocks[3].BlockHash()))) // the tip
-		cl.send(gd)
+		cl.send(walletFilter(t, wire.BloomUpdateAll, c.keys[0][0], c.keys[2][0], c.keys[3][0]).MsgFilterLoad())
+		for _, h := range []int{3, 2} {
+			cl.send(filtered(h))
+			if got := cl.sync(); len(got) != 2 {
+				t.Fatalf("whitelisted %v: recent block %d: %d answers past the target, want merkleblock and tx", whitelisted, h, len(got))
+			}
+		}
+		cl.send(filtered(0))
 		if whitelisted {
 			if got := cl.sync(); len(got) != 2 {
-				t.Fatalf("whitelisted: %d answers, want merkleblock and tx", len(got))
+				t.Fatalf("whitelisted: historical block: %d answers, want merkleblock and tx", len(got))
 			}
 			continue
 		}
 		cl.expectDisconnect()
-		waitFor(t, "upload_target disconnect", ioTimeout, func() bool { return m.disconnects("upload_target") == 1 })
+		waitFor(t, "upload_target disconnect", ioTimeout, func() bool {
+			return m.disconnects("upload_target") == 1 && m.count("upload_target:target") == 1
+		})
 	}
 }
 

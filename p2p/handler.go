@@ -47,13 +47,10 @@ type handlerEnv struct {
 	view     ChainView
 	net      wire.BitcoinNet
 	stopWait time.Duration
-	// filterWork is a semaphore bounding store reads and answer building
-	// across peers.
-	filterWork chan struct{}
-	// filterWaiting counts requests waiting for a filterWork slot.
-	filterWaiting atomic.Int64
-	// releaseWork returns a filterWork slot (one func for all).
-	releaseWork func()
+	// filterWork bounds store reads and answer building across peers,
+	// granting its slots to the peer with the least recent service
+	// (nil: unbounded).
+	filterWork *peerpolicy.FairQueue
 	// chunks and headerFrames hold the buffers of cfilter chunks and of
 	// cfheaders frames that the writers are done with.
 	chunks, headerFrames framePool
@@ -66,6 +63,7 @@ type handlerEnv struct {
 	relayWait time.Duration
 	relayRate *peerpolicy.SharedBucket // server-wide transaction relay rate
 	bloom     *bip37.Server            // nil: BIP-37 serving off
+	decoded   *blockproxy.DecodedCache // BIP-37's decoded blocks; nil: none
 	metrics   Metrics
 	log       zerolog.Logger
 	now       func() time.Time
@@ -83,6 +81,9 @@ type peerState struct {
 	// whitelisted exempts the peer from the upload target (and, in the
 	// server, from eviction and discouragement).
 	whitelisted bool
+	// requester names the peer to the node-fetch gate and to the upload
+	// target's group shares (set at admission, requesterOf).
+	requester blockproxy.Requester
 	// known holds block hashes the peer is known to have: announced to it,
 	// sent in headers, or named first in its locator.
 	known *rollingBloom
@@ -92,6 +93,9 @@ type peerState struct {
 	txBudget peerpolicy.TokenBucket
 	// bloom is the peer's BIP-37 state; nil when BIP-37 serving is off.
 	bloom *bip37.Peer
+	// filterShare is the peer's account in handlerEnv.filterWork, made
+	// at its first request.
+	filterShare *peerpolicy.Share
 
 	// pingNonce and pingSent describe the ping in flight (written by the
 	// ticker, read by the reader); minPing is the lowest round trip seen
@@ -237,28 +241,46 @@ func (env *handlerEnv) awaitStop(ctx context.Context, stop chainhash.Hash) (heig
 	}
 }
 
-// acquireFilterWork takes a slot of the server-wide filter-work semaphore.
-func (env *handlerEnv) acquireFilterWork(ctx context.Context) (release func(), err error) {
+// filterGrantCost is what one filter-work slot costs a peer beyond the
+// bytes it reads (lookups, the grant itself), so that tiny requests are
+// not free in the peers' shares.
+const filterGrantCost = 2 << 10
+
+// filterWorkHalfLife is how fast the filter work a peer was given is
+// forgotten: a light client that asked a few seconds ago counts as one
+// that was served less than the peers pulling continuously.
+const filterWorkHalfLife = 4 * time.Second
+
+// acquireFilterWork takes a slot of the server-wide filter work for the
+// peer: granted to the waiting peer with the least recent service, one
+// waiting entry per peer. On nil, releaseFilterWork must follow (deferred:
+// a panic must not keep the slot).
+func (env *handlerEnv) acquireFilterWork(ctx context.Context, st *peerState) error {
 	if env.filterWork == nil {
-		return func() {}, nil
+		return nil
 	}
-	release = env.releaseWork
-	if release == nil { // an env not built by New
-		release = func() { <-env.filterWork }
+	if st.filterShare == nil {
+		st.filterShare = env.filterWork.NewShare()
 	}
-	select {
-	case env.filterWork <- struct{}{}:
-		return release, nil
-	default:
+	return st.filterShare.Acquire(ctx)
+}
+
+// releaseFilterWork returns the peer's slot, charging it filterGrantCost
+// and the bytes read under it.
+func (env *handlerEnv) releaseFilterWork(st *peerState, bytes int) {
+	if env.filterWork != nil {
+		st.filterShare.Release(float64(filterGrantCost + bytes))
 	}
-	env.filterWaiting.Add(1)
-	defer env.filterWaiting.Add(-1)
-	select {
-	case env.filterWork <- struct{}{}:
-		return release, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
+}
+
+// underFilterWork runs build under a filter-work slot of the peer, charged
+// the size of the frame it returns.
+func (env *handlerEnv) underFilterWork(ctx context.Context, st *peerState, build func() (outbound, error)) (out outbound, err error) {
+	if err := env.acquireFilterWork(ctx, st); err != nil {
+		return outbound{}, err
 	}
+	defer func() { env.releaseFilterWork(st, out.size()) }()
+	return build()
 }
 
 // answerUnderFilterWork builds an answer under a filter-work slot, so that
@@ -266,14 +288,7 @@ func (env *handlerEnv) acquireFilterWork(ctx context.Context) (release func(), e
 // emits it and marks the peer useful. An answer without a frame is no
 // answer (nothing is sent).
 func (env *handlerEnv) answerUnderFilterWork(ctx context.Context, st *peerState, emit emitFunc, build func() (outbound, error)) error {
-	release, err := env.acquireFilterWork(ctx)
-	if err != nil {
-		return err
-	}
-	out, err := func() (outbound, error) {
-		defer release()
-		return build()
-	}()
+	out, err := env.underFilterWork(ctx, st, build)
 	if err != nil || out.Frame == nil {
 		return err
 	}

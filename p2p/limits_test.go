@@ -179,7 +179,7 @@ func TestFilterWorkIsBoundedAcrossPeers(t *testing.T) {
 	a.send(req)
 	waitFor(t, "first read in progress", ioTimeout, func() bool { return entered.Load() == 1 })
 	b.send(req)
-	waitFor(t, "second request queued", ioTimeout, func() bool { return srv.env.filterWaiting.Load() == 1 })
+	waitFor(t, "second request queued", ioTimeout, func() bool { return srv.env.filterWork.Waiting() == 1 })
 	if entered.Load() != 1 {
 		t.Fatal("second read started while the first held the only slot")
 	}

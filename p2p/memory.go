@@ -7,6 +7,7 @@ import (
 	"github.com/cfindexd/cfindexd/p2p/bip37"
 	"github.com/cfindexd/cfindexd/p2p/blockproxy"
 	"github.com/cfindexd/cfindexd/p2p/msgread"
+	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 	"github.com/cfindexd/cfindexd/wireframe"
 )
 
@@ -57,7 +58,8 @@ const (
 // request, a filter chunk read ahead and its largest unshared frame; the
 // answers queued under the send budgets; large frames being decoded under
 // the receive budget; answers being built in the work slots; the block
-// cache and fetches in flight; the discouragement list; and, with BIP-37
+// cache, fetches in flight and the upload target's groups; the
+// discouragement list; and, with BIP-37
 // serving, each peer's filter state and the decoded-block cache. The
 // constants above are its terms. It is a worst case that needs every peer
 // to hit every limit at once.
@@ -84,7 +86,8 @@ func MemoryBound(cfg Config) int64 {
 	}
 	var blocks int64
 	if c.Blocks != nil {
-		blocks = c.BlockCacheBytes + int64(c.MaxBlockFetches)*(blockFetchFactor*blockproxy.MaxBlockBytes+wireScriptSlab)
+		blocks = c.BlockCacheBytes + int64(c.MaxBlockFetches)*(blockFetchFactor*blockproxy.MaxBlockBytes+wireScriptSlab) +
+			peerpolicy.MaxUploadGroups*peerpolicy.UploadGroupBytes
 	}
 	return n*perPeer + queued + recv + blocks + bloomBytes +
 		int64(c.MaxFilterWork)*answerBuild +

@@ -222,7 +222,7 @@ func TestMempoolRequest(t *testing.T) {
 	m := newCountingMetrics()
 	cfg.Metrics = m
 	srv2 := startServer(t, cfg)
-	srv2.env.upload.Add(10, time.Now())
+	srv2.env.upload.Add(0, 10, time.Now())
 	cl := connectRelay(t, srv2.addr, false)
 	cl.send(wire.NewMsgMemPool())
 	cl.expectDisconnect()

@@ -3,6 +3,7 @@ package p2p
 import (
 	"encoding/binary"
 
+	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 	"github.com/cfindexd/cfindexd/wireframe"
 )
 
@@ -33,9 +34,12 @@ type Metrics interface {
 	// SendStalled counts a peer disconnected because its send queue stayed
 	// full without draining for Config.SendStallTimeout.
 	SendStalled()
-	// UploadTargetRefused counts a historical block refused (and its peer
-	// disconnected) because the upload target was reached.
-	UploadTargetRefused()
+	// UploadTargetRefused counts a request refused (and its peer
+	// disconnected) under the upload target, by reason (one of
+	// UploadRefusalReasons): a historical block, plain or filtered, past
+	// the target or the peer's group share of it, or a mempool request
+	// past the target.
+	UploadTargetRefused(reason string)
 	// PeerPanicked counts a panic recovered in a peer's goroutine (the
 	// peer is disconnected, the server stays up).
 	PeerPanicked()
@@ -92,6 +96,17 @@ func RefusalReasons() []string {
 	return []string{"full", "discouraged"}
 }
 
+// UploadRefusalReasons lists the reasons UploadTargetRefused reports: the
+// whole upload target was served in the last 24 h ("target"), or the
+// peer's network group was served its share of it ("group_share").
+func UploadRefusalReasons() []string {
+	var out []string
+	for _, r := range peerpolicy.UploadRefusals() {
+		out = append(out, string(r))
+	}
+	return out
+}
+
 // SentCommands lists the commands MessageSent reports: every message the
 // server sends.
 func SentCommands() []string {
@@ -128,7 +143,7 @@ func (NopMetrics) PeerDiscouraged() {}
 func (NopMetrics) SendStalled() {}
 
 // UploadTargetRefused implements Metrics.
-func (NopMetrics) UploadTargetRefused() {}
+func (NopMetrics) UploadTargetRefused(string) {}
 
 // PeerPanicked implements Metrics.
 func (NopMetrics) PeerPanicked() {}

@@ -62,12 +62,17 @@ func (m *countingMetrics) event(name string) {
 	m.mu.Unlock()
 }
 
-func (m *countingMetrics) PeerEvicted()         { m.event("evicted") }
-func (m *countingMetrics) PeerDiscouraged()     { m.event("discouraged") }
-func (m *countingMetrics) SendStalled()         { m.event("stalled") }
-func (m *countingMetrics) UploadTargetRefused() { m.event("upload_target") }
-func (m *countingMetrics) PeerPanicked()        { m.event("panic") }
-func (m *countingMetrics) LargeFrameDropped()   { m.event("large_frame_dropped") }
+func (m *countingMetrics) PeerEvicted()       { m.event("evicted") }
+func (m *countingMetrics) PeerDiscouraged()   { m.event("discouraged") }
+func (m *countingMetrics) SendStalled()       { m.event("stalled") }
+func (m *countingMetrics) PeerPanicked()      { m.event("panic") }
+func (m *countingMetrics) LargeFrameDropped() { m.event("large_frame_dropped") }
+
+// UploadTargetRefused counts "upload_target" and "upload_target:"+reason.
+func (m *countingMetrics) UploadTargetRefused(reason string) {
+	m.event("upload_target")
+	m.event("upload_target:" + reason)
+}
 
 func (m *countingMetrics) ConnectionRefused(reason string) {
 	m.mu.Lock()

@@ -62,7 +62,7 @@ func newPeer(s *Server, conn net.Conn, slot *peerSlot) *peer {
 		budget: newPeerBudget(s.sendPool, int64(s.cfg.PeerSendBudget), s.cfg.SendStallTimeout),
 	}
 	if s.env.bloom != nil {
-		p.st.bloom = s.env.bloom.NewPeer()
+		p.st.bloom = s.env.bloom.NewPeer(p.st.requester)
 	}
 	p.fr = &msgread.Reader{
 		R:           bufio.NewReaderSize(conn, peerReadBuffer),

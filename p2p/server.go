@@ -52,14 +52,13 @@ func New(cfg Config) (*Server, error) {
 		view:       cfg.View,
 		net:        cfg.Params.Net,
 		stopWait:   cfg.StopHashWait,
-		filterWork: make(chan struct{}, cfg.MaxFilterWork),
+		filterWork: peerpolicy.NewFairQueue(cfg.MaxFilterWork, filterWorkHalfLife, cfg.Now),
 		relayWait:  cfg.TxRelayTimeout,
 		relayRate:  peerpolicy.NewSharedBucket(cfg.TxRelayRate, 10*cfg.TxRelayRate),
 		metrics:    cfg.Metrics,
 		log:        log,
 		now:        cfg.Now,
 	}
-	env.releaseWork = func() { <-env.filterWork }
 	env.chunks.size, env.headerFrames.size, env.hashLists.size = chunkCap, maxCFHeadersFrame, MaxGetCFilters
 	if cfg.Blocks != nil {
 		env.blocks = blockproxy.New(cfg.Blocks, blockproxy.NewGate(cfg.MaxBlockFetches, cfg.IndexerBusy),
@@ -75,6 +74,7 @@ func New(cfg Config) (*Server, error) {
 		if env.blocks != nil {
 			decoded = blockproxy.NewDecodedCache(env.blocks, cfg.Bloom.FilteredBlockCacheBytes)
 		}
+		env.decoded = decoded
 		env.bloom = bip37.New(cfg.Bloom, bip37.Env{Net: cfg.Params.Net, Blocks: decoded, Metrics: bm, Log: log, Now: cfg.Now, NotFound: ErrNotFound})
 	}
 	keys := randomUint64s(5)

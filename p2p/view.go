@@ -31,7 +31,9 @@ type ChainView interface {
 	HeightOf(hash chainhash.Hash) (uint32, bool, error)
 	// HeaderByHash returns the header and height of an active or stale block.
 	HeaderByHash(hash chainhash.Hash) (wire.BlockHeader, uint32, error)
-	// Headers returns the active-chain headers of heights start..end inclusive.
+	// Headers returns the active-chain headers of heights start..end
+	// inclusive, or the first of them, up to a block whose stored header
+	// is damaged (answered as a block not known yet).
 	Headers(start, end uint32) ([]wire.BlockHeader, error)
 	// AppendBlockHashes returns dst with the hashes of the blocks at
 	// heights start..height(stop) on the chain that ends at stop (active or

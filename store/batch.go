@@ -9,7 +9,7 @@ import (
 )
 
 // Layout of one record's slot in an encodedBatch arena: the height key,
-// the headers value (hash || header), the filterheaders value (filter
+// the headers value (hash || header || CRC32C), the filterheaders value (filter
 // header || filter hash || CRC32C) and the checksums value, back to back.
 const (
 	slotKeyAt         = 0
@@ -46,9 +46,11 @@ func (e encodedBatch) encode(i int, r *BlockRecord) chainhash.Hash {
 	s := e.slot(i)
 	binary.BigEndian.PutUint32(s[slotKeyAt:], r.Height)
 	copy(s[slotHeaderValueAt:slotHeaderAt], r.Hash[:])
-	putHeader(s[slotHeaderAt:slotFilterValueAt], &r.Header)
+	hdr := s[slotHeaderAt : slotHeaderAt+headerLen]
+	putHeader(hdr, &r.Header)
+	putHeaderCRC(s[slotHeaderValueAt:slotFilterValueAt], r.Height)
 	copy(s[slotFilterValueAt:slotFilterHashAt], r.FilterHeader[:])
-	return chainhash.DoubleHashH(s[slotHeaderAt:slotFilterValueAt])
+	return chainhash.DoubleHashH(hdr)
 }
 
 // setFilterHash completes the filterheaders value of record r, slot i,
@@ -82,7 +84,8 @@ func (e encodedBatch) heightKey(i int) []byte {
 	return s[slotKeyAt:slotHeaderValueAt:slotHeaderValueAt]
 }
 
-// headerValue returns the headers value of record i: hash || header.
+// headerValue returns the headers value of record i: hash || header ||
+// CRC32C.
 func (e encodedBatch) headerValue(i int) []byte {
 	s := e.slot(i)
 	return s[slotHeaderValueAt:slotFilterValueAt:slotFilterValueAt]

@@ -25,7 +25,7 @@ func TestEncodedBatchMatchesSchema(t *testing.T) {
 			got, want []byte
 		}{
 			{"height key", enc.heightKey(i), heightKey(r.Height)},
-			{"header value", enc.headerValue(i), headerValue(r.Hash, &r.Header)},
+			{"header value", enc.headerValue(i), headerValue(r.Height, r.Hash, &r.Header)},
 			{"filter header value", enc.filterHeaderValue(i), filterHeaderValue(r.Height, &r.FilterHeader, &r.FilterHash)},
 		} {
 			if !bytes.Equal(c.got, c.want) {

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
@@ -117,6 +119,8 @@ func (b *buckets) activeChecksum(h uint32, hash *chainhash.Hash, filter []byte, 
 }
 
 // activeHeight returns the height of hash if it is on the active chain.
+// The heights value is checked against the block hash stored at the
+// height it names (checked.go): one look-up, no CRC of its own.
 func (b *buckets) activeHeight(hash chainhash.Hash) (uint32, bool, error) {
 	v := b.heights.Get(hash[:])
 	if v == nil {
@@ -125,6 +129,13 @@ func (b *buckets) activeHeight(hash chainhash.Hash) (uint32, bool, error) {
 	h, err := decodeHeight(v)
 	if err != nil {
 		return 0, false, fmt.Errorf("height of %s: %w", hash, err)
+	}
+	hv := b.headers.Get(v)
+	if len(hv) == headerValueLen && binary.BigEndian.Uint32(hv[headerValueLenV3:]) != valueCRC(h, hv[:headerValueLenV3]) {
+		return 0, false, mismatch(h, whatHeader) // the damage is there
+	}
+	if len(hv) < hashLen || !bytes.Equal(hv[:hashLen], hash[:]) {
+		return 0, false, &MismatchError{Height: h, Hash: hash, What: "height index of block " + hash.String(), HeightIndex: true}
 	}
 	return h, true, nil
 }
@@ -137,9 +148,9 @@ func (b *buckets) activeRecord(height uint32) (BlockRecord, error) {
 	if hv == nil {
 		return BlockRecord{}, b.missing("header", height)
 	}
-	hash, hdr, err := decodeHeaderValue(hv)
+	hash, hdr, err := b.decodeHeaderAt(height, hv)
 	if err != nil {
-		return BlockRecord{}, fmt.Errorf("height %d: %w", height, err)
+		return BlockRecord{}, err
 	}
 	filter := b.filters.Get(k)
 	if len(filter) == 0 || len(filter) > MaxFilterSize {

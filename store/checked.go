@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/wireframe"
 )
@@ -18,6 +19,7 @@ import (
 // polynomial the CPU computes in hardware) that each read verifies before
 // the value leaves the store:
 //
+//   - a headers value ends with the CRC32C of its block hash and header;
 //   - a filterheaders value ends with the CRC32C of its filter header and
 //     filter hash;
 //   - a checksums value is the cfilter checksum, then the CRC32C of the
@@ -33,6 +35,20 @@ import (
 // its filter hash, as Bitcoin Core does, would cost a double SHA-256 of it
 // on every read.
 //
+// Block headers could instead be checked against their stored block hash
+// (a header whose double SHA-256 is the hash beside it is intact, and so is
+// the hash), with no CRC to store. But that hash costs many times the CRC
+// of the same bytes, and every getcfilters answer reads its block hashes
+// from the headers bucket, so the hash would cost a large share of serving
+// small filters (BenchmarkHeaders2000; docs/performance.md has the
+// numbers). So headers carry a CRC like every other value; the block hash
+// is checked against the header where a CRC cannot be computed from
+// trusted bytes: by the upgrade that
+// adds the CRCs (a header that does not hash to its hash gets none, and
+// reads take it as damaged), by reads of a header the upgrade has not
+// reached yet, and by Repair. A heights value (block hash -> height) is
+// checked against the block hash stored at the height it names.
+//
 // A value that fails its CRC is never returned: the read fails with a
 // *MismatchError (errors.Is ErrChecksumMismatch) naming the height, and
 // Options.OnMismatch hears of it. Repair rewrites the height from a filter
@@ -40,8 +56,10 @@ import (
 //
 // A store upgraded from an older schema has no CRCs yet: the upgrade
 // computes them in the background (upgrade.go) from the values as they
-// are, which are trusted as far as bbolt's own checks go, and until then a
-// value without a CRC is served unchecked, as it was before.
+// are, which are trusted as far as bbolt's own checks go (block headers
+// only once they hash to their hash), and until then a value without a
+// CRC is served unchecked, as it was before (a header checked against its
+// hash).
 
 // castagnoli is the CRC32C table; hash/crc32 uses the CPU's instruction
 // for it where there is one.
@@ -60,11 +78,18 @@ type MismatchError struct {
 	// value claims.
 	Height uint32
 	// What names the value: "filter or its cfilter checksum", "filter
-	// header and hash" (one CRC covers each pair), or "stale block <hash>".
+	// header and hash", "block header or its hash" (one CRC covers each
+	// pair), "height index of block <hash>" or "stale block <hash>".
 	What string
 	// Stale is true for a block of the stale set (Repair does not fix
 	// those).
 	Stale bool
+	// HeightIndex is true for a heights value (block hash -> height) that
+	// names a height where another block hash is stored: Hash is the
+	// block, Height what the value says (RepairHeightIndex fixes it).
+	HeightIndex bool
+	// Hash is the block of a stale or heights value.
+	Hash chainhash.Hash
 }
 
 func (e *MismatchError) Error() string {
@@ -83,6 +108,44 @@ func AsMismatch(err error) (*MismatchError, bool) {
 	var m *MismatchError
 	ok := errors.As(err, &m)
 	return m, ok
+}
+
+// putHeaderCRC writes the CRC32C of the headers value v (hash || header)
+// at height h into its last four bytes.
+func putHeaderCRC(v []byte, h uint32) {
+	binary.BigEndian.PutUint32(v[headerValueLenV3:], valueCRC(h, v[:headerValueLenV3]))
+}
+
+// whatHeader names a damaged headers value in a MismatchError.
+const whatHeader = "block header or its hash"
+
+// headerAt checks the headers value v at active height h and returns the
+// block hash and the 80-byte header, which aliases v.
+func (b *buckets) headerAt(h uint32, v []byte) (chainhash.Hash, []byte, error) {
+	switch len(v) {
+	case headerValueLen:
+		if binary.BigEndian.Uint32(v[headerValueLenV3:]) != valueCRC(h, v[:headerValueLenV3]) {
+			return chainhash.Hash{}, nil, mismatch(h, whatHeader)
+		}
+	case headerValueLenV3:
+		// No CRC: the backfill has not reached h (then the header must
+		// hash to its hash), or found it damaged.
+		if !b.uncheckedOK(h) || chainhash.DoubleHashH(v[hashLen:]) != chainhash.Hash(v[:hashLen]) {
+			return chainhash.Hash{}, nil, mismatch(h, whatHeader)
+		}
+	default:
+		return chainhash.Hash{}, nil, fmt.Errorf("%w: header value at %d is %d bytes, want %d", ErrCorrupt, h, len(v), headerValueLen)
+	}
+	return chainhash.Hash(v[:hashLen]), v[hashLen:headerValueLenV3], nil
+}
+
+// decodeHeaderAt is headerAt with the header decoded.
+func (b *buckets) decodeHeaderAt(h uint32, v []byte) (chainhash.Hash, wire.BlockHeader, error) {
+	hash, raw, err := b.headerAt(h, v)
+	if err != nil {
+		return chainhash.Hash{}, wire.BlockHeader{}, err
+	}
+	return hash, decodeHeader(raw), nil
 }
 
 // filterHeaderValue returns the filterheaders value at height h:
@@ -181,7 +244,7 @@ func checkStale(hash *chainhash.Hash, v []byte) ([]byte, error) {
 		if len(rest) >= heightLen {
 			h = binary.BigEndian.Uint32(rest)
 		}
-		return nil, &MismatchError{Height: h, What: "stale block " + hash.String(), Stale: true}
+		return nil, &MismatchError{Height: h, Hash: *hash, What: "stale block " + hash.String(), Stale: true}
 	}
 	return rest, nil
 }

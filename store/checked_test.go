@@ -135,10 +135,10 @@ func TestCheckedReadsAndRepair(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A filter that is not the block's is refused.
-	wantErr(t, "repair with another filter", s.Repair(5, chain[5].Hash, chain[6].Filter), ErrFilterHeaderMismatch)
-	wantErr(t, "repair of another block", s.Repair(5, chain[6].Hash, chain[5].Filter), ErrNotFound)
+	wantErr(t, "repair with another filter", s.Repair(5, chain[5].Header, chain[6].Filter), ErrFilterHeaderMismatch)
+	wantErr(t, "repair of another block", s.Repair(5, chain[6].Header, chain[5].Filter), ErrNotFound)
 	for _, f := range faults {
-		if err := s.Repair(f.h, chain[f.h].Hash, chain[f.h].Filter); err != nil {
+		if err := s.Repair(f.h, chain[f.h].Header, chain[f.h].Filter); err != nil {
 			t.Fatalf("repair %s at %d: %v", f.what, f.h, err)
 		}
 	}

@@ -5,22 +5,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/cfindexd/cfindexd/store/storefile"
 )
-
-// creatingInfix names the temporary files a new store is built in:
-// <store file name>.creating-<random>, in the store's directory.
-const creatingInfix = ".creating-"
-
-// staleCreatingAge is how old a temporary file from an interrupted creation
-// must be before a later creation removes it. Creating a store takes
-// milliseconds; the margin keeps a concurrent creator's file alone.
-const staleCreatingAge = time.Minute
 
 // Steps of create, reported to Options.createHook after each one.
 const (
@@ -40,8 +31,8 @@ const (
 // step leaves either no file at path or a complete empty store; Open
 // removes a temporary file a crash left once it is stale.
 func create(path string, genesis chainhash.Hash, opts Options) (err error) {
-	dir, base := splitPath(path)
-	tmp, err := os.CreateTemp(dir, base+creatingInfix+"*")
+	dir, base := storefile.SplitPath(path)
+	tmp, err := os.CreateTemp(dir, base+storefile.CreatingInfix+"*")
 	if err != nil {
 		return fmt.Errorf("create store: %w", err)
 	}
@@ -73,14 +64,14 @@ func create(path string, genesis chainhash.Hash, opts Options) (err error) {
 		return err
 	}
 	if !opts.NoSync {
-		if err := syncFile(name); err != nil {
+		if err := storefile.SyncFile(name); err != nil {
 			return fmt.Errorf("create store: %w", err)
 		}
 	}
 	if err := step(stepSynced); err != nil {
 		return err
 	}
-	if err := linkNoReplace(name, path); err != nil {
+	if err := storefile.LinkNoReplace(name, path); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return nil // created meanwhile by someone else; Open checks it
 		}
@@ -90,7 +81,7 @@ func create(path string, genesis chainhash.Hash, opts Options) (err error) {
 		return err
 	}
 	if !opts.NoSync {
-		if err := syncDir(dir); err != nil {
+		if err := storefile.SyncDir(dir); err != nil {
 			return fmt.Errorf("create store: %w", err)
 		}
 	}
@@ -130,64 +121,4 @@ func writeSchema(tx *bolt.Tx, genesis chainhash.Hash) error {
 		return err
 	}
 	return meta.Put(metaGenesis, genesis[:])
-}
-
-// syncFile fsyncs the file at name.
-func syncFile(name string) error {
-	f, err := os.OpenFile(name, os.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("fsync %s: %w", name, err)
-	}
-	return nil
-}
-
-// linkNoReplace makes the file at oldname visible as newname too, failing
-// with an error wrapping fs.ErrExist if newname exists: a hard link never
-// replaces. Where hard links are not supported it renames, after checking
-// that newname is absent.
-func linkNoReplace(oldname, newname string) error {
-	err := os.Link(oldname, newname)
-	if err == nil || errors.Is(err, fs.ErrExist) {
-		return err
-	}
-	if _, serr := os.Lstat(newname); serr == nil {
-		return fmt.Errorf("%s: %w", newname, fs.ErrExist)
-	}
-	if rerr := os.Rename(oldname, newname); rerr != nil {
-		return fmt.Errorf("link %s: %w; rename: %w", newname, err, rerr)
-	}
-	return nil
-}
-
-// splitPath returns the directory (never empty) and file name of path.
-func splitPath(path string) (dir, base string) {
-	dir, base = filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	return dir, base
-}
-
-// removeStaleCreating removes temporary files of interrupted creations of
-// the store named base in dir, leaving recent ones (a creation in
-// progress) alone. Failures are ignored: a leftover file only costs space.
-func removeStaleCreating(dir, base string) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), base+creatingInfix) {
-			continue
-		}
-		info, err := e.Info()
-		if err != nil || time.Since(info.ModTime()) < staleCreatingAge {
-			continue
-		}
-		_ = os.Remove(filepath.Join(dir, e.Name()))
-	}
 }

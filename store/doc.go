@@ -35,11 +35,15 @@ its stored checksum, so a P2P server frames it without hashing. An answer
 built from several reads takes them from one Snapshot (Read). Tip is served
 from memory; TipChanged wakes waiters after each commit or rollback.
 
-Each filter, filter hash, filter header and cfilter checksum has a CRC32C
-that every read checks: a value failing it is never returned (the read
-fails with a *MismatchError), and Repair rewrites the height from a
-rebuilt filter that fits the stored filter-header chain. Older schemas
-are upgraded at Open without a re-index (upgrade.go, upgradecrc.go).
+Each block header (with its block hash), filter, filter hash, filter
+header and cfilter checksum has a CRC32C that every read checks, and a
+heights value is checked against the block hash at the height it names: a
+value failing its check is never returned (the read fails with a
+*MismatchError), and Repair rewrites the height from the node's header
+and a rebuilt filter once they fit the stored chains (RepairHeightIndex
+rebuilds a heights value). Stale values carry a CRC too; they are
+reported, not repaired. Older schemas are upgraded at Open without a
+re-index (upgrade.go, upgradecrc.go).
 
 # Caveats
 
@@ -51,8 +55,8 @@ for it. Open locks the file (ErrLocked after Options.Timeout) and checks
 its meta and root pages with plain reads, not bbolt's full walk; damage
 deeper in the tree is found by the read that meets it (bbolt's panics and
 faults on it are recovered) and returned as ErrCorrupt, whose text says to
-reindex. Block headers carry no CRC (clients check them by their hash).
-A new store is built in a temporary file and linked into place, so a
+reindex. The file as a file (its lock, durable creation, moving it
+aside) is store/storefile's. A new store is built in a temporary file and linked into place, so a
 failed create leaves none. An older build refuses a newer schema
 (ErrSchemaVersion).
 */

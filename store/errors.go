@@ -1,6 +1,10 @@
 package store
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/cfindexd/cfindexd/store/storefile"
+)
 
 // Sentinel errors. Callers compare with errors.Is; the store wraps them with
 // context (heights, hashes, the path) so the message alone says what failed.
@@ -48,7 +52,7 @@ var (
 	// ErrLocked is returned by Open when another process (or another Store
 	// in this process) holds the file and did not release it within
 	// Options.Timeout.
-	ErrLocked = errors.New("store file is locked by another process")
+	ErrLocked = storefile.ErrLocked
 
 	// ErrCorrupt is returned when the file is not a bbolt database, or is
 	// one but not a readable store (missing buckets, malformed values, a

@@ -88,8 +88,8 @@ func (b *buckets) scanActive(start uint32, recs []BlockRecord) error {
 		r := &recs[i]
 		r.Height = h
 		var err error
-		if r.Hash, r.Header, err = decodeHeaderValue(hv); err != nil {
-			return fmt.Errorf("height %d: %w", h, err)
+		if r.Hash, r.Header, err = b.decodeHeaderAt(h, hv); err != nil {
+			return err
 		}
 		if r.FilterHeader, r.FilterHash, err = b.filterHeaderAt(h, fhv); err != nil {
 			return err

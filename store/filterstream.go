@@ -49,12 +49,9 @@ func (s *Store) AppendBlockHashesForStop(dst []chainhash.Hash, stop chainhash.Ha
 			hs[len(hs)-1-i] = st.hash
 		}
 		notFound := func(h uint32) error { return fmt.Errorf("height %d: %w", h, ErrNotFound) }
-		return eachHeight(b.headers, start, nActive, notFound, func(h uint32, v []byte) error {
-			if len(v) < hashLen {
-				return fmt.Errorf("%w: header value at height %d is %d bytes", ErrCorrupt, h, len(v))
-			}
-			hs[h-start] = chainhash.Hash(v[:hashLen])
-			return nil
+		return eachHeight(b.headers, start, nActive, notFound, func(h uint32, v []byte) (err error) {
+			hs[h-start], _, err = b.headerAt(h, v)
+			return err
 		})
 	})
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/cfindexd/cfindexd/store/storefile"
 )
 
 // TestMoveAside: a store in use is refused (ErrLocked) and left alone; a
@@ -18,7 +20,7 @@ func TestMoveAside(t *testing.T) {
 	path := filepath.Join(dir, "filters.db")
 	backup := filepath.Join(dir, "filters.db.old")
 
-	if moved, err := MoveAside(path, backup, 0); moved || err != nil {
+	if moved, err := storefile.MoveAside(path, backup, 0); moved || err != nil {
 		t.Fatalf("no file: moved %v, %v", moved, err)
 	}
 	s, err := Open(path, chain[0].Hash, Options{NoSync: true})
@@ -26,7 +28,7 @@ func TestMoveAside(t *testing.T) {
 		t.Fatal(err)
 	}
 	commitAll(t, s, chain, 50)
-	if _, err := MoveAside(path, backup, 100*time.Millisecond); !errors.Is(err, ErrLocked) {
+	if _, err := storefile.MoveAside(path, backup, 100*time.Millisecond); !errors.Is(err, ErrLocked) {
 		t.Fatalf("store in use: %v, want ErrLocked", err)
 	}
 	if _, err := os.Stat(path); err != nil {
@@ -39,13 +41,13 @@ func TestMoveAside(t *testing.T) {
 	if _, err := Open(path, chain[0].Hash, Options{NoSync: true}); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("Open of the damaged store: %v", err)
 	}
-	if moved, err := MoveAside(path, backup, 0); !moved || err != nil {
+	if moved, err := storefile.MoveAside(path, backup, 0); !moved || err != nil {
 		t.Fatalf("MoveAside: moved %v, %v", moved, err)
 	}
 	if got := fileBytes(t, backup); string(got) != string(want) {
 		t.Fatal("the backup differs from the store")
 	}
-	if _, err := MoveAside(path, backup, 0); err != nil {
+	if _, err := storefile.MoveAside(path, backup, 0); err != nil {
 		t.Fatalf("nothing left to move: %v", err)
 	}
 	s, err = Open(path, chain[0].Hash, Options{NoSync: true})
@@ -57,10 +59,10 @@ func TestMoveAside(t *testing.T) {
 	}
 	s.Close()
 	// An existing backup is never overwritten; an empty backup removes.
-	if _, err := MoveAside(path, backup, 0); err == nil {
+	if _, err := storefile.MoveAside(path, backup, 0); err == nil {
 		t.Fatal("MoveAside replaced an existing backup")
 	}
-	if moved, err := MoveAside(path, "", 0); !moved || err != nil {
+	if moved, err := storefile.MoveAside(path, "", 0); !moved || err != nil {
 		t.Fatalf("remove: moved %v, %v", moved, err)
 	}
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {

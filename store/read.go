@@ -60,7 +60,7 @@ func (s *Store) HeaderByHash(hash chainhash.Hash) (wire.BlockHeader, uint32, err
 				return fmt.Errorf("%w: %s indexed at height %d which has no header", ErrCorrupt, hash, h)
 			}
 			height = h
-			_, hdr, err = decodeHeaderValue(v)
+			_, hdr, err = b.decodeHeaderAt(h, v)
 			return err
 		}
 		v := b.stale.Get(hash[:])
@@ -85,4 +85,24 @@ func (s *Store) Headers(start, end uint32) ([]wire.BlockHeader, error) {
 		return err
 	})
 	return out, err
+}
+
+// StaleHashes returns the hashes of the blocks in the stale set (the
+// blocks reorgs disconnected), in byte order, so that whole-store checks
+// can read each (FilterByHash); a reorg keeps a few per fork.
+func (s *Store) StaleHashes() ([]chainhash.Hash, error) {
+	var out []chainhash.Hash
+	err := s.view(func(b *buckets) error {
+		return b.stale.ForEach(func(k, _ []byte) error {
+			if len(k) != hashLen {
+				return fmt.Errorf("%w: stale key of %d bytes", ErrCorrupt, len(k))
+			}
+			out = append(out, chainhash.Hash(k))
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("stale hashes: %w", err)
+	}
+	return out, nil
 }

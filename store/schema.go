@@ -11,7 +11,7 @@ import (
 	"github.com/cfindexd/cfindexd/wireframe"
 )
 
-// Schema (version 3).
+// Schema (version 4).
 //
 // All buckets are top-level. Heights are uint32 big-endian, so byte order is
 // height order and appends go to the right edge of the B+tree. Hashes are 32
@@ -23,13 +23,14 @@ import (
 // CompactSize(len(filter)) || filter)).
 //
 //	meta
-//	    "schema_version" -> uint32 BE                  SchemaVersion; Open upgrades 1, refuses others (ErrSchemaVersion)
+//	    "schema_version" -> uint32 BE                  SchemaVersion; Open upgrades 1..3, refuses others (ErrSchemaVersion)
 //	    "genesis"        -> hash[32]                   network's genesis; Open refuses others (ErrWrongNetwork)
 //	    "tip"            -> height[4] hash[32] filterheader[32]
 //	                                                   absent on an empty store
-//	    "checksum_backfill" -> next[4] end[4]          heights next..end-1 may lack a checksum
-//	                                                   (written by schema 1); absent when none do
-//	headers        height[4] -> hash[32] header[80]    active chain, 0..tip
+//	    "checksum_backfill" -> next[4] end[4]          heights next..end-1 may lack a checksum or a crc
+//	                                                   (written by an older schema); absent when none do
+//	headers        height[4] -> hash[32] header[80] crc[4]
+//	                                                   active chain, 0..tip
 //	heights        hash[32]  -> height[4]              active chain only
 //	filters        height[4] -> filter                 active chain, 0..tip
 //	filterheaders  height[4] -> filterheader[32] filterhash[32] crc[4]
@@ -40,9 +41,9 @@ import (
 //	                                                   disconnected blocks, any number per height
 //
 // A crc is a CRC32C seeded with the height (checked.go), a filtercrc that
-// of the filter XORed with the checksum; in the backfill's
-// range a filterheaders value may lack its crc and a checksums value be
-// the checksum alone or absent.
+// of the filter XORed with the checksum; in the backfill's range a headers
+// or filterheaders value may lack its crc and a checksums value be the
+// checksum alone or absent.
 //
 // Invariants after every commit: headers, filters and filterheaders hold
 // exactly the heights 0..tip, and checksums too except heights in the
@@ -61,14 +62,16 @@ import (
 // SchemaVersion is the on-disk layout version this code writes and reads.
 // Bump it on any change to the layout above, and teach Open
 // to upgrade the previous version in place (upgrade.go).
-const SchemaVersion uint32 = 3
+const SchemaVersion uint32 = 4
 
 // schemaV1 is the layout before the cfilter checksums (no checksums bucket,
 // stale values without a checksum), schemaV2 the one before the CRC32Cs
-// (checked.go). Open upgrades both (upgrade.go, upgradecrc.go).
+// (checked.go), schemaV3 the one before the CRC32Cs of block headers.
+// Open upgrades all three (upgrade.go, upgradecrc.go).
 const (
 	schemaV1 uint32 = 1
 	schemaV2 uint32 = 2
+	schemaV3 uint32 = 3
 )
 
 // Bucket names. Every bucket is top-level; the schema above gives their
@@ -102,11 +105,15 @@ var (
 
 // Sizes of the fixed-width parts of values.
 const (
-	heightLen      = 4
-	hashLen        = chainhash.HashSize
-	headerLen      = 80 // wire serialisation of a block header
-	headerValueLen = hashLen + headerLen
-	tipValueLen    = heightLen + 2*hashLen
+	heightLen = 4
+	hashLen   = chainhash.HashSize
+	headerLen = 80 // wire serialisation of a block header
+	// headerValueLen is a value of the headers bucket: the block hash,
+	// the header, their CRC32C; headerValueLenV3 the value schema 3
+	// wrote, without the CRC.
+	headerValueLen   = hashLen + headerLen + crcLen
+	headerValueLenV3 = hashLen + headerLen
+	tipValueLen      = heightLen + 2*hashLen
 	// filterHeaderValueLen is a value of the filterheaders bucket: the
 	// filter header, the filter hash, their CRC32C; filterHeaderValueLenV2
 	// the value schema 2 wrote, without the CRC.
@@ -177,13 +184,6 @@ func decodeHeader(src []byte) wire.BlockHeader {
 	h.Bits = binary.LittleEndian.Uint32(src[72:76])
 	h.Nonce = binary.LittleEndian.Uint32(src[76:80])
 	return h
-}
-
-func decodeHeaderValue(v []byte) (chainhash.Hash, wire.BlockHeader, error) {
-	if len(v) != headerValueLen {
-		return chainhash.Hash{}, wire.BlockHeader{}, fmt.Errorf("%w: header value is %d bytes, want %d", ErrCorrupt, len(v), headerValueLen)
-	}
-	return chainhash.Hash(v[:hashLen]), decodeHeader(v[hashLen:]), nil
 }
 
 func decodeHash(v []byte) (chainhash.Hash, error) {

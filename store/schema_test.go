@@ -41,7 +41,7 @@ func FuzzDecodeValues(f *testing.F) {
 	f.Add(staleValue(&r, cfilterChecksum(&r.Hash, r.Filter)))
 	f.Add(backfillValue(3, 900_000))
 	f.Add(tipValue(tipOf(r)))
-	f.Add(headerValue(r.Hash, &r.Header))
+	f.Add(headerValue(7, r.Hash, &r.Header))
 	f.Add(filterHeaderValue(7, &r.FilterHeader, &r.FilterHash))
 	f.Add(checksumValue(7, cfilterChecksum(&r.Hash, r.Filter), r.Filter))
 	f.Add([]byte{})
@@ -62,12 +62,14 @@ func FuzzDecodeValues(f *testing.F) {
 		if tip, err := decodeTip(v); err == nil && !bytes.Equal(tipValue(tip), v) {
 			t.Fatal("tip round trip")
 		}
-		if h, hdr, err := decodeHeaderValue(v); err == nil && !bytes.Equal(headerValue(h, &hdr), v) {
-			t.Fatal("header value round trip")
-		}
 		// Values of the checked lengths only: the others are looked up
 		// in the backfill marker, which this test has no store for.
 		var b buckets
+		if len(v) == headerValueLen {
+			if h, hdr, err := b.decodeHeaderAt(7, v); err == nil && !bytes.Equal(headerValue(7, h, &hdr), v) {
+				t.Fatal("header value round trip")
+			}
+		}
 		if len(v) == filterHeaderValueLen {
 			if fh, fhash, err := b.filterHeaderAt(7, v); err == nil && !bytes.Equal(filterHeaderValue(7, &fh, &fhash), v) {
 				t.Fatal("filter header value round trip")

@@ -46,7 +46,7 @@ func (v *Snapshot) HashAt(height uint32) (chainhash.Hash, error) {
 	if val == nil {
 		return chainhash.Hash{}, v.b.missing("hash", height)
 	}
-	hash, _, err := decodeHeaderValue(val)
+	hash, _, err := v.b.headerAt(height, val)
 	return hash, err
 }
 
@@ -72,7 +72,7 @@ func (v *Snapshot) HeaderAt(height uint32) (wire.BlockHeader, error) {
 	if val == nil {
 		return wire.BlockHeader{}, v.b.missing("header", height)
 	}
-	_, hdr, err := decodeHeaderValue(val)
+	_, hdr, err := v.b.decodeHeaderAt(height, val)
 	return hdr, err
 }
 
@@ -85,7 +85,7 @@ func (v *Snapshot) Headers(start, end uint32) ([]wire.BlockHeader, error) {
 	}
 	out := make([]wire.BlockHeader, end-start+1)
 	err := eachHeight(v.b.headers, start, len(out), v.b.missingHeader, func(h uint32, val []byte) (err error) {
-		_, out[h-start], err = decodeHeaderValue(val)
+		_, out[h-start], err = v.b.decodeHeaderAt(h, val)
 		return err
 	})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/cfindexd/cfindexd/store/boltfile"
+	"github.com/cfindexd/cfindexd/store/storefile"
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 )
@@ -27,7 +28,7 @@ const MaxRange = 2000
 
 // DefaultLockTimeout is the file-lock wait Open uses when Options.Timeout is
 // zero, so that a second process never waits forever.
-const DefaultLockTimeout = time.Second
+const DefaultLockTimeout = storefile.DefaultLockTimeout
 
 // Options configure Open.
 type Options struct {
@@ -134,7 +135,7 @@ func Open(path string, genesis chainhash.Hash, opts Options) (*Store, error) {
 	if timeout <= 0 {
 		timeout = DefaultLockTimeout
 	}
-	removeStaleCreating(splitPath(path))
+	storefile.RemoveStaleCreating(storefile.SplitPath(path))
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		if err := create(path, genesis, opts); err != nil {
 			return nil, fmt.Errorf("open store %s: %w", path, err)
@@ -146,7 +147,7 @@ func Open(path string, genesis chainhash.Hash, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	if err := lockFile(f, timeout); err != nil {
+	if err := storefile.Lock(f, timeout); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
@@ -262,8 +263,8 @@ func (s *Store) init() error {
 		if version, err = decodeHeight(v); err != nil {
 			return fmt.Errorf("schema version: %w", err)
 		}
-		if version != SchemaVersion && version != schemaV1 && version != schemaV2 {
-			return fmt.Errorf("%w: file has version %d, this build reads %d (and upgrades %d and %d)", ErrSchemaVersion, version, SchemaVersion, schemaV1, schemaV2)
+		if version < schemaV1 || version > SchemaVersion {
+			return fmt.Errorf("%w: file has version %d, this build reads %d (and upgrades %d..%d)", ErrSchemaVersion, version, SchemaVersion, schemaV1, schemaV3)
 		}
 		stored, err := decodeHash(meta.Get(metaGenesis))
 		if err != nil {
@@ -284,7 +285,12 @@ func (s *Store) init() error {
 					return err
 				}
 			}
-			return upgradeFromV2(tx)
+			if version <= schemaV2 {
+				if err := upgradeFromV2(tx); err != nil {
+					return err
+				}
+			}
+			return upgradeFromV3(tx)
 		})
 		if err != nil {
 			return fmt.Errorf("upgrade from schema %d: %w", version, err)

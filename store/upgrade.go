@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -173,13 +174,39 @@ func (s *Store) runBackfill(ctx context.Context, limits backfillLimits, hook fun
 	return ctx.Err()
 }
 
-// backfilled is the checksums and filterheaders values of one height,
-// with their CRC32Cs, computed by the backfill.
+// backfilled is the headers, checksums and filterheaders values of one
+// height, with their CRC32Cs, computed by the backfill; nil for a value
+// that has its CRC already or that the backfill leaves as it is (a header
+// that does not hash to its hash, and the checksum computed from that
+// hash).
 type backfilled struct {
 	key     []byte
 	hash    chainhash.Hash
+	hValue  []byte
 	sum     []byte
 	fhValue []byte
+}
+
+// backfill computes the values of height h that lack their CRC32Cs from
+// its headers, filters, filterheaders and checksums values hv, fv, fhv
+// and cv (cv nil when absent).
+func backfill(h uint32, hv, fv, fhv, cv []byte, ck *wireframe.CFilterHasher) backfilled {
+	it := backfilled{key: heightKey(h), hash: chainhash.Hash(hv[:hashLen])}
+	headerOK := len(hv) == headerValueLen && binary.BigEndian.Uint32(hv[headerValueLenV3:]) == valueCRC(h, hv[:headerValueLenV3])
+	if len(hv) == headerValueLenV3 && chainhash.DoubleHashH(hv[hashLen:]) == it.hash {
+		headerOK = true
+		it.hValue = make([]byte, headerValueLen)
+		copy(it.hValue, hv)
+		putHeaderCRC(it.hValue, h)
+	}
+	if len(cv) != checksumValueLen && headerOK {
+		it.sum = checksumValue(h, ck.Sum(&it.hash, fv), fv)
+	}
+	if len(fhv) == filterHeaderValueLenV2 {
+		fh, fhash := chainhash.Hash(fhv[:hashLen]), chainhash.Hash(fhv[hashLen:2*hashLen])
+		it.fhValue = filterHeaderValue(h, &fh, &fhash)
+	}
+	return it
 }
 
 // backfillBatch computes the checksums of one batch in a read transaction
@@ -220,7 +247,10 @@ func (s *Store) backfillBatch(ck *wireframe.CFilterHasher, limits backfillLimits
 			if !isHeight(hk, h) {
 				return b.missing("header", h)
 			}
-			if !isHeight(fk, h) || len(fv) == 0 || len(fv) > MaxFilterSize || len(hv) < hashLen {
+			if len(hv) != headerValueLen && len(hv) != headerValueLenV3 {
+				return fmt.Errorf("%w: header value at %d is %d bytes", ErrCorrupt, h, len(hv))
+			}
+			if !isHeight(fk, h) || len(fv) == 0 || len(fv) > MaxFilterSize {
 				return fmt.Errorf("%w: height %d has a header but a filter of %d bytes", ErrCorrupt, h, len(fv))
 			}
 			if !isHeight(fhk, h) || (len(fhv) != filterHeaderValueLen && len(fhv) != filterHeaderValueLenV2) {
@@ -229,18 +259,17 @@ func (s *Store) backfillBatch(ck *wireframe.CFilterHasher, limits backfillLimits
 			for len(ckey) == heightLen && bytes.Compare(ckey, hk) < 0 {
 				ckey, cv = cc.Next()
 			}
-			if isHeight(ckey, h) && len(cv) == checksumValueLen && len(fhv) == filterHeaderValueLen {
+			sumv := cv
+			if !isHeight(ckey, h) {
+				sumv = nil
+			}
+			if len(sumv) == checksumValueLen && len(fhv) == filterHeaderValueLen && len(hv) == headerValueLen {
 				continue // committed by this schema since the upgrade
 			}
-			hash := chainhash.Hash(hv[:hashLen])
-			fh, fhash := chainhash.Hash(fhv[:hashLen]), chainhash.Hash(fhv[hashLen:2*hashLen])
-			items = append(items, backfilled{
-				key:     heightKey(h),
-				hash:    hash,
-				sum:     checksumValue(h, ck.Sum(&hash, fv), fv),
-				fhValue: filterHeaderValue(h, &fh, &fhash),
-			})
-			size += len(fv)
+			items = append(items, backfill(h, hv, fv, fhv, sumv, ck))
+			if len(sumv) != checksumValueLen {
+				size += len(fv)
+			}
 		}
 		batchEnd = h
 		return nil
@@ -263,16 +292,22 @@ func (s *Store) backfillBatch(ck *wireframe.CFilterHasher, limits backfillLimits
 		for _, it := range items {
 			hv := b.headers.Get(it.key)
 			if len(hv) < hashLen || !bytes.Equal(hv[:hashLen], it.hash[:]) {
-				continue // disconnected since it was read; it has its checksum
+				continue // disconnected since it was read; it has its CRCs
 			}
-			if len(b.checksums.Get(it.key)) == checksumValueLen && len(b.filterHeaders.Get(it.key)) == filterHeaderValueLen {
-				continue // committed again since it was read
-			}
-			if err := b.checksums.Put(it.key, it.sum); err != nil {
-				return fmt.Errorf("put checksum: %w", err)
-			}
-			if err := b.filterHeaders.Put(it.key, it.fhValue); err != nil {
-				return fmt.Errorf("put filter header: %w", err)
+			puts := []struct {
+				bkt   *bolt.Bucket
+				value []byte
+				full  int
+			}{{b.headers, it.hValue, headerValueLen}, {b.checksums, it.sum, checksumValueLen}, {b.filterHeaders, it.fhValue, filterHeaderValueLen}}
+			for _, p := range puts {
+				// A value with its CRC was committed or repaired
+				// since the batch was read.
+				if p.value == nil || len(p.bkt.Get(it.key)) == p.full {
+					continue
+				}
+				if err := p.bkt.Put(it.key, p.value); err != nil {
+					return fmt.Errorf("backfill height %d: %w", binary.BigEndian.Uint32(it.key), err)
+				}
 			}
 		}
 		tip, ok, err := b.readTip()

@@ -18,6 +18,16 @@ import (
 // are (trusted as far as bbolt's own checks go), and until it passes a
 // height a read serves that height's values unchecked, as schema 2 did. A
 // schema-1 file takes both steps in the one transaction.
+//
+// Schema 3 → 4: the CRC32Cs of block headers. Stale values have theirs
+// already (schema 3's CRC covers the whole value), so the step only marks
+// every active height, 0..tip, for the backfill, which adds each headers
+// value's CRC once the header hashes to the block hash beside it and
+// leaves the height's other values as they are (they have their CRCs). A
+// header that does not hash to its hash gets no CRC: reads take it as
+// damaged (a *MismatchError) and Repair rewrites it from the node. Until
+// the backfill passes a height, a read checks its header against its hash.
+// Older schemas take every step in the one transaction.
 
 // upgradeFromV2 converts a schema-2 file to schema 3 in the write
 // transaction tx.
@@ -35,6 +45,16 @@ func upgradeFromV2(tx *bolt.Tx) error {
 		copy(v3[crcLen:], v)
 		return v3, nil
 	})
+	if err != nil {
+		return err
+	}
+	return b.finishUpgrade(schemaV3)
+}
+
+// upgradeFromV3 converts a schema-3 file to schema 4 in the write
+// transaction tx.
+func upgradeFromV3(tx *bolt.Tx) error {
+	b, err := openBuckets(tx)
 	if err != nil {
 		return err
 	}

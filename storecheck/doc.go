@@ -2,11 +2,13 @@
 // and when it is stopped: CheckRange reads heights through the store's
 // checked reads and also checks what a CRC cannot (a filter hash against
 // its filter, the filter-header chain, block headers against their hashes
-// and links); Scrub walks the store with it in the background at a low
-// rate; a Repairer hears of every damaged value (store.Options.OnMismatch
-// and Scrub), logs each once at ERROR, counts it through an Observer, and
-// rewrites the height once a rebuild function (the follower's
-// RebuildFilter) gives a filter that fits the stored filter-header chain.
+// and links, the height index); CheckStale does the same for the blocks
+// of the stale set; Scrub walks the store with both in the background at
+// a low rate; a Repairer hears of every damaged value
+// (store.Options.OnMismatch and Scrub), logs each once at ERROR, counts it
+// through an Observer, and rewrites the height once a rebuild function
+// (the follower's RebuildBlock) gives a header and filter that fit the
+// stored chains. Stale blocks are reported, not repaired.
 //
 // It must not serve anything or talk to the node itself: the rebuild
 // function is the only way to the node, and readers learn of damage from

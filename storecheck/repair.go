@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
 
 	"github.com/cfindexd/cfindexd/store"
@@ -18,9 +19,9 @@ import (
 // attempt.
 const repairRetry = 5 * time.Second
 
-// RebuildFunc rebuilds the filter of the block hash at height from the
-// node (indexer.Follower.RebuildFilter).
-type RebuildFunc func(ctx context.Context, height uint32, hash chainhash.Hash) ([]byte, error)
+// RebuildFunc fetches the block hash, at height, from the node again and
+// returns its header and rebuilt filter (indexer.Follower.RebuildBlock).
+type RebuildFunc func(ctx context.Context, height uint32, hash chainhash.Hash) (wire.BlockHeader, []byte, error)
 
 // Observer counts what the Repairer sees (the metrics package implements
 // it).
@@ -33,19 +34,23 @@ type Observer interface {
 
 // Repairer hears of every stored value that fails its checksum
 // (store.Options.OnMismatch): it logs each once at ERROR with its height,
-// counts it, and repairs it from the node: the running follower rebuilds
-// the block's filter and the store rewrites the height once that fits the
-// stored filter-header chain. Until then readers get the height as not
-// found, which the servers answer as for a block they do not have.
+// counts it, and repairs it from the node: the running follower fetches
+// the block again (the one the chain names at the height, when its stored
+// hash or header is the damaged value) and the store rewrites the height's
+// header and filter once they fit the stored chains. A damaged height
+// index entry is rebuilt from the checked headers, without the node. Until
+// then readers get the block as not found, which the servers answer as for
+// a block they do not have.
 type Repairer struct {
 	obs Observer
 	log zerolog.Logger
 	st  *store.Store // set once, by Run
 
 	mu      sync.Mutex
-	pending map[uint32]bool // active heights logged, not yet repaired
-	stale   map[string]bool // damaged stale blocks logged (not repaired)
-	rebuild RebuildFunc     // nil while no follower runs
+	pending map[uint32]bool         // active heights logged, not yet repaired
+	index   map[chainhash.Hash]bool // height index entries logged, not yet repaired
+	stale   map[string]bool         // damaged stale blocks logged (not repaired)
+	rebuild RebuildFunc             // nil while no follower runs
 	wake    chan struct{}
 }
 
@@ -53,7 +58,7 @@ type Repairer struct {
 func NewRepairer(obs Observer, log zerolog.Logger) *Repairer {
 	return &Repairer{
 		obs: obs, log: log.With().Str("component", "store").Logger(),
-		pending: make(map[uint32]bool), stale: make(map[string]bool),
+		pending: make(map[uint32]bool), stale: make(map[string]bool), index: make(map[chainhash.Hash]bool),
 		wake: make(chan struct{}, 1),
 	}
 }
@@ -61,13 +66,20 @@ func NewRepairer(obs Observer, log zerolog.Logger) *Repairer {
 // OnMismatch is store.Options.OnMismatch: it must not block.
 func (r *Repairer) OnMismatch(m *store.MismatchError) {
 	r.mu.Lock()
-	if m.Stale {
+	switch {
+	case m.Stale:
 		if r.stale[m.What] {
 			r.mu.Unlock()
 			return
 		}
 		r.stale[m.What] = true
-	} else {
+	case m.HeightIndex:
+		if r.index[m.Hash] {
+			r.mu.Unlock()
+			return
+		}
+		r.index[m.Hash] = true
+	default:
 		if r.pending[m.Height] {
 			r.mu.Unlock()
 			return
@@ -81,15 +93,18 @@ func (r *Repairer) OnMismatch(m *store.MismatchError) {
 			Msg("stored value is damaged: not served (a block of the stale set, which is not repaired; reindex to rebuild it)")
 		return
 	}
-	r.log.Error().Uint32("height", m.Height).Str("value", m.What).
-		Msg("stored value is damaged: not served until repaired from the node")
+	ev := r.log.Error().Uint32("height", m.Height).Str("value", m.What)
+	if m.HeightIndex {
+		ev = ev.Str("block", m.Hash.String())
+	}
+	ev.Msg("stored value is damaged: not served until repaired")
 	r.poke()
 }
 
 // OnFault takes a fault the scrub found as OnMismatch takes one a read
 // met (a value failing its CRC it has already heard of from the read).
 func (r *Repairer) OnFault(f Fault) {
-	r.OnMismatch(&store.MismatchError{Height: f.Height, What: f.What})
+	r.OnMismatch(&store.MismatchError{Height: f.Height, Hash: f.Hash, What: f.What, Stale: f.Stale})
 }
 
 func (r *Repairer) poke() {
@@ -126,6 +141,7 @@ func (r *Repairer) Run(ctx context.Context, st *store.Store) {
 		case <-retry.C:
 		}
 		retry.Reset(repairRetry)
+		r.repairIndex()
 		for _, h := range r.todo() {
 			if ctx.Err() != nil {
 				return
@@ -160,14 +176,20 @@ func (r *Repairer) repair(ctx context.Context, h uint32) {
 		return
 	}
 	hash, err := st.HashAt(h)
+	if errors.Is(err, store.ErrChecksumMismatch) {
+		hash, err = st.ChainedHashAt(h) // the hash or header is the damage
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		r.done(h) // no longer on the active chain
 		return
 	}
 	if err == nil {
-		var filter []byte
-		if filter, err = rebuild(ctx, h, hash); err == nil {
-			err = st.Repair(h, hash, filter)
+		var (
+			header wire.BlockHeader
+			filter []byte
+		)
+		if header, filter, err = rebuild(ctx, h, hash); err == nil {
+			err = st.Repair(h, header, filter)
 		}
 	}
 	if err != nil {
@@ -179,11 +201,33 @@ func (r *Repairer) repair(ctx context.Context, h uint32) {
 	r.done(h)
 	r.obs.StoreRepaired()
 	r.log.Info().Uint32("height", h).Str("block", hash.String()).
-		Msg("repaired: filter rebuilt from the node, checked against the filter-header chain and rewritten; served again")
+		Msg("repaired: block fetched from the node again, its header and rebuilt filter checked against the stored chains and rewritten; served again")
 }
 
 func (r *Repairer) done(h uint32) {
 	r.mu.Lock()
 	delete(r.pending, h)
 	r.mu.Unlock()
+}
+
+// repairIndex rebuilds the damaged height index entries logged so far.
+func (r *Repairer) repairIndex() {
+	r.mu.Lock()
+	st := r.st
+	hashes := make([]chainhash.Hash, 0, len(r.index))
+	for hash := range r.index {
+		hashes = append(hashes, hash)
+	}
+	r.mu.Unlock()
+	for _, hash := range hashes {
+		if err := st.RepairHeightIndex(hash); err != nil {
+			r.log.Warn().Err(err).Str("block", hash.String()).Dur("retry_in", repairRetry).Msg("repairing a height index entry failed")
+			continue
+		}
+		r.mu.Lock()
+		delete(r.index, hash)
+		r.mu.Unlock()
+		r.obs.StoreRepaired()
+		r.log.Info().Str("block", hash.String()).Msg("repaired: height index entry rebuilt from the checked headers; served again")
+	}
 }

@@ -14,8 +14,9 @@ import (
 const ScrubHeights = 64
 
 // Scrub checks the store in the background, ScrubHeights heights every
-// interval from genesis to the tip and over again, handing each damaged
-// value to repair, until ctx ends. A zero interval turns it off.
+// interval from genesis to the tip, then the stale set (CheckStale), and
+// over again, handing each damaged value to repair, until ctx ends. A zero
+// interval turns it off.
 func Scrub(ctx context.Context, st *store.Store, interval time.Duration, repair *Repairer, log zerolog.Logger) {
 	if interval <= 0 {
 		return
@@ -38,6 +39,9 @@ func Scrub(ctx context.Context, st *store.Store, interval time.Duration, repair 
 			next += ScrubHeights
 		case atTip:
 			next = 0
+			if _, err := CheckStale(st, repair.OnFault); err != nil && ctx.Err() == nil && !errors.Is(err, store.ErrClosed) {
+				log.Warn().Err(err).Msg("store scrub: cannot read the stale set")
+			}
 		default:
 			next = last + 1
 		}

@@ -95,13 +95,15 @@ func cfheaders(t *testing.T, addr string, params *chaincfg.Params, start uint32,
 }
 
 // TestChecksumFaultsNeverServed flips one byte of stored filters, filter
-// hashes and filter headers at several heights of a store the daemon
-// built from btcd. `cfindexd verify` names each and exits 1; the daemon
-// serves none of them over P2P, REST or bulk (each answer is not found or
-// byte-equal to btcd's), logs each once at ERROR with its height, counts
-// it, repairs it from the node, and then serves btcd's bytes; verify then
-// exits 0. The background scrub finds and repairs a later fault that no
-// client asked for.
+// hashes, filter headers and block headers (the header or the hash beside
+// it) at several heights of a store the daemon built from btcd across a
+// reorg. `cfindexd verify` names each and exits 1; the daemon serves none
+// of them over P2P, REST or bulk (each answer is not found, stops before
+// the damaged block, or is byte-equal to btcd's), logs each once at ERROR
+// with its height, counts it, repairs it from the node, and then serves
+// btcd's bytes; verify then exits 0. The background scrub finds and
+// repairs a later fault that no client asked for. A damaged block of the
+// stale set is reported by verify.
 func TestChecksumFaultsNeverServed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -114,6 +116,7 @@ func TestChecksumFaultsNeverServed(t *testing.T) {
 	args := nodeArgs(node, "regtest", datadir)
 	indexChain(t, blocks, args...)
 	path := filepath.Join(datadir, "regtest", storeFileName)
+	stale := reorgTop(ctx, t, node, blocks, args)
 
 	filterBad := []uint32{17, 64}
 	hashBad := []uint32{33, 90}
@@ -128,7 +131,8 @@ func TestChecksumFaultsNeverServed(t *testing.T) {
 	for _, h := range headerBad {
 		flipStored(t, path, storedValue(t, path, "filterheaders", h), 5)
 	}
-	bad := append(append(append([]uint32{}, filterBad...), hashBad...), headerBad...)
+	blockBad := flipBlockHeaders(t, path)
+	bad := append(append(append(append([]uint32{}, filterBad...), hashBad...), headerBad...), blockBad...)
 
 	code, out := runVerifyCmd(t, args)
 	if code != 1 {
@@ -183,6 +187,7 @@ func TestChecksumFaultsNeverServed(t *testing.T) {
 			t.Fatalf("REST filter at damaged height %d: %d %q", h, st, body)
 		}
 	}
+	checkHeadersNotServed(ctx, t, node, base, p2pAddr)
 
 	// Each logged once at ERROR with its height, and repaired.
 	for _, h := range bad {
@@ -236,6 +241,7 @@ func TestChecksumFaultsNeverServed(t *testing.T) {
 			t.Fatalf("bulk filter header at repaired height %d differs from btcd's", h)
 		}
 	}
+	checkHeadersRepaired(ctx, t, node, base, p2pAddr)
 	if code, _ := d.terminate(30 * time.Second); code != 0 {
 		t.Fatalf("SIGTERM: exit %d", code)
 	}
@@ -256,6 +262,14 @@ func TestChecksumFaultsNeverServed(t *testing.T) {
 	}
 	if code, out := runVerifyCmd(t, args); code != 0 {
 		t.Fatalf("verify after the scrub's repair: exit %d\n%s", code, out)
+	}
+
+	// A damaged block of the stale set: verify reports it.
+	v = storedStale(t, path, stale)
+	flipStored(t, path, v, len(v)-2)
+	code, out = runVerifyCmd(t, args)
+	if code != 1 || !strings.Contains(out, "stale block at height") || !strings.Contains(out, stale.String()) {
+		t.Fatalf("verify with a damaged stale block: exit %d\n%s", code, out)
 	}
 }
 

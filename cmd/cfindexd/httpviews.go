@@ -85,7 +85,7 @@ func (v httpReader) HeaderAt(height uint32) (wire.BlockHeader, error) {
 }
 
 func (v httpReader) Headers(start, end uint32) ([]wire.BlockHeader, error) {
-	hs, err := v.r.Headers(start, end)
+	hs, err := headersBefore(v.r, start, end)
 	return hs, httpNotFound(err)
 }
 

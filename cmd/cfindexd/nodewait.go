@@ -246,7 +246,7 @@ func (s *nodeSupervisor) follow(ctx context.Context, client *nodeclient.Client, 
 		AllowDeepReorg:   s.cfg.AllowDeepReorg,
 		ReorgSettle:      reorgSettle(s.cfg.ReorgSettle),
 	}, client, src, s.st, s.wake, s.metrics, s.log.With().Str("component", "indexer").Logger())
-	s.repair.Attach(follower.RebuildFilter)
+	s.repair.Attach(follower.RebuildBlock)
 	defer s.repair.Attach(nil)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(guarded(s.log, "indexer", func() error { return follower.Run(gctx) }))

@@ -11,7 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/cfindexd/cfindexd/store"
+	"github.com/cfindexd/cfindexd/store/storefile"
 )
 
 // reindexFlag is the flag that rebuilds the store. It is a flag only, not a
@@ -81,7 +81,7 @@ func reindexStore(path string, now time.Time, log zerolog.Logger) error {
 	if !keep {
 		target = ""
 	}
-	if _, err := store.MoveAside(path, target, time.Second); err != nil {
+	if _, err := storefile.MoveAside(path, target, time.Second); err != nil {
 		return fmt.Errorf("reindex: %w", err)
 	}
 	if keep {

@@ -65,8 +65,24 @@ func (v storeView) HeaderByHash(hash chainhash.Hash) (wire.BlockHeader, uint32, 
 }
 
 func (v storeView) Headers(start, end uint32) ([]wire.BlockHeader, error) {
-	hs, err := v.s.Headers(start, end)
+	hs, err := headersBefore(v.s, start, end)
 	return hs, viewErr(err)
+}
+
+// headersBefore reads the active headers start..end from r, or, when one
+// of them is damaged (a value failing its checksum), those below it: an
+// answer stops before a block it cannot serve, as before a block not
+// known yet.
+func headersBefore(r storeReader, start, end uint32) ([]wire.BlockHeader, error) {
+	hs, err := r.Headers(start, end)
+	m, ok := store.AsMismatch(err)
+	if !ok || m.Stale || m.HeightIndex || m.Height < start || m.Height > end {
+		return hs, err
+	}
+	if m.Height == start {
+		return []wire.BlockHeader{}, nil
+	}
+	return r.Headers(start, m.Height-1)
 }
 
 func (v storeView) AppendBlockHashes(dst []chainhash.Hash, stop chainhash.Hash, start uint32) ([]chainhash.Hash, error) {

@@ -24,7 +24,10 @@
 //
 // All BIP-37 work (decoding blocks, hashing txids, matching, and a charge
 // per frame sent) runs under one server-wide meter (peerpolicy.WorkMeter,
-// Config.CPUShare). Decoded blocks come from blockproxy.DecodedCache, so
-// many wallets asking for a new block decode it once. The package keeps no
+// Config.CPUShare), whose slots go to the peer with the least recent work.
+// Decoded blocks come from blockproxy.DecodedCache, so many wallets asking
+// for a new block decode it once; a filtered block's transactions are
+// encoded a batch at a time with the block pinned, and no pin is held
+// while the batch waits for the peer's send budget. The package keeps no
 // connection state, reads no sockets, and knows nothing of the store.
 package bip37

@@ -4,23 +4,26 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/bloom"
+	"github.com/cfindexd/cfindexd/p2p/blockproxy"
 	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // Filtered-block bounds.
 const (
-	// preserializeMatched: when the matched transactions of a filtered
-	// block take at most this many bytes, they are serialized at once and
-	// the decoded block is released before the answer waits for the
-	// peer's send budget; above it, the block stays pinned in the decoded
-	// cache (counted in its bound) while the transactions are sent one at
-	// a time.
-	preserializeMatched = 64 << 10
+	// matchedBatchBytes bounds the matched transactions of a filtered
+	// block serialized at a time: they are encoded while the decoded block
+	// is pinned, then the pin is released before the frames wait for the
+	// peer's send budget, and the block pinned again (decoded again if it
+	// was evicted meanwhile, charged to the peer) for the next batch. So a
+	// peer that does not read holds no decoded block, only one batch (or
+	// one larger transaction's frame).
+	matchedBatchBytes = 64 << 10
 	// maxMerkleBlockPayload bounds a merkleblock this server builds (as
 	// large as the largest cfilter payload, so the per-peer frame bound
 	// holds): it takes a filter matching about 4,000 transactions of one
@@ -56,7 +59,7 @@ func (s *Server) FilteredBlock(ctx context.Context, p *Peer, hash chainhash.Hash
 	if !p.Loaded() {
 		return true, 0, nil // Core: no response
 	}
-	b, err := s.blocks.Get(ctx, hash, s.work)
+	b, err := s.blocks.Get(ctx, p.requester, hash, s.workFor(p))
 	if err != nil {
 		if ctx.Err() != nil {
 			return false, 0, ctx.Err()
@@ -66,17 +69,53 @@ func (s *Server) FilteredBlock(ctx context.Context, p *Peer, hash chainhash.Hash
 		}
 		return false, 0, nil
 	}
-	pinned := true
-	defer func() {
-		if pinned {
-			s.blocks.Release(b)
-		}
-	}()
-
-	done, err := s.work(ctx)
-	if err != nil {
-		return false, 0, err
+	frames, matched, next, err := s.firstBatch(ctx, p, b)
+	if err != nil || frames == nil {
+		return true, 0, err
 	}
+	count := 0
+	for {
+		for _, f := range frames {
+			cmd := wire.CmdTx
+			if count == 0 {
+				cmd = wire.CmdMerkleBlock
+			}
+			if err := emit(Out{Command: cmd, Frame: f}); err != nil {
+				return true, sent, err
+			}
+			sent += len(f)
+			count++
+		}
+		if next == len(matched) {
+			break
+		}
+		// The next batch, from the block pinned again.
+		if b, err = s.blocks.Get(ctx, p.requester, hash, s.workFor(p)); err != nil {
+			if ctx.Err() != nil {
+				return true, sent, ctx.Err()
+			}
+			return true, sent, fmt.Errorf("filtered block %s: block gone after %d of %d matched transactions: %w", hash, next, len(matched), err)
+		}
+		next, frames = s.nextBatch(b, matched, next, frames[:0])
+	}
+	s.chargeFrames(p, count, sent)
+	p.served++
+	s.metrics.FilteredBlockServed(len(matched))
+	return true, sent, nil
+}
+
+// firstBatch matches the pinned block b against p's filter under the CPU
+// meter and returns the merkleblock frame and the first batch of tx
+// frames, the indexes of the matched transactions and where the next
+// batch starts; no frames is no answer (the filter was cleared). b is
+// released whatever happens.
+func (s *Server) firstBatch(ctx context.Context, p *Peer, b *blockproxy.DecodedBlock) (frames [][]byte, matched []int, next int, err error) {
+	defer s.blocks.Release(b)
+	done, err := s.work(ctx, p)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer done()
 	p.mu.Lock()
 	var fb *bloom.FilteredBlock
 	if p.filter != nil {
@@ -84,53 +123,40 @@ func (s *Server) FilteredBlock(ctx context.Context, p *Peer, hash chainhash.Hash
 	}
 	p.mu.Unlock()
 	if fb == nil { // filterclear raced in: no filter, no answer
-		done()
-		return true, 0, nil
+		return nil, nil, 0, nil
 	}
 	mb := fb.MerkleBlock.Bytes()
 	if len(mb) > maxMerkleBlockPayload {
-		done()
-		return true, 0, invalidRequest("filtered block %s: the filter matches %d of its %d transactions (a merkleblock of %d bytes, limit %d)",
-			hash, len(fb.Matched), len(b.Txids), len(mb), maxMerkleBlockPayload)
+		return nil, nil, 0, invalidRequest("filtered block %s: the filter matches %d of its %d transactions (a merkleblock of %d bytes, limit %d)",
+			b.Block.BlockHash(), len(fb.Matched), len(b.Txids), len(mb), maxMerkleBlockPayload)
 	}
-	merkle := encodedFrame(s.env.Net, wire.CmdMerkleBlock, mb)
-	var frames [][]byte
-	matchedBytes := 0
-	for _, tx := range fb.Txs {
-		matchedBytes += tx.SerializeSizeStripped()
-	}
-	if matchedBytes <= preserializeMatched {
-		for _, tx := range fb.Txs {
-			frames = append(frames, txFrame(s.env.Net, tx))
+	frames = [][]byte{encodedFrame(s.env.Net, wire.CmdMerkleBlock, mb)}
+	next, frames = s.matchedFrames(b, fb.Matched, 0, frames)
+	return frames, fb.Matched, next, nil
+}
+
+// nextBatch is matchedFrames from b, which it releases.
+func (s *Server) nextBatch(b *blockproxy.DecodedBlock, matched []int, next int, frames [][]byte) (int, [][]byte) {
+	defer s.blocks.Release(b)
+	return s.matchedFrames(b, matched, next, frames)
+}
+
+// matchedFrames appends to frames the tx frames of the matched
+// transactions of b from matched[next] on, at most matchedBatchBytes of
+// them (or the one frame, if larger), and returns where the next batch
+// starts.
+func (s *Server) matchedFrames(b *blockproxy.DecodedBlock, matched []int, next int, frames [][]byte) (int, [][]byte) {
+	size := 0
+	for ; next < len(matched); next++ {
+		tx := b.Block.Transactions[matched[next]]
+		n := wireframe.HeaderSize + tx.SerializeSizeStripped()
+		if size > 0 && size+n > matchedBatchBytes {
+			break
 		}
-		fb.Txs = nil
+		frames = append(frames, txFrame(s.env.Net, tx))
+		size += n
 	}
-	done()
-	if fb.Txs == nil {
-		s.blocks.Release(b)
-		pinned = false
-	}
-	if err := emit(Out{Command: wire.CmdMerkleBlock, Frame: merkle}); err != nil {
-		return true, 0, err
-	}
-	sent = len(merkle)
-	for _, f := range frames {
-		if err := emit(Out{Command: wire.CmdTx, Frame: f}); err != nil {
-			return true, sent, err
-		}
-		sent += len(f)
-	}
-	for _, tx := range fb.Txs {
-		f := txFrame(s.env.Net, tx)
-		if err := emit(Out{Command: wire.CmdTx, Frame: f}); err != nil {
-			return true, sent, err
-		}
-		sent += len(f)
-	}
-	s.chargeFrames(1+len(frames)+len(fb.Txs), sent)
-	p.served++
-	s.metrics.FilteredBlockServed(len(fb.Matched))
-	return true, sent, nil
+	return next, frames
 }
 
 // txFrame is a tx frame carrying tx without witness.

@@ -142,7 +142,7 @@ func (p *Peer) invFor(tx *mempool.Tx) *wire.InvVect {
 // CPU meter; a peer without a filter matches every transaction only when
 // all is set (a mempool request). It returns the inventory of the matches.
 func (s *Server) matchAll(ctx context.Context, p *Peer, txs []*mempool.Tx, all bool) (*wire.MsgInv, error) {
-	done, err := s.work(ctx)
+	done, err := s.work(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +218,7 @@ func (s *Server) sendTxInv(p *Peer, emit Emit, inv *wire.MsgInv, seq uint64) err
 	if err := emit(Out{Msg: inv}); err != nil {
 		return err
 	}
-	s.chargeFrames(1, len(inv.InvList)*msgread.InvVectSize)
+	s.chargeFrames(p, 1, len(inv.InvList)*msgread.InvVectSize)
 	s.metrics.MempoolTxsAnnounced(len(inv.InvList))
 	return nil
 }

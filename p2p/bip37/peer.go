@@ -9,7 +9,9 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/bloom"
+	"github.com/cfindexd/cfindexd/p2p/blockproxy"
 	"github.com/cfindexd/cfindexd/p2p/msgread"
+	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
 
 // Peer is one peer's BIP-37 state. The filter and relay flag are guarded
@@ -40,6 +42,11 @@ type Peer struct {
 	lastInvSeq atomic.Uint64
 	// wtxidRelay: announce by wtxid (MSG_WTX), BIP-339.
 	wtxidRelay bool
+	// requester names the peer at the node-fetch gate, which takes turns
+	// between requesters, for the blocks its filtered blocks need.
+	requester blockproxy.Requester
+	// work is the peer's account in the server's CPU meter.
+	work *peerpolicy.WorkShare
 
 	// Reader-owned: the update budget (tokens, blocks credited, the tip
 	// height when the peer connected), filtered blocks served, and the
@@ -51,9 +58,10 @@ type Peer struct {
 	continuation chainhash.Hash
 }
 
-// NewPeer returns the state of a fresh peer.
-func (s *Server) NewPeer() *Peer {
-	return &Peer{wake: make(chan struct{}, 1), updates: float64(s.cfg.UpdateAllowance)}
+// NewPeer returns the state of a fresh peer, whose block fetches wait for
+// r's turn at the node-fetch gate.
+func (s *Server) NewPeer(r blockproxy.Requester) *Peer {
+	return &Peer{wake: make(chan struct{}, 1), updates: float64(s.cfg.UpdateAllowance), requester: r, work: s.meter.NewShare()}
 }
 
 // Start readies the peer's state once the handshake is done: the tip

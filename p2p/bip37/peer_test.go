@@ -7,6 +7,7 @@ import (
 
 	"github.com/btcsuite/btcd/wire/v2"
 
+	"github.com/cfindexd/cfindexd/p2p/blockproxy"
 	"github.com/cfindexd/cfindexd/p2p/msgread"
 )
 
@@ -15,7 +16,7 @@ import (
 // invalid request; Core's limits are misbehaviour.
 func TestFilterUpdateBudget(t *testing.T) {
 	s := New(Config{UpdateAllowance: 2, UpdateBlocks: 10}.WithDefaults(), Env{Now: time.Now})
-	p := s.NewPeer()
+	p := s.NewPeer(blockproxy.Requester{})
 	p.Start(100, false)
 	load := wire.NewMsgFilterLoad(make([]byte, 64), 5, 0, wire.BloomUpdateNone)
 	for i := range 2 {

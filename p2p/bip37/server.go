@@ -92,17 +92,24 @@ const (
 	byteCost  = 2 * time.Nanosecond
 )
 
-// chargeFrames charges frames frames of bytes bytes sent to BIP-37 peers.
-func (s *Server) chargeFrames(frames, bytes int) {
+// chargeFrames charges p frames frames of bytes bytes sent to it.
+func (s *Server) chargeFrames(p *Peer, frames, bytes int) {
 	d := time.Duration(frames)*frameCost + time.Duration(bytes)*byteCost
-	s.meter.Charge(d)
+	s.meter.Charge(p.work, d)
 	s.metrics.BloomWork(d)
 }
 
-// work takes the BIP-37 CPU meter and returns the function that charges
-// the time spent and reports it.
-func (s *Server) work(ctx context.Context) (func(), error) {
-	done, err := s.meter.Acquire(ctx)
+// workFor returns the function that takes the BIP-37 CPU meter for p
+// (work, as DecodedCache.Get calls it).
+func (s *Server) workFor(p *Peer) func(context.Context) (func(), error) {
+	return func(ctx context.Context) (func(), error) { return s.work(ctx, p) }
+}
+
+// work takes the BIP-37 CPU meter for p (granted to the peer with the
+// least recent work) and returns the function that charges the time spent
+// to the meter and p, and reports it.
+func (s *Server) work(ctx context.Context, p *Peer) (func(), error) {
+	done, err := s.meter.Acquire(ctx, p.work)
 	if err != nil {
 		return nil, err
 	}

@@ -79,6 +79,8 @@ type DecodedCache struct {
 	// decoding is held from a block's decoding until its bytes are
 	// accounted: at most one decoded block is outside the bound.
 	decoding chan struct{}
+	// pins counts the pins held (Get without Release yet).
+	pins int
 }
 
 type decodeFetch struct {
@@ -101,8 +103,9 @@ func NewDecodedCache(proxy *Proxy, max int64) *DecodedCache {
 }
 
 // Get returns the decoded block pinned; call Release when done with it.
-// work runs the decoding (and txid hashing) under the caller's CPU meter.
-func (c *DecodedCache) Get(ctx context.Context, hash chainhash.Hash, work func(context.Context) (func(), error)) (*DecodedBlock, error) {
+// work runs the decoding (and txid hashing) under the caller's CPU meter;
+// a fetch from the node waits for r's turn at the proxy's gate.
+func (c *DecodedCache) Get(ctx context.Context, r Requester, hash chainhash.Hash, work func(context.Context) (func(), error)) (*DecodedBlock, error) {
 	for {
 		c.mu.Lock()
 		if b, ok := c.byHash[hash]; ok {
@@ -129,12 +132,13 @@ func (c *DecodedCache) Get(ctx context.Context, hash chainhash.Hash, work func(c
 		c.inflight[hash] = f
 		c.mu.Unlock()
 
-		f.block, f.err = c.load(ctx, hash, work)
+		f.block, f.err = c.load(ctx, r, hash, work)
 		c.mu.Lock()
 		delete(c.inflight, hash)
 		if f.err == nil {
 			c.byHash[hash] = f.block
 			f.block.refs = 1
+			c.pins++
 		}
 		c.mu.Unlock()
 		close(f.done)
@@ -150,6 +154,7 @@ func (c *DecodedCache) pinLocked(b *DecodedBlock) {
 		c.unpinned -= b.cost
 	}
 	b.refs++
+	c.pins++
 }
 
 // Release returns a pin; an unpinned block stays cached (most recently
@@ -158,6 +163,7 @@ func (c *DecodedCache) Release(b *DecodedBlock) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	b.refs--
+	c.pins--
 	if b.refs > 0 {
 		return
 	}
@@ -169,6 +175,14 @@ func (c *DecodedCache) Release(b *DecodedBlock) {
 	}
 	c.evictLocked(0)
 	c.signalLocked()
+}
+
+// Pinned returns the pins held: decoded blocks (counted once per pin) that
+// callers hold between Get and Release.
+func (c *DecodedCache) Pinned() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pins
 }
 
 // evictLocked drops unpinned blocks, oldest first, until need more bytes
@@ -221,11 +235,11 @@ func (c *DecodedCache) reserve(ctx context.Context, n int64) error {
 // its fetch gate), decodes it and hashes its txids under the caller's CPU
 // meter, one block at a time, and accounts its bytes, waiting for room
 // before the next block may be decoded.
-func (c *DecodedCache) load(ctx context.Context, hash chainhash.Hash, work func(context.Context) (func(), error)) (*DecodedBlock, error) {
+func (c *DecodedCache) load(ctx context.Context, r Requester, hash chainhash.Hash, work func(context.Context) (func(), error)) (*DecodedBlock, error) {
 	enc, witness, ok := c.proxy.peek(hash)
 	if !ok {
 		var err error
-		if enc, err = c.proxy.Get(ctx, hash, false); err != nil {
+		if enc, err = c.proxy.Get(ctx, r, hash, false); err != nil {
 			return nil, err
 		}
 	}

@@ -87,7 +87,7 @@ func TestDecodedCacheUnderLoad(t *testing.T) {
 		go func() {
 			for h := range 100 {
 				want := blks[(h+i*7)%len(blks)]
-				b, err := cache.Get(context.Background(), want.BlockHash(), work)
+				b, err := cache.Get(context.Background(), Requester{Group: uint64(i % 3), Peer: uint64(i)}, want.BlockHash(), work)
 				if err != nil {
 					done <- err
 					return

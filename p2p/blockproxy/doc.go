@@ -5,8 +5,10 @@
 // a cache of encoded blocks, bounded in bytes and shared between peers
 // (many peers asking for a new tip cost one fetch), else from the node
 // through a Gate, which bounds fetches in progress across peers (to one
-// while the indexer needs the node). Callers asking for a block being
-// fetched join that fetch; a caller that leaves does not fail the others.
+// while the indexer needs the node) and grants them in turns: between
+// requester groups, then between the peers of a group, one fetch in
+// progress per peer. Callers asking for a block being fetched join that
+// fetch; a caller that leaves does not fail the others.
 //
 // DecodedCache.Get serves a block decoded, with its txids, for BIP-37
 // filtered blocks: decoded from the encoded cache when the block is
@@ -15,7 +17,8 @@
 // at a time under the caller's CPU meter (the work callback), and a
 // request that does not fit waits for bytes to be released.
 //
-// The package knows nothing of peers, the upload target or what is served:
-// the server (package p2p) decides which blocks may be fetched, and
-// accounts what it sends.
+// Of peers the package knows only the Requester each call names (a group
+// and a peer, opaque numbers); nothing of the upload target or what is
+// served: the server (package p2p) decides which blocks may be fetched,
+// and accounts what it sends.
 package blockproxy

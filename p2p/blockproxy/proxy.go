@@ -21,7 +21,7 @@ type Fetcher interface {
 }
 
 // Proxy serves blocks to peers from the node: through a server-wide gate
-// on node fetches (Gate), with a byte-bounded cache of encoded blocks that
+// on node fetches (Gate, which takes turns between requesters), with a byte-bounded cache of encoded blocks that
 // peers asking for the same block share (a new tip). Safe for concurrent
 // use.
 type Proxy struct {
@@ -78,20 +78,21 @@ func New(fetcher Fetcher, gate *Gate, cacheBytes int64, pver uint32) *Proxy {
 }
 
 // Get returns the block's payload, with witnesses or without, from the
-// cache or the node. A failed fetch is not cached.
-func (c *Proxy) Get(ctx context.Context, hash chainhash.Hash, witness bool) (Encoded, error) {
+// cache or the node; a fetch from the node waits for r's turn at the gate.
+// A failed fetch is not cached.
+func (c *Proxy) Get(ctx context.Context, r Requester, hash chainhash.Hash, witness bool) (Encoded, error) {
 	key := blockKey{hash, witness}
-	block, joined, err := c.get(ctx, key)
+	block, joined, err := c.get(ctx, r, key)
 	// The fetch this call joined may have belonged to a peer that left: its
 	// cancellation says nothing about the block, so fetch once more.
 	if joined && err != nil && ctx.Err() == nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
-		block, _, err = c.get(ctx, key)
+		block, _, err = c.get(ctx, r, key)
 	}
 	return block, err
 }
 
 // get returns the block and whether it joined another caller's fetch.
-func (c *Proxy) get(ctx context.Context, key blockKey) (Encoded, bool, error) {
+func (c *Proxy) get(ctx context.Context, r Requester, key blockKey) (Encoded, bool, error) {
 	c.mu.Lock()
 	if el, ok := c.byKey[key]; ok {
 		c.order.MoveToFront(el)
@@ -116,7 +117,7 @@ func (c *Proxy) get(ctx context.Context, key blockKey) (Encoded, bool, error) {
 		}
 	}
 
-	f.block, f.err = c.fetch(ctx, key)
+	f.block, f.err = c.fetch(ctx, r, key)
 	c.mu.Lock()
 	delete(c.inflight, key)
 	if f.err == nil && int64(len(f.block.Payload)) <= c.maxSize {
@@ -135,13 +136,15 @@ func (c *Proxy) get(ctx context.Context, key blockKey) (Encoded, bool, error) {
 	return f.block, false, f.err
 }
 
-// fetch takes a slot of the gate, fetches the block and encodes it.
-func (c *Proxy) fetch(ctx context.Context, key blockKey) (Encoded, error) {
-	if err := c.gate.Acquire(ctx); err != nil {
+// fetch takes a slot of the gate in r's turn, fetches the block and
+// encodes it.
+func (c *Proxy) fetch(ctx context.Context, r Requester, key blockKey) (Encoded, error) {
+	release, err := c.gate.Acquire(ctx, r)
+	if err != nil {
 		return Encoded{}, err
 	}
 	blk, err := c.fetcher.FetchBlock(ctx, key.hash)
-	c.gate.Release()
+	release()
 	if err != nil {
 		return Encoded{}, err
 	}

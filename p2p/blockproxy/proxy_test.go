@@ -22,14 +22,14 @@ func TestBlockCacheSharesFetchAndSurvivesLeavingPeer(t *testing.T) {
 	leaverCtx, leave := context.WithCancel(context.Background())
 	leaverDone := make(chan error, 1)
 	go func() {
-		_, err := cache.Get(leaverCtx, hash, true)
+		_, err := cache.Get(leaverCtx, Requester{Peer: 1}, hash, true)
 		leaverDone <- err
 	}()
 	<-node.started // the first peer's fetch is in flight
 	stayerDone := make(chan error, 1)
 	want := encodeBlock(t, blk, wire.WitnessEncoding)
 	go func() {
-		got, err := cache.Get(context.Background(), hash, true)
+		got, err := cache.Get(context.Background(), Requester{Peer: 2}, hash, true)
 		if err == nil && !bytes.Equal(got.Payload, want) {
 			err = fmt.Errorf("wrong block")
 		}

@@ -15,29 +15,41 @@ const WorkBurst = 250 * time.Millisecond
 // WorkMeter bounds BIP-37 work (decoding blocks, hashing txids, matching
 // filters) across all peers, so that a hundred BIP-37 peers cannot take
 // the CPU BIP-157 peers and the indexer need: at most slots pieces of work
-// run at once, granted in arrival order (a peer has one request in
-// progress, so peers take turns), and their time is charged to a token
-// bucket that refills at share·GOMAXPROCS seconds per second. A piece of
-// work starts only while the bucket is not in debt; its wall time is
-// charged when it ends (wall time is CPU time unless the machine is
-// overloaded, when charging more is the right side to err on).
+// run at once, granted through a FairQueue to the peer with the least
+// recent work (each peer has a WorkShare), and their time is charged to a
+// token bucket that refills at share·GOMAXPROCS seconds per second. A
+// piece of work starts only while the bucket is not in debt; its wall time
+// is charged when it ends (wall time is CPU time unless the machine is
+// overloaded, when charging more is the right side to err on), to the
+// bucket and to the peer's share. So a peer whose filter is expensive (a
+// 36,000-byte filter of 50 hash functions costs 50 hashes per element)
+// is charged for that time and gets its share of the CPU, not more: a
+// wallet asking for a few blocks now and then is served ahead of it.
 //
 // Safe for concurrent use.
 type WorkMeter struct {
 	rate  float64 // nanoseconds of work per nanosecond
 	burst float64 // bucket size in nanoseconds
-	slots int     // pieces of work at once
+	slots *FairQueue
 	now   func() time.Time
 	sleep func(ctx context.Context, d time.Duration) error
 
-	mu      sync.Mutex
-	tokens  float64 // nanoseconds; negative is debt
-	last    time.Time
-	running int
-	waiters []chan struct{}
+	mu     sync.Mutex
+	tokens float64 // nanoseconds; negative is debt
+	last   time.Time
 	// spent is the work charged so far, for metrics and tests.
 	spent time.Duration
 }
+
+// WorkHalfLife is how fast the BIP-37 work a peer was given is forgotten
+// when the meter picks whom to serve next.
+const WorkHalfLife = 10 * time.Second
+
+// WorkShare is one peer's account in a WorkMeter (NewShare).
+type WorkShare struct{ share *Share }
+
+// NewShare returns the account of a new peer.
+func (w *WorkMeter) NewShare() *WorkShare { return &WorkShare{share: w.slots.NewShare()} }
 
 // NewWorkMeter returns a meter for share of procs cores.
 func NewWorkMeter(share float64, procs int, now func() time.Time) *WorkMeter {
@@ -45,7 +57,7 @@ func NewWorkMeter(share float64, procs int, now func() time.Time) *WorkMeter {
 	return &WorkMeter{
 		rate:   cores,
 		burst:  cores * float64(WorkBurst),
-		slots:  max(1, int(math.Ceil(cores))),
+		slots:  NewFairQueue(int(math.Ceil(cores)), WorkHalfLife, now),
 		now:    now,
 		sleep:  sleepCtx,
 		tokens: cores * float64(WorkBurst),
@@ -74,11 +86,11 @@ func (w *WorkMeter) refillLocked(now time.Time) {
 	w.last = now
 }
 
-// Acquire waits for a slot and for the bucket to be out of debt, then
-// returns done, which charges the work's time and frees the slot (call it
-// exactly once).
-func (w *WorkMeter) Acquire(ctx context.Context) (done func(), err error) {
-	if err := w.takeSlot(ctx); err != nil {
+// Acquire waits for a slot for the peer of ws and for the bucket to be
+// out of debt, then returns done, which charges the work's time to the
+// bucket and the peer and frees the slot (call it exactly once).
+func (w *WorkMeter) Acquire(ctx context.Context, ws *WorkShare) (done func(), err error) {
+	if err := ws.share.Acquire(ctx); err != nil {
 		return nil, err
 	}
 	for {
@@ -91,7 +103,7 @@ func (w *WorkMeter) Acquire(ctx context.Context) (done func(), err error) {
 			break
 		}
 		if err := w.sleep(ctx, time.Duration(debt/w.rate)+time.Millisecond); err != nil {
-			w.releaseSlot()
+			ws.share.Release(0)
 			return nil, err
 		}
 	}
@@ -103,64 +115,18 @@ func (w *WorkMeter) Acquire(ctx context.Context) (done func(), err error) {
 		w.tokens -= float64(took)
 		w.spent += took
 		w.mu.Unlock()
-		w.releaseSlot()
+		ws.share.Release(float64(took))
 	}, nil
 }
 
-// takeSlot waits for one of the slots, in arrival order.
-func (w *WorkMeter) takeSlot(ctx context.Context) error {
-	w.mu.Lock()
-	if len(w.waiters) == 0 && w.running < w.slots {
-		w.running++
-		w.mu.Unlock()
-		return nil
-	}
-	ch := make(chan struct{})
-	w.waiters = append(w.waiters, ch)
-	w.mu.Unlock()
-	select {
-	case <-ch:
-		return nil
-	case <-ctx.Done():
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		for i, c := range w.waiters {
-			if c == ch {
-				w.waiters = append(w.waiters[:i], w.waiters[i+1:]...)
-				return ctx.Err()
-			}
-		}
-		// Granted meanwhile: pass the slot on.
-		w.running--
-		w.grantLocked()
-		return ctx.Err()
-	}
-}
-
-func (w *WorkMeter) releaseSlot() {
-	w.mu.Lock()
-	w.running--
-	w.grantLocked()
-	w.mu.Unlock()
-}
-
-func (w *WorkMeter) grantLocked() {
-	for len(w.waiters) > 0 && w.running < w.slots {
-		ch := w.waiters[0]
-		w.waiters[0] = nil
-		w.waiters = w.waiters[1:]
-		w.running++
-		close(ch)
-	}
-}
-
-// Charge adds d of work done outside a slot (what a piece of work costs
-// the rest of the server: its answer's frames written to the socket),
-// which later pieces wait for.
-func (w *WorkMeter) Charge(d time.Duration) {
+// Charge adds d of work done outside a slot for the peer of ws (what a
+// piece of work costs the rest of the server: its answer's frames written
+// to the socket), which later pieces wait for.
+func (w *WorkMeter) Charge(ws *WorkShare, d time.Duration) {
 	w.mu.Lock()
 	w.refillLocked(w.now())
 	w.tokens -= float64(d)
 	w.spent += d
 	w.mu.Unlock()
+	ws.share.Charge(float64(d))
 }

@@ -37,9 +37,10 @@ func TestWorkMeterHoldsTheShare(t *testing.T) {
 	w := NewWorkMeter(0.25, 2, clk.Now)
 	w.sleep = func(_ context.Context, d time.Duration) error { clk.advance(d); return nil }
 	start := clk.Now()
+	ws := w.NewShare()
 	const pieces, each = 1000, 10 * time.Millisecond
 	for range pieces {
-		done, err := w.Acquire(context.Background())
+		done, err := w.Acquire(context.Background(), ws)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,26 +62,28 @@ func TestWorkMeterHoldsTheShare(t *testing.T) {
 	t.Logf("%v of BIP-37 work in %v at half a core", work, wall)
 }
 
-// At most the meter's slots run at once, and waiters are served in
-// arrival order; a waiter whose context ends leaves the queue.
+// At most the meter's slots run at once, and peers with equal work are
+// served in arrival order; a waiter whose context ends leaves the queue.
 func TestWorkMeterSlots(t *testing.T) {
 	w := NewWorkMeter(0.5, 2, time.Now) // one core: one slot
-	if w.slots != 1 {
-		t.Fatalf("%d slots for one core", w.slots)
+	if w.slots.slots != 1 {
+		t.Fatalf("%d slots for one core", w.slots.slots)
 	}
+	waiting := func(n int) func() bool { return func() bool { return w.slots.Waiting() == n } }
 	var running, peak atomic.Int32
 	var order []int
 	var mu sync.Mutex
-	first, err := w.Acquire(context.Background())
+	first, err := w.Acquire(context.Background(), w.NewShare())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
 	for i := range 5 {
+		ws := w.NewShare()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			done, err := w.Acquire(context.Background())
+			done, err := w.Acquire(context.Background(), ws)
 			if err != nil {
 				t.Error(err)
 				return
@@ -98,12 +101,12 @@ func TestWorkMeterSlots(t *testing.T) {
 			running.Add(-1)
 			done()
 		}()
-		testtime.WaitFor(t, "the waiter to queue", 10*time.Second, func() bool { w.mu.Lock(); defer w.mu.Unlock(); return len(w.waiters) == i+1 })
+		testtime.WaitFor(t, "the waiter to queue", 10*time.Second, waiting(i+1))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	leaver := make(chan error, 1)
-	go func() { _, err := w.Acquire(ctx); leaver <- err }()
-	testtime.WaitFor(t, "the leaver to queue", 10*time.Second, func() bool { w.mu.Lock(); defer w.mu.Unlock(); return len(w.waiters) == 6 })
+	go func() { _, err := w.Acquire(ctx, w.NewShare()); leaver <- err }()
+	testtime.WaitFor(t, "the leaver to queue", 10*time.Second, waiting(6))
 	cancel()
 	if err := <-leaver; err == nil {
 		t.Fatal("a cancelled waiter got a slot")
@@ -117,5 +120,69 @@ func TestWorkMeterSlots(t *testing.T) {
 		if got != i {
 			t.Fatalf("served in order %v, want arrival order", order)
 		}
+	}
+}
+
+// Peers with heavy filters pulling filtered blocks back to back (each
+// piece of their work long, charged as such) queue for the meter; a
+// wallet that asks now and then is granted the next slot, ahead of all of
+// them, and the heavy peers take turns among themselves.
+func TestWorkMeterServesTheLightPeerFirst(t *testing.T) {
+	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	w := NewWorkMeter(0.5, 2, clk.Now) // one slot
+	w.sleep = func(_ context.Context, d time.Duration) error { clk.advance(d); return nil }
+	heavy := make([]*WorkShare, 8)
+	for i := range heavy {
+		heavy[i] = w.NewShare()
+	}
+	wallet := w.NewShare()
+	run := func(ws *WorkShare, d time.Duration) {
+		done, err := w.Acquire(context.Background(), ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clk.advance(d)
+		done()
+	}
+	run(wallet, time.Millisecond)
+	for range 5 {
+		for _, ws := range heavy {
+			run(ws, 50*time.Millisecond)
+		}
+	}
+	holder := w.NewShare()
+	release, err := w.Acquire(context.Background(), holder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type grant struct {
+		who  int
+		done func()
+	}
+	grants := make(chan grant, len(heavy)+1)
+	for i, ws := range append(append([]*WorkShare{}, heavy...), wallet) {
+		go func() {
+			done, err := w.Acquire(context.Background(), ws)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			grants <- grant{i, done}
+		}()
+		testtime.WaitFor(t, "the peer to queue", 10*time.Second, func() bool { return w.slots.Waiting() == i+1 })
+	}
+	release()
+	seen := map[int]bool{}
+	for n := range len(heavy) + 1 {
+		g := <-grants
+		if n == 0 && g.who != len(heavy) {
+			t.Fatalf("heavy peer %d granted before the wallet", g.who)
+		}
+		if seen[g.who] {
+			t.Fatalf("peer %d granted twice", g.who)
+		}
+		seen[g.who] = true
+		clk.advance(50 * time.Millisecond)
+		g.done()
 	}
 }

@@ -13,7 +13,10 @@
 //     per-address and per-netgroup levels above which peers go first;
 //   - TokenBucket and SharedBucket: event rates (transaction relay);
 //   - UploadTarget: block bytes served over a sliding day against
-//     -maxuploadtarget;
+//     -maxuploadtarget, in all and per network group (each may take
+//     1/UploadGroupShare of it), and why a historical block is refused;
+//   - FairQueue: slots of work granted to the peer with the least recent
+//     service (the server's filter work, BIP-37 work);
 //   - WorkMeter: the CPU share BIP-37 work may take across all peers.
 //
 // The server (package p2p) decides when each applies; this package only

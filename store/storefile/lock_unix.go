@@ -1,6 +1,6 @@
 //go:build unix
 
-package store
+package storefile
 
 import (
 	"errors"
@@ -10,11 +10,11 @@ import (
 	"time"
 )
 
-// lockFile takes the exclusive flock bbolt itself takes on the file, waiting
+// Lock takes the exclusive flock bbolt itself takes on the file, waiting
 // up to timeout, so that the checks before bbolt opens the file never read
 // pages another process is writing. bbolt's own flock on the same open file
 // then succeeds at once; its Close releases it.
-func lockFile(f *os.File, timeout time.Duration) error {
+func Lock(f *os.File, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
@@ -31,8 +31,8 @@ func lockFile(f *os.File, timeout time.Duration) error {
 	}
 }
 
-// syncDir fsyncs directory dir, making a rename or link in it durable.
-func syncDir(dir string) error {
+// SyncDir fsyncs directory dir, making a rename or link in it durable.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

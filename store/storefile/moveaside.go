@@ -1,4 +1,4 @@
-package store
+package storefile
 
 import (
 	"errors"
@@ -28,7 +28,7 @@ func MoveAside(path, backup string, timeout time.Duration) (moved bool, err erro
 		return false, fmt.Errorf("move store %s aside: %w", path, err)
 	}
 	defer f.Close()
-	if err := lockFile(f, timeout); err != nil {
+	if err := Lock(f, timeout); err != nil {
 		return false, fmt.Errorf("move store %s aside: %w", path, err)
 	}
 	if backup == "" {
@@ -42,10 +42,10 @@ func MoveAside(path, backup string, timeout time.Duration) (moved bool, err erro
 	if err != nil {
 		return false, fmt.Errorf("move store %s aside: %w", path, err)
 	}
-	dir, base := splitPath(path)
-	if err := syncDir(dir); err != nil {
+	dir, base := SplitPath(path)
+	if err := SyncDir(dir); err != nil {
 		return true, fmt.Errorf("move store %s aside: %w", path, err)
 	}
-	removeStaleCreating(dir, base)
+	RemoveStaleCreating(dir, base)
 	return true, nil
 }

@@ -1,0 +1,235 @@
+package peerpolicy
+
+import (
+	"container/heap"
+	"context"
+	"math"
+	"sync"
+	"time"
+)
+
+// FairQueue grants a fixed number of slots (pieces of work that may run
+// at once) to shares, one share per peer: a free slot goes to the waiting
+// share with the least recent service, so a peer that asks now and then
+// is served ahead of peers that pull continuously, and peers that pull
+// continuously share equally what is left, whatever the size of their
+// requests.
+//
+// Service is what the holder of a slot reports when it releases it (bytes
+// read, time spent), decayed by half every half-life: a share's service
+// is Σ cost·2^(−age/halfLife). It is kept as the time-invariant key
+// service·2^(now/halfLife), which orders shares as their decayed service
+// at any common instant does, so the queue is a heap ordered once at push
+// time (ties in arrival order); every maxHalfLives half-lives the base of
+// the exponent moves on, keys rescaled (a share not waiting is rescaled
+// when next used). A new share starts at the key of
+// the share last granted, so that a peer gains nothing by reconnecting;
+// an idle share's service decays towards zero, which is the credit a
+// quiet peer has earned.
+//
+// A share has at most one entry waiting: other goroutines of the same
+// peer wait for the share's turn, outside the queue. Safe for concurrent
+// use.
+type FairQueue struct {
+	slots    int
+	halfLife float64 // nanoseconds
+	now      func() time.Time
+
+	mu sync.Mutex
+	// epoch is when base half-lives had passed since the queue was made;
+	// keys are scaled by 2^(half-lives since epoch).
+	epoch   time.Time
+	base    int64
+	running int
+	waiting shareHeap
+	seq     uint64
+	// floor is the key of the share that released a slot last: where new
+	// shares start.
+	floor float64
+}
+
+// Share is one peer's account in a FairQueue. Acquire a slot with
+// Acquire and give it back with Release; a share may be used from several
+// goroutines (they take turns).
+type Share struct {
+	q *FairQueue
+	// turn is held by the share's one goroutine that is queued or
+	// deciding whether to queue.
+	turn chan struct{}
+	// granted receives the slot granted to the waiting entry.
+	granted chan struct{}
+
+	// Guarded by q.mu.
+	key   float64 // decayed service · 2^(half-lives since the epoch of base)
+	base  int64   // the queue's base when key was last scaled
+	index int     // in q.waiting; −1 when not waiting
+	seq   uint64  // arrival order, for ties
+}
+
+// NewFairQueue returns a queue of slots slots (at least one) whose
+// service halves every halfLife.
+func NewFairQueue(slots int, halfLife time.Duration, now func() time.Time) *FairQueue {
+	return &FairQueue{
+		slots:    max(1, slots),
+		halfLife: float64(max(halfLife, time.Millisecond)),
+		now:      now,
+		epoch:    now(),
+	}
+}
+
+// NewShare returns a share for a new peer, starting at the service of the
+// share that released a slot last.
+func (q *FairQueue) NewShare() *Share {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return &Share{
+		q:       q,
+		turn:    make(chan struct{}, 1),
+		granted: make(chan struct{}, 1),
+		key:     q.floor,
+		base:    q.base,
+		index:   -1,
+	}
+}
+
+// Acquire waits for a slot; on nil the caller holds it and must Release
+// it exactly once. An error (ctx's) means no slot is held.
+func (s *Share) Acquire(ctx context.Context) error {
+	select {
+	case s.turn <- struct{}{}:
+	default:
+		select {
+		case s.turn <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	defer func() { <-s.turn }()
+	q := s.q
+	q.mu.Lock()
+	if q.running < q.slots && len(q.waiting) == 0 {
+		q.running++
+		q.mu.Unlock()
+		return nil
+	}
+	q.seq++
+	s.seq = q.seq
+	q.rebaseLocked(s)
+	heap.Push(&q.waiting, s)
+	q.mu.Unlock()
+	select {
+	case <-s.granted:
+		return nil
+	case <-ctx.Done():
+	}
+	q.mu.Lock()
+	if s.index >= 0 {
+		heap.Remove(&q.waiting, s.index)
+		q.mu.Unlock()
+		return ctx.Err()
+	}
+	// Granted meanwhile: pass the slot on.
+	<-s.granted
+	q.running--
+	q.grantLocked()
+	q.mu.Unlock()
+	return ctx.Err()
+}
+
+// Release gives back the slot taken with Acquire and charges cost (bytes,
+// nanoseconds: the queue's one unit) to the share.
+func (s *Share) Release(cost float64) {
+	q := s.q
+	q.mu.Lock()
+	q.chargeLocked(s, cost)
+	q.rebaseLocked(s)
+	q.floor = s.key
+	q.running--
+	q.grantLocked()
+	q.mu.Unlock()
+}
+
+// Charge adds cost spent outside a slot (an answer's frames written, say)
+// to the share's service.
+func (s *Share) Charge(cost float64) {
+	s.q.mu.Lock()
+	s.q.chargeLocked(s, cost)
+	s.q.mu.Unlock()
+}
+
+// maxHalfLives is how far keys are scaled before the base moves on:
+// 2^maxHalfLives times any cost stays far inside a float64.
+const maxHalfLives = 512
+
+// chargeLocked adds cost to s's decayed service at the current time.
+func (q *FairQueue) chargeLocked(s *Share, cost float64) {
+	if cost <= 0 {
+		return
+	}
+	at := float64(q.now().Sub(q.epoch)) / q.halfLife
+	if at > maxHalfLives {
+		shift := int64(at) - 1
+		q.epoch = q.epoch.Add(time.Duration(float64(shift) * q.halfLife))
+		q.base += shift
+		at -= float64(shift)
+		q.floor = math.Ldexp(q.floor, -int(shift))
+		for _, w := range q.waiting {
+			q.rebaseLocked(w)
+		}
+	}
+	q.rebaseLocked(s)
+	s.key += cost * math.Exp2(at)
+}
+
+// rebaseLocked rescales s's key to the queue's base.
+func (q *FairQueue) rebaseLocked(s *Share) {
+	if s.base != q.base {
+		s.key = math.Ldexp(s.key, -int(min(q.base-s.base, 2*maxHalfLives)))
+		s.base = q.base
+	}
+}
+
+// grantLocked hands free slots to the waiting shares with the least
+// service.
+func (q *FairQueue) grantLocked() {
+	for q.running < q.slots && len(q.waiting) > 0 {
+		s := heap.Pop(&q.waiting).(*Share)
+		q.running++
+		s.granted <- struct{}{}
+	}
+}
+
+// Waiting returns the number of shares waiting for a slot.
+func (q *FairQueue) Waiting() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.waiting)
+}
+
+// shareHeap is the waiting shares, least service first (then arrival).
+type shareHeap []*Share
+
+func (h shareHeap) Len() int { return len(h) }
+func (h shareHeap) Less(i, j int) bool {
+	if h[i].key != h[j].key {
+		return h[i].key < h[j].key
+	}
+	return h[i].seq < h[j].seq
+}
+func (h shareHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *shareHeap) Push(x any) {
+	s := x.(*Share)
+	s.index = len(*h)
+	*h = append(*h, s)
+}
+func (h *shareHeap) Pop() any {
+	old := *h
+	s := old[len(old)-1]
+	old[len(old)-1] = nil
+	s.index = -1
+	*h = old[:len(old)-1]
+	return s
+}
