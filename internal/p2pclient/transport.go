@@ -79,7 +79,9 @@ func dialTransport(ctx context.Context, d *net.Dialer, addr string, magic wire.B
 	if opts.Transport == TransportV1 {
 		return NewConn(nc, magic, opts), nil
 	}
-	c := NewConn(nc, magic, opts)
+	// No v1 buffers: over v2 every read and write goes through the v2
+	// connection (each method of Conn turns to it first).
+	c := &Conn{nc: nc, net: magic, pver: wire.ProtocolVersion, noBlockSum: opts.NoBlockChecksum}
 	c.counted = &countingConn{Conn: nc, c: c}
 	v2, err := v2conn.Initiate(ctx, c.counted, v2Config(magic, opts))
 	if err == nil {

@@ -98,7 +98,8 @@ func v2Handshake(t *testing.T, c *v2conn.Conn, services wire.ServiceFlag) bool {
 // header, the payload in place), ReadFrame with its keep-list, Skip,
 // ReadMessage (decoded by wire), pings answered on the way, WriteRaw's v1
 // frames translated (split anywhere) and refused when they are not v1
-// frames of our network; the socket's bytes are counted.
+// frames of our network, DiscardAll until the hang-up; the socket's bytes
+// are counted.
 func TestConnOverV2(t *testing.T) {
 	filter := wire.NewMsgCFilter(wire.GCSFilterRegular, &chainhash.Hash{1}, bytes.Repeat([]byte{7}, 20_000))
 	got := make(chan v2conn.Message, 4)
@@ -172,6 +173,10 @@ func TestConnOverV2(t *testing.T) {
 	}
 	if c.BytesRead() < 3*20_000 || c.BytesWritten() < v2conn.KeySize+int64(len(raw)) {
 		t.Fatalf("bytes read %d, written %d", c.BytesRead(), c.BytesWritten())
+	}
+	// The server hangs up after the two messages: DiscardAll sees it.
+	if err := c.DiscardAll(); !errors.Is(err, io.EOF) {
+		t.Fatalf("discard all: %v", err)
 	}
 }
 
