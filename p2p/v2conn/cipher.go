@@ -76,6 +76,9 @@ func (c *lengthCipher) crypt(b []byte) error {
 type packetCipher struct {
 	aead    cipher.AEAD
 	packets uint64
+	// nonceBuf holds the nonce handed to aead: a slice of a local array
+	// would escape through the interface call, an allocation per packet.
+	nonceBuf [chacha20poly1305.NonceSize]byte
 }
 
 func newPacketCipher(key [keySize]byte) (*packetCipher, error) {
@@ -87,19 +90,17 @@ func newPacketCipher(key [keySize]byte) (*packetCipher, error) {
 }
 
 // nonce is the current packet's nonce, its first four bytes replaced by
-// first for the rekeying.
-func (c *packetCipher) nonce(first uint32) [chacha20poly1305.NonceSize]byte {
-	var n [chacha20poly1305.NonceSize]byte
-	binary.LittleEndian.PutUint32(n[:4], first)
-	binary.LittleEndian.PutUint64(n[4:], c.packets/rekeyInterval)
-	return n
+// first for the rekeying; valid until the next call.
+func (c *packetCipher) nonce(first uint32) []byte {
+	binary.LittleEndian.PutUint32(c.nonceBuf[:4], first)
+	binary.LittleEndian.PutUint64(c.nonceBuf[4:], c.packets/rekeyInterval)
+	return c.nonceBuf[:]
 }
 
 // seal encrypts plain in place and appends its tag: plain must have
 // tagSize bytes of capacity past its end, or the result is a new slice.
 func (c *packetCipher) seal(plain, aad []byte) ([]byte, error) {
-	n := c.nonce(uint32(c.packets % rekeyInterval))
-	out := c.aead.Seal(plain[:0], n[:], plain, aad)
+	out := c.aead.Seal(plain[:0], c.nonce(uint32(c.packets%rekeyInterval)), plain, aad)
 	return out, c.advance()
 }
 
@@ -107,8 +108,7 @@ func (c *packetCipher) seal(plain, aad []byte) ([]byte, error) {
 // returns the contents, a prefix of ct. After a failure the cipher is no
 // longer in step with the peer's, and the connection cannot go on.
 func (c *packetCipher) open(ct, aad []byte) ([]byte, error) {
-	n := c.nonce(uint32(c.packets % rekeyInterval))
-	plain, err := c.aead.Open(ct[:0], n[:], ct, aad)
+	plain, err := c.aead.Open(ct[:0], c.nonce(uint32(c.packets%rekeyInterval)), ct, aad)
 	if err != nil {
 		return nil, err
 	}
@@ -121,9 +121,8 @@ func (c *packetCipher) advance() error {
 		c.packets++
 		return nil
 	}
-	n := c.nonce(0xffffffff)
 	var buf [keySize + tagSize]byte
-	key := c.aead.Seal(buf[:0], n[:], buf[:keySize], nil)
+	key := c.aead.Seal(buf[:0], c.nonce(0xffffffff), buf[:keySize], nil)
 	aead, err := chacha20poly1305.New(key[:keySize])
 	if err != nil {
 		return fmt.Errorf("packet cipher rekey: %w", err)

@@ -147,22 +147,53 @@ func (c *Conn) readMessage(transient bool) (Message, error) {
 // (ErrMessageTooLarge).
 func (c *Conn) WriteMessage(command string, payload ...[]byte) (int, error) {
 	var typBuf [longTypeSize]byte
-	typ, ok := AppendType(typBuf[:0], command)
-	if !ok {
-		return 0, fmt.Errorf("write %q: %w", command, ErrBadCommand)
-	}
-	size := 0
-	for _, p := range payload {
-		size += len(p)
-	}
-	if size > c.maxPayload {
-		return 0, fmt.Errorf("write %s of %d bytes: %w (cap %d)", command, size, ErrMessageTooLarge, c.maxPayload)
+	typ, err := c.messageType(typBuf[:0], command, payload)
+	if err != nil {
+		return 0, fmt.Errorf("write %w", err)
 	}
 	n, err := c.wr.write(false, typ, payload)
 	if err != nil {
 		return n, fmt.Errorf("write %s: %w", command, err)
 	}
 	return n, nil
+}
+
+// AppendMessage seals one message as WriteMessage does but appends the
+// packet to dst instead of writing it, so that a server can gather many
+// messages into one write (its send queue's chunks). Each packet advances
+// the ciphers: packets must reach the connection in the order they were
+// sealed, none dropped, and not interleaved with WriteMessage's. Calls
+// must not be concurrent with each other or with WriteMessage. Nothing is
+// appended for a malformed command (ErrBadCommand) or a payload over
+// Config.MaxPayload (ErrMessageTooLarge).
+func (c *Conn) AppendMessage(dst []byte, command string, payload ...[]byte) ([]byte, error) {
+	var typBuf [longTypeSize]byte
+	typ, err := c.messageType(typBuf[:0], command, payload)
+	if err != nil {
+		return dst, fmt.Errorf("seal %w", err)
+	}
+	out, err := c.wr.appendPacket(dst, nil, false, typ, payload)
+	if err != nil {
+		return out, fmt.Errorf("seal %s: %w", command, err)
+	}
+	return out, nil
+}
+
+// messageType appends command's message type to dst after checking the
+// command and the payload's size against the cap.
+func (c *Conn) messageType(dst []byte, command string, payload [][]byte) ([]byte, error) {
+	typ, ok := AppendType(dst, command)
+	if !ok {
+		return nil, fmt.Errorf("%q: %w", command, ErrBadCommand)
+	}
+	size := 0
+	for _, p := range payload {
+		size += len(p)
+	}
+	if size > c.maxPayload {
+		return nil, fmt.Errorf("%s of %d bytes: %w (cap %d)", command, size, ErrMessageTooLarge, c.maxPayload)
+	}
+	return typ, nil
 }
 
 // nextMessage reads packets until one is not a decoy; aad is the first

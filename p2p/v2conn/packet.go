@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // Buffer sizes.
@@ -153,38 +154,45 @@ type packetWriter struct {
 // pieces, room for the tag — and encrypts it in place. The packet is valid
 // until the next seal.
 func (pw *packetWriter) seal(aad []byte, decoy bool, typ []byte, payload [][]byte) ([]byte, error) {
+	pkt, err := pw.appendPacket(pw.buf[:0], aad, decoy, typ, payload)
+	if err != nil {
+		return nil, err
+	}
+	if cap(pkt) <= keepWriteBuffer {
+		pw.buf = pkt[:0]
+	}
+	return pkt, nil
+}
+
+// appendPacket appends one sealed packet to dst: the payload pieces are
+// copied once, into the packet, and both ciphers work in place there.
+func (pw *packetWriter) appendPacket(dst, aad []byte, decoy bool, typ []byte, payload [][]byte) ([]byte, error) {
 	length := len(typ)
 	for _, p := range payload {
 		length += len(p)
 	}
 	if length > maxLength {
-		return nil, fmt.Errorf("%w: %d bytes of contents", ErrMessageTooLarge, length)
-	}
-	size := LengthSize + headerSize + length + tagSize
-	buf := pw.buf
-	if cap(buf) < size {
-		buf = make([]byte, 0, size)
-		if size <= keepWriteBuffer {
-			pw.buf = buf
-		}
+		return dst, fmt.Errorf("%w: %d bytes of contents", ErrMessageTooLarge, length)
 	}
 	header := byte(0)
 	if decoy {
 		header = ignoreBit
 	}
-	buf = append(buf[:0], byte(length), byte(length>>8), byte(length>>16), header)
-	buf = append(buf, typ...)
+	start := len(dst)
+	dst = slices.Grow(dst, LengthSize+headerSize+length+tagSize)
+	dst = append(dst, byte(length), byte(length>>8), byte(length>>16), header)
+	dst = append(dst, typ...)
 	for _, p := range payload {
-		buf = append(buf, p...)
+		dst = append(dst, p...)
 	}
-	if err := pw.dir.length.crypt(buf[:LengthSize]); err != nil {
-		return nil, fmt.Errorf("encrypt v2 packet length: %w", err)
+	if err := pw.dir.length.crypt(dst[start : start+LengthSize]); err != nil {
+		return dst[:start], fmt.Errorf("encrypt v2 packet length: %w", err)
 	}
-	sealed, err := pw.dir.packet.seal(buf[LengthSize:], aad)
+	sealed, err := pw.dir.packet.seal(dst[start+LengthSize:], aad)
 	if err != nil {
-		return nil, fmt.Errorf("encrypt v2 packet: %w", err)
+		return dst[:start], fmt.Errorf("encrypt v2 packet: %w", err)
 	}
-	return buf[:LengthSize+len(sealed)], nil
+	return dst[:start+LengthSize+len(sealed)], nil
 }
 
 // write seals one packet and writes it in one write. It returns the bytes
