@@ -127,4 +127,3 @@ func FuzzFromPayload(f *testing.F) {
 		sameAsFrame(t, commands[int(cmd)%len(commands)], payload, st)
 	})
 }
-
