@@ -14,8 +14,8 @@ import (
 
 // v2SealBudget is the server-wide bytes of v2 messages over
 // transport.MaxSmallFrame being encrypted and written (each holds twice
-// its size): two of the largest messages at once.
-const v2SealBudget = 4 * wireframe.MaxPayload
+// its size): the largest message, or two blocks of half its size, at once.
+const v2SealBudget = 8 << 20
 
 // linkOptions are the transport options of a peer.
 func (p *peer) linkOptions() transport.Options {
@@ -192,3 +192,7 @@ func (s *Server) countBytes(t v2conn.Transport, received, sent int) {
 	}
 	s.transportMetrics.TransportBytes(Transports()[i], received, sent)
 }
+
+// A message of wireframe.MaxPayload must fit the seal budget, or its
+// sealing would wait forever.
+var _ = [v2SealBudget - 2*wireframe.MaxPayload]struct{}{}

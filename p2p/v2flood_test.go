@@ -22,7 +22,7 @@ type handshakeCountingMetrics struct {
 
 var _ TransportMetrics = (*handshakeCountingMetrics)(nil)
 
-func (m *handshakeCountingMetrics) TransportPeers(string, int)       {}
+func (m *handshakeCountingMetrics) TransportPeers(string, int)      {}
 func (m *handshakeCountingMetrics) TransportBytes(string, int, int) {}
 func (m *handshakeCountingMetrics) V2Handshake(result string) {
 	m.mu.Lock()
