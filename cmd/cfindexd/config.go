@@ -86,6 +86,9 @@ type Config struct {
 	ScrubInterval  time.Duration `toml:"scrubinterval" usage:"the background store scrub checks 64 heights' filters, filter hashes and filter headers every scrubinterval, genesis to tip and over again, and repairs what is damaged from the node; 0 = off"`
 	ReadyMaxTipAge string        `toml:"readymaxtipage" usage:"/readyz is 503 while the indexed tip's block is older than this; auto = 2h on main, test, testnet4 and signet, off on regtest and simnet; 0 = off"`
 
+	// The silent-payment index (docs/silent-payments.md).
+	SilentPayments bool `toml:"silentpayments" usage:"build the BIP-352 silent-payment tweak index (tweaks, taproot filters, their commitment chain) beside the filters from the chain's taproot activation; turned on for an existing store it is built in the background while serving"`
+
 	// The blocks-directory prevout source.
 	BlocksDir string `toml:"blocksdir" path:"true" usage:"Bitcoin Core's blocks directory (holding blk00000.dat) for prevoutsource blocksdir, read-only; empty = <bitcoindatadir>/<chain subdir>/blocks"`
 

@@ -83,6 +83,12 @@ func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile
 		fresh.remove()
 		return err // store.Open names the file
 	}
+	if cfg.SilentPayments {
+		if _, err := st.SilentPayments().Enable(nw.SilentPaymentsStart); err != nil {
+			_ = st.Close()
+			return fmt.Errorf("silentpayments: %w", err)
+		}
+	}
 	// A start that fails (a port taken, a node that refuses cfindexd)
 	// leaves behind no store it created, as long as nothing was indexed.
 	defer func() {
