@@ -55,6 +55,7 @@ type Metrics struct {
 	p2pSentBytes  *prometheus.CounterVec
 	p2pDisconnect *prometheus.CounterVec
 	p2pDefences   p2pDefenceMetrics
+	transport     *transportMetrics
 	httpRequests  *prometheus.CounterVec
 	httpDuration  *prometheus.HistogramVec
 	errors        *prometheus.CounterVec
@@ -172,6 +173,7 @@ func New() *Metrics {
 
 	m.newP2PMetrics(cv, g)
 	m.p2pDefences = newP2PDefenceMetrics(c, cv)
+	m.transport = newTransportMetrics(m.reg)
 
 	m.limits = newLimitMetrics(m.reg)
 	m.bloom = newBloomMetrics(m.reg)

@@ -154,7 +154,8 @@ func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile
 			return httpapi.DaemonStatus{
 				Version: build.Version, Commit: build.Commit, GoVersion: build.GoVersion,
 				Started: started, Chain: nw.Name, Node: link.nodeStatus(),
-				Peers: p2pServer.PeerCount(), StorePath: storePath,
+				Peers: p2pServer.PeerCount(), Transports: transportStatus(p2pServer.TransportStats()),
+				StorePath: storePath,
 			}
 		},
 		SilentPayments: newHTTPSPIndex(spIndexOf(cfg, st)),

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/httpapi"
 	"github.com/cfindexd/cfindexd/netparams"
+	"github.com/cfindexd/cfindexd/p2p"
 )
 
 // statusTimeout bounds `cfindexd status`'s request to the daemon.
@@ -158,7 +159,20 @@ func writeStatus(w io.Writer, r httpapi.StatusReport) {
 		fmt.Fprintf(w, "  tip       %s\n", r.IndexedHash)
 	}
 	fmt.Fprintf(w, "  peers     %d light client(s) over P2P\n", r.Peers)
+	for _, t := range r.Transports {
+		fmt.Fprintf(w, "    %s      %d peer(s), %s in, %s out\n", t.Transport, t.Peers, humanBytes(t.BytesReceived), humanBytes(t.BytesSent))
+	}
 	fmt.Fprintf(w, "  store     %s  %s\n", humanBytes(r.StoreSizeBytes), r.StorePath)
+}
+
+// transportStatus converts the P2P server's transport statistics for
+// /status.
+func transportStatus(stats []p2p.TransportStat) []httpapi.TransportStatus {
+	out := make([]httpapi.TransportStatus, len(stats))
+	for i, t := range stats {
+		out[i] = httpapi.TransportStatus{Transport: t.Transport, Peers: t.Peers, BytesReceived: t.BytesReceived, BytesSent: t.BytesSent}
+	}
+	return out
 }
 
 // humanBytes renders a size with a binary unit.
