@@ -67,8 +67,9 @@ func (d *spDamage) report(h uint32) {
 }
 
 // repair rewinds the index below the lowest damaged height reported, if
-// any is still indexed. A report of a height the index no longer covers
-// (already rewound, or trimmed by a reorg) is dropped without a word.
+// any is still indexed and still damaged. A report of a height the index
+// no longer covers (already rewound, or trimmed by a reorg) or has rebuilt
+// since is dropped without a word.
 func (b *SPBackfill) repair() error {
 	d := &b.damage
 	d.mu.Lock()
@@ -80,6 +81,9 @@ func (b *SPBackfill) repair() error {
 	}
 	if st, _ := b.index.State(); h >= st.Next {
 		return nil
+	}
+	if _, err := b.index.Scrub(h, 1); err == nil {
+		return nil // a late report: the height was rebuilt since
 	}
 	if b.obs != nil {
 		b.obs.SPChecksumMismatch()
