@@ -20,12 +20,12 @@ import (
 type spInKind int
 
 const (
-	inP2WPKH           spInKind = iota // eligible
-	inP2SHP2WPKH                       // eligible
-	inP2PKH                            // eligible: compressed key
-	inP2TR                             // eligible: BIP-86 key path
-	inP2PKHUncompressed                // not eligible
-	inP2TRNUMSScript                   // not eligible: script path, NUMS internal key
+	inP2WPKH            spInKind = iota // eligible
+	inP2SHP2WPKH                        // eligible
+	inP2PKH                             // eligible: compressed key
+	inP2TR                              // eligible: BIP-86 key path
+	inP2PKHUncompressed                 // not eligible
+	inP2TRNUMSScript                    // not eligible: script path, NUMS internal key
 )
 
 // numsH is BIP-341's NUMS point H (x-only), the internal key of a taproot
