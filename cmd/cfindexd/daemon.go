@@ -161,6 +161,7 @@ func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile
 				Peers: p2pServer.PeerCount(), StorePath: storePath,
 			}
 		},
+		SilentPayments: newHTTPSPIndex(spIndexOf(cfg, st)),
 	}), newHTTPView(st), metrics, log)
 	if err != nil {
 		return fmt.Errorf("http: %w", err)
