@@ -70,6 +70,7 @@ type Metrics struct {
 	// checked: stored values failing their checksum, and their repairs
 	// (store.go).
 	checked checkedMetrics
+	sp      spMetrics
 
 	nodeTip     atomic.Int64 // -1 until the first NodeTip
 	nodeTipTime atomic.Int64 // Unix seconds of the node's tip block; valid once nodeTip >= 0
@@ -178,6 +179,7 @@ func New() *Metrics {
 	m.limits = newLimitMetrics(m.reg)
 	m.bloom = newBloomMetrics(m.reg)
 	m.checked = newCheckedMetrics(m.reg)
+	m.sp = newSPMetrics(m.reg)
 
 	m.serve = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 	return m

@@ -88,6 +88,10 @@ func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile
 			_ = st.Close()
 			return fmt.Errorf("silentpayments: %w", err)
 		}
+		metrics.WatchSilentPayments(func() (uint32, bool) {
+			sp, _ := st.SilentPayments().State()
+			return sp.IndexedUpTo()
+		})
 	}
 	// A start that fails (a port taken, a node that refuses cfindexd)
 	// leaves behind no store it created, as long as nothing was indexed.

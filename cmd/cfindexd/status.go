@@ -22,9 +22,10 @@ const statusTimeout = 10 * time.Second
 
 // runStatus is `cfindexd status [--json] [--conf=FILE] [--key=value ...]`:
 // it reads the configuration as the daemon does (to learn httplisten),
-// asks the running daemon's GET /status and prints it for a person, or as
-// JSON with --json. Exit 0 when the daemon answered, 1 when it did not, 2
-// for a bad configuration.
+// asks the running daemon's GET /status and prints it for a person (with
+// the silent-payment index's height from /metrics), or as JSON with
+// --json. Exit 0 when the daemon answered, 1 when it did not, 2 for a bad
+// configuration.
 func runStatus(args, environ []string, stdout, stderr io.Writer) int {
 	asJSON := false
 	configArgs := make([]string, 0, len(args))
@@ -67,7 +68,11 @@ func runStatus(args, environ []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cfindexd status: %s answered no status: %v\n", url, err)
 		return 1
 	}
-	writeStatus(stdout, rep)
+	var sp *uint64
+	if h, ok := fetchSPHeight(ctx, strings.TrimSuffix(url, "/status")); ok {
+		sp = &h
+	}
+	writeStatus(stdout, rep, sp)
 	return 0
 }
 
@@ -120,8 +125,9 @@ func fetchStatus(ctx context.Context, url, asked string) ([]byte, error) {
 	return body, nil
 }
 
-// writeStatus prints the report for a person, one aspect per line.
-func writeStatus(w io.Writer, r httpapi.StatusReport) {
+// writeStatus prints the report for a person, one aspect per line, with
+// the silent-payment index's height when the daemon exports one (sp).
+func writeStatus(w io.Writer, r httpapi.StatusReport, sp *uint64) {
 	up := time.Duration(r.UptimeSeconds * float64(time.Second)).Round(time.Second)
 	fmt.Fprintf(w, "cfindexd %s (commit %s, %s), up %s\n", r.Version, r.Commit, r.GoVersion, up)
 	fmt.Fprintf(w, "  chain     %s\n", r.Chain)
@@ -157,6 +163,9 @@ func writeStatus(w io.Writer, r httpapi.StatusReport) {
 	fmt.Fprintf(w, "  indexed   %s\n", indexed)
 	if r.IndexedHash != "" {
 		fmt.Fprintf(w, "  tip       %s\n", r.IndexedHash)
+	}
+	if sp != nil {
+		writeSPStatus(w, *sp, r.IndexedHeight)
 	}
 	fmt.Fprintf(w, "  peers     %d light client(s) over P2P\n", r.Peers)
 	for _, t := range r.Transports {
