@@ -29,6 +29,9 @@
 //	/bulk/index.json, /bulk/{headers,filterheaders}/<start>-<end>.bin,
 //	/bulk/filters/<start>.bin                               bulk.go
 //	/bulk/neutrino/{blockheaders,filterheaders}[/<start>-<end>].bin   neutrino.go
+//	/sp/tweaks/<dust>/<start>, /sp/{tweakdata,filters,headers}/<start>,
+//	/sp/checkpoints (silent payments)                       spserve.go
+//	/blindbit/… (BlindBit Oracle v1 JSON)                   blindbit.go
 //	/healthz, /readyz                                       health.go
 //	/status                                                 status.go
 //	/metrics                                                the Metrics' Handler

@@ -28,6 +28,10 @@ const (
 	routeHealthz
 	routeReadyz
 	routeStatus
+	routeSPTweaks
+	routeSPFiles
+	routeSPCheckpoints
+	routeBlindBit
 )
 
 var routeNames = [...]string{
@@ -48,6 +52,10 @@ var routeNames = [...]string{
 	routeHealthz:               "healthz",
 	routeReadyz:                "readyz",
 	routeStatus:                "status",
+	routeSPTweaks:              "sp_tweaks",
+	routeSPFiles:               "sp_files",
+	routeSPCheckpoints:         "sp_checkpoints",
+	routeBlindBit:              "blindbit",
 }
 
 func (r route) String() string { return routeNames[r] }
@@ -97,6 +105,7 @@ type target struct {
 	start, end uint32
 	ranged     bool
 	badReason  string // routeBulkBad
+	sp         spTarget
 }
 
 // parseTarget maps an escaped request path and its raw query to a target.
@@ -117,6 +126,10 @@ func parseTarget(path, rawQuery string) target {
 		return target{route: routeRESTUnknown}
 	case strings.HasPrefix(path, "/bulk/"):
 		return parseBulk(path[len("/bulk/"):])
+	case strings.HasPrefix(path, "/sp/"):
+		return parseSP(path[len("/sp/"):])
+	case strings.HasPrefix(path, blindBitPrefix):
+		return parseBlindBit(path[len(blindBitPrefix):], rawQuery)
 	}
 	switch path {
 	case "/metrics":

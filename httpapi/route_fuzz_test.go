@@ -21,10 +21,14 @@ func FuzzParsePath(f *testing.F) {
 		"/rest/blockfilter/basic/.bin", "/rest/blockfilter//.", "/rest/blockfilterheaders/basic/x.hex?count=%zz",
 		"/bulk/headers/0-1999.bin", "/bulk/filters/2000.bin", "/bulk/neutrino/blockheaders/0-10.bin",
 		"/bulk/filterheaders/4294966000-4294967295.bin", "/bulk/index.json", "/metrics", "/readyz",
+		"/sp/tweaks/3750/2000", "/sp/tweaks/601/0", "/sp/headers/0", "/sp/tweakdata/4294966000", "/sp/checkpoints",
+		"/blindbit/tweaks/5?dustLimit=600&dustLimit=x", "/blindbit/filter/new-utxos/7", "/blindbit/tweak-index/%35?dustLimit=%zz",
 	} {
 		f.Add(s)
 	}
+	chain := synthChain(f, 30, 3)
 	h := newTestServer(f, recordedView(f), Config{}).Handler()
+	sp := newTestServer(f, synthView(f, chain), Config{SilentPayments: newFakeSP(chain, 1, 5)}).Handler()
 	known := map[int]bool{200: true, 304: true, 400: true, 404: true, 405: true, 414: true, 503: true}
 
 	f.Fuzz(func(t *testing.T, raw string) {
@@ -72,6 +76,14 @@ func FuzzParsePath(f *testing.F) {
 			if tg.start%BulkInterval != 0 {
 				t.Fatalf("accepted filters start %d", tg.start)
 			}
+		case routeSPTweaks, routeSPFiles:
+			if tg.start%BulkInterval != 0 || (tg.route == routeSPTweaks && tg.sp.dust != 0 && tg.sp.dust != 600 && tg.sp.dust != 1000 && tg.sp.dust != 3750) {
+				t.Fatalf("accepted silent-payment range %+v", tg)
+			}
+		case routeBlindBit:
+			if tg.sp.blindBit == "" {
+				t.Fatalf("blindbit target without an endpoint: %+v", tg)
+			}
 		case routeNeutrinoBlockHeaders, routeNeutrinoFilterHeaders:
 			if tg.ranged && tg.end < tg.start {
 				t.Fatalf("accepted range %d-%d", tg.start, tg.end)
@@ -80,10 +92,12 @@ func FuzzParsePath(f *testing.F) {
 
 		req := httptest.NewRequest(http.MethodGet, "/", nil)
 		req.URL, req.RequestURI = u, raw
-		rr := httptest.NewRecorder()
-		h.ServeHTTP(rr, req)
-		if !known[rr.Code] {
-			t.Fatalf("%q answered %d", raw, rr.Code)
+		for _, h := range []http.Handler{h, sp} {
+			rr := httptest.NewRecorder()
+			h.ServeHTTP(rr, req)
+			if !known[rr.Code] {
+				t.Fatalf("%q answered %d", raw, rr.Code)
+			}
 		}
 	})
 }
