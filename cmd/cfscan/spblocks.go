@@ -98,11 +98,11 @@ func checkSPBlock(b *wire.MsgBlock, hash chainhash.Hash, tweaks []silentpay.TxTw
 	sip := gcs.NewSipHasher(gcs.BlockKey(hash))
 	for _, tw := range tweaks {
 		if int(tw.TxIndex) >= len(b.Transactions) {
-			return fmt.Errorf("%w: a tweak names transaction %d of %d", errSPInconsistent, tw.TxIndex, len(b.Transactions))
+			return fmt.Errorf("%w: a tweak names transaction %d of %d", errSPIndexWrong, tw.TxIndex, len(b.Transactions))
 		}
 		keys := taprootKeys(b.Transactions[tw.TxIndex])
 		if len(keys) == 0 {
-			return fmt.Errorf("%w: a tweak names transaction %d, which has no taproot output", errSPInconsistent, tw.TxIndex)
+			return fmt.Errorf("%w: a tweak names transaction %d, which has no taproot output", errSPIndexWrong, tw.TxIndex)
 		}
 		for _, k := range keys {
 			ok, err := f.Match(sip, k.key[:])
@@ -110,7 +110,7 @@ func checkSPBlock(b *wire.MsgBlock, hash chainhash.Hash, tweaks []silentpay.TxTw
 				return fmt.Errorf("%w: taproot filter: %v", errSPFormat, err)
 			}
 			if !ok {
-				return fmt.Errorf("%w: the taproot filter lacks an output of transaction %d", errSPInconsistent, tw.TxIndex)
+				return fmt.Errorf("%w: the taproot filter lacks an output of transaction %d", errSPIndexWrong, tw.TxIndex)
 			}
 		}
 	}

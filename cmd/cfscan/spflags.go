@@ -134,7 +134,8 @@ func loadScanKey(v string) (*btcec.PrivateKey, error) {
 }
 
 // runSP is cfscan sp; it returns the exit code: exitDisagree when a server
-// serves data its own headers do not commit to or the servers disagree.
+// serves data its own headers do not commit to, the servers disagree, or
+// a block contradicts what they agreed on.
 func runSP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o, err := parseSPFlags(args, stderr)
 	if err != nil {
@@ -146,7 +147,7 @@ func runSP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	rep, err := scanSP(ctx, o)
 	if err != nil {
 		fmt.Fprintln(stderr, "cfscan sp:", err)
-		if errors.Is(err, errSPInconsistent) || errors.Is(err, errSPDisagree) {
+		if errors.Is(err, errSPInconsistent) || errors.Is(err, errSPDisagree) || errors.Is(err, errSPIndexWrong) {
 			return exitDisagree
 		}
 		return exitError

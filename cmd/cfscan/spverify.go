@@ -15,6 +15,9 @@ import (
 // does not recompute to its own headers, or servers whose chains differ.
 var (
 	errSPInconsistent = errors.New("serves data its own commitment headers do not commit to")
+	// errSPIndexWrong: a fetched block (its hash committed, its merkle root
+	// checked) contradicts the tweak data or filter every server agreed on.
+	errSPIndexWrong = errors.New("the servers' index contradicts the block")
 	errSPDisagree     = errors.New("servers disagree")
 )
 
@@ -79,17 +82,17 @@ func fetchSPRange(ctx context.Context, srv *spServer, cps *spCheckpoints, fileSt
 		c := silentpay.NewCommitment(tds[i], filters[i])
 		switch {
 		case c.TweakHash != hdr.TweakHash:
-			return nil, fmt.Errorf("%w: %s: the tweak data of height %d hashes to %s, its header record says %s", errSPInconsistent, srv, h, c.TweakHash, hdr.TweakHash)
+			return nil, fmt.Errorf("%s %w: the tweak data of height %d hashes to %s, its header record says %s", srv, errSPInconsistent, h, c.TweakHash, hdr.TweakHash)
 		case c.FilterHash != hdr.FilterHash:
-			return nil, fmt.Errorf("%w: %s: the taproot filter of height %d hashes to %s, its header record says %s", errSPInconsistent, srv, h, c.FilterHash, hdr.FilterHash)
+			return nil, fmt.Errorf("%s %w: the taproot filter of height %d hashes to %s, its header record says %s", srv, errSPInconsistent, h, c.FilterHash, hdr.FilterHash)
 		case c.Header(prev) != hdr.Header:
-			return nil, fmt.Errorf("%w: %s: the header of height %d does not chain from the one before", errSPInconsistent, srv, h)
+			return nil, fmt.Errorf("%s %w: the header of height %d does not chain from the one before", srv, errSPInconsistent, h)
 		}
 		if cp, ok := cps.at(h); ok && cp != hdr.Header {
-			return nil, fmt.Errorf("%w: %s: the header of height %d is %s, its checkpoint %s", errSPInconsistent, srv, h, hdr.Header, cp)
+			return nil, fmt.Errorf("%s %w: the header of height %d is %s, its checkpoint %s", srv, errSPInconsistent, h, hdr.Header, cp)
 		}
 		if h == cps.Height && (hdr.Header != cps.Header || hdr.BlockHash != cps.BlockHash) {
-			return nil, fmt.Errorf("%w: %s: the header record of height %d differs from its checkpoints' top", errSPInconsistent, srv, h)
+			return nil, fmt.Errorf("%s %w: the header record of height %d differs from its checkpoints' top", srv, errSPInconsistent, h)
 		}
 		prev = hdr.Header
 		if h < lo {
