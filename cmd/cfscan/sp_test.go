@@ -203,7 +203,7 @@ func flipTweak(body []byte, h uint32) []byte {
 	if err != nil || int(h) > len(recs) {
 		return body
 	}
-	rec := recs[h-1] // the file starts at height 1
+	rec := recs[h-1]     // the file starts at height 1
 	rec[1+1+1+4] ^= 0x01 // count, index, prefix, then x
 	return body
 }

@@ -18,7 +18,7 @@ var (
 	// errSPIndexWrong: a fetched block (its hash committed, its merkle root
 	// checked) contradicts the tweak data or filter every server agreed on.
 	errSPIndexWrong = errors.New("the servers' index contradicts the block")
-	errSPDisagree     = errors.New("servers disagree")
+	errSPDisagree   = errors.New("servers disagree")
 )
 
 // spRange is one server's data for heights lo..hi, checked against its
