@@ -51,13 +51,18 @@ type SPBackfill struct {
 	chain   SPChain
 	source  BlockSource
 	workers int
+	obs     SPObserver
 	log     zerolog.Logger
+
+	damage spDamage
 }
 
 // NewSPBackfill wires a backfill of index, fetching blocks from source
-// with up to workers at once (at least 1).
-func NewSPBackfill(index *spindex.Index, chain SPChain, source BlockSource, workers int, log zerolog.Logger) *SPBackfill {
-	return &SPBackfill{index: index, chain: chain, source: source, workers: max(workers, 1), log: log}
+// with up to workers at once (at least 1), reporting repairs to obs (may
+// be nil).
+func NewSPBackfill(index *spindex.Index, chain SPChain, source BlockSource, workers int, obs SPObserver, log zerolog.Logger) *SPBackfill {
+	return &SPBackfill{index: index, chain: chain, source: source, workers: max(workers, 1), obs: obs, log: log,
+		damage: newSPDamage()}
 }
 
 // Run backfills until ctx ends, then returns nil; it returns an error only
@@ -65,8 +70,14 @@ func NewSPBackfill(index *spindex.Index, chain SPChain, source BlockSource, work
 func (b *SPBackfill) Run(ctx context.Context) error {
 	retry := backoff.New(time.Second, 30*time.Second, rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x5b)))
 	lastLog := time.Time{}
+	if err := b.scrub(ctx); err != nil {
+		return err
+	}
 	for {
 		changed := b.chain.TipChanged()
+		if err := b.repair(); err != nil {
+			return err
+		}
 		done, err := b.step(ctx)
 		if ctx.Err() != nil {
 			return nil
@@ -97,19 +108,14 @@ func (b *SPBackfill) Run(ctx context.Context) error {
 			d := retry.Next()
 			b.log.Warn().Err(err).Stringer("retry_in", d.Round(time.Millisecond)).Msg("silent-payment backfill failed; retrying")
 			wait = time.After(d)
-		}
-		if wait == nil {
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-changed:
-			}
-			continue
+			changed = nil // a retry waits out its backoff
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-wait:
+		case <-changed:
+		case <-wait: // nil while there is no retry: never ready
+		case <-b.damage.wake:
 		}
 	}
 }
@@ -164,5 +170,6 @@ func (b *SPBackfill) step(ctx context.Context) (bool, error) {
 		}
 		return false, fmt.Errorf("%w: %w", errStore, err)
 	}
+	b.log.Debug().Uint32("height", end).Int("blocks", len(entries)).Msg("committed silent-payment entries")
 	return end == tip.Height, nil
 }

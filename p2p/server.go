@@ -34,6 +34,12 @@ type Server struct {
 	discouraged *peerpolicy.Discouragement
 	sendPool    *sendPool
 	recvBudget  *semaphore.Weighted
+	// handshakes gates v2 handshakes' curve steps; sealBudget bounds v2
+	// messages being encrypted (link.go).
+	handshakes       *peerpolicy.HandshakeGate
+	sealBudget       *semaphore.Weighted
+	transports       transportCounters
+	transportMetrics TransportMetrics
 
 	mu        sync.Mutex
 	slots     map[uint64]*peerSlot // admitted connections, handshaking included
@@ -83,6 +89,10 @@ func New(cfg Config) (*Server, error) {
 		ttl = 0
 	}
 	batch, _ := cfg.Metrics.(BatchMetrics)
+	tm, ok := cfg.Metrics.(TransportMetrics)
+	if !ok {
+		tm = nopTransportMetrics{}
+	}
 	return &Server{
 		cfg:         cfg,
 		env:         env,
@@ -96,6 +106,10 @@ func New(cfg Config) (*Server, error) {
 		sendPool:    newSendPool(cfg.SendBudget),
 		recvBudget:  semaphore.NewWeighted(cfg.RecvBudget),
 		slots:       make(map[uint64]*peerSlot),
+		handshakes: peerpolicy.NewHandshakeGate(cfg.V2HandshakeSlots, cfg.V2HandshakeRate,
+			4*cfg.V2HandshakeRate, cfg.Now),
+		sealBudget:       semaphore.NewWeighted(v2SealBudget),
+		transportMetrics: tm,
 	}, nil
 }
 
@@ -115,6 +129,7 @@ func randomUint64s(n int) []uint64 {
 // the end of ctx are returned.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.log.Info().Stringer("addr", ln.Addr()).Int("max_peers", s.cfg.MaxPeers).Bool("bip37", s.cfg.Bloom.Enabled).
+		Bool("v2", !s.cfg.DisableV2).
 		Int64("memory_bound_mib", MemoryBound(s.cfg)>>20).Msg("serving light clients over P2P")
 	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
 	defer stop()

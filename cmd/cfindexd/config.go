@@ -55,6 +55,7 @@ type Config struct {
 	MaxPeers        int           `toml:"maxpeers" usage:"most P2P peers at once"`
 	MaxPeersPerIP   int           `toml:"maxpeersperip" usage:"P2P peers one IPv4 address or IPv6 /64 keeps shielded once maxpeers is reached; its others are evicted first (no newcomer is refused while slots are free)"`
 	RelayTx         bool          `toml:"relaytx" usage:"pass transactions from light clients to the node (sendrawtransaction)"`
+	V2Transport     bool          `toml:"v2transport" usage:"accept BIP-324 encrypted (v2) connections from light clients besides v1, on the same port, and advertise NODE_P2P_V2"`
 	// P2P defences against hostile peers (p2pconfig.go turns them into
 	// p2p.Config).
 	MaxPeersPerSubnet int           `toml:"maxpeerspersubnet" usage:"P2P peers one IPv4 /16 or IPv6 /32 keeps shielded once maxpeers is reached; its others are evicted first (no newcomer is refused while slots are free)"`
@@ -125,6 +126,7 @@ func defaultConfig() Config {
 		Listen:         "auto",
 		MaxPeers:       p2p.DefaultMaxPeers,
 		MaxPeersPerIP:  p2p.DefaultMaxPeersPerIP,
+		V2Transport:    true,
 
 		MaxPeersPerSubnet: p2p.DefaultMaxPeersPerSubnet,
 		SendBudget:        p2p.DefaultSendBudget >> 20,

@@ -254,7 +254,7 @@ func (s *nodeSupervisor) follow(ctx context.Context, client *nodeclient.Client, 
 	g.Go(guarded(s.log, "indexer", func() error { return follower.Run(gctx) }))
 	g.Go(guarded(s.log, "node watch", func() error { return s.watch(gctx, client) }))
 	if x := s.silentPayments(); x != nil {
-		backfill := indexer.NewSPBackfill(x, s.st, src, s.cfg.Workers, s.log.With().Str("component", "sp-backfill").Logger())
+		backfill := indexer.NewSPBackfill(x, s.st, src, s.cfg.Workers, s.metrics, s.log.With().Str("component", "sp-backfill").Logger())
 		g.Go(guarded(s.log, "silent-payment backfill", func() error { return backfill.Run(gctx) }))
 	}
 	return g.Wait()

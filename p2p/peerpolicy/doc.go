@@ -12,6 +12,8 @@
 //     pure function over candidates (Core's SelectNodeToEvict), with the
 //     per-address and per-netgroup levels above which peers go first;
 //   - TokenBucket and SharedBucket: event rates (transaction relay);
+//   - HandshakeGate: the CPU of BIP-324 v2 handshakes, a few curve steps
+//     at once server-wide and a rate per network group;
 //   - UploadTarget: block bytes served over a sliding day against
 //     -maxuploadtarget, in all and per network group (each may take
 //     1/UploadGroupShare of it), and why a historical block is refused;

@@ -50,6 +50,9 @@ seeded with the height, so a value moved under another key fails too.
 
 Every read checks the CRCs of the values it returns: a value failing its
 CRC is never returned (*MismatchError, errors.Is ErrChecksumMismatch).
-Range reads return at most MaxRange entries.
+Range reads return at most MaxRange entries. Scrub checks every value of a
+range; Rewind drops the index from a damaged height up so that the
+backfill (indexer.SPBackfill) rebuilds it from the node; Check drops a
+damaged commitment header at the top when the store opens.
 */
 package spindex

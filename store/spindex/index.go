@@ -1,6 +1,7 @@
 package spindex
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 
@@ -114,7 +115,8 @@ func (x *Index) Enable(start uint32) (State, error) {
 
 // Check drops the entries whose block is no longer the active chain's at
 // their height (an older build moved the tip without trimming the index),
-// keeping those below the highest one that still is. It writes only when
+// keeping those below the highest one that still is; a commitment header
+// failing its CRC met on the way down is dropped with them. It writes only when
 // there is something to drop.
 func (x *Index) Check() error {
 	var next uint32
@@ -153,6 +155,9 @@ func (x *Index) firstStale(tx *bolt.Tx, chain Chain) (uint32, bool, error) {
 	h := st.Next
 	for ; h > st.Start; h-- {
 		rec, err := b.header(h - 1)
+		if errors.Is(err, ErrChecksumMismatch) {
+			continue // a damaged top entry is dropped too: the backfill rebuilds it
+		}
 		if err != nil {
 			return 0, false, err
 		}
