@@ -337,6 +337,12 @@ func (s *Server) serveBulkIndex(w http.ResponseWriter) {
 	_, _ = w.Write(append(body, '\n'))
 }
 
+// Content types of the bulk files and the JSON answers.
+const (
+	ctBinary = "application/octet-stream"
+	ctJSON   = "application/json"
+)
+
 // writeText sends a short text/plain answer.
 func writeText(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -20,7 +20,7 @@ const (
 	largestFilter = wire.MaxCFilterDataSize
 	// headerAnswer is the largest headers answer: 2,000 decoded headers
 	// and their serialization (the hex and JSON forms are encoded as they
-	// are written, corebody.go).
+	// are written, corerest/body.go).
 	headerAnswer = MaxRange * (int(unsafe.Sizeof(wire.BlockHeader{})) + blockHeaderSize)
 	// largestAnswer is the most one request's answer holds while a slow
 	// client reads it: a block filter with its 38-byte prefix, or 2,000

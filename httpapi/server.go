@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/cfindexd/cfindexd/httpapi/corerest"
 )
 
 // Server is the HTTP server: Core-compatible REST filter endpoints, bulk
@@ -143,19 +145,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch t.route {
-	case routeBlockFilter:
-		s.serveCoreFilter(body, t.core)
-	case routeBlockFilterHeaders:
-		s.serveCoreFilterHeaders(body, t.core)
-	case routeHeaders:
-		s.serveCoreHeaders(body, t.core)
-	case routeBlockHashByHeight:
-		s.serveCoreHashByHeight(body, t.core)
-	case routeRESTUnknown:
-		// libevent's empty 404 for a path no REST handler claims.
-		body.Header().Set("Content-Type", ctUnknownEndpoint)
-		body.Header().Set("Content-Length", "0")
-		body.WriteHeader(http.StatusNotFound)
+	case routeBlockFilter, routeBlockFilterHeaders, routeHeaders, routeBlockHashByHeight, routeRESTUnknown:
+		corerest.Serve(body, t.rest, restChain{s.view}, s.internalError)
 	case routeBulkIndex:
 		s.serveBulkIndex(body)
 	case routeBulkHeaders, routeBulkFilterHeaders, routeBulkFilters, routeNeutrinoBlockHeaders, routeNeutrinoFilterHeaders:
