@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
 	"io"
 	"strings"
 	"testing"
-
-	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
 )
 
 // TestBIP37TinyChain runs the bip37 benchmark small: a few BIP-157 peers

@@ -3,13 +3,12 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/chains"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
 	"io"
 	"slices"
 	"text/tabwriter"
 	"time"
-
-	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/chains"
-	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
 )
 
 // Goals of the serve benchmark, under the same saturating load.

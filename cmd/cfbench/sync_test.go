@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/chains"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/chains"
 )
 
 // TestSyncTinyMainnetChain runs the whole sync benchmark on a tiny

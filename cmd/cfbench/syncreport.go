@@ -2,14 +2,13 @@ package main
 
 import (
 	"fmt"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/chains"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/chains"
-	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
-	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 )
 
 // Goals of the sync benchmark.

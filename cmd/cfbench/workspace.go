@@ -3,9 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
+	"os"
 )
 
 // workspace is what every subcommand sets up first: a scratch directory,
