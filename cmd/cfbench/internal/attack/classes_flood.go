@@ -11,6 +11,7 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/cfindexd/cfindexd/internal/attackwire"
+	"github.com/cfindexd/cfindexd/internal/p2pclient"
 )
 
 // floodClasses are the first classes: floods, huge counts, non-readers,
@@ -19,7 +20,7 @@ func floodClasses() []Class {
 	return []Class{
 		{
 			Name: "counts-before-verack", OpsUnit: "frames",
-			Title: "huge declared counts (tx outputs/inputs/witness, inv, getdata, notfound, headers, addr, …) as the first frame, 8 connections",
+			Title: "huge declared counts (tx outputs/inputs/witness, inv, getdata, notfound, headers, addr, …) right after version, before verack, every kind per connection, 8 connections",
 			Home:  "127.10.0.1",
 			Run: func(ctx context.Context, env Env, t *Tally) {
 				frames := hugeCountFrames(env)
@@ -29,8 +30,15 @@ func floodClasses() []Class {
 						return
 					}
 					defer c.close()
-					if c.write(frames[(i+round)%len(frames)]) == nil {
-						t.Ops.Add(1)
+					// version first: with BIP-324 v2 on, a first frame that is
+					// not version is read as the start of a v2 handshake, and
+					// the v1 decoders this class is about would never see it.
+					if c.send(c.c.VersionMessage(p2pclient.HandshakeOptions{UserAgent: "/cfbench-hostile:0.1/"})) != nil {
+						return
+					}
+					k := (i + round) % len(frames)
+					if c.write(bytes.Join(append(slices.Clone(frames[k:]), frames[:k]...), nil)) == nil {
+						t.Ops.Add(int64(len(frames)))
 					}
 					c.closedWithin(2 * time.Second)
 				})
