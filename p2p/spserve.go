@@ -9,11 +9,21 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/p2p/spfilter"
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
-// spChunkBytes is how many bytes of cfilter frames of the silent-payment
-// type are built before they are queued, as chunks of basic filters are.
-const spChunkBytes = 64 << 10
+// Sizes of the silent-payment type's answers. spChunkBytes is how many
+// bytes of its cfilter frames are built before they are queued, as chunks
+// of basic filters are; a chunk is at most that plus one frame
+// (spMaxQueueEntry). spAnswerBuild bounds a chunk being built under a
+// filter-work slot: the chunk, grown at most twice over, and the block's
+// data as the view returned it.
+const (
+	spChunkBytes    = 64 << 10
+	spMaxFrame      = wireframe.HeaderSize + 1 + chainhash.HashSize + 5 + spfilter.MaxDataSize
+	spMaxQueueEntry = spChunkBytes + spMaxFrame
+	spAnswerBuild   = 2*spMaxQueueEntry + spfilter.MaxDataSize
+)
 
 // dispatchSP answers getcfilters, getcfheaders and getcfcheckpt of the
 // silent-payment filter type (package spfilter) when the index is served.
