@@ -54,6 +54,12 @@ func (s *Server) AppendCFilters(dst []byte, start uint32, hashes []chainhash.Has
 			return dst[:at], 0, fmt.Errorf("silent-payment data of block %s at %d is %d bytes, over %d", b.BlockHash, h, dataLen, MaxDataSize)
 		}
 		payloadLen := 1 + chainhash.HashSize + wirescan.CompactSizeLen(uint64(dataLen)) + dataLen
+		if n == 0 {
+			// Room for the chunk as this block's frame predicts it, so
+			// that it seldom grows (and never far past its answer).
+			frame := wireframe.HeaderSize + payloadLen
+			dst = slices.Grow(dst, min(frame*len(hashes), max(chunkBytes, 0)+frame))
+		}
 		grown, err := appendFrame(dst, s.net, wire.CmdCFilter, payloadLen, func(p []byte) []byte {
 			p = append(p, byte(FilterType))
 			p = append(p, b.BlockHash[:]...)
