@@ -165,7 +165,7 @@ func (s *Server) CFCheckpt(stopHeight uint32, stop chainhash.Hash) ([]byte, erro
 func appendFrame(dst []byte, net wire.BitcoinNet, command string, payloadLen int, put func(p []byte) []byte) ([]byte, error) {
 	at := len(dst)
 	grown := slices.Grow(dst, wireframe.HeaderSize+payloadLen)[:at+wireframe.HeaderSize]
-	payload := put(grown[len(grown):len(grown)])
+	payload := put(grown[len(grown):])
 	if len(payload) != payloadLen || cap(grown) < len(grown)+payloadLen {
 		return dst, fmt.Errorf("%s payload is %d bytes, computed %d", command, len(payload), payloadLen)
 	}
