@@ -100,9 +100,10 @@ func MemoryBound(cfg Config) int64 {
 		// A large v2 packet's ciphertext and plaintext are live together
 		// only while it is decrypted, before anything is decoded: within
 		// the decoded factor. Large messages being sent are sealed within
-		// v2SealBudget.
+		// v2SealBudget; the handshake gate keeps a bucket per network group
+		// within peerpolicy.HandshakeGateBytes.
 		perPeer += v2PeerBytes
-		recv += v2SealBudget
+		recv += v2SealBudget + peerpolicy.HandshakeGateBytes
 	}
 	var blocks int64
 	if c.Blocks != nil {
