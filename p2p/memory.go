@@ -65,7 +65,8 @@ const (
 // answers queued under the send budgets; large frames being decoded under
 // the receive budget; answers being built in the work slots; the block
 // cache, fetches in flight and the upload target's groups; the
-// discouragement list; with v2 (Config.DisableV2 false) each peer's v2
+// discouragement list; with the silent-payment type its larger chunks
+// and answers (spAnswerBuild); with v2 (Config.DisableV2 false) each peer's v2
 // buffers and the messages being sealed (v2SealBudget); and, with BIP-37
 // serving, each peer's filter state and the decoded-block cache. The
 // constants above are its terms. It is a worst case that needs every peer
@@ -84,6 +85,10 @@ func MemoryBound(cfg Config) int64 {
 			bloomBytes += c.Bloom.FilteredBlockCacheBytes + blockproxy.MaxDecodedBlock + wireScriptSlab
 		}
 	}
+	work := int64(answerBuild)
+	if c.SilentPayments != nil {
+		queueEntry, work = max(queueEntry, spMaxQueueEntry), max(work, spAnswerBuild)
+	}
 	perPeer := int64(peerReadBuffer+peerWriteBuffer+decodedFactor*msgread.MaxSmallFrame+
 		filterChunkBytes+peerFixed) + unshared
 	queued := min(n*max(int64(c.PeerSendBudget), queueEntry), c.SendBudget+n*queueEntry)
@@ -95,9 +100,10 @@ func MemoryBound(cfg Config) int64 {
 		// A large v2 packet's ciphertext and plaintext are live together
 		// only while it is decrypted, before anything is decoded: within
 		// the decoded factor. Large messages being sent are sealed within
-		// v2SealBudget.
+		// v2SealBudget; the handshake gate keeps a bucket per network group
+		// within peerpolicy.HandshakeGateBytes.
 		perPeer += v2PeerBytes
-		recv += v2SealBudget
+		recv += v2SealBudget + peerpolicy.HandshakeGateBytes
 	}
 	var blocks int64
 	if c.Blocks != nil {
@@ -105,6 +111,6 @@ func MemoryBound(cfg Config) int64 {
 			peerpolicy.MaxUploadGroups*peerpolicy.UploadGroupBytes
 	}
 	return n*perPeer + queued + recv + blocks + bloomBytes +
-		int64(c.MaxFilterWork)*answerBuild +
+		int64(c.MaxFilterWork)*work +
 		int64(c.MaxDiscouraged)*discouragedEntryBytes
 }
