@@ -178,7 +178,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // slot over (bulkSlots), the download is cut off.
 func (s *Server) serveBulkRoute(w *minRateWriter, r *http.Request, began time.Time, serve func()) {
 	release, refused := s.bulkSlots.acquire(clientKeyOf(r.RemoteAddr), func() {
-		s.log.Debug().Str("client", r.RemoteAddr).Msg("bulk download cut off: its slot was taken over by a client of a network holding fewer slots")
+		s.log.Debug().Str("client", r.RemoteAddr).Msg("bulk download cut off: its slot was taken over by a client of a network or address holding fewer slots")
 		w.cut()
 	})
 	if release == nil {
