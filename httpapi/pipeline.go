@@ -11,6 +11,17 @@ import (
 // arrived on (a *gatedConn), set by the server's ConnContext.
 type connContextKey struct{}
 
+// shutdownContextKey is the request context key of a channel closed when
+// the server starts shutting down, set by the server's BaseContext.
+type shutdownContextKey struct{}
+
+// withShutdown records in ctx the channel closed when the server starts
+// shutting down: a request still waiting in awaitAnswerSent then gives up
+// instead of holding the graceful shutdown for a whole window.
+func withShutdown(ctx context.Context, shutdown <-chan struct{}) context.Context {
+	return context.WithValue(ctx, shutdownContextKey{}, shutdown)
+}
+
 // withConn is the http.Server's ConnContext: it records c in the
 // connection's context for awaitAnswerSent.
 func withConn(ctx context.Context, c net.Conn) context.Context {
@@ -38,7 +49,8 @@ const (
 // answer built, then its connection is closed at the end of the minimum
 // rate's window. A client that reads waits at most about the time its
 // previous answer takes to leave; one that sends its next request after
-// reading the answer (no pipelining) never waits. A request without a
+// reading the answer (no pipelining) never waits. The wait ends (false)
+// when the server starts shutting down. A request without a
 // connection of ours (tests calling the handler), or off Linux, does not
 // wait.
 func awaitAnswerSent(r *http.Request, deadline time.Time) bool {
@@ -46,6 +58,7 @@ func awaitAnswerSent(r *http.Request, deadline time.Time) bool {
 	if !ok {
 		return true
 	}
+	shutdown, _ := r.Context().Value(shutdownContextKey{}).(<-chan struct{}) // nil: never
 	wait := sentPollFirst
 	for {
 		n, ok := unsentBytes(c.Conn)
@@ -59,6 +72,9 @@ func awaitAnswerSent(r *http.Request, deadline time.Time) bool {
 		t := time.NewTimer(min(wait, left))
 		select {
 		case <-r.Context().Done():
+			t.Stop()
+			return false
+		case <-shutdown:
 			t.Stop()
 			return false
 		case <-t.C:

@@ -72,7 +72,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			gate.connState(c, state)
 			unstarted.track(c, state)
 		},
-		// awaitAnswerSent finds the connection of a request there.
+		// awaitAnswerSent finds the connection of a request there, and
+		// when the server shuts down (it stops waiting then).
+		BaseContext:       func(net.Listener) context.Context { return withShutdown(context.Background(), ctx.Done()) },
 		ConnContext:       withConn,
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
 		ReadTimeout:       s.cfg.ReadTimeout,
