@@ -4,96 +4,130 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
 
 // errSendStalled ends a peer whose send queue stayed full, without a
 // single frame written, for Config.SendStallTimeout: it does not read.
 var errSendStalled = fmt.Errorf("%w: send queue full and not draining", errDisconnect)
 
-// sendPool is the server-wide budget of response bytes queued for peers and
-// not yet written (Config.SendBudget). Safe for concurrent use.
+// sendShareHalfLife is how fast the shared send budget a peer was granted
+// is forgotten when the pool picks whom to grant next: as for filter work,
+// a light client that was sent something a few seconds ago counts as less
+// served than the peers pulling continuously.
+const sendShareHalfLife = filterWorkHalfLife
+
+// sendPool is the server-wide budget of response bytes queued for peers
+// and not yet written (Config.SendBudget), in two parts: a reserve for
+// each of up to Config.MaxPeers peers (a 2·MaxPeers-th of the budget,
+// at most a peer's own budget), and the shared rest, granted to waiting
+// peers least served first (peerpolicy.FairPool). Reserves and the shared
+// rest add up to at most SendBudget. Safe for concurrent use.
 type sendPool struct {
-	mu    sync.Mutex
-	limit int64
-	used  int64
-	// freed is closed (and replaced) when bytes are returned while
-	// someone waits for them.
-	freed chan struct{}
+	shared      *peerpolicy.FairPool
+	reserveEach int64
+	maxReserves int64
+	// reserves is the number of reserves peers hold.
+	reserves atomic.Int64
 }
 
-func newSendPool(limit int64) *sendPool { return &sendPool{limit: limit} }
-
-// tryTake takes n bytes if they are free.
-func (p *sendPool) tryTake(n int64) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.used+n > p.limit {
-		return false
+// newSendPool splits limit bytes into maxPeers reserves of at most
+// peerLimit bytes each and the shared rest, whose service is kept by
+// clock.
+func newSendPool(limit int64, maxPeers int, peerLimit int, clock peerpolicy.Clock) *sendPool {
+	peers := int64(max(maxPeers, 1))
+	each := min(limit/(2*peers), int64(peerLimit))
+	return &sendPool{
+		shared:      peerpolicy.NewFairPool(limit-peers*each, sendShareHalfLife, clock),
+		reserveEach: each,
+		maxReserves: peers,
 	}
-	p.used += n
-	return true
 }
 
-// give returns n bytes taken with tryTake.
-func (p *sendPool) give(n int64) {
-	p.mu.Lock()
-	p.used -= n
-	if p.freed != nil {
-		close(p.freed)
-		p.freed = nil
+// claimReserve returns a reserve for a peer, or 0 while all are held (the
+// peers of freed slots have not ended yet).
+func (p *sendPool) claimReserve() int64 {
+	for {
+		n := p.reserves.Load()
+		if n >= p.maxReserves {
+			return 0
+		}
+		if p.reserves.CompareAndSwap(n, n+1) {
+			return p.reserveEach
+		}
 	}
-	p.mu.Unlock()
 }
 
-// waitFreed returns a channel closed when bytes are next returned.
-func (p *sendPool) waitFreed() <-chan struct{} {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.freed == nil {
-		p.freed = make(chan struct{})
+// returnReserve gives back a reserve of claimReserve (0: none).
+func (p *sendPool) returnReserve(r int64) {
+	if r > 0 {
+		p.reserves.Add(-1)
 	}
-	return p.freed
 }
 
-// sendGrant is what one queued frame holds until it is written.
+// sendGrant is what one queued frame holds until it is written: n bytes,
+// of which reserved came from the peer's reserve and pooled from the
+// shared pool (the rest is the empty queue's overdraft).
 type sendGrant struct {
-	n      int64
-	pooled bool // n was also taken from the server-wide pool
+	n, reserved, pooled int64
 }
 
 // peerBudget is one peer's budget of queued, unwritten response bytes
-// (Config.PeerSendBudget), drawn also from the server-wide sendPool.
+// (Config.PeerSendBudget), drawn from the peer's reserve first, then from
+// the shared pool.
 //
 // An entry (a frame, or a chunk of cfilter frames) may be queued when the
-// peer's queue has room for it and the pool has its bytes, or, whatever
-// the pool holds, when the peer's queue is empty (one entry's overdraft per
-// peer). So a peer that reads its answers always makes progress, one entry
-// at a time, even while slow readers hold the whole pool; and what peers
-// hold beyond the pool is at most one entry each (maxQueueEntry). A handler
-// that cannot queue waits; if the peer's queue stays full for the stall
-// timeout without one entry written, take fails with errSendStalled.
+// peer's queue has room for it and the reserve and the pool cover it, or,
+// whatever the pool holds, when the peer's queue is empty (one entry's
+// overdraft per peer, beyond its reserve). So a peer with little queued
+// pipelines a reserve's worth of entries even while other peers hold the
+// whole shared pool, and a peer that reads its answers always makes
+// progress; what peers hold beyond SendBudget is at most one entry each
+// (maxQueueEntry). A handler that cannot queue waits, in the pool's line
+// when the pool is what it lacks; if the peer's queue stays full for the
+// stall timeout without one entry written, take fails with errSendStalled.
 //
-// Safe for concurrent use: handlers and the ticker take, the writer gives.
+// Safe for concurrent use: handlers and the ticker take (one at a time),
+// the writer gives.
 type peerBudget struct {
-	pool  *sendPool
-	limit int64
-	stall time.Duration
+	pool    *sendPool
+	account *peerpolicy.PoolAccount
+	limit   int64
+	stall   time.Duration
+	// turn is held by the one take deciding or waiting: the pool account
+	// has one take waiting at most, and a take's split between reserve
+	// and pool holds while it waits (the writer only frees bytes).
+	turn chan struct{}
 
-	mu     sync.Mutex
-	queued int64
+	mu          sync.Mutex
+	queued      int64
+	reserve     int64 // claimed at the first take; 0 while none is free
+	reserveUsed int64
 	// drained is closed (and replaced) when a queued frame is written while
 	// someone waits.
 	drained chan struct{}
 }
 
 func newPeerBudget(pool *sendPool, limit int64, stall time.Duration) *peerBudget {
-	return &peerBudget{pool: pool, limit: limit, stall: stall}
+	return &peerBudget{pool: pool, account: pool.shared.NewAccount(), limit: limit, stall: stall, turn: make(chan struct{}, 1)}
 }
 
 // take blocks until a frame of n bytes may be queued, ctx ends, or the
 // peer stalls.
 func (b *peerBudget) take(ctx context.Context, n int64) (sendGrant, error) {
+	select {
+	case b.turn <- struct{}{}:
+	default:
+		select {
+		case b.turn <- struct{}{}:
+		case <-ctx.Done():
+			return sendGrant{}, ctx.Err()
+		}
+	}
+	defer func() { <-b.turn }()
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -101,50 +135,121 @@ func (b *peerBudget) take(ctx context.Context, n int64) (sendGrant, error) {
 		}
 	}()
 	for {
-		b.mu.Lock()
-		var poolFreed <-chan struct{}
-		if b.queued == 0 || b.queued+n <= b.limit {
-			pooled := b.pool.tryTake(n)
-			if pooled || b.queued == 0 {
-				b.queued += n
-				b.mu.Unlock()
-				return sendGrant{n: n, pooled: pooled}, nil
-			}
-			poolFreed = b.pool.waitFreed()
+		g, inLine, drained, ok := b.tryTake(n)
+		if ok {
+			return g, nil
 		}
-		if b.drained == nil {
-			b.drained = make(chan struct{})
+		var granted <-chan struct{}
+		if inLine {
+			granted = b.account.Granted()
 		}
-		drained := b.drained
-		b.mu.Unlock()
-
 		if timer == nil {
 			timer = time.NewTimer(b.stall)
 		}
 		select {
+		case <-granted:
+			return b.granted(g), nil
 		case <-drained:
 			// The peer read something: the stall clock starts again (Go ≥
-			// 1.23 timers drop a stale expiry on Reset).
+			// 1.23 timers drop a stale expiry on Reset), and the reserve
+			// or an empty queue may cover the frame now.
 			timer.Reset(b.stall)
-		case <-poolFreed:
+			if inLine && b.account.Cancel() {
+				return b.granted(g), nil
+			}
 		case <-timer.C:
+			b.leaveLine(inLine, g)
 			return sendGrant{}, errSendStalled
 		case <-ctx.Done():
+			b.leaveLine(inLine, g)
 			return sendGrant{}, ctx.Err()
 		}
 	}
 }
 
+// tryTake queues n bytes if it may now (ok). Otherwise g is the split the
+// frame waits for: inLine when it waits in the pool's line for g.pooled
+// bytes (granted then stands, the split holding while the take keeps its
+// turn), and drained is closed when the peer's queue next drains.
+func (b *peerBudget) tryTake(n int64) (g sendGrant, inLine bool, drained <-chan struct{}, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.reserve == 0 {
+		b.reserve = b.pool.claimReserve()
+	}
+	if b.queued == 0 || b.queued+n <= b.limit {
+		g.n = n
+		g.reserved = min(n, b.reserve-b.reserveUsed)
+		rest := n - g.reserved
+		switch {
+		case rest == 0:
+			ok = true
+		case rest <= b.pool.shared.Limit() && b.account.Take(rest):
+			g.pooled, ok = rest, true
+		case rest <= b.pool.shared.Limit() && b.queued == 0:
+			// In line, but the queue is empty: the overdraft unless the
+			// pool granted the bytes meanwhile.
+			if b.account.Cancel() {
+				g.pooled = rest
+			}
+			ok = true
+		case b.queued == 0:
+			ok = true
+		default:
+			inLine = rest <= b.pool.shared.Limit()
+			if inLine {
+				g.pooled = rest
+			}
+		}
+		if ok {
+			b.queued += n
+			b.reserveUsed += g.reserved
+			return g, false, nil, true
+		}
+	}
+	if b.drained == nil {
+		b.drained = make(chan struct{})
+	}
+	return g, inLine, b.drained, false
+}
+
+// granted queues g, whose pooled bytes the pool has granted.
+func (b *peerBudget) granted(g sendGrant) sendGrant {
+	b.mu.Lock()
+	b.queued += g.n
+	b.reserveUsed += g.reserved
+	b.mu.Unlock()
+	return g
+}
+
+// leaveLine withdraws a take from the pool's line, giving back the bytes
+// if they were granted meanwhile.
+func (b *peerBudget) leaveLine(inLine bool, g sendGrant) {
+	if inLine && b.account.Cancel() {
+		b.pool.shared.Give(g.pooled)
+	}
+}
+
 // give returns a written (or dropped) frame's grant.
 func (b *peerBudget) give(g sendGrant) {
-	if g.pooled {
-		b.pool.give(g.n)
+	if g.pooled > 0 {
+		b.pool.shared.Give(g.pooled)
 	}
 	b.mu.Lock()
 	b.queued -= g.n
+	b.reserveUsed -= g.reserved
 	if b.drained != nil {
 		close(b.drained)
 		b.drained = nil
 	}
 	b.mu.Unlock()
+}
+
+// close returns the peer's reserve once nothing of it is queued (the
+// peer's goroutines have ended and its queue was drained).
+func (b *peerBudget) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.pool.returnReserve(b.reserve)
+	b.reserve = 0
 }

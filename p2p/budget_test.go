@@ -3,60 +3,235 @@ package p2p
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
-// A peer queues up to its own budget while the pool lasts; with its queue
-// empty it may always queue one frame, whatever the pool holds; with
-// frames queued and the pool spent it waits, and goes on when its queue
-// drains.
-func TestPeerBudgetAndPool(t *testing.T) {
-	ctx := context.Background()
-	pool := newSendPool(1000)
-	a := newPeerBudget(pool, 800, time.Hour)
-	b := newPeerBudget(pool, 800, time.Hour)
+// stoppedClock is a service clock standing still: the pool's order
+// follows from the takes alone.
+func stoppedClock() time.Duration { return 0 }
 
-	ga1, err := a.take(ctx, 500)
-	if err != nil || !ga1.pooled {
-		t.Fatalf("first frame: %v pooled %v", err, ga1.pooled)
-	}
-	ga2, err := a.take(ctx, 300)
-	if err != nil || !ga2.pooled || pool.Used() != 800 {
-		t.Fatalf("second frame: %v, pool %d", err, pool.Used())
-	}
-	// b's queue is empty: one frame goes through on overdraft, even a
-	// frame larger than its budget.
-	gb1, err := b.take(ctx, 900)
-	if err != nil || gb1.pooled {
-		t.Fatalf("overdraft frame: %v pooled %v", err, gb1.pooled)
-	}
-	// b has a frame queued and the pool has 200 left: 300 must wait.
+// takeAsync starts b.take(n) and returns where its grant arrives.
+func takeAsync(ctx context.Context, b *peerBudget, n int64) <-chan sendGrant {
 	got := make(chan sendGrant, 1)
 	go func() {
-		g, err := b.take(ctx, 300)
+		g, err := b.take(ctx, n)
 		if err != nil {
-			t.Error(err)
+			g = sendGrant{}
 		}
 		got <- g
 	}()
-	select {
-	case <-got:
-		t.Fatal("frame queued beyond the pool while the peer had frames queued")
-	case <-time.After(50 * time.Millisecond):
+	return got
+}
+
+// mustTake takes n bytes that must be granted at once (the caller knows
+// nothing waits).
+func mustTake(t *testing.T, b *peerBudget, n int64) sendGrant {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // a take that would wait fails instead
+	g, err := b.take(ctx, n)
+	if err != nil {
+		t.Fatalf("take of %d: %v", n, err)
 	}
-	// b's own queue drains: its queue is empty, so the frame goes.
-	b.give(gb1)
-	select {
-	case g := <-got:
-		b.give(g)
-	case <-time.After(ioTimeout):
-		t.Fatal("frame not queued after the peer's queue drained")
+	return g
+}
+
+// The pool of 1,000 for 2 peers: reserves of 250 each (at most a peer's
+// own budget) and 500 shared. A peer's reserve is its own whatever the
+// shared pool holds; beyond it the pool, then with an empty queue the
+// overdraft.
+func TestPeerBudgetReserve(t *testing.T) {
+	tests := []struct {
+		name string
+		// others is what another peer holds of the shared pool.
+		others int64
+		// takes, in order, by one peer whose queue starts empty; want each
+		// one's split: reserved, pooled (the rest is overdraft).
+		takes []int64
+		want  [][2]int64
+	}{
+		{"reserve first, then the pool", 0, []int64{200, 100, 300}, [][2]int64{{200, 0}, {50, 50}, {0, 300}}},
+		{"the reserve while others hold the pool", 500, []int64{100, 100, 50}, [][2]int64{{100, 0}, {100, 0}, {50, 0}}},
+		{"overdraft beyond the reserve when the queue is empty", 500, []int64{400}, [][2]int64{{250, 0}}},
 	}
-	a.give(ga1)
-	a.give(ga2)
-	if pool.Used() != 0 || a.Queued() != 0 || b.Queued() != 0 {
-		t.Fatalf("pool %d, queues %d %d after everything was written", pool.Used(), a.Queued(), b.Queued())
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pool := newSendPool(1000, 2, 800, stoppedClock)
+			other := newPeerBudget(pool, 800, time.Hour)
+			mustTake(t, other, 250) // its reserve
+			if tc.others > 0 {
+				mustTake(t, other, tc.others)
+			}
+			if used := pool.shared.Used(); used != tc.others {
+				t.Fatalf("other peer holds %d of the shared pool, want %d", used, tc.others)
+			}
+			b := newPeerBudget(pool, 800, time.Hour)
+			for i, n := range tc.takes {
+				g := mustTake(t, b, n)
+				if g.n != n || g.reserved != tc.want[i][0] || g.pooled != tc.want[i][1] {
+					t.Fatalf("take %d of %d: %d reserved, %d pooled, want %v", i, n, g.reserved, g.pooled, tc.want[i])
+				}
+			}
+			if pool.shared.Used() > pool.shared.Limit() {
+				t.Fatalf("shared pool %d over its %d", pool.shared.Used(), pool.shared.Limit())
+			}
+		})
+	}
+}
+
+// With frames queued and the reserve and pool spent, a take waits in the
+// pool's line; bytes given back go to the least served waiter, and only
+// as many waiters are woken as the bytes cover. A waiter whose own queue
+// drains is served from its reserve, leaving the line.
+func TestPeerBudgetSharedPoolLine(t *testing.T) {
+	ctx := context.Background()
+	pool := newSendPool(1000, 4, 800, stoppedClock) // reserves of 125, 500 shared
+	greedy, light, holder := newPeerBudget(pool, 800, time.Hour), newPeerBudget(pool, 800, time.Hour), newPeerBudget(pool, 800, time.Hour)
+	// greedy has been served much more of the shared pool than light.
+	gHeld := []sendGrant{mustTake(t, greedy, 125), mustTake(t, greedy, 400)}
+	greedy.give(gHeld[1])
+	gHeld = gHeld[:1]
+	lHeld := []sendGrant{mustTake(t, light, 125), mustTake(t, light, 10)}
+	hHeld := mustTake(t, holder, 125+490) // the rest of the shared pool
+	if pool.shared.Used() != 500 {
+		t.Fatalf("shared pool %d, want it spent", pool.shared.Used())
+	}
+	gWait := takeAsync(ctx, greedy, 100)
+	waitFor(t, "greedy in line", ioTimeout, func() bool { return pool.shared.Waiting() == 1 })
+	lWait := takeAsync(ctx, light, 100)
+	waitFor(t, "light in line", ioTimeout, func() bool { return pool.shared.Waiting() == 2 })
+
+	holder.give(hHeld) // 490 shared come back: both fit
+	for _, w := range []<-chan sendGrant{gWait, lWait} {
+		select {
+		case g := <-w:
+			if g.pooled != 100 {
+				t.Fatalf("granted %+v, want 100 pooled", g)
+			}
+		case <-time.After(testtime.Scale(ioTimeout)):
+			t.Fatal("a waiter was not woken by bytes that cover it")
+		}
+	}
+	// Now the pool holds 10+100+100; a holder takes the rest, and both
+	// ask again: 100 given back covers one, the least served.
+	hHeld = mustTake(t, holder, 125+290)
+	gWait = takeAsync(ctx, greedy, 100)
+	waitFor(t, "greedy in line", ioTimeout, func() bool { return pool.shared.Waiting() == 1 })
+	lWait = takeAsync(ctx, light, 100)
+	waitFor(t, "light in line", ioTimeout, func() bool { return pool.shared.Waiting() == 2 })
+	holder.give(sendGrant{n: 100, pooled: 100})
+	select {
+	case g := <-lWait:
+		if g.pooled != 100 {
+			t.Fatalf("light granted %+v", g)
+		}
+	case <-gWait:
+		t.Fatal("the more served waiter was granted first")
+	case <-time.After(testtime.Scale(ioTimeout)):
+		t.Fatal("no waiter woken")
+	}
+	if pool.shared.Waiting() != 1 {
+		t.Fatalf("%d in line, want greedy still waiting", pool.shared.Waiting())
+	}
+	// greedy's own queue drains (its reserve frame is written): its
+	// reserve now covers the frame, and it leaves the line.
+	greedy.give(gHeld[0])
+	select {
+	case g := <-gWait:
+		if g.reserved != 100 || g.pooled != 0 {
+			t.Fatalf("greedy granted %+v, want its reserve", g)
+		}
+	case <-time.After(testtime.Scale(ioTimeout)):
+		t.Fatal("a drained waiter was not served from its reserve")
+	}
+	if pool.shared.Waiting() != 0 {
+		t.Fatalf("%d still in line", pool.shared.Waiting())
+	}
+	_ = lHeld
+}
+
+// Many peers taking and writing at once: the reserves and the shared pool
+// together never hold more than the send budget beyond one overdraft
+// entry per peer with an empty queue, every take is granted (no wakeup is
+// lost), and everything comes back, reserves included.
+func TestSendPoolBoundUnderLoad(t *testing.T) {
+	const (
+		limit    = 64 << 10
+		peers    = 12
+		maxEntry = 6 << 10
+		rounds   = 300
+	)
+	pool := newSendPool(limit, peers, 16<<10, stoppedClock)
+	var charged, overdraft atomic.Int64
+	var wg sync.WaitGroup
+	budgets := make([]*peerBudget, peers)
+	for i := range peers {
+		b := newPeerBudget(pool, 16<<10, time.Hour)
+		budgets[i] = b
+		queue := make(chan sendGrant, 64)
+		wg.Go(func() { // the writer: writes frames one by one
+			for g := range queue {
+				charged.Add(-(g.reserved + g.pooled))
+				overdraft.Add(-(g.n - g.reserved - g.pooled))
+				b.give(g)
+			}
+		})
+		rng := rand.New(rand.NewPCG(uint64(i), 11))
+		wg.Go(func() { // the handler: queues frames as fast as it can
+			defer close(queue)
+			ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(time.Minute))
+			defer cancel()
+			for range rounds {
+				g, err := b.take(ctx, 1+rng.Int64N(maxEntry))
+				if err != nil {
+					t.Errorf("take: %v (a lost wakeup?)", err)
+					return
+				}
+				if got := charged.Add(g.reserved + g.pooled); got > limit {
+					t.Errorf("%d bytes charged to reserves and pool, budget %d", got, limit)
+				}
+				if got := overdraft.Add(g.n - g.reserved - g.pooled); got > peers*maxEntry {
+					t.Errorf("%d bytes of overdraft, at most %d", got, peers*maxEntry)
+				}
+				queue <- g
+			}
+		})
+	}
+	wg.Wait()
+	for _, b := range budgets {
+		if b.Queued() != 0 {
+			t.Fatalf("a peer has %d queued after everything was written", b.Queued())
+		}
+		b.close()
+	}
+	if pool.shared.Used() != 0 || pool.shared.Waiting() != 0 || pool.reserves.Load() != 0 {
+		t.Fatalf("shared %d, %d waiting, %d reserves held after everything came back", pool.shared.Used(), pool.shared.Waiting(), pool.reserves.Load())
+	}
+}
+
+// Reserves are given to at most MaxPeers peers at once (the peers of
+// freed slots may outlive them); a peer without one claims it at a later
+// take once one is back.
+func TestSendPoolReservesBounded(t *testing.T) {
+	pool := newSendPool(1000, 2, 800, stoppedClock)
+	a, b, c := newPeerBudget(pool, 800, time.Hour), newPeerBudget(pool, 800, time.Hour), newPeerBudget(pool, 800, time.Hour)
+	for _, p := range []*peerBudget{a, b} {
+		p.give(mustTake(t, p, 10))
+	}
+	g := mustTake(t, c, 10)
+	if g.reserved != 0 || g.pooled != 10 {
+		t.Fatalf("third peer of two slots got %+v, want the pool only", g)
+	}
+	c.give(g)
+	a.close()
+	if g := mustTake(t, c, 10); g.reserved != 10 {
+		t.Fatalf("after a reserve came back: %+v, want it reserved", g)
 	}
 }
 
@@ -65,7 +240,7 @@ func TestPeerBudgetAndPool(t *testing.T) {
 func TestPeerBudgetStall(t *testing.T) {
 	ctx := context.Background()
 	const stall = 500 * time.Millisecond
-	pool := newSendPool(1 << 20)
+	pool := newSendPool(1<<20, 125, 100, stoppedClock)
 	p := newPeerBudget(pool, 100, stall)
 	g, _ := p.take(ctx, 100)
 	start := time.Now()

@@ -6,12 +6,8 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 )
 
-// Used returns the bytes currently taken.
-func (p *sendPool) Used() int64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.used
-}
+// Used returns the bytes of the shared pool taken.
+func (p *sendPool) Used() int64 { return p.shared.Used() }
 
 // Queued returns the bytes queued and not yet written.
 func (b *peerBudget) Queued() int64 {

@@ -38,6 +38,17 @@ type outbound struct {
 // size is the bytes the frame takes on the wire (0 until encoded).
 func (o outbound) size() int { return len(o.Frame) + len(o.Payload) }
 
+// cost is what the queued frame holds on the heap, charged to the send
+// budgets: a pooled buffer (Recycle) is charged its capacity, however
+// little of it the frame fills, so that small answers in large pooled
+// buffers cannot hold more than the budgets say.
+func (o outbound) cost() int64 {
+	if o.Recycle != nil {
+		return int64(cap(o.Frame) + len(o.Payload))
+	}
+	return int64(o.size())
+}
+
 // emitFunc queues a response for the peer. It blocks while the peer's send
 // budget is used up and fails when the peer is gone or stalls.
 type emitFunc func(outbound) error

@@ -28,10 +28,10 @@ const (
 	// relayFactor bounds a relayed transaction: the payload, its hex and
 	// the JSON-RPC request carrying it.
 	relayFactor = 5
-	// maxQueueEntry is the largest entry of a send queue: a chunk of
-	// cfilter frames is read until it holds filterChunkBytes, so it is
-	// shorter than that plus the largest frame.
-	maxQueueEntry = filterChunkBytes + maxUnsharedFrame
+	// maxQueueEntry is the largest entry of a send queue, as charged to
+	// the send budgets: a chunk of cfilter frames in a pooled buffer of
+	// chunkCap bytes, or one frame in a buffer of its own.
+	maxQueueEntry = max(chunkCap, maxUnsharedFrame)
 	// peerFixed is the rest a peer holds: a getcfilters answer's block
 	// hashes (1,000 × 32 bytes), its send queue's slots, goroutine stacks.
 	peerFixed = MaxGetCFilters*chainhash.HashSize + sendQueueFrames*80 + 32<<10
@@ -78,7 +78,7 @@ func MemoryBound(cfg Config) int64 {
 		}
 	}
 	perPeer := int64(peerReadBuffer+peerWriteBuffer+decodedFactor*msgread.MaxSmallFrame+
-		filterChunkBytes+peerFixed) + unshared
+		chunkCap+peerFixed) + unshared
 	queued := min(n*max(int64(c.PeerSendBudget), queueEntry), c.SendBudget+n*queueEntry)
 	recv := decodedFactor * c.RecvBudget
 	if c.RelayTx {

@@ -110,7 +110,7 @@ func (p *peer) emit(ctx context.Context) emitFunc {
 			}
 			o.Command, o.Frame = o.Msg.Command(), frame
 		}
-		g, err := p.budget.take(ctx, int64(o.size()))
+		g, err := p.budget.take(ctx, o.cost())
 		if err != nil {
 			return err
 		}

@@ -34,6 +34,9 @@ type Server struct {
 	discouraged *peerpolicy.Discouragement
 	sendPool    *sendPool
 	recvBudget  *semaphore.Weighted
+	// clock is the filter work's and the send pool's service clock,
+	// advanced while Serve runs.
+	clock *peerpolicy.CoarseClock
 
 	mu        sync.Mutex
 	slots     map[uint64]*peerSlot // admitted connections, handshaking included
@@ -48,11 +51,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg = cfg.withDefaults()
 	log := cfg.Log.With().Str("component", "p2p").Logger()
+	clock := peerpolicy.NewCoarseClock()
 	env := &handlerEnv{
 		view:       cfg.View,
 		net:        cfg.Params.Net,
 		stopWait:   cfg.StopHashWait,
-		filterWork: peerpolicy.NewFairQueue(cfg.MaxFilterWork, filterWorkHalfLife, cfg.Now),
+		filterWork: peerpolicy.NewFairQueue(cfg.MaxFilterWork, filterWorkHalfLife, clock.Now),
 		relayWait:  cfg.TxRelayTimeout,
 		relayRate:  peerpolicy.NewSharedBucket(cfg.TxRelayRate, 10*cfg.TxRelayRate),
 		metrics:    cfg.Metrics,
@@ -93,11 +97,16 @@ func New(cfg Config) (*Server, error) {
 		groupKey:    [2]uint64{keys[1], keys[2]},
 		whitelist:   peerpolicy.Whitelist(cfg.Whitelist),
 		discouraged: peerpolicy.NewDiscouragement(cfg.MaxDiscouraged, ttl, keys[3], keys[4]),
-		sendPool:    newSendPool(cfg.SendBudget),
+		sendPool:    newSendPool(cfg.SendBudget, cfg.MaxPeers, cfg.PeerSendBudget, clock.Now),
+		clock:       clock,
 		recvBudget:  semaphore.NewWeighted(cfg.RecvBudget),
 		slots:       make(map[uint64]*peerSlot),
 	}, nil
 }
+
+// serviceClockTick is how often the service clock advances: fine beside
+// the half-lives of filter work and of the send pool.
+const serviceClockTick = time.Millisecond
 
 // randomUint64s returns n random values (keys, nonces).
 func randomUint64s(n int) []uint64 {
@@ -120,6 +129,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer stop()
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	wg.Go(func() { s.clock.Run(ctx, serviceClockTick) })
 	var backoff time.Duration
 	for {
 		conn, err := ln.Accept()
@@ -182,6 +192,9 @@ func (s *Server) admitSafely(ip netip.Addr, st *peerState, cancel context.Cancel
 func (s *Server) servePeer(srvCtx, peerCtx context.Context, p *peer) {
 	defer func() {
 		_ = p.conn.Close()
+		// The reserve before the slot: the peers holding reserves are never
+		// more than the slots.
+		p.budget.close()
 		s.release(p.slot)
 	}()
 	err := p.run(peerCtx)
