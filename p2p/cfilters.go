@@ -190,7 +190,8 @@ func (c *cfilterChunk) fits(filterLen int) bool {
 // add appends the cfilter frame for blockHash carrying filter, whose
 // message checksum is sum: the 24-byte header, then the payload (filter
 // type, block hash, CompactSize length, filter), written in place. The
-// frame must fit (fits); the first frame takes a buffer from the pool.
+// first frame takes a buffer from the pool; a frame that does not fit
+// grows the chunk out of the pool.
 func (c *cfilterChunk) add(net wire.BitcoinNet, blockHash *chainhash.Hash, filter []byte, sum [4]byte) error {
 	if len(filter) > wire.MaxCFilterDataSize {
 		return fmt.Errorf("filter of block %s is %d bytes, over the %d a cfilter carries", blockHash, len(filter), wire.MaxCFilterDataSize)
@@ -198,16 +199,19 @@ func (c *cfilterChunk) add(net wire.BitcoinNet, blockHash *chainhash.Hash, filte
 	prefixLen := wireframe.CFilterPrefixLen(len(filter))
 	payloadLen := prefixLen + len(filter)
 	size := wireframe.HeaderSize + payloadLen
-	if c.frames == nil {
-		if c.pool != nil {
-			c.frames = c.pool.get(size)
-		} else {
-			c.frames = make([]byte, 0, size)
-		}
+	if c.frames == nil && c.pool != nil {
+		c.frames = c.pool.get(size)
 	}
 	at := len(c.frames)
 	if cap(c.frames)-at < size {
-		return fmt.Errorf("cfilter frame of %d bytes past a chunk's %d free", size, cap(c.frames)-at)
+		// Not from the pool, or a frame that does not fit (callers that
+		// ask fits first never get here with frames in the chunk).
+		grown := make([]byte, at, max(chunkCap, at+size))
+		copy(grown, c.frames)
+		if c.pool != nil {
+			c.pool.put(c.frames)
+		}
+		c.frames = grown
 	}
 	c.frames = c.frames[:at+size]
 	frame := c.frames[at:]

@@ -129,7 +129,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer stop()
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Go(func() { s.clock.Run(ctx, serviceClockTick) })
+	s.clock.Start(ctx, serviceClockTick)
 	var backoff time.Duration
 	for {
 		conn, err := ln.Accept()

@@ -2,6 +2,7 @@ package peerpolicy
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -16,11 +17,11 @@ func WallClock(now func() time.Time) Clock {
 	return func() time.Duration { return now().Sub(origin) }
 }
 
-// CoarseClock is a Clock read with one atomic load: Run advances it every
-// tick from the monotonic clock, so a read costs nothing next to a grant
-// while decayed service, whose half-lives are seconds, loses nothing that
-// matters. Until Run starts, and after it returns, the clock stands still.
-// Safe for concurrent use.
+// CoarseClock is a Clock read with one atomic load: Start advances it
+// every tick from the monotonic clock, so a read costs nothing next to a
+// grant while decayed service, whose half-lives are seconds, loses nothing
+// that matters. Until Start, and after its context ends, the clock stands
+// still. Safe for concurrent use.
 type CoarseClock struct {
 	origin  time.Time
 	elapsed atomic.Int64 // nanoseconds since origin
@@ -33,16 +34,27 @@ func NewCoarseClock() *CoarseClock { return &CoarseClock{origin: time.Now()} }
 // tick.
 func (c *CoarseClock) Now() time.Duration { return time.Duration(c.elapsed.Load()) }
 
-// Run advances the clock every tick until ctx ends.
-func (c *CoarseClock) Run(ctx context.Context, tick time.Duration) {
-	t := time.NewTicker(tick)
-	defer t.Stop()
-	for {
-		c.elapsed.Store(int64(time.Since(c.origin)))
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			return
+// Start advances the clock now and every tick until ctx ends, from a
+// timer: no goroutine of its own waits between ticks.
+func (c *CoarseClock) Start(ctx context.Context, tick time.Duration) {
+	c.advance()
+	var mu sync.Mutex // orders the timer's reset against its stop
+	mu.Lock()
+	defer mu.Unlock()
+	var t *time.Timer
+	t = time.AfterFunc(tick, func() {
+		c.advance()
+		mu.Lock()
+		defer mu.Unlock()
+		if ctx.Err() == nil {
+			t.Reset(tick)
 		}
-	}
+	})
+	context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		t.Stop()
+	})
 }
+
+func (c *CoarseClock) advance() { c.elapsed.Store(int64(time.Since(c.origin))) }
