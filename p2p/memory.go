@@ -55,14 +55,16 @@ const (
 
 // MemoryBound returns the most heap the P2P server can hold for its peers
 // under cfg, whatever they send, in bytes: per peer its buffers, a decoded
-// request, a filter chunk read ahead and its largest unshared frame; the
-// answers queued under the send budgets; large frames being decoded under
-// the receive budget; answers being built in the work slots; the block
-// cache, fetches in flight and the upload target's groups; the
-// discouragement list; and, with BIP-37
-// serving, each peer's filter state and the decoded-block cache. The
-// constants above are its terms. It is a worst case that needs every peer
-// to hit every limit at once.
+// request, and the answer it builds before its send budget takes it (a
+// filter chunk read ahead, or its largest unshared frame); the answers
+// queued under the send budgets (the reserves and the shared pool, which
+// add up to SendBudget, and one entry's overdraft per peer); large frames
+// being decoded under the receive budget; answers being built in the work
+// slots; the block cache, fetches in flight and the upload target's
+// groups; the discouragement list; and, with BIP-37 serving, each peer's
+// filter state and the decoded-block cache. The constants above are its
+// terms. It is a worst case that needs every peer to hit every limit at
+// once.
 func MemoryBound(cfg Config) int64 {
 	c := cfg.withDefaults()
 	n := int64(c.MaxPeers)
@@ -77,8 +79,10 @@ func MemoryBound(cfg Config) int64 {
 			bloomBytes += c.Bloom.FilteredBlockCacheBytes + blockproxy.MaxDecodedBlock + wireScriptSlab
 		}
 	}
-	perPeer := int64(peerReadBuffer+peerWriteBuffer+decodedFactor*msgread.MaxSmallFrame+
-		chunkCap+peerFixed) + unshared
+	// A peer builds one answer at a time outside its budget: a chunk of
+	// cfilter frames, at most a chunk buffer or one frame, or another frame.
+	perPeer := int64(peerReadBuffer+peerWriteBuffer+decodedFactor*msgread.MaxSmallFrame+peerFixed) +
+		max(chunkCap, unshared)
 	queued := min(n*max(int64(c.PeerSendBudget), queueEntry), c.SendBudget+n*queueEntry)
 	recv := decodedFactor * c.RecvBudget
 	if c.RelayTx {
