@@ -59,6 +59,7 @@ func TestPeerBudgetReserve(t *testing.T) {
 		{"reserve first, then the pool", 0, []int64{200, 100, 300}, [][2]int64{{200, 0}, {50, 50}, {0, 300}}},
 		{"the reserve while others hold the pool", 500, []int64{100, 100, 50}, [][2]int64{{100, 0}, {100, 0}, {50, 0}}},
 		{"overdraft beyond the reserve when the queue is empty", 500, []int64{400}, [][2]int64{{250, 0}}},
+		{"a frame over the shared pool, the queue empty", 0, []int64{900}, [][2]int64{{250, 0}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -313,19 +313,29 @@ func TestFairQueuePanicReleases(t *testing.T) {
 }
 
 // BenchmarkFairQueue is one uncontended grant and release beside the
-// channel semaphore it replaced, and contended by GOMAXPROCS goroutines.
+// channel semaphore it replaced, and contended by GOMAXPROCS goroutines;
+// uncontended, on the coarse clock the server uses and on a clock read
+// at every release.
 func BenchmarkFairQueue(b *testing.B) {
-	b.Run("fair/uncontended", func(b *testing.B) {
-		q := NewFairQueue(4, time.Second, WallClock(time.Now))
-		s := q.NewShare()
-		ctx := context.Background()
-		for b.Loop() {
-			if err := s.Acquire(ctx); err != nil {
-				b.Fatal(err)
+	coarse := NewCoarseClock()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	coarse.Start(ctx, time.Millisecond)
+	for _, clock := range []struct {
+		name string
+		now  Clock
+	}{{"coarse", coarse.Now}, {"wall", WallClock(time.Now)}} {
+		b.Run("fair/uncontended/"+clock.name, func(b *testing.B) {
+			q := NewFairQueue(4, time.Second, clock.now)
+			s := q.NewShare()
+			for b.Loop() {
+				if err := s.Acquire(ctx); err != nil {
+					b.Fatal(err)
+				}
+				s.Release(16 << 10)
 			}
-			s.Release(16 << 10)
-		}
-	})
+		})
+	}
 	b.Run("chan/uncontended", func(b *testing.B) {
 		sem := make(chan struct{}, 4)
 		for b.Loop() {
@@ -334,7 +344,7 @@ func BenchmarkFairQueue(b *testing.B) {
 		}
 	})
 	b.Run("fair/contended", func(b *testing.B) {
-		q := NewFairQueue(1, time.Second, WallClock(time.Now))
+		q := NewFairQueue(1, time.Second, coarse.Now)
 		b.RunParallel(func(pb *testing.PB) {
 			s := q.NewShare()
 			ctx := context.Background()
