@@ -73,6 +73,15 @@ func (q *FairQueue) NewShare() *Share {
 // Acquire waits for a slot; on nil the caller holds it and must Release
 // it exactly once. An error (ctx's) means no slot is held.
 func (s *Share) Acquire(ctx context.Context) error {
+	q := s.q
+	q.mu.Lock()
+	if q.running < q.slots && len(q.waiting) == 0 {
+		// A free slot and nobody waiting: no turn to take.
+		q.running++
+		q.mu.Unlock()
+		return nil
+	}
+	q.mu.Unlock()
 	select {
 	case s.turn <- struct{}{}:
 	default:
@@ -83,7 +92,6 @@ func (s *Share) Acquire(ctx context.Context) error {
 		}
 	}
 	defer func() { <-s.turn }()
-	q := s.q
 	q.mu.Lock()
 	if q.running < q.slots && len(q.waiting) == 0 {
 		q.running++

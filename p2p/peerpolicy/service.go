@@ -28,6 +28,9 @@ type serviceLedger struct {
 	epoch time.Duration
 	base  int64
 	floor float64
+	// at and scale cache the last charge's half-lives since the epoch and
+	// 2^at: a coarse clock reads the same for many charges.
+	at, scale float64
 }
 
 // serviceKey is one account's decayed service in a serviceLedger.
@@ -64,8 +67,11 @@ func (l *serviceLedger) charge(k *serviceKey, cost float64) (moved bool) {
 		l.floor = math.Ldexp(l.floor, -int(shift))
 		moved = true
 	}
+	if at != l.at || l.scale == 0 {
+		l.at, l.scale = at, math.Exp2(at)
+	}
 	l.rescale(k)
-	k.key += cost * math.Exp2(at)
+	k.key += cost * l.scale
 	return moved
 }
 
