@@ -64,6 +64,9 @@ type bulkFile struct {
 	itemSize int
 	chunk    uint32
 	read     func(v ChainReader, a, b uint32, prev chainhash.Hash, dst []byte) ([]byte, chainhash.Hash, error)
+	// endCommit returns what the ETag commits to besides the end block's
+	// hash; nil: the filter header at end.
+	endCommit func(v ChainReader, end uint32) (chainhash.Hash, error)
 }
 
 var (
@@ -126,10 +129,22 @@ func readFilters(v ChainReader, a, b uint32, prev chainhash.Hash, dst []byte) ([
 	return dst, last, nil
 }
 
+// endFilterHeader is the filter header at end, what a bulk file's ETag
+// commits to besides the end block's hash.
+func endFilterHeader(v ChainReader, end uint32) (chainhash.Hash, error) {
+	fhs, err := v.FilterHeadersByHeight(end, end)
+	if err != nil {
+		return chainhash.Hash{}, err
+	}
+	return fhs[0], nil
+}
+
 // bulkFileOf returns the file a bulk target names; start is the first
 // height of its range.
 func (s *Server) bulkFileOf(t target, start uint32) bulkFile {
 	switch t.route {
+	case routeSPTweaks, routeSPFiles:
+		return s.spFile(t, start)
 	case routeBulkHeaders:
 		return headersFile
 	case routeBulkFilterHeaders:
@@ -196,7 +211,11 @@ func (s *Server) serveBulkFile(w *minRateWriter, r *http.Request, t target) {
 	sendsBody := r.Method != http.MethodHead
 	err := s.view.Read(func(v ChainReader) error {
 		tip, have := v.Tip()
-		b.start, b.end, b.final, b.refusal = bulkRange(t, tip, have, s.cfg.ReorgSafetyDepth)
+		if t.route == routeSPTweaks || t.route == routeSPFiles {
+			b.start, b.end, b.final, b.refusal = s.spRange(t, tip, have)
+		} else {
+			b.start, b.end, b.final, b.refusal = bulkRange(t, tip, have, s.cfg.ReorgSafetyDepth)
+		}
 		if b.refusal != "" {
 			return nil
 		}
@@ -205,11 +224,15 @@ func (s *Server) serveBulkFile(w *minRateWriter, r *http.Request, t target) {
 		if b.endHash, err = v.HashAt(b.end); err != nil {
 			return err
 		}
-		endFH, err := v.FilterHeadersByHeight(b.end, b.end)
+		endCommit := endFilterHeader
+		if f.endCommit != nil {
+			endCommit = f.endCommit
+		}
+		commit, err := endCommit(v, b.end)
 		if err != nil {
 			return err
 		}
-		b.etag = bulkETag(f.kind, b.start, b.end, b.endHash, endFH[0])
+		b.etag = bulkETag(f.kind, b.start, b.end, b.endHash, commit)
 		if !sendsBody || notModified(r, etagValue(b.etag, b.final)) {
 			return nil
 		}
@@ -313,6 +336,12 @@ func (s *Server) serveBulkIndex(w http.ResponseWriter) {
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(append(body, '\n'))
 }
+
+// Content types of the bulk files and the JSON answers.
+const (
+	ctBinary = "application/octet-stream"
+	ctJSON   = "application/json"
+)
 
 // writeText sends a short text/plain answer.
 func writeText(w http.ResponseWriter, status int, msg string) {

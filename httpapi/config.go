@@ -112,6 +112,10 @@ type Config struct {
 	// Status supplies the daemon's part of GET /status (status.go); nil
 	// serves the store's and the metrics' part only.
 	Status StatusFunc
+
+	// SilentPayments is the silent-payment index served under /sp/ and
+	// /blindbit/ (spserve.go, blindbit.go); nil answers those 404.
+	SilentPayments SPIndex
 }
 
 // withDefaults returns cfg with zero fields set to the defaults, or an

@@ -22,22 +22,25 @@
 //
 // Endpoints (route labels in route.go):
 //
-//	/rest/blockfilter/basic/<hash>.<bin|hex|json>           corerest.go
-//	/rest/blockfilterheaders/basic/<hash>.<bin|hex|json>    corerest.go
-//	/rest/headers/<hash>.<bin|hex>                          coreheaders.go
-//	/rest/blockhashbyheight/<height>.<bin|hex|json>         coreheaders.go
+//	/rest/blockfilter/basic/<hash>.<bin|hex|json>           corerest/filter.go
+//	/rest/blockfilterheaders/basic/<hash>.<bin|hex|json>    corerest/filter.go
+//	/rest/headers/<hash>.<bin|hex>                          corerest/headers.go
+//	/rest/blockhashbyheight/<height>.<bin|hex|json>         corerest/headers.go
 //	/bulk/index.json, /bulk/{headers,filterheaders}/<start>-<end>.bin,
 //	/bulk/filters/<start>.bin                               bulk.go
 //	/bulk/neutrino/{blockheaders,filterheaders}[/<start>-<end>].bin   neutrino.go
+//	/sp/tweaks/<dust>/<start>, /sp/{tweakdata,filters,headers}/<start>,
+//	/sp/checkpoints (silent payments)                       spserve.go
+//	/blindbit/… (BlindBit Oracle v1 JSON)                   blindbit.go
 //	/healthz, /readyz                                       health.go
 //	/status                                                 status.go
 //	/metrics                                                the Metrics' Handler
 //
-// The /rest/ endpoints answer with Core's paths, formats, limits, status
-// codes and error texts (src/rest.cpp, checked byte for byte against
-// recorded responses), POST like GET, and libevent's empty 404 for other
-// /rest/ paths. The one deliberate difference: /rest/headers' .json form
-// needs data cfindexd does not keep and is answered 404.
+// The /rest/ endpoints are package corerest's: it parses their targets and
+// writes Core's answers (paths, formats, limits, status codes and error
+// texts of src/rest.cpp, checked byte for byte against recorded responses)
+// from the view as restchain.go adapts it; this package routes, bounds and
+// counts them like every other request, and answers POST like GET there.
 //
 // Every client may be hostile, so the server bounds what one can hold:
 // connections in total and per address (conngate.go; over a cap one is

@@ -20,16 +20,23 @@ const (
 	largestFilter = wire.MaxCFilterDataSize
 	// headerAnswer is the largest headers answer: 2,000 decoded headers
 	// and their serialization (the hex and JSON forms are encoded as they
-	// are written, corebody.go).
+	// are written, corerest/body.go).
 	headerAnswer = MaxRange * (int(unsafe.Sizeof(wire.BlockHeader{})) + blockHeaderSize)
 	// largestAnswer is the most one request's answer holds while a slow
 	// client reads it: a block filter with its 38-byte prefix, or 2,000
 	// headers.
 	largestAnswer = max(largestFilter+64, headerAnswer)
+	// spBlockBound is the most one block's silent-payment data holds
+	// while it is served: a block of 4,000,000 weight units holds at most
+	// 10,638 transactions with an input and a taproot output (376 units
+	// each at least), each a tweak data record (at most 47 bytes), parsed
+	// (48) and in BlindBit's hex JSON (70).
+	spBlockBound = 4_000_000 / 376 * (47 + 48 + 70)
 	// bulkChunk is what one bulk download holds: a chunk of filtersChunk
 	// filters read from the store and the same appended to the file's
-	// buffer (2,000 headers or filter headers are far less).
-	bulkChunk = 2 * filtersChunk * (largestFilter + 9)
+	// buffer, or a chunk of spChunk blocks of silent-payment data, read and
+	// appended (2,000 headers or filter headers are far less).
+	bulkChunk = max(2*filtersChunk*(largestFilter+9), 2*spChunk*spBlockBound)
 )
 
 // MemoryBound returns the most heap the HTTP server can hold under cfg,

@@ -20,6 +20,7 @@ import (
 	"github.com/cfindexd/cfindexd/internal/testtime"
 	"github.com/cfindexd/cfindexd/internal/wirescan"
 	"github.com/cfindexd/cfindexd/store"
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // TestRESTNeverFailsWhileBlocksCommit polls every REST and bulk route for
@@ -204,7 +205,9 @@ func pollOnce(ctx context.Context, c *http.Client, base string, chain []BlockRec
 			return false, fmt.Errorf("%s: %d bytes, want filter header %s first", url, len(b), rec.FilterHeader)
 		}
 	case 2:
-		if !bytes.Equal(b, append(blockFilterPrefix(rec.Hash, rec.Filter), rec.Filter...)) {
+		prefix := make([]byte, wireframe.CFilterPrefixLen(len(rec.Filter)))
+		wireframe.PutCFilterPrefix(prefix, &rec.Hash, len(rec.Filter))
+		if !bytes.Equal(b, append(prefix, rec.Filter...)) {
 			return false, fmt.Errorf("%s: wrong filter", url)
 		}
 	case 3:

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/cfindexd/cfindexd/httpapi/corerest"
 )
 
 // route names one endpoint; its String is the "route" label of the HTTP
@@ -28,6 +30,10 @@ const (
 	routeHealthz
 	routeReadyz
 	routeStatus
+	routeSPTweaks
+	routeSPFiles
+	routeSPCheckpoints
+	routeBlindBit
 )
 
 var routeNames = [...]string{
@@ -48,6 +54,10 @@ var routeNames = [...]string{
 	routeHealthz:               "healthz",
 	routeReadyz:                "readyz",
 	routeStatus:                "status",
+	routeSPTweaks:              "sp_tweaks",
+	routeSPFiles:               "sp_files",
+	routeSPCheckpoints:         "sp_checkpoints",
+	routeBlindBit:              "blindbit",
 }
 
 func (r route) String() string { return routeNames[r] }
@@ -84,6 +94,21 @@ func (r route) isREST() bool {
 	return false
 }
 
+// restRoute is the route of a Core REST endpoint.
+func restRoute(e corerest.Endpoint) route {
+	switch e {
+	case corerest.BlockFilter:
+		return routeBlockFilter
+	case corerest.BlockFilterHeaders:
+		return routeBlockFilterHeaders
+	case corerest.Headers:
+		return routeHeaders
+	case corerest.BlockHashByHeight:
+		return routeBlockHashByHeight
+	}
+	return routeRESTUnknown
+}
+
 // BulkInterval is the alignment and the maximum length of the bulk header,
 // filter-header and filter files.
 const BulkInterval = 2000
@@ -91,12 +116,13 @@ const BulkInterval = 2000
 // target is a parsed request target.
 type target struct {
 	route route
-	core  coreRequest // the Core-compatible /rest/ routes
+	rest  corerest.Request // the Core-compatible /rest/ routes
 	// Bulk ranges, inclusive. ranged is false for the whole-chain neutrino
 	// files and for /bulk/filters/<start>.bin, whose end depends on the tip.
 	start, end uint32
 	ranged     bool
 	badReason  string // routeBulkBad
+	sp         spTarget
 }
 
 // parseTarget maps an escaped request path and its raw query to a target.
@@ -104,19 +130,16 @@ type target struct {
 // malformed parameters are carried in the target for the handler to
 // answer. It is pure, so FuzzParsePath can drive it.
 func parseTarget(path, rawQuery string) target {
+	if req, ok := corerest.Parse(path, rawQuery); ok {
+		return target{route: restRoute(req.Endpoint), rest: req}
+	}
 	switch {
-	case strings.HasPrefix(path, prefixBlockFilter):
-		return target{route: routeBlockFilter, core: parseCoreFilter(path[len(prefixBlockFilter):])}
-	case strings.HasPrefix(path, prefixBlockFilterHeaders):
-		return target{route: routeBlockFilterHeaders, core: parseCoreFilterHeaders(path[len(prefixBlockFilterHeaders):], rawQuery)}
-	case strings.HasPrefix(path, prefixHeaders):
-		return target{route: routeHeaders, core: parseCoreHeaders(path[len(prefixHeaders):], rawQuery)}
-	case strings.HasPrefix(path, prefixBlockHashByHeight):
-		return target{route: routeBlockHashByHeight, core: parseCoreHeight(path[len(prefixBlockHashByHeight):])}
-	case strings.HasPrefix(path, "/rest/"):
-		return target{route: routeRESTUnknown}
 	case strings.HasPrefix(path, "/bulk/"):
 		return parseBulk(path[len("/bulk/"):])
+	case strings.HasPrefix(path, "/sp/"):
+		return parseSP(path[len("/sp/"):])
+	case strings.HasPrefix(path, blindBitPrefix):
+		return parseBlindBit(path[len(blindBitPrefix):], rawQuery)
 	}
 	switch path {
 	case "/metrics":

@@ -10,7 +10,7 @@ import (
 // route is covered.
 func TestRouteCodes(t *testing.T) {
 	chain := synthChain(t, 120, 7)
-	s := newTestServer(t, synthView(t, chain), Config{})
+	s := newTestServer(t, synthView(t, chain), Config{SilentPayments: newFakeSP(chain, 1, 5)})
 	h := s.Handler()
 	hash := chain[5].Hash.String()
 	requests := map[string]string{
@@ -31,6 +31,10 @@ func TestRouteCodes(t *testing.T) {
 		"healthz":                     "/healthz",
 		"readyz":                      "/readyz",
 		"status":                      "/status",
+		"sp_tweaks":                   "/sp/tweaks/600/0",
+		"sp_files":                    "/sp/headers/0",
+		"sp_checkpoints":              "/sp/checkpoints",
+		"blindbit":                    "/blindbit/tweaks/5?dustLimit=1000",
 	}
 	s.testMetrics().NodeTip(120, chain[120].Header.Timestamp)
 	s.testMetrics().NodeReachable(nil)

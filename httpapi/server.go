@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/cfindexd/cfindexd/httpapi/corerest"
 )
 
 // Server is the HTTP server: Core-compatible REST filter endpoints, bulk
@@ -143,26 +145,19 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch t.route {
-	case routeBlockFilter:
-		s.serveCoreFilter(body, t.core)
-	case routeBlockFilterHeaders:
-		s.serveCoreFilterHeaders(body, t.core)
-	case routeHeaders:
-		s.serveCoreHeaders(body, t.core)
-	case routeBlockHashByHeight:
-		s.serveCoreHashByHeight(body, t.core)
-	case routeRESTUnknown:
-		// libevent's empty 404 for a path no REST handler claims.
-		body.Header().Set("Content-Type", ctUnknownEndpoint)
-		body.Header().Set("Content-Length", "0")
-		body.WriteHeader(http.StatusNotFound)
+	case routeBlockFilter, routeBlockFilterHeaders, routeHeaders, routeBlockHashByHeight, routeRESTUnknown:
+		corerest.Serve(body, t.rest, restChain{s.view}, s.internalError)
 	case routeBulkIndex:
 		s.serveBulkIndex(body)
 	case routeBulkHeaders, routeBulkFilterHeaders, routeBulkFilters, routeNeutrinoBlockHeaders, routeNeutrinoFilterHeaders:
 		// Public chain data: let browser wallets fetch it cross-origin.
 		body.Header().Set("Access-Control-Allow-Origin", "*")
 		bulk = true
-		s.serveBulkRoute(body, r, t, began)
+		s.serveBulkRoute(body, r, began, func() { s.serveBulkFile(body, r, t) })
+	case routeSPTweaks, routeSPFiles, routeSPCheckpoints, routeBlindBit:
+		body.Header().Set("Access-Control-Allow-Origin", "*")
+		bulk = true
+		s.serveSPRoute(body, r, t, began)
 	case routeBulkBad:
 		writeText(body, http.StatusBadRequest, t.badReason)
 	case routeMetrics:
@@ -178,10 +173,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serveBulkRoute takes a bulk slot (or answers 503) and serves the file
-// under BulkWriteTimeout instead of WriteTimeout. If a newcomer takes the
+// serveBulkRoute takes a bulk slot (or answers 503) and runs serve, a bulk
+// or silent-payment answer, under BulkWriteTimeout instead of WriteTimeout. If a newcomer takes the
 // slot over (bulkSlots), the download is cut off.
-func (s *Server) serveBulkRoute(w *minRateWriter, r *http.Request, t target, began time.Time) {
+func (s *Server) serveBulkRoute(w *minRateWriter, r *http.Request, began time.Time, serve func()) {
 	release, refused := s.bulkSlots.acquire(clientKeyOf(r.RemoteAddr), func() {
 		s.log.Debug().Str("client", r.RemoteAddr).Msg("bulk download cut off: its slot was taken over by a client of a network holding fewer slots")
 		w.cut()
@@ -198,7 +193,7 @@ func (s *Server) serveBulkRoute(w *minRateWriter, r *http.Request, t target, beg
 	}
 	defer release()
 	w.hardDeadline = began.Add(s.cfg.BulkWriteTimeout)
-	s.serveBulkFile(w, r, t)
+	serve()
 }
 
 // serveMetrics refreshes the gauges read from the store, then serves the

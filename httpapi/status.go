@@ -18,6 +18,8 @@ type DaemonStatus struct {
 	Node      NodeStatus
 	// Peers is the number of P2P light clients past the handshake.
 	Peers int
+	// Transports are the P2P peers and bytes by transport (v1, v2).
+	Transports []TransportStatus
 	// StorePath is the store's file.
 	StorePath string
 }
@@ -40,6 +42,15 @@ type NodeStatus struct {
 	Error string `json:"error,omitempty"`
 }
 
+// TransportStatus is one P2P transport's peers and bytes so far: v1
+// (plaintext) or v2 (BIP-324, encrypted).
+type TransportStatus struct {
+	Transport     string `json:"transport"`
+	Peers         int    `json:"peers"`
+	BytesReceived int64  `json:"bytes_received"`
+	BytesSent     int64  `json:"bytes_sent"`
+}
+
 // StatusReport is the JSON body of GET /status.
 type StatusReport struct {
 	Version       string     `json:"version"`
@@ -57,10 +68,13 @@ type StatusReport struct {
 	NodeHeight *int64 `json:"node_height,omitempty"`
 	// ProgressPct is (indexed height + 1) / (node height + 1) in percent,
 	// at most 100; absent while either is unknown.
-	ProgressPct    *float64 `json:"progress_pct,omitempty"`
-	Peers          int      `json:"peers"`
-	StorePath      string   `json:"store_path"`
-	StoreSizeBytes int64    `json:"store_size_bytes"`
+	ProgressPct *float64 `json:"progress_pct,omitempty"`
+	Peers       int      `json:"peers"`
+	// Transports splits Peers (and the bytes exchanged) by transport;
+	// absent without a P2P server.
+	Transports     []TransportStatus `json:"transports,omitempty"`
+	StorePath      string            `json:"store_path"`
+	StoreSizeBytes int64             `json:"store_size_bytes"`
 }
 
 // StatusFunc returns the daemon's part of /status; it must be fast and
@@ -82,6 +96,7 @@ func (s *Server) status(now time.Time) StatusReport {
 		Chain:          d.Chain,
 		Node:           d.Node,
 		Peers:          d.Peers,
+		Transports:     d.Transports,
 		StorePath:      d.StorePath,
 		StoreSizeBytes: s.view.SizeBytes(),
 	}

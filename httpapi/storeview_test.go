@@ -71,14 +71,19 @@ func (v storeChainReader) Headers(start, end uint32) ([]wire.BlockHeader, error)
 
 func (v storeChainReader) FilterByHash(hash chainhash.Hash) (BlockRecord, bool, error) {
 	rec, active, err := v.r.FilterByHash(hash)
-	return BlockRecord(rec), active, notFound(err)
+	return fromStore(rec), active, notFound(err)
+}
+
+// fromStore is the part of a store record httpapi serves.
+func fromStore(r store.BlockRecord) BlockRecord {
+	return BlockRecord{Height: r.Height, Hash: r.Hash, Header: r.Header, Filter: r.Filter, FilterHeader: r.FilterHeader, FilterHash: r.FilterHash}
 }
 
 func (v storeChainReader) FiltersByHeight(start, end uint32) ([]BlockRecord, error) {
 	recs, err := v.r.FiltersByHeight(start, end)
 	out := make([]BlockRecord, len(recs))
 	for i, r := range recs {
-		out[i] = BlockRecord(r)
+		out[i] = fromStore(r)
 	}
 	return out, notFound(err)
 }
@@ -92,7 +97,7 @@ func (v storeChainReader) FilterHeadersByHeight(start, end uint32) ([]chainhash.
 func storeRecords(recs []BlockRecord) []store.BlockRecord {
 	out := make([]store.BlockRecord, len(recs))
 	for i, r := range recs {
-		out[i] = store.BlockRecord(r)
+		out[i] = store.BlockRecord{Height: r.Height, Hash: r.Hash, Header: r.Header, Filter: r.Filter, FilterHeader: r.FilterHeader, FilterHash: r.FilterHash}
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/nodeclient"
 	"github.com/cfindexd/cfindexd/store"
+	"github.com/cfindexd/cfindexd/store/spindex"
 )
 
 // Node is what the follower asks of the node besides blocks.
@@ -123,6 +124,12 @@ type Config struct {
 	// chain, so light clients never see the announced tip lose work while
 	// the node is in the middle of a reorg. Negative: follow at once.
 	ReorgSettle time.Duration
+
+	// SilentPayments, if set and enabled, is the store's silent-payment
+	// index: the follower builds each block's entry in the same pass as
+	// its filter and commits it with the filter whenever the index's
+	// frontier has reached the block; SPBackfill covers the rest.
+	SilentPayments *spindex.Index
 }
 
 // Defaults of the reorg keys of Config.

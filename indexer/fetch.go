@@ -68,7 +68,7 @@ func (s *runSizer) next(maxRun int) int {
 }
 
 // fetchRun fetches and filters the blocks of job, appending them to dst.
-func (f *Follower) fetchRun(ctx context.Context, b *gcs.BasicBuilder, runner runSource, sizer *runSizer, job fetchJob, dst []fetched) ([]fetched, error) {
+func (f *Follower) fetchRun(ctx context.Context, b *blockBuilders, runner runSource, sizer *runSizer, job fetchJob, dst []fetched) ([]fetched, error) {
 	if runner == nil || len(job.hashes) == 0 {
 		for i := range job.n {
 			one := fetchJob{height: job.height + i}
@@ -103,9 +103,13 @@ func (f *Follower) fetchRun(ctx context.Context, b *gcs.BasicBuilder, runner run
 			if fb.Hash != job.hashes[done+i] {
 				return dst, fmt.Errorf("fetch block %s (height %d): source returned block %s", job.hashes[done+i], h, fb.Hash)
 			}
-			b.Reset()
-			gcs.AddBasicScripts(b, fb.OutputScripts, fb.PrevScripts)
-			dst = append(dst, f.record(b, h, fb.Hash, fb.Header))
+			b.filter.Reset()
+			gcs.AddBasicScripts(&b.filter, fb.OutputScripts, fb.PrevScripts)
+			r := f.record(&b.filter, h, fb.Hash, fb.Header)
+			if r.sp, err = b.buildSP(h, fb.Raw, fb.PrevScripts); err != nil {
+				return dst, err
+			}
+			dst = append(dst, r)
 		}
 		done += len(blocks)
 	}
@@ -154,7 +158,7 @@ func blockHashes(ctx context.Context, node hashLister, first, n uint32) ([]chain
 }
 
 // fetchOne fetches and filters the block of job.
-func (f *Follower) fetchOne(ctx context.Context, b *gcs.BasicBuilder, job fetchJob) (fetched, error) {
+func (f *Follower) fetchOne(ctx context.Context, b *blockBuilders, job fetchJob) (fetched, error) {
 	h, hash := job.height, job.hash
 	if !job.hashKnown {
 		var err error
@@ -171,15 +175,18 @@ func (f *Follower) fetchOne(ctx context.Context, b *gcs.BasicBuilder, job fetchJ
 
 // filterBlock builds the filter of block, fetched as the block at height h
 // with the given hash.
-func (f *Follower) filterBlock(b *gcs.BasicBuilder, h uint32, hash chainhash.Hash, block *wire.MsgBlock, prevScripts [][]byte) (fetched, error) {
+func (f *Follower) filterBlock(b *blockBuilders, h uint32, hash chainhash.Hash, block *wire.MsgBlock, prevScripts [][]byte) (fetched, error) {
 	if got := block.BlockHash(); got != hash {
 		return fetched{}, fmt.Errorf("fetch block %s (height %d): node returned block %s", hash, h, got)
 	}
-	b.Reset()
-	if err := gcs.AddBasicElements(b, block, prevScripts); err != nil {
+	b.filter.Reset()
+	if err := gcs.AddBasicElements(&b.filter, block, prevScripts); err != nil {
 		return fetched{}, fmt.Errorf("block %s (height %d): %w", hash, h, err)
 	}
-	return f.record(b, h, hash, block.Header), nil
+	r := f.record(&b.filter, h, hash, block.Header)
+	var err error
+	r.sp, err = b.buildSPMsg(h, block, prevScripts)
+	return r, err
 }
 
 // record builds the filter of the elements in b for the block at height h

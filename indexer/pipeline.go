@@ -11,9 +11,9 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/cfindexd/cfindexd/gcs"
 	"github.com/cfindexd/cfindexd/headers"
 	"github.com/cfindexd/cfindexd/prevouts"
+	"github.com/cfindexd/cfindexd/silentpay"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -22,6 +22,8 @@ import (
 type fetched struct {
 	rec      store.BlockRecord
 	elements int
+	// sp is the block's silent-payment data when the round builds it.
+	sp *silentpay.Block
 }
 
 // pendingReorg is a switch to another branch that the round has found but
@@ -61,6 +63,10 @@ func (f *Follower) fetchRange(ctx context.Context, start, end uint32, reorg *pen
 		runner = nil
 	}
 	sizer := &runSizer{}
+	plan, err := f.planSP(start, reorg)
+	if err != nil {
+		return err
+	}
 	var order *prevouts.RunOrder
 	if runner != nil {
 		order = prevouts.NewRunOrder()
@@ -134,7 +140,7 @@ func (f *Follower) fetchRange(ctx context.Context, start, end uint32, reorg *pen
 	for range f.cfg.Workers {
 		workers.Add(1)
 		work := f.recovering("fetch worker", func() error {
-			var b gcs.BasicBuilder
+			b := blockBuilders{spOn: plan.on, spFrom: plan.from}
 			var run []fetched
 			for job := range jobs {
 				var err error
@@ -162,9 +168,9 @@ func (f *Follower) fetchRange(ctx context.Context, start, end uint32, reorg *pen
 		return nil
 	})
 	g.Go(f.recovering("committer", func() error {
-		return f.commitInOrder(ctx, gctx, start, end, reorg, results, tokens, workersDone)
+		return f.commitInOrder(ctx, gctx, start, end, reorg, &plan, results, tokens, workersDone)
 	}))
-	err := g.Wait()
+	err = g.Wait()
 	if errors.Is(err, errLinkBroken) {
 		f.log.Info().Err(err).Msg("node changed its chain during the round; starting over")
 		return nil
@@ -187,7 +193,7 @@ func (f *Follower) fetchRange(ctx context.Context, start, end uint32, reorg *pen
 // Settled (the node stayed on its chain for the settle time). Until that
 // commit nothing is written, and a shutdown or a broken link drops the
 // fetched blocks; the next round finds the fork again.
-func (f *Follower) commitInOrder(ctx, gctx context.Context, start, end uint32, reorg *pendingReorg, results <-chan fetched, tokens <-chan struct{}, workersDone <-chan struct{}) error {
+func (f *Follower) commitInOrder(ctx, gctx context.Context, start, end uint32, reorg *pendingReorg, plan *spPlan, results <-chan fetched, tokens <-chan struct{}, workersDone <-chan struct{}) error {
 	tip, have := f.store.Tip()
 	prevHash, prevFilterHeader := tip.Hash, tip.FilterHeader
 	if !have {
@@ -315,6 +321,7 @@ func (f *Follower) commitInOrder(ctx, gctx context.Context, start, end uint32, r
 				return fmt.Errorf("%w: block %s at height %d builds on %s, expected %s", errLinkBroken, r.rec.Hash, next, r.rec.Header.PrevBlock, prevHash)
 			}
 			r.rec.FilterHeader = headers.FilterHeader(r.rec.Filter, prevFilterHeader)
+			plan.attach(&r)
 			prevHash, prevFilterHeader = r.rec.Hash, r.rec.FilterHeader
 			if reorg != nil {
 				addWork(newWork, &r.rec.Header)

@@ -5,8 +5,6 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
-
-	"github.com/cfindexd/cfindexd/gcs"
 )
 
 // RebuildBlock fetches the block hash, at height, from the node again and
@@ -15,7 +13,7 @@ import (
 // the caller checks both against the stored chains (store.Repair). It may
 // run alongside Run.
 func (f *Follower) RebuildBlock(ctx context.Context, height uint32, hash chainhash.Hash) (wire.BlockHeader, []byte, error) {
-	var b gcs.BasicBuilder
+	var b blockBuilders
 	r, err := f.fetchOne(ctx, &b, fetchJob{height: height, hash: hash, hashKnown: true})
 	if err != nil {
 		return wire.BlockHeader{}, nil, err

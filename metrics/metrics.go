@@ -55,6 +55,7 @@ type Metrics struct {
 	p2pSentBytes  *prometheus.CounterVec
 	p2pDisconnect *prometheus.CounterVec
 	p2pDefences   p2pDefenceMetrics
+	transport     *transportMetrics
 	httpRequests  *prometheus.CounterVec
 	httpDuration  *prometheus.HistogramVec
 	errors        *prometheus.CounterVec
@@ -69,6 +70,7 @@ type Metrics struct {
 	// checked: stored values failing their checksum, and their repairs
 	// (store.go).
 	checked checkedMetrics
+	sp      spMetrics
 
 	nodeTip     atomic.Int64 // -1 until the first NodeTip
 	nodeTipTime atomic.Int64 // Unix seconds of the node's tip block; valid once nodeTip >= 0
@@ -172,10 +174,12 @@ func New() *Metrics {
 
 	m.newP2PMetrics(cv, g)
 	m.p2pDefences = newP2PDefenceMetrics(c, cv)
+	m.transport = newTransportMetrics(m.reg)
 
 	m.limits = newLimitMetrics(m.reg)
 	m.bloom = newBloomMetrics(m.reg)
 	m.checked = newCheckedMetrics(m.reg)
+	m.sp = newSPMetrics(m.reg)
 
 	m.serve = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 	return m

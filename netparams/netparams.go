@@ -35,6 +35,10 @@ type Network struct {
 	P2PPort int
 	// HTTPPort is cfindexd's default HTTP port.
 	HTTPPort int
+	// SilentPaymentsStart is the first height of the silent-payment index
+	// (docs/silent-payments.md): taproot's activation where block-dn starts
+	// its tweak files (mainnet 709,632, testnet3 2,011,968), 1 elsewhere.
+	SilentPaymentsStart uint32
 }
 
 // List returns every network cfindexd can follow, main first, then the
@@ -43,12 +47,12 @@ type Network struct {
 // mutate it.
 func List() []Network {
 	nets := []Network{
-		{Name: "main", Params: &chaincfg.MainNetParams, RPCPort: 8332, BtcdRPCPort: 8334, CookieSubdir: "", P2PPort: 8383, HTTPPort: 8384},
-		{Name: "test", Params: &chaincfg.TestNet3Params, RPCPort: 18332, BtcdRPCPort: 18334, CookieSubdir: "testnet3", P2PPort: 18383, HTTPPort: 18384},
-		{Name: "testnet4", Params: &chaincfg.TestNet4Params, RPCPort: 48332, BtcdRPCPort: 48334, CookieSubdir: "testnet4", P2PPort: 48383, HTTPPort: 48384},
-		{Name: "signet", Params: &chaincfg.SigNetParams, RPCPort: 38332, BtcdRPCPort: 38332, CookieSubdir: "signet", P2PPort: 38383, HTTPPort: 38384},
-		{Name: "regtest", Params: &chaincfg.RegressionNetParams, RPCPort: 18443, BtcdRPCPort: 18334, CookieSubdir: "regtest", P2PPort: 18484, HTTPPort: 18485},
-		{Name: "simnet", Params: &chaincfg.SimNetParams, RPCPort: 18556, BtcdRPCPort: 18556, CookieSubdir: "simnet", P2PPort: 18585, HTTPPort: 18586},
+		{Name: "main", Params: &chaincfg.MainNetParams, RPCPort: 8332, BtcdRPCPort: 8334, CookieSubdir: "", P2PPort: 8383, HTTPPort: 8384, SilentPaymentsStart: 709632},
+		{Name: "test", Params: &chaincfg.TestNet3Params, RPCPort: 18332, BtcdRPCPort: 18334, CookieSubdir: "testnet3", P2PPort: 18383, HTTPPort: 18384, SilentPaymentsStart: 2011968},
+		{Name: "testnet4", Params: &chaincfg.TestNet4Params, RPCPort: 48332, BtcdRPCPort: 48334, CookieSubdir: "testnet4", P2PPort: 48383, HTTPPort: 48384, SilentPaymentsStart: 1},
+		{Name: "signet", Params: &chaincfg.SigNetParams, RPCPort: 38332, BtcdRPCPort: 38332, CookieSubdir: "signet", P2PPort: 38383, HTTPPort: 38384, SilentPaymentsStart: 1},
+		{Name: "regtest", Params: &chaincfg.RegressionNetParams, RPCPort: 18443, BtcdRPCPort: 18334, CookieSubdir: "regtest", P2PPort: 18484, HTTPPort: 18485, SilentPaymentsStart: 1},
+		{Name: "simnet", Params: &chaincfg.SimNetParams, RPCPort: 18556, BtcdRPCPort: 18556, CookieSubdir: "simnet", P2PPort: 18585, HTTPPort: 18586, SilentPaymentsStart: 1},
 	}
 	for i := range nets {
 		nets[i].NodeP2PPort = nets[i].Params.DefaultPort

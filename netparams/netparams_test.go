@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/btcsuite/btcd/chaincfg/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 )
 
@@ -82,5 +83,25 @@ func TestByMagic(t *testing.T) {
 	}
 	if nw, _ := ByMagic(wire.TestNet); nw.Name != "regtest" {
 		t.Errorf("wire.TestNet is regtest's magic, got %q", nw.Name)
+	}
+}
+
+// TestSilentPaymentsStart: the index starts at taproot's activation on
+// mainnet (the height chaincfg's deployment names too), never at genesis
+// (no block 0 spends anything), and at 1 on the local networks.
+func TestSilentPaymentsStart(t *testing.T) {
+	for _, nw := range List() {
+		if nw.SilentPaymentsStart == 0 {
+			t.Errorf("%s: silent-payment index starts at genesis", nw.Name)
+		}
+	}
+	main, _ := Lookup("main")
+	if got, want := main.SilentPaymentsStart, main.Params.Deployments[chaincfg.DeploymentTaproot].MinActivationHeight; got != want {
+		t.Errorf("main: start %d, taproot's minimum activation height %d", got, want)
+	}
+	for _, name := range []string{"regtest", "simnet", "signet", "testnet4"} {
+		if nw, _ := Lookup(name); nw.SilentPaymentsStart != 1 {
+			t.Errorf("%s: start %d, want 1", name, nw.SilentPaymentsStart)
+		}
 	}
 }

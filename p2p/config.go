@@ -46,6 +46,10 @@ const (
 	// means no target, so it is not applied to Config.
 	DefaultMaxUploadTarget = 5000 << 20
 
+	// DefaultV2HandshakeRate is how many v2 handshakes a second one
+	// network group may start (bursts of four times as many).
+	DefaultV2HandshakeRate = 10
+
 	// DefaultMaxDiscouraged bounds the discouraged addresses remembered.
 	DefaultMaxDiscouraged = peerpolicy.DefaultMaxDiscouraged
 
@@ -153,6 +157,18 @@ type Config struct {
 	TxRelayTimeout time.Duration
 	TxRelayRate    float64
 
+	// DisableV2 turns BIP-324's v2 transport off: only v1 is spoken, no
+	// NODE_P2P_V2 is advertised, and the first bytes of a connection are
+	// not looked at. With v2 on (the default) both are accepted on the one
+	// port (package transport).
+	DisableV2 bool
+	// V2HandshakeSlots bounds the curve steps of v2 handshakes running at
+	// once, server-wide (default half of GOMAXPROCS, at least one);
+	// V2HandshakeRate is how many handshakes a second one network group
+	// may start, bursts of four times as many (peerpolicy.HandshakeGate).
+	V2HandshakeSlots int
+	V2HandshakeRate  float64
+
 	// BIP-37 Bloom-filter serving (package bip37 has the defaults and
 	// what each bound means).
 	Bloom bip37.Config
@@ -193,6 +209,10 @@ func (c Config) withDefaults() Config {
 	setInt64(&c.BlockCacheBytes, DefaultBlockCacheBytes)
 	setInt(&c.MaxBlockFetches, DefaultMaxBlockFetches)
 	setInt(&c.MaxDiscouraged, DefaultMaxDiscouraged)
+	setInt(&c.V2HandshakeSlots, max(1, runtime.GOMAXPROCS(0)/2))
+	if c.V2HandshakeRate == 0 {
+		c.V2HandshakeRate = DefaultV2HandshakeRate
+	}
 	setDur(&c.HandshakeTimeout, DefaultHandshakeTimeout)
 	setDur(&c.IdleTimeout, DefaultIdleTimeout)
 	setDur(&c.PingInterval, DefaultPingInterval)
@@ -239,8 +259,9 @@ func (c Config) Validate() error {
 		return bad("PingInterval %v must be below IdleTimeout %v", c.PingInterval, c.IdleTimeout)
 	case c.MinRecvRate < 1:
 		return bad("MinRecvRate must be positive")
-	case c.MaxFilterWork < 1 || c.BlockCacheBytes < 1 || c.MaxDiscouraged < 1:
-		return bad("MaxFilterWork, BlockCacheBytes and MaxDiscouraged must be positive")
+	case c.MaxFilterWork < 1 || c.BlockCacheBytes < 1 || c.MaxDiscouraged < 1 || c.V2HandshakeSlots < 1 ||
+		!(c.V2HandshakeRate > 0):
+		return bad("MaxFilterWork, BlockCacheBytes, MaxDiscouraged, V2HandshakeSlots and V2HandshakeRate must be positive")
 	case len(c.UserAgent) > 256:
 		return bad("UserAgent longer than 256 bytes")
 	}

@@ -1,6 +1,7 @@
 // Package p2p serves BIP-157 compact block filters (and, opt-in, BIP-37
 // Bloom-filter wallets) to light clients over the Bitcoin P2P protocol, v1
-// transport, from the committed filter store.
+// or BIP-324 v2 transport on one port (package transport), from the
+// committed filter store.
 //
 // It owns the accept loop, admission, the handshake, each peer's read,
 // dispatch and write loops, the request handlers (getcfilters,

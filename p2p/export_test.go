@@ -6,16 +6,6 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 )
 
-// Used returns the bytes of the shared pool taken.
-func (p *sendPool) Used() int64 { return p.shared.Used() }
-
-// Queued returns the bytes queued and not yet written.
-func (b *peerBudget) Queued() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.queued
-}
-
 // ConnCount returns the number of admitted connections, handshaking
 // included.
 func (s *Server) ConnCount() int {

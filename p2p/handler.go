@@ -262,6 +262,10 @@ const filterGrantCost = 2 << 10
 // that was served less than the peers pulling continuously.
 const filterWorkHalfLife = 4 * time.Second
 
+// sendShareHalfLife is the same for the shared send budget a peer was
+// granted.
+const sendShareHalfLife = filterWorkHalfLife
+
 // acquireFilterWork takes a slot of the server-wide filter work for the
 // peer: granted to the waiting peer with the least recent service, one
 // waiting entry per peer. On nil, releaseFilterWork must follow (deferred:

@@ -5,15 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"time"
 
 	"github.com/btcsuite/btcd/wire/v2"
 )
 
 // Handshake constants.
 const (
-	// Services are the service bits this server advertises (and
-	// NODE_BLOOM when BIP-37 serving is on). neutrino refuses (and bans)
+	// Services are the service bits this server always advertises:
+	// NODE_BLOOM is added when BIP-37 serving is on, NODE_P2P_V2 (BIP-324)
+	// unless v2 is off (Config.DisableV2). neutrino refuses (and bans)
 	// peers without WITNESS and COMPACT_FILTERS.
 	Services = wire.SFNodeNetwork | wire.SFNodeWitness | wire.SFNodeCF
 	// ProtocolVersion is the protocol version this server speaks.
@@ -41,7 +41,7 @@ func (p *peer) handshake(ctx context.Context) error {
 }
 
 func (p *peer) versionExchange(ctx context.Context) error {
-	deadline := time.Now().Add(p.srv.cfg.HandshakeTimeout)
+	deadline := p.handshakeDeadline
 	f, err := p.read(true, deadline)
 	if err != nil {
 		return err
@@ -94,6 +94,9 @@ func (p *peer) versionMsg() *wire.MsgVersion {
 	services := Services
 	if p.st.bloom != nil {
 		services |= wire.SFNodeBloom
+	}
+	if !p.srv.cfg.DisableV2 {
+		services |= wire.SFNodeP2PV2
 	}
 	me := tcpNetAddress(p.conn.LocalAddr(), services)
 	msg := wire.NewMsgVersion(me, you, p.srv.nonce, height)

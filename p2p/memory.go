@@ -51,6 +51,12 @@ const (
 	wireScriptSlab = 4 << 20
 	// discouragedEntryBytes is the cost of one discouragement entry.
 	discouragedEntryBytes = 64
+	// v2PeerBytes is what a v2 peer holds beyond a v1 peer: v2conn's read
+	// buffer (8 KiB; its small-packet buffer stands in for the v1 read
+	// buffer, a decrypted packet for a v1 payload), the writer's reused
+	// plaintext and a sealed small packet (16 KiB each), and the
+	// initiator's garbage (4 KiB) during the handshake.
+	v2PeerBytes = 8<<10 + 2*16<<10 + 4<<10
 )
 
 // MemoryBound returns the most heap the P2P server can hold for its peers
@@ -61,10 +67,11 @@ const (
 // add up to SendBudget, and one entry's overdraft per peer); large frames
 // being decoded under the receive budget; answers being built in the work
 // slots; the block cache, fetches in flight and the upload target's
-// groups; the discouragement list; and, with BIP-37 serving, each peer's
-// filter state and the decoded-block cache. The constants above are its
-// terms. It is a worst case that needs every peer to hit every limit at
-// once.
+// groups; the discouragement list; with v2 (Config.DisableV2 false) each
+// peer's v2 buffers and the messages being sealed (v2SealBudget); and,
+// with BIP-37 serving, each peer's filter state and the decoded-block
+// cache. The constants above are its terms. It is a worst case that needs
+// every peer to hit every limit at once.
 func MemoryBound(cfg Config) int64 {
 	c := cfg.withDefaults()
 	n := int64(c.MaxPeers)
@@ -87,6 +94,14 @@ func MemoryBound(cfg Config) int64 {
 	recv := decodedFactor * c.RecvBudget
 	if c.RelayTx {
 		recv = relayFactor * c.RecvBudget
+	}
+	if !c.DisableV2 {
+		// A large v2 packet's ciphertext and plaintext are live together
+		// only while it is decrypted, before anything is decoded: within
+		// the decoded factor. Large messages being sent are sealed within
+		// v2SealBudget.
+		perPeer += v2PeerBytes
+		recv += v2SealBudget
 	}
 	var blocks int64
 	if c.Blocks != nil {

@@ -1,7 +1,6 @@
 package p2p
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -15,6 +14,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cfindexd/cfindexd/p2p/msgread"
+	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
+	"github.com/cfindexd/cfindexd/p2p/transport"
+	"github.com/cfindexd/cfindexd/p2p/v2conn"
 )
 
 // sendQueueFrames bounds the frames queued for one peer; the byte budgets
@@ -31,7 +33,7 @@ type outFrame struct {
 	frame   []byte
 	payload []byte
 	count   int
-	grant   sendGrant
+	grant   peerpolicy.SendGrant
 	recycle func([]byte) // takes frame back once written or dropped
 }
 
@@ -43,9 +45,17 @@ type peer struct {
 	slot   *peerSlot
 	log    zerolog.Logger
 	st     *peerState
-	fr     *msgread.Reader
 	sendq  chan outFrame
-	budget *peerBudget
+	budget *peerpolicy.SendBudget
+	// handshakeDeadline ends the transport and version handshakes.
+	handshakeDeadline time.Time
+	// link is the peer's transport: v1's from newPeer, v2's once
+	// establish has seen a v2 initiator; transport, fr and sink are its
+	// parts.
+	link      transport.Link
+	transport v2conn.Transport
+	fr        transport.Source
+	sink      transport.Sink
 }
 
 // newPeer builds the peer of an admitted connection (its buffers are
@@ -59,19 +69,14 @@ func newPeer(s *Server, conn net.Conn, slot *peerSlot) *peer {
 		log:    s.log.With().Str("peer", conn.RemoteAddr().String()).Logger(),
 		st:     slot.st,
 		sendq:  make(chan outFrame, sendQueueFrames),
-		budget: newPeerBudget(s.sendPool, int64(s.cfg.PeerSendBudget), s.cfg.SendStallTimeout),
+		budget: s.sendPool.NewBudget(int64(s.cfg.PeerSendBudget), s.cfg.SendStallTimeout),
+		// conn deadlines are on the wall clock, whatever Config.Now is.
+		handshakeDeadline: time.Now().Add(s.cfg.HandshakeTimeout),
 	}
 	if s.env.bloom != nil {
 		p.st.bloom = s.env.bloom.NewPeer(p.st.requester)
 	}
-	p.fr = &msgread.Reader{
-		R:           bufio.NewReaderSize(conn, peerReadBuffer),
-		SetDeadline: conn.SetReadDeadline,
-		Net:         s.cfg.Params.Net,
-		Recv:        s.recvBudget,
-		MinRate:     s.cfg.MinRecvRate,
-		Now:         s.cfg.Now,
-	}
+	p.setLink(transport.V1(conn, p.linkOptions()))
 	return p
 }
 
@@ -85,6 +90,7 @@ func (p *peer) read(handshaking bool, deadline time.Time) (msgread.Frame, error)
 			cmd = "unknown"
 		}
 		p.srv.metrics.MessageReceived(cmd, f.Size)
+		p.srv.countBytes(p.transport, f.Size, 0)
 	}
 	if f.Dropped {
 		p.srv.metrics.LargeFrameDropped()
@@ -92,6 +98,9 @@ func (p *peer) read(handshaking bool, deadline time.Time) (msgread.Frame, error)
 	}
 	if err == nil && f.BadChecksum {
 		p.log.Debug().Str("cmd", f.Command).Msg("dropped message with bad checksum")
+	}
+	if errors.Is(err, v2conn.ErrOverBudget) {
+		p.srv.metrics.LargeFrameDropped() // and the peer with it: a v2 packet cannot be skipped
 	}
 	var notServed *msgread.NotServedError
 	if errors.As(err, &notServed) {
@@ -110,7 +119,10 @@ func (p *peer) emit(ctx context.Context) emitFunc {
 			}
 			o.Command, o.Frame = o.Msg.Command(), frame
 		}
-		g, err := p.budget.take(ctx, o.cost())
+		g, err := p.budget.Take(ctx, o.cost())
+		if errors.Is(err, peerpolicy.ErrSendStalled) {
+			return errSendStalled
+		}
 		if err != nil {
 			return err
 		}
@@ -118,7 +130,7 @@ func (p *peer) emit(ctx context.Context) emitFunc {
 		case p.sendq <- outFrame{command: o.Command, frame: o.Frame, payload: o.Payload, count: max(o.Count, 1), grant: g, recycle: o.Recycle}:
 			return nil
 		case <-ctx.Done():
-			p.budget.give(g)
+			p.budget.Give(g)
 			if o.Recycle != nil {
 				o.Recycle(o.Frame)
 			}
@@ -127,12 +139,11 @@ func (p *peer) emit(ctx context.Context) emitFunc {
 	}
 }
 
-// writeLoop drains the send queue onto the socket, flushing when the queue
-// is empty. A failed or timed-out write ends the connection; each write to
-// the socket gets Config.WriteTimeout (deadlineWriter).
+// writeLoop drains the send queue onto the socket through the peer's
+// transport, flushing when the queue is empty. A failed or timed-out write
+// ends the connection; each write to the socket gets Config.WriteTimeout.
 func (p *peer) writeLoop(ctx context.Context) (err error) {
 	defer p.recoverPeer("writer", &err)
-	bw := bufio.NewWriterSize(deadlineWriter{conn: p.conn, timeout: p.srv.cfg.WriteTimeout}, peerWriteBuffer)
 	for {
 		var f outFrame
 		select {
@@ -140,40 +151,22 @@ func (p *peer) writeLoop(ctx context.Context) (err error) {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		_, err := bw.Write(f.frame)
-		if err == nil && f.payload != nil {
-			_, err = bw.Write(f.payload)
-		}
-		p.budget.give(f.grant)
+		n, err := p.sink.Write(ctx, f.frame, f.payload)
+		p.budget.Give(f.grant)
 		if err != nil {
 			return fmt.Errorf("write %s: %w", f.command, err)
 		}
 		p.srv.countSent(f)
+		p.srv.countBytes(p.transport, 0, n)
 		if f.recycle != nil {
-			f.recycle(f.frame) // bw copied it or wrote it out
+			f.recycle(f.frame) // the sink copied it or wrote it out
 		}
 		if len(p.sendq) == 0 {
-			if err := bw.Flush(); err != nil {
+			if err := p.sink.Flush(); err != nil {
 				return fmt.Errorf("flush: %w", err)
 			}
 		}
 	}
-}
-
-// deadlineWriter is the connection as the peer's buffered writer sees it:
-// every write to the socket (a full buffer, a flush, or a frame larger
-// than the buffer) gets its own deadline, timeout from when it starts,
-// however many frames it carries.
-type deadlineWriter struct {
-	conn    net.Conn
-	timeout time.Duration
-}
-
-func (w deadlineWriter) Write(b []byte) (int, error) {
-	if err := w.conn.SetWriteDeadline(time.Now().Add(w.timeout)); err != nil {
-		return 0, err
-	}
-	return w.conn.Write(b)
 }
 
 // drainQueue returns the budget of frames never written (the peer is gone).
@@ -181,7 +174,7 @@ func (p *peer) drainQueue() {
 	for {
 		select {
 		case f := <-p.sendq:
-			p.budget.give(f.grant)
+			p.budget.Give(f.grant)
 			if f.recycle != nil {
 				f.recycle(f.frame)
 			}
@@ -282,6 +275,9 @@ func (p *peer) run(ctx context.Context) (err error) {
 		p.drainQueue()
 	}()
 	defer p.recoverPeer("reader", &err)
+	if err := p.establish(ctx); err != nil {
+		return err
+	}
 	var writeErr, tickErr error
 	wg.Add(1)
 	go func() {
@@ -295,6 +291,8 @@ func (p *peer) run(ctx context.Context) (err error) {
 	}
 	p.srv.peerUp()
 	defer p.srv.peerDown()
+	p.srv.transportUp(p.transport, 1)
+	defer p.srv.transportUp(p.transport, -1)
 	p.log.Debug().Msg("peer connected")
 
 	wg.Add(1)

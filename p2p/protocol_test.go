@@ -11,9 +11,16 @@ import (
 
 func TestHandshakeAdvertisesFilterServices(t *testing.T) {
 	view := newFakeView(120, 1)
+	// NODE_P2P_V2 only while v2 is on (the default).
+	off := testConfig(view)
+	off.DisableV2 = true
+	_, v1only := connect(t, startServer(t, off).addr)
+	if want := wire.SFNodeNetwork | wire.SFNodeWitness | wire.SFNodeCF; v1only.Services != want {
+		t.Errorf("v2 off: services %v, want %v", v1only.Services, want)
+	}
 	srv := startServer(t, testConfig(view))
 	c, v := connect(t, srv.addr, wire.NewMsgSendAddrV2(), wire.NewMsgWTxIdRelay(), wire.NewMsgSendHeaders())
-	want := wire.SFNodeNetwork | wire.SFNodeWitness | wire.SFNodeCF
+	want := wire.SFNodeNetwork | wire.SFNodeWitness | wire.SFNodeCF | wire.SFNodeP2PV2
 	if v.Services != want {
 		t.Errorf("services %v, want %v", v.Services, want)
 	}

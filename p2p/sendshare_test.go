@@ -41,7 +41,7 @@ func TestReservePipelinesWhileOthersHoldThePool(t *testing.T) {
 	for range 100 {
 		serve(wire.NewMsgGetCFilters(wire.GCSFilterRegular, 0, hashPtr(view.at(999).hash)))
 	}
-	shared := s.sendPool.shared
+	shared := s.sendPool.Shared()
 	waitFor(t, "the shared pool held, peers waiting for more", ioTimeout, func() bool {
 		return shared.Used()+maxQueueEntry > shared.Limit() && shared.Waiting() > 0
 	})

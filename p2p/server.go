@@ -32,11 +32,17 @@ type Server struct {
 	groupKey    [2]uint64
 	whitelist   peerpolicy.Whitelist
 	discouraged *peerpolicy.Discouragement
-	sendPool    *sendPool
+	sendPool    *peerpolicy.SendPool
 	recvBudget  *semaphore.Weighted
 	// clock is the filter work's and the send pool's service clock,
 	// advanced while Serve runs.
 	clock *peerpolicy.CoarseClock
+	// handshakes gates v2 handshakes' curve steps; sealBudget bounds v2
+	// messages being encrypted (link.go).
+	handshakes       *peerpolicy.HandshakeGate
+	sealBudget       *semaphore.Weighted
+	transports       transportCounters
+	transportMetrics TransportMetrics
 
 	mu        sync.Mutex
 	slots     map[uint64]*peerSlot // admitted connections, handshaking included
@@ -87,6 +93,10 @@ func New(cfg Config) (*Server, error) {
 		ttl = 0
 	}
 	batch, _ := cfg.Metrics.(BatchMetrics)
+	tm, ok := cfg.Metrics.(TransportMetrics)
+	if !ok {
+		tm = nopTransportMetrics{}
+	}
 	return &Server{
 		cfg:         cfg,
 		env:         env,
@@ -97,10 +107,14 @@ func New(cfg Config) (*Server, error) {
 		groupKey:    [2]uint64{keys[1], keys[2]},
 		whitelist:   peerpolicy.Whitelist(cfg.Whitelist),
 		discouraged: peerpolicy.NewDiscouragement(cfg.MaxDiscouraged, ttl, keys[3], keys[4]),
-		sendPool:    newSendPool(cfg.SendBudget, cfg.MaxPeers, cfg.PeerSendBudget, clock.Now),
+		sendPool:    peerpolicy.NewSendPool(cfg.SendBudget, cfg.MaxPeers, cfg.PeerSendBudget, sendShareHalfLife, clock.Now),
 		clock:       clock,
 		recvBudget:  semaphore.NewWeighted(cfg.RecvBudget),
 		slots:       make(map[uint64]*peerSlot),
+		handshakes: peerpolicy.NewHandshakeGate(cfg.V2HandshakeSlots, cfg.V2HandshakeRate,
+			4*cfg.V2HandshakeRate, cfg.Now),
+		sealBudget:       semaphore.NewWeighted(v2SealBudget),
+		transportMetrics: tm,
 	}, nil
 }
 
@@ -124,6 +138,7 @@ func randomUint64s(n int) []uint64 {
 // the end of ctx are returned.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.log.Info().Stringer("addr", ln.Addr()).Int("max_peers", s.cfg.MaxPeers).Bool("bip37", s.cfg.Bloom.Enabled).
+		Bool("v2", !s.cfg.DisableV2).
 		Int64("memory_bound_mib", MemoryBound(s.cfg)>>20).Msg("serving light clients over P2P")
 	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
 	defer stop()
@@ -194,7 +209,7 @@ func (s *Server) servePeer(srvCtx, peerCtx context.Context, p *peer) {
 		_ = p.conn.Close()
 		// The reserve before the slot: the peers holding reserves are never
 		// more than the slots.
-		p.budget.close()
+		p.budget.Close()
 		s.release(p.slot)
 	}()
 	err := p.run(peerCtx)

@@ -73,6 +73,11 @@ func (s *Store) connect(b *buckets, tip Tip, haveTip bool, recs []BlockRecord, e
 	if err := b.putActive(recs, enc); err != nil {
 		return Tip{}, err
 	}
+	for i := range recs {
+		if err := s.sp.Connect(b.meta.Tx(), recs[i].Height, recs[i].Hash, recs[i].SilentPay); err != nil {
+			return Tip{}, err
+		}
+	}
 	last := recs[len(recs)-1]
 	newTip := Tip{Height: last.Height, Hash: last.Hash, FilterHeader: last.FilterHeader}
 	return newTip, b.meta.Put(metaTip, tipValue(newTip))

@@ -2,8 +2,9 @@
 Package store keeps cfindexd's compact block filters (BIP-157/158) in one
 bbolt file: the active chain's block hashes, headers, filters, filter
 headers, filter hashes and cfilter message checksums by height, an index
-from block hash to height, and the blocks a reorg disconnected, by hash
-(Bitcoin Core still serves filters of stale blocks).
+from block hash to height, the blocks a reorg disconnected, by hash (Bitcoin
+Core still serves filters of stale blocks), and the silent-payment index
+(store/spindex, written and trimmed in the same transactions).
 
 The package owns the file and its layout (schema.go) and exposes domain
 verbs (CommitBatch, Rollback, FiltersForStop, EachFilter, ...), never bbolt

@@ -7,6 +7,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/cfindexd/cfindexd/store/spindex"
 )
 
 // reindexHint ends every corruption error the store returns, so the line an
@@ -137,6 +139,22 @@ func (s *Store) update(fn func(b *buckets) error) error {
 		b.setAppendFill()
 		return fn(b)
 	})
+}
+
+// SilentPayments returns the silent-payment index (store/spindex) that
+// CommitBatch, Reorg and Rollback keep in their transactions.
+func (s *Store) SilentPayments() *spindex.Index { return s.sp }
+
+// spTxn runs a transaction of spindex with the store's guards, a write
+// under the writer lock.
+func (s *Store) spTxn(write bool, fn func(*bolt.Tx, spindex.Chain) error) error {
+	run := func(b *buckets) error { return fn(b.meta.Tx(), spChain{b}) }
+	if !write {
+		return s.view(run)
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	return s.update(run)
 }
 
 func mapClosed(err error) error {

@@ -8,7 +8,7 @@ import (
 )
 
 // Rollback disconnects every active block above toHeight in one bbolt
-// transaction: each moves to the stale set (keyed by its hash, keeping its
+// transaction (and drops their silent-payment entries): each moves to the stale set (keyed by its hash, keeping its
 // height, header, filter, filter header, filter hash and cfilter checksum,
 // so FilterByHash, HeaderByHash, HeightOf, FiltersForStop and EachFilter
 // still find it) and the tip moves to toHeight.
@@ -50,6 +50,9 @@ func (s *Store) Reorg(toHeight uint32, recs []BlockRecord) ([]BlockRecord, error
 	err := s.update(func(b *buckets) error {
 		var err error
 		disconnected, newTip, err = b.disconnectAbove(toHeight)
+		if err == nil {
+			err = s.sp.Truncate(b.meta.Tx(), toHeight)
+		}
 		if err != nil || len(recs) == 0 {
 			return err
 		}

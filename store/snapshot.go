@@ -147,3 +147,16 @@ func (v *Snapshot) FilterHeadersByHeight(start, end uint32) ([]chainhash.Hash, e
 	}
 	return out, nil
 }
+
+// spChain is the active chain as store/spindex asks about it.
+type spChain struct{ b *buckets }
+
+func (c spChain) HashAt(h uint32) (chainhash.Hash, bool, error) {
+	if v := c.b.headers.Get(heightKey(h)); v != nil {
+		hash, _, err := c.b.headerAt(h, v)
+		return hash, err == nil, err
+	}
+	return chainhash.Hash{}, false, nil
+}
+
+func (c spChain) HeightOf(hash chainhash.Hash) (uint32, bool, error) { return c.b.activeHeight(hash) }

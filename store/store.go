@@ -14,6 +14,7 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/cfindexd/cfindexd/store/boltfile"
+	"github.com/cfindexd/cfindexd/store/spindex"
 	"github.com/cfindexd/cfindexd/store/storefile"
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
@@ -82,6 +83,8 @@ type BlockRecord struct {
 	// Filter: a caller may leave it zero, and a non-zero value that
 	// differs is refused with ErrInvalidRecord.
 	FilterHash chainhash.Hash
+	// SilentPay: the block's entry of the silent-payment index, if any.
+	SilentPay *spindex.Block
 }
 
 // Store is a filter store in one bbolt file. All methods are safe for
@@ -92,6 +95,7 @@ type Store struct {
 	file    *os.File // bbolt's file, kept to release the lock if bbolt cannot
 	path    string
 	genesis chainhash.Hash
+	sp      *spindex.Index
 
 	onMismatch func(*MismatchError)
 
@@ -173,7 +177,10 @@ func Open(path string, genesis chainhash.Hash, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	s := &Store{db: db, file: f, path: path, genesis: genesis, tipChanged: make(chan struct{}), onMismatch: opts.OnMismatch}
-	if err := s.init(); err != nil {
+	if err = s.init(); err == nil {
+		s.sp, err = spindex.Open(s.spTxn)
+	}
+	if err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}

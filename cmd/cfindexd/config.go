@@ -55,6 +55,7 @@ type Config struct {
 	MaxPeers        int           `toml:"maxpeers" usage:"most P2P peers at once"`
 	MaxPeersPerIP   int           `toml:"maxpeersperip" usage:"P2P peers one IPv4 address or IPv6 /64 keeps shielded once maxpeers is reached; its others are evicted first (no newcomer is refused while slots are free)"`
 	RelayTx         bool          `toml:"relaytx" usage:"pass transactions from light clients to the node (sendrawtransaction)"`
+	V2Transport     bool          `toml:"v2transport" usage:"accept BIP-324 encrypted (v2) connections from light clients besides v1, on the same port, and advertise NODE_P2P_V2"`
 	// P2P defences against hostile peers (p2pconfig.go turns them into
 	// p2p.Config).
 	MaxPeersPerSubnet int           `toml:"maxpeerspersubnet" usage:"P2P peers one IPv4 /16 or IPv6 /32 keeps shielded once maxpeers is reached; its others are evicted first (no newcomer is refused while slots are free)"`
@@ -84,6 +85,9 @@ type Config struct {
 	ReorgSettle    time.Duration `toml:"reorgsettle" usage:"how long the node must stay on a chain with no more work than the indexed one before cfindexd follows it; 0 = at once"`
 	ScrubInterval  time.Duration `toml:"scrubinterval" usage:"the background store scrub checks 64 heights' filters, filter hashes and filter headers every scrubinterval, genesis to tip and over again, and repairs what is damaged from the node; 0 = off"`
 	ReadyMaxTipAge string        `toml:"readymaxtipage" usage:"/readyz is 503 while the indexed tip's block is older than this; auto = 2h on main, test, testnet4 and signet, off on regtest and simnet; 0 = off"`
+
+	// The silent-payment index (docs/silent-payments.md).
+	SilentPayments bool `toml:"silentpayments" usage:"build the BIP-352 silent-payment tweak index (tweaks, taproot filters, their commitment chain) beside the filters from the chain's taproot activation; turned on for an existing store it is built in the background while serving"`
 
 	// The blocks-directory prevout source.
 	BlocksDir string `toml:"blocksdir" path:"true" usage:"Bitcoin Core's blocks directory (holding blk00000.dat) for prevoutsource blocksdir, read-only; empty = <bitcoindatadir>/<chain subdir>/blocks"`
@@ -122,6 +126,7 @@ func defaultConfig() Config {
 		Listen:         "auto",
 		MaxPeers:       p2p.DefaultMaxPeers,
 		MaxPeersPerIP:  p2p.DefaultMaxPeersPerIP,
+		V2Transport:    true,
 
 		MaxPeersPerSubnet: p2p.DefaultMaxPeersPerSubnet,
 		SendBudget:        p2p.DefaultSendBudget >> 20,

@@ -83,6 +83,16 @@ func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile
 		fresh.remove()
 		return err // store.Open names the file
 	}
+	if cfg.SilentPayments {
+		if _, err := st.SilentPayments().Enable(nw.SilentPaymentsStart); err != nil {
+			_ = st.Close()
+			return fmt.Errorf("silentpayments: %w", err)
+		}
+		metrics.WatchSilentPayments(func() (uint32, bool) {
+			sp, _ := st.SilentPayments().State()
+			return sp.IndexedUpTo()
+		})
+	}
 	// A start that fails (a port taken, a node that refuses cfindexd)
 	// leaves behind no store it created, as long as nothing was indexed.
 	defer func() {
@@ -148,9 +158,11 @@ func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile
 			return httpapi.DaemonStatus{
 				Version: build.Version, Commit: build.Commit, GoVersion: build.GoVersion,
 				Started: started, Chain: nw.Name, Node: link.nodeStatus(),
-				Peers: p2pServer.PeerCount(), StorePath: storePath,
+				Peers: p2pServer.PeerCount(), Transports: transportStatus(p2pServer.TransportStats()),
+				StorePath: storePath,
 			}
 		},
+		SilentPayments: newHTTPSPIndex(spIndexOf(cfg, st)),
 	}), newHTTPView(st), metrics, log)
 	if err != nil {
 		return fmt.Errorf("http: %w", err)

@@ -91,7 +91,7 @@ func (v httpReader) Headers(start, end uint32) ([]wire.BlockHeader, error) {
 
 func (v httpReader) FilterByHash(hash chainhash.Hash) (httpapi.BlockRecord, bool, error) {
 	rec, active, err := v.r.FilterByHash(hash)
-	return httpapi.BlockRecord(rec), active, httpNotFound(err)
+	return httpRecord(rec), active, httpNotFound(err)
 }
 
 func (v httpReader) FiltersByHeight(start, end uint32) ([]httpapi.BlockRecord, error) {
@@ -101,9 +101,15 @@ func (v httpReader) FiltersByHeight(start, end uint32) ([]httpapi.BlockRecord, e
 	}
 	out := make([]httpapi.BlockRecord, len(recs))
 	for i, r := range recs {
-		out[i] = httpapi.BlockRecord(r)
+		out[i] = httpRecord(r)
 	}
 	return out, nil
+}
+
+// httpRecord is the part of a store record httpapi serves (not its
+// silent-payment entry, which reads never fill in).
+func httpRecord(r store.BlockRecord) httpapi.BlockRecord {
+	return httpapi.BlockRecord{Height: r.Height, Hash: r.Hash, Header: r.Header, Filter: r.Filter, FilterHeader: r.FilterHeader, FilterHash: r.FilterHash}
 }
 
 func (v httpReader) FilterHeadersByHeight(start, end uint32) ([]chainhash.Hash, error) {

@@ -20,6 +20,7 @@ import (
 	"github.com/cfindexd/cfindexd/nodep2p"
 	"github.com/cfindexd/cfindexd/prevouts"
 	"github.com/cfindexd/cfindexd/store"
+	"github.com/cfindexd/cfindexd/store/spindex"
 	"github.com/cfindexd/cfindexd/storecheck"
 )
 
@@ -245,13 +246,27 @@ func (s *nodeSupervisor) follow(ctx context.Context, client *nodeclient.Client, 
 		ReorgSafetyDepth: uint32(s.cfg.ReorgSafetyDepth),
 		AllowDeepReorg:   s.cfg.AllowDeepReorg,
 		ReorgSettle:      reorgSettle(s.cfg.ReorgSettle),
+		SilentPayments:   s.silentPayments(),
 	}, client, src, s.st, s.wake, s.metrics, s.log.With().Str("component", "indexer").Logger())
 	s.repair.Attach(follower.RebuildBlock)
 	defer s.repair.Attach(nil)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(guarded(s.log, "indexer", func() error { return follower.Run(gctx) }))
 	g.Go(guarded(s.log, "node watch", func() error { return s.watch(gctx, client) }))
+	if x := s.silentPayments(); x != nil {
+		backfill := indexer.NewSPBackfill(x, s.st, src, s.cfg.Workers, s.metrics, s.log.With().Str("component", "sp-backfill").Logger())
+		g.Go(guarded(s.log, "silent-payment backfill", func() error { return backfill.Run(gctx) }))
+	}
 	return g.Wait()
+}
+
+// silentPayments returns the store's silent-payment index when the
+// silentpayments key turned it on (daemon.go enabled it), else nil.
+func (s *nodeSupervisor) silentPayments() *spindex.Index {
+	if !s.cfg.SilentPayments {
+		return nil
+	}
+	return s.st.SilentPayments()
 }
 
 // watch probes the running node every watchEvery: a node whose start time

@@ -129,6 +129,7 @@ func p2pConfig(cfg Config, nw netparams.Network, st *store.Store, metrics *metri
 	pc.Params = nw.Params
 	pc.View = newStoreView(st)
 	pc.Blocks, pc.Relay, pc.RelayTx = blocks, relay, cfg.RelayTx
+	pc.DisableV2 = !cfg.V2Transport
 	pc.UserAgent = "/cfindexd:" + version + "/"
 	pc.Whitelist = whitelist
 	pc.IndexerBusy = indexerBusy(metrics, st, cfg.ReadyBlocks)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/httpapi"
 	"github.com/cfindexd/cfindexd/netparams"
+	"github.com/cfindexd/cfindexd/p2p"
 )
 
 // statusTimeout bounds `cfindexd status`'s request to the daemon.
@@ -21,9 +22,10 @@ const statusTimeout = 10 * time.Second
 
 // runStatus is `cfindexd status [--json] [--conf=FILE] [--key=value ...]`:
 // it reads the configuration as the daemon does (to learn httplisten),
-// asks the running daemon's GET /status and prints it for a person, or as
-// JSON with --json. Exit 0 when the daemon answered, 1 when it did not, 2
-// for a bad configuration.
+// asks the running daemon's GET /status and prints it for a person (with
+// the silent-payment index's height from /metrics), or as JSON with
+// --json. Exit 0 when the daemon answered, 1 when it did not, 2 for a bad
+// configuration.
 func runStatus(args, environ []string, stdout, stderr io.Writer) int {
 	asJSON := false
 	configArgs := make([]string, 0, len(args))
@@ -66,7 +68,11 @@ func runStatus(args, environ []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cfindexd status: %s answered no status: %v\n", url, err)
 		return 1
 	}
-	writeStatus(stdout, rep)
+	var sp *uint64
+	if h, ok := fetchSPHeight(ctx, strings.TrimSuffix(url, "/status")); ok {
+		sp = &h
+	}
+	writeStatus(stdout, rep, sp)
 	return 0
 }
 
@@ -119,8 +125,9 @@ func fetchStatus(ctx context.Context, url, asked string) ([]byte, error) {
 	return body, nil
 }
 
-// writeStatus prints the report for a person, one aspect per line.
-func writeStatus(w io.Writer, r httpapi.StatusReport) {
+// writeStatus prints the report for a person, one aspect per line, with
+// the silent-payment index's height when the daemon exports one (sp).
+func writeStatus(w io.Writer, r httpapi.StatusReport, sp *uint64) {
 	up := time.Duration(r.UptimeSeconds * float64(time.Second)).Round(time.Second)
 	fmt.Fprintf(w, "cfindexd %s (commit %s, %s), up %s\n", r.Version, r.Commit, r.GoVersion, up)
 	fmt.Fprintf(w, "  chain     %s\n", r.Chain)
@@ -157,8 +164,24 @@ func writeStatus(w io.Writer, r httpapi.StatusReport) {
 	if r.IndexedHash != "" {
 		fmt.Fprintf(w, "  tip       %s\n", r.IndexedHash)
 	}
+	if sp != nil {
+		writeSPStatus(w, *sp, r.IndexedHeight)
+	}
 	fmt.Fprintf(w, "  peers     %d light client(s) over P2P\n", r.Peers)
+	for _, t := range r.Transports {
+		fmt.Fprintf(w, "    %s      %d peer(s), %s in, %s out\n", t.Transport, t.Peers, humanBytes(t.BytesReceived), humanBytes(t.BytesSent))
+	}
 	fmt.Fprintf(w, "  store     %s  %s\n", humanBytes(r.StoreSizeBytes), r.StorePath)
+}
+
+// transportStatus converts the P2P server's transport statistics for
+// /status.
+func transportStatus(stats []p2p.TransportStat) []httpapi.TransportStatus {
+	out := make([]httpapi.TransportStatus, len(stats))
+	for i, t := range stats {
+		out[i] = httpapi.TransportStatus{Transport: t.Transport, Peers: t.Peers, BytesReceived: t.BytesReceived, BytesSent: t.BytesSent}
+	}
+	return out
 }
 
 // humanBytes renders a size with a binary unit.

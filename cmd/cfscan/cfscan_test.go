@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,9 +45,10 @@ const (
 	emptyBlocks   = 1000
 )
 
-func buildScanChain(ctx context.Context, t *testing.T) *scanChain {
+// buildScanChain builds the chain in a btcd started with extra flags.
+func buildScanChain(ctx context.Context, t *testing.T, extra ...string) *scanChain {
 	t.Helper()
-	node := btcdtest.Start(t, btcdtest.Options{TxIndex: true})
+	node := btcdtest.Start(t, btcdtest.Options{TxIndex: true, Extra: extra})
 	w := node.Wallet()
 	// The payment lands past the first filter-header checkpoint (height
 	// 1,000), so scans can start from it.
@@ -215,6 +217,11 @@ func TestScanFindsPaymentBothWays(t *testing.T) {
 	if code != exitOK || rep.Agree == nil || !*rep.Agree {
 		t.Fatalf("exit %d, agree %v; methods:\n%+v\n%+v", code, rep.Agree, rep.Methods[0].Matches, rep.Methods[1].Matches)
 	}
+	// btcd without --v2transport hangs up on cfscan's v2 key; cfscan
+	// connects again over v1.
+	if got := rep.Transports[c.node.P2PAddr()]; got != "v1" {
+		t.Errorf("btcd (v1 only) scanned over %q, want v1 after the fallback", got)
+	}
 	if rep.Tip != uint32(c.tip) || rep.End != uint32(c.tip) || len(rep.Methods) != 2 {
 		t.Fatalf("report covers %d–%d of tip %d with %d methods", rep.Start, rep.End, rep.Tip, len(rep.Methods))
 	}
@@ -285,6 +292,54 @@ func TestScanFindsPaymentBothWays(t *testing.T) {
 	_, _ = io.Discard.Write(out.Bytes())
 }
 
+// TestScanOverV2: against btcd serving BIP-324 v2 (--v2transport), the
+// default transport scans over v2 (the headers, getcfcheckpt,
+// getcfheaders, getcfilters, blocks, filterload and filtered blocks) and
+// --transport=v2 insists on it; both methods find what a v1 scan of the
+// same chain finds, match for match, and the table names the transport.
+func TestScanOverV2(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	c := buildScanChain(ctx, t, "--v2transport")
+	btcd := c.node.P2PAddr()
+	args := []string{"--chain=regtest", "--peer=" + btcd, "--method=both", "--address=" + c.addr,
+		fmt.Sprintf("--script=%x", c.p2pkh), "--rotate=50", "--seed=" + strings.Repeat("cd", 32)}
+	reports := map[string]*scanReport{}
+	for _, tc := range []struct{ transport, want string }{{"v1", "v1"}, {"v2", "v2"}, {"auto", "v2"}} {
+		rep, code, stderr := runScan(ctx, t, append(args, "--transport="+tc.transport)...)
+		if rep == nil || code != exitOK || rep.Agree == nil || !*rep.Agree {
+			t.Fatalf("--transport=%s: exit %d: %s", tc.transport, code, stderr)
+		}
+		if got := rep.Transports[btcd]; got != tc.want {
+			t.Fatalf("--transport=%s: scanned over %q, want %s", tc.transport, got, tc.want)
+		}
+		reports[tc.transport] = rep
+	}
+	v1 := reports["v1"]
+	if len(v1.Methods) != 2 || len(v1.Methods[0].Matches) != 3 {
+		t.Fatalf("v1 scan: %+v", v1.Methods)
+	}
+	for _, tr := range []string{"v2", "auto"} {
+		for i, m := range reports[tr].Methods {
+			w := v1.Methods[i]
+			if m.Method != w.Method || !slices.Equal(m.Matches, w.Matches) || m.BlocksFetched != w.BlocksFetched ||
+				m.FiltersDownloaded != w.FiltersDownloaded || m.FiltersLoaded != w.FiltersLoaded {
+				t.Fatalf("--transport=%s %s: %+v, v1 found %+v", tr, m.Method, m, w)
+			}
+		}
+	}
+
+	// The table of the default run (not a fifth v2 handshake: btcd admits
+	// four at once from one source, then two a second).
+	var out bytes.Buffer
+	if err := writeTable(&out, reports["auto"]); err != nil || !strings.Contains(out.String(), btcd+" over v2") {
+		t.Fatalf("table: %v\n%s", err, out.String())
+	}
+}
+
 // Against a default cfindexd, which serves no BIP-37 Bloom filters
 // (peerbloomfilters is off by default): the default method scans with
 // BIP-158 alone and says so in one line naming the flag; a method that
@@ -332,6 +387,7 @@ func TestParseFlagsRefusesBadInput(t *testing.T) {
 		{"--peer=a:1", "--fpr=1"},
 		{"--peer=a:1", "--rotate=0"},
 		{"--peer=a:1", "stray"},
+		{"--peer=a:1", "--transport=v3"},
 	} {
 		var errOut bytes.Buffer
 		if code := run(context.Background(), args, io.Discard, &errOut); code != exitUsage {

@@ -28,12 +28,20 @@
 //	       [--peer=<second BIP-157 peer>] [--bloompeer=<BIP-37 peer>]
 //	       [--fpr=0.0001] [--noise=0.05] [--minelements=50] [--rotate=100]
 //	       [--bloomflags=all|none|p2pubkeyonly] [--witnessfiltered]
-//	       [--seed=<64 hex digits>] [--timeout=1m] [--json]
+//	       [--seed=<64 hex digits>] [--timeout=1m] [--transport=auto|v2|v1] [--json]
 //
 // The default, --method=auto, runs both methods when the BIP-37 peer
 // serves Bloom filters (NODE_BLOOM) and BIP-158 alone, with a note on
 // stderr, when it does not: cfindexd serves Bloom filters only with
 // peerbloomfilters = 1, off by default. --method=both insists on both.
+//
+// Every peer is reached over BIP-324's encrypted v2 transport when it
+// speaks it (--transport=auto, the default): cfscan opens with a v2 key,
+// and a peer that hangs up on it (a v1-only node) is connected to again
+// over plaintext v1, as Core falls back. The report names each peer's
+// transport. --transport=v2 refuses a v1-only peer; --transport=v1 never
+// tries v2. v2 hides the requests from observers on the path, not from
+// the peer.
 //
 // Spends are found for outputs the same scan found first: a BIP-158 block
 // that matched only because it spends a watched script from before --start

@@ -60,6 +60,7 @@ type options struct {
 	seed       string
 	witness    bool
 	timeout    time.Duration
+	transport  p2pclient.Transport
 	json       bool
 }
 
@@ -83,12 +84,17 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.seed, "seed", "", "BIP-37 rotation key, 64 hex digits (default: random; set it to reproduce a scan)")
 	fs.BoolVar(&o.witness, "witnessfiltered", false, "ask for MSG_FILTERED_WITNESS_BLOCK (btcd) instead of MSG_FILTERED_BLOCK (Core serves only the latter)")
 	fs.DurationVar(&o.timeout, "timeout", time.Minute, "deadline of each request to a peer")
+	transport := fs.String("transport", "auto", "auto: BIP-324 v2 (encrypted), connecting again over v1 when the peer hangs up on v2; v2: v2 only; v1: plaintext only")
 	fs.BoolVar(&o.json, "json", false, "print JSON instead of a table")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	var err error
+	if o.transport, err = p2pclient.ParseTransport(*transport); err != nil {
+		return nil, fmt.Errorf("--transport %q: want auto, v2 or v1", *transport)
 	}
 	switch o.method {
 	case "bip158", "bip37", "both", "auto":
@@ -165,10 +171,15 @@ func scan(ctx context.Context, o *options, notes io.Writer) (*scanReport, error)
 		return nil, err
 	}
 	runBIP158, runBIP37 := o.method != "bip37", o.method != "bip158"
+	transports := map[string]string{}
 	dial := func(addr string, need wire.ServiceFlag) (*p2pclient.Peer, error) {
-		p, err := p2pclient.Dial(ctx, addr, p2pclient.Options{Params: params, Services: wire.SFNodeWitness, Require: need, Timeout: o.timeout})
+		p, err := p2pclient.Dial(ctx, addr, p2pclient.Options{Params: params, Services: wire.SFNodeWitness, Require: need, Timeout: o.timeout, Transport: o.transport})
 		if err != nil {
 			return nil, err
+		}
+		transports[addr] = p.Transport().String()
+		if o.transport == p2pclient.TransportAuto && p.Transport() == p2pclient.TransportV1 && p.Version().Services&wire.SFNodeP2PV2 != 0 {
+			fmt.Fprintf(notes, "cfscan: %s advertises BIP-324 v2 but hung up on our v2 handshake (a handshake rate limit, or someone on the path): scanning over plaintext v1; --transport=v2 insists on v2\n", addr)
 		}
 		return p, nil
 	}
@@ -220,7 +231,7 @@ func scan(ctx context.Context, o *options, notes io.Writer) (*scanReport, error)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", headerAddr, err)
 	}
-	rep := &scanReport{Chain: params.Name, Tip: chain.tip(), HeadersPeer: headerAddr, HeadersBytes: headerPeer.BytesRead() - before}
+	rep := &scanReport{Chain: params.Name, Tip: chain.tip(), HeadersPeer: headerAddr, HeadersBytes: headerPeer.BytesRead() - before, Transports: transports}
 	end := chain.tip()
 	if o.end >= 0 {
 		end = uint32(o.end)

@@ -62,6 +62,9 @@ type scanReport struct {
 	HeadersPeer  string          `json:"headers_peer"`
 	HeadersBytes int64           `json:"headers_bytes"`
 	Methods      []*methodReport `json:"methods"`
+	// Transports maps each peer to the transport it was scanned over:
+	// "v2" (BIP-324, encrypted) or "v1" (plaintext).
+	Transports map[string]string `json:"transports"`
 	// Agree is set when both methods ran: whether they found the same
 	// matches.
 	Agree *bool `json:"agree,omitempty"`
@@ -91,14 +94,14 @@ func writeJSON(w io.Writer, r *scanReport) error {
 func writeTable(w io.Writer, r *scanReport) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "cfscan %s: blocks %d–%d (peer tip %d), %d watched script(s)\n", r.Chain, r.Start, r.End, r.Tip, len(r.Watched))
-	fmt.Fprintf(&b, "headers: %d from %s (%s bytes)\n", r.Tip+1, r.HeadersPeer, thousands(r.HeadersBytes))
+	fmt.Fprintf(&b, "headers: %d from %s (%s bytes)\n", r.Tip+1, r.peer(r.HeadersPeer), thousands(r.HeadersBytes))
 	for _, m := range r.Methods {
 		b.WriteString("\n")
 		switch m.Method {
 		case "bip158":
-			fmt.Fprintf(&b, "BIP-158 compact block filters via %s\n", strings.Join(m.Peers, " and "))
+			fmt.Fprintf(&b, "BIP-158 compact block filters via %s\n", strings.Join(r.peers(m.Peers), " and "))
 		case "bip37":
-			fmt.Fprintf(&b, "BIP-37 Bloom filter via %s\n", strings.Join(m.Peers, ", "))
+			fmt.Fprintf(&b, "BIP-37 Bloom filter via %s\n", strings.Join(r.peers(m.Peers), ", "))
 		}
 		if len(m.Matches) == 0 {
 			b.WriteString("  no transactions found\n")
@@ -135,6 +138,22 @@ func writeTable(w io.Writer, r *scanReport) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// peer names a peer and its transport: "127.0.0.1:18444 over v2".
+func (r *scanReport) peer(addr string) string {
+	if t, ok := r.Transports[addr]; ok {
+		return addr + " over " + t
+	}
+	return addr
+}
+
+func (r *scanReport) peers(addrs []string) []string {
+	out := make([]string, len(addrs))
+	for i, a := range addrs {
+		out[i] = r.peer(a)
+	}
+	return out
 }
 
 // thousands formats n with thin groupings (1,234,567).

@@ -14,16 +14,18 @@ import (
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 )
 
-// Against a real btcd: headers from genesis, the filter checkpoints,
-// filter headers and filters (each equal to btcd's getcfilter and chaining
-// to its checkpoints), blocks, and BIP-37 filtered blocks that verify.
+// Against a real btcd, over v1 and over BIP-324 v2 (btcd's own responder,
+// --v2transport, which serves both on one port): headers from genesis,
+// the filter checkpoints, filter headers and filters (each equal to btcd's
+// getcfilter and chaining to its checkpoints), blocks, and BIP-37 filtered
+// blocks that verify.
 func TestPeerAgainstBtcd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts btcd")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	node := btcdtest.Start(t, btcdtest.Options{})
+	node := btcdtest.Start(t, btcdtest.Options{Extra: []string{"--v2transport"}})
 	if err := btcdtest.BuildTxRichChain(ctx, node, node.Wallet(), 15); err != nil {
 		t.Fatal(err)
 	}
@@ -34,11 +36,26 @@ func TestPeerAgainstBtcd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Dial(ctx, node.P2PAddr(), Options{Params: node.Params(), Require: wire.SFNodeCF | wire.SFNodeBloom})
+	for _, tc := range []struct {
+		ask, want Transport
+	}{
+		{TransportV1, TransportV1}, {TransportV2, TransportV2}, {TransportAuto, TransportV2},
+	} {
+		t.Run(tc.ask.String(), func(t *testing.T) {
+			peerAgainstBtcd(ctx, t, node, tc.ask, tc.want, tip, tipHash)
+		})
+	}
+}
+
+func peerAgainstBtcd(ctx context.Context, t *testing.T, node *btcdtest.Node, ask, want Transport, tip int32, tipHash chainhash.Hash) {
+	p, err := Dial(ctx, node.P2PAddr(), Options{Params: node.Params(), Require: wire.SFNodeCF | wire.SFNodeBloom, Transport: ask})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
+	if p.Transport() != want || p.Version().Services&wire.SFNodeP2PV2 == 0 {
+		t.Fatalf("transport %v, want %v; services %v", p.Transport(), want, p.Version().Services)
+	}
 
 	var chain []chainhash.Hash
 	chain = append(chain, *node.Params().GenesisHash)

@@ -12,6 +12,8 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/p2p/v2conn"
 )
 
 // ConnOptions configure DialConn.
@@ -29,11 +31,18 @@ type ConnOptions struct {
 	// callers that check each block's merkle root, which covers more and
 	// costs less than hashing the payload again.
 	NoBlockChecksum bool
+	// Transport is v1 (the zero value), v2 (BIP-324) or auto (v2, else v1
+	// when the peer hangs up before its v2 key); DialConn runs the v2
+	// handshake, within Timeout.
+	Transport Transport
 }
 
 // Conn is one framed P2P connection: it sends wire messages and raw bytes
 // and reads frames, each header's network magic, command and declared
-// length checked before anything is allocated for the payload. Every read
+// length checked before anything is allocated for the payload. Over v2
+// (ConnOptions.Transport) the same methods carry messages in BIP-324
+// packets, and frames are made up from each message's command and payload
+// (transport.go). Every read
 // answers pings on the way. It is the base of Peer, of the node's P2P
 // link, and of the load and attack tools, which read frames their own way
 // (ReadRaw in place without a checksum, Skip without reading the payload).
@@ -54,11 +63,19 @@ type Conn struct {
 	pending int
 	buf     []byte // reused payload buffer of ReadRaw's large frames
 
+	// Over v2: the connection, its socket counted, Send's encoding buffer
+	// and the raw bytes of a v1 frame not yet whole (WriteRaw).
+	v2      *v2conn.Conn
+	counted *countingConn
+	enc     bytes.Buffer
+	rawOut  []byte
+
 	bytesRead, bytesWritten int64
 }
 
-// DialConn connects to addr for the network of magic. It does not
-// handshake: see Handshake.
+// DialConn connects to addr for the network of magic over opts.Transport
+// (running the v2 handshake, if any). It does not send a version: see
+// Handshake.
 func DialConn(ctx context.Context, addr string, magic wire.BitcoinNet, opts ConnOptions) (*Conn, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
@@ -67,15 +84,11 @@ func DialConn(ctx context.Context, addr string, magic wire.BitcoinNet, opts Conn
 	if opts.LocalIP != "" {
 		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(opts.LocalIP)}
 	}
-	nc, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w", addr, err)
-	}
-	return NewConn(nc, magic, opts), nil
+	return dialTransport(ctx, &d, addr, magic, opts)
 }
 
-// NewConn frames nc for the network of magic (opts' buffer sizes and
-// NoBlockChecksum apply).
+// NewConn frames nc for the network of magic over v1 (opts' buffer sizes
+// and NoBlockChecksum apply; Transport does not).
 func NewConn(nc net.Conn, magic wire.BitcoinNet, opts ConnOptions) *Conn {
 	if opts.ReadBuffer <= 0 {
 		opts.ReadBuffer = 64 << 10
@@ -101,7 +114,9 @@ func (c *Conn) NetConn() net.Conn { return c.nc }
 func (c *Conn) ProtocolVersion() uint32 { return c.pver }
 
 // BytesRead and BytesWritten count every byte of every frame, headers
-// included (raw writes too), since the connection was made.
+// included (raw writes too), since the connection was made; over v2,
+// every byte that crossed the socket (handshake, garbage, decoys and
+// packets).
 func (c *Conn) BytesRead() int64 { return c.bytesRead }
 
 // BytesWritten: see BytesRead.
@@ -123,6 +138,9 @@ func (c *Conn) Close() error { return c.nc.Close() }
 // Send writes msg as one frame (witness encoding, which equals the base
 // encoding for every message but tx and block) and flushes.
 func (c *Conn) Send(msg wire.Message) error {
+	if c.v2 != nil {
+		return c.sendV2(msg)
+	}
 	n, err := wire.WriteMessageWithEncodingN(c.w, msg, c.pver, c.net, wire.WitnessEncoding)
 	c.bytesWritten += int64(n)
 	if err == nil {
@@ -135,8 +153,13 @@ func (c *Conn) Send(msg wire.Message) error {
 }
 
 // WriteRaw writes b as it is, in one write on the connection: a frame an
-// attack tool built by hand, or part of one.
+// attack tool built by hand, or part of one. Over v2, b must be v1 frames
+// of our network (ErrUntranslatable): each goes out as a message once
+// whole, its checksum dropped.
 func (c *Conn) WriteRaw(b []byte) error {
+	if c.v2 != nil {
+		return c.writeRawV2(b)
+	}
 	if err := c.w.Flush(); err != nil {
 		return err
 	}
@@ -206,17 +229,25 @@ func (c *Conn) readHeader() (Header, error) {
 		copy(e.Raw[:], hdr[0:4])
 		return nil, e
 	}
-	cmd := hdr[4 : 4+wire.CommandSize]
+	if cmd := hdr[4 : 4+wire.CommandSize]; !commandValid(cmd) {
+		return nil, fmt.Errorf("%w: malformed command %q", ErrProtocol, cmd)
+	}
+	return Header(hdr), nil
+}
+
+// commandValid reports whether cmd, a header's 12 command bytes, is
+// printable ASCII padded with NULs.
+func commandValid(cmd []byte) bool {
 	end := bytes.IndexByte(cmd, 0)
 	if end < 0 {
 		end = len(cmd)
 	}
 	for i, b := range cmd {
 		if i < end && (b < 0x20 || b > 0x7e) || i >= end && b != 0 {
-			return nil, fmt.Errorf("%w: malformed command %q", ErrProtocol, cmd)
+			return false
 		}
 	}
-	return Header(hdr), nil
+	return true
 }
 
 // checkLen refuses a payload longer than limit before it is read.
@@ -241,7 +272,13 @@ func (c *Conn) answerPing(payload []byte) error {
 // allocation), else into a buffer of the connection's own; either way it
 // is valid until the next read. The checksum is not verified: for callers
 // that compare the whole frame with the one they expect, or only count it.
+// Over v2 the payload is read into a reused buffer and the header made up
+// with a zero checksum (v2 carries none); the limit applies once the
+// packet, within the connection's cap, has been read.
 func (c *Conn) ReadRaw(limit uint32) (RawFrame, error) {
+	if c.v2 != nil {
+		return c.readRawV2(limit)
+	}
 	for {
 		h, err := c.readHeader()
 		if err != nil {
@@ -284,7 +321,13 @@ func (c *Conn) ReadRaw(limit uint32) (RawFrame, error) {
 // Skip reads the next frame without reading its payload into memory,
 // answering pings on the way, and returns its command and payload size:
 // for attack tools, which must not spend CPU or memory on the answers.
+// Over v2 a packet cannot be skipped unread (its tag covers all of it): it
+// is read into the reused buffer and authenticated.
 func (c *Conn) Skip() (string, int, error) {
+	if c.v2 != nil {
+		m, err := c.nextV2(true)
+		return m.Command, len(m.Payload), err
+	}
 	for {
 		h, err := c.readHeader()
 		if err != nil {
@@ -317,6 +360,9 @@ func (c *Conn) Skip() (string, int, error) {
 // closes or passes its read deadline, and returns that error: for attack
 // tools that wait for the peer to hang up. No frame can be read after it.
 func (c *Conn) DiscardAll() error {
+	if c.v2 != nil {
+		return c.discardAllV2()
+	}
 	c.pending = 0
 	for {
 		n, err := c.r.Discard(1 << 30)
@@ -342,8 +388,13 @@ func (f Frame) Size() int { return headerSize + len(f.Payload) }
 // whose command is in keep (every frame when keep is empty), notfound and
 // reject are read, their length checked against their command's cap
 // (MaxPayload) and their checksum verified; other frames are skipped
-// unread and returned with a nil payload.
+// unread and returned with a nil payload. Over v2 every message is read
+// (within the connection's cap, then its command's) and authenticated,
+// the unwanted ones returned without payload.
 func (c *Conn) ReadFrame(keep ...string) (Frame, error) {
+	if c.v2 != nil {
+		return c.readFrameV2(keep)
+	}
 	for {
 		h, err := c.readHeader()
 		if err != nil {

@@ -29,6 +29,14 @@
 //     messages, by a ping sent after the request: everything before the
 //     pong belongs to the request.
 //
+// Either speaks v1 or BIP-324's v2 (ConnOptions.Transport, Options.Transport;
+// p2p/v2conn's initiator): TransportAuto tries v2 and falls back to v1 when
+// the peer hangs up before its key, as Core does for an address it
+// believes speaks v2. Over v2 the four ways to read hand back frames made
+// up from each message's command and payload (with a zero checksum where
+// the caller never checks it), WriteRaw translates v1 frames into
+// messages, and Transport says which the connection speaks.
+//
 // Neither is safe for concurrent use: one goroutine sends a request and
 // reads its answer.
 //

@@ -109,6 +109,9 @@ func (c *Conn) Handshake(opts HandshakeOptions) (wire.MsgVersion, error) {
 		// The peer may have spoken and hung up before our version went
 		// out: a frame of another network explains more than the broken
 		// pipe.
+		if c.v2 != nil {
+			return peer, fmt.Errorf("%w: %w", ErrNoVersion, err)
+		}
 		if _, rerr := c.readHeader(); rerr != nil {
 			var wm *WrongMagicError
 			if errors.As(rerr, &wm) {

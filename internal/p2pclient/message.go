@@ -32,7 +32,11 @@ func (c *Conn) ReadMessage() (wire.Message, error) {
 		return nil, err
 	}
 	// wire makes the empty message of a command only inside its frame
-	// reader: hand it the frame again (ReadFrame kept the header in hdr).
+	// reader: hand it the frame again (ReadFrame kept the header in hdr;
+	// over v2 the header is made up, with the checksum wire checks).
+	if c.v2 != nil {
+		c.putHeader(f.Command, f.Payload, true)
+	}
 	r := io.MultiReader(bytes.NewReader(c.hdr[:]), bytes.NewReader(f.Payload))
 	_, m, _, err := wire.ReadMessageWithEncodingN(r, c.pver, c.net, wire.WitnessEncoding)
 	if err != nil {

@@ -47,6 +47,8 @@ type Options struct {
 	// Timeout bounds the handshake and each read and write;
 	// DefaultTimeout when zero.
 	Timeout time.Duration
+	// Transport is v1 (the zero value), v2 or auto: see Transport.
+	Transport Transport
 }
 
 // Peer is one connection to a full node (or cfindexd), on a Conn.
@@ -64,7 +66,7 @@ func Dial(ctx context.Context, addr string, opts Options) (*Peer, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	c, err := DialConn(ctx, addr, opts.Params.Net, ConnOptions{Timeout: opts.Timeout})
+	c, err := DialConn(ctx, addr, opts.Params.Net, ConnOptions{Timeout: opts.Timeout, Transport: opts.Transport})
 	if err != nil {
 		return nil, fmt.Errorf("p2pclient: %w", err)
 	}
@@ -82,6 +84,10 @@ func Dial(ctx context.Context, addr string, opts Options) (*Peer, error) {
 	}
 	return p, nil
 }
+
+// Transport is the transport the connection speaks, TransportV1 or
+// TransportV2.
+func (p *Peer) Transport() Transport { return p.c.Transport() }
 
 // Version is the peer's version message.
 func (p *Peer) Version() wire.MsgVersion { return p.version }

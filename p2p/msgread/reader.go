@@ -139,14 +139,45 @@ func parseFrameHeader(b *[wireframe.HeaderSize]byte, net wire.BitcoinNet) (frame
 		return h, commandRule{}, misbehaving("malformed command %q", cmd)
 	}
 	h.command = internCommand(cmd)
-	rule, ok := commandRules[h.command]
-	if !ok {
-		rule = commandRule{maxPayload: maxFramePayload, action: actionIgnore}
-	}
+	rule := ruleOf(h.command)
 	if h.Length > rule.maxPayload {
 		return h, rule, misbehaving("%s payload of %d bytes over the cap of %d", h.command, h.Length, rule.maxPayload)
 	}
 	return h, rule, nil
+}
+
+// decides says whether a message of command with a payload of length
+// bytes, which passed the command's cap, is to be decoded in state st, or
+// refused: a BIP-37 message without serving (*NotServedError) or over
+// BIP-37's tighter cap (misbehaviour).
+func (rule commandRule) decides(command string, length uint32, st State) (bool, error) {
+	action := rule.action
+	if rule.bloomOnly && !st.Bloom {
+		action = rule.withoutBloom
+		if rule.whitelistIgnored && st.Whitelisted {
+			action = actionIgnore
+		}
+	}
+	decode := action == actionDecode &&
+		(!st.Handshaking || rule.handshake) &&
+		(!rule.relayOnly || st.Relay)
+	if action == actionForbidden && !st.Handshaking {
+		return false, &NotServedError{Command: command}
+	}
+	if decode && rule.bloomOnly && length > rule.bloomMaxPayload {
+		return false, misbehaving("%s payload of %d bytes over the cap of %d", command, length, rule.bloomMaxPayload)
+	}
+	return decode, nil
+}
+
+// ruleOf returns the rule of command: its own, or the generic one of the
+// commands the server ignores.
+func ruleOf(command string) commandRule {
+	rule, ok := commandRules[command]
+	if !ok {
+		rule = commandRule{maxPayload: maxFramePayload, action: actionIgnore}
+	}
+	return rule
 }
 
 // Known reports whether the reader treats cmd as a command of its own
@@ -234,21 +265,9 @@ func (fr *Reader) Next(st State) (Frame, error) {
 		return Frame{Command: h.command, Release: noRelease}, err
 	}
 	f := Frame{Command: h.command, Size: wireframe.HeaderSize + int(h.Length), Release: noRelease}
-	action := rule.action
-	if rule.bloomOnly && !st.Bloom {
-		action = rule.withoutBloom
-		if rule.whitelistIgnored && st.Whitelisted {
-			action = actionIgnore
-		}
-	}
-	decode := action == actionDecode &&
-		(!st.Handshaking || rule.handshake) &&
-		(!rule.relayOnly || st.Relay)
-	if action == actionForbidden && !st.Handshaking {
-		return f, &NotServedError{Command: h.command}
-	}
-	if decode && rule.bloomOnly && h.Length > rule.bloomMaxPayload {
-		return f, misbehaving("%s payload of %d bytes over the cap of %d", h.command, h.Length, rule.bloomMaxPayload)
+	decode, err := rule.decides(h.command, h.Length, st)
+	if err != nil {
+		return f, err
 	}
 	large := h.Length > MaxSmallFrame
 	if decode && large && fr.Recv != nil {

@@ -12,6 +12,8 @@
 //     pure function over candidates (Core's SelectNodeToEvict), with the
 //     per-address and per-netgroup levels above which peers go first;
 //   - TokenBucket and SharedBucket: event rates (transaction relay);
+//   - HandshakeGate: the CPU of BIP-324 v2 handshakes, a few curve steps
+//     at once server-wide and a rate per network group;
 //   - UploadTarget: block bytes served over a sliding day against
 //     -maxuploadtarget, in all and per network group (each may take
 //     1/UploadGroupShare of it), and why a historical block is refused;
@@ -21,6 +23,9 @@
 //     granted to waiting peers least recent service first, waking only
 //     those the bytes given back cover; both keep service the same way
 //     (service.go), on a CoarseClock read with one atomic load;
+//   - SendPool and SendBudget: the bytes queued for peers and not yet
+//     written, each peer's reserve and its share of the FairPool, and
+//     when a peer that does not read has stalled;
 //   - WorkMeter: the CPU share BIP-37 work may take across all peers.
 //
 // The server (package p2p) decides when each applies; this package only

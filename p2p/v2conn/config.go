@@ -59,15 +59,15 @@ type HandshakeAdmission interface {
 	Acquire() (release func(), err error)
 }
 
-// Config is what Accept needs to know of the network and of the server's
-// limits. The zero value of every field but Net is usable; DefaultConfig
+// Config is what Accept and Initiate need to know of the network and of
+// the limits. The zero value of every field but Net is usable; DefaultConfig
 // fills in the defaults Core uses.
 type Config struct {
 	// Net is the network whose magic tells v1 from v2 and salts the
 	// session keys.
 	Net wire.BitcoinNet
-	// HandshakeTimeout bounds Accept; zero means no deadline of Accept's
-	// own (the caller's deadline on the connection still holds).
+	// HandshakeTimeout bounds Accept and Initiate; zero means no deadline
+	// of their own (the caller's deadline on the connection still holds).
 	HandshakeTimeout time.Duration
 	// MaxPayload caps the payload of one received message (and of one sent
 	// message), checked against a packet's declared length before anything

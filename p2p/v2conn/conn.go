@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 )
 
-// Conn is an established v2 connection, responder side. One goroutine may
+// Conn is an established v2 connection, either side. One goroutine may
 // read (ReadMessage) while another writes (WriteMessage); reads must not
 // be concurrent with each other, nor writes. Deadlines are the caller's,
 // set on the underlying connection as for v1.
@@ -73,7 +73,8 @@ type Message struct {
 	// Command is the message's command ("" when Undecodable).
 	Command string
 	// Payload is the message's payload, the bytes a v1 frame would carry
-	// after its header. It is the caller's (nothing reuses it).
+	// after its header. From ReadMessage it is the caller's (nothing
+	// reuses it); from ReadTransient it is valid until the next read.
 	Payload []byte
 	// WireSize is the packet's bytes on the wire; decoys read before it
 	// are not counted.
@@ -99,7 +100,20 @@ func noRelease() {}
 // An error means the connection cannot be read further. Errors that mean
 // the peer broke the protocol wrap ErrMisbehaving.
 func (c *Conn) ReadMessage() (Message, error) {
-	p, err := c.nextMessage(nil)
+	return c.readMessage(false)
+}
+
+// ReadTransient is ReadMessage reading into the connection's own buffer,
+// reused from one read to the next: the message's Payload is valid only
+// until the next read, and the buffer keeps the size of the largest
+// message read. For a client that decodes or compares each message before
+// reading the next, it saves an allocation per message.
+func (c *Conn) ReadTransient() (Message, error) {
+	return c.readMessage(true)
+}
+
+func (c *Conn) readMessage(transient bool) (Message, error) {
+	p, err := c.nextMessage(nil, transient)
 	if err != nil {
 		return Message{Release: noRelease}, err
 	}
@@ -133,16 +147,9 @@ func (c *Conn) ReadMessage() (Message, error) {
 // (ErrMessageTooLarge).
 func (c *Conn) WriteMessage(command string, payload ...[]byte) (int, error) {
 	var typBuf [longTypeSize]byte
-	typ, ok := AppendType(typBuf[:0], command)
-	if !ok {
-		return 0, fmt.Errorf("write %q: %w", command, ErrBadCommand)
-	}
-	size := 0
-	for _, p := range payload {
-		size += len(p)
-	}
-	if size > c.maxPayload {
-		return 0, fmt.Errorf("write %s of %d bytes: %w (cap %d)", command, size, ErrMessageTooLarge, c.maxPayload)
+	typ, err := c.messageType(typBuf[:0], command, payload)
+	if err != nil {
+		return 0, fmt.Errorf("write %w", err)
 	}
 	n, err := c.wr.write(false, typ, payload)
 	if err != nil {
@@ -151,13 +158,51 @@ func (c *Conn) WriteMessage(command string, payload ...[]byte) (int, error) {
 	return n, nil
 }
 
+// AppendMessage seals one message as WriteMessage does but appends the
+// packet to dst instead of writing it, so that a server can gather many
+// messages into one write (its send queue's chunks). Each packet advances
+// the ciphers: packets must reach the connection in the order they were
+// sealed, none dropped, and not interleaved with WriteMessage's. Calls
+// must not be concurrent with each other or with WriteMessage. Nothing is
+// appended for a malformed command (ErrBadCommand) or a payload over
+// Config.MaxPayload (ErrMessageTooLarge).
+func (c *Conn) AppendMessage(dst []byte, command string, payload ...[]byte) ([]byte, error) {
+	var typBuf [longTypeSize]byte
+	typ, err := c.messageType(typBuf[:0], command, payload)
+	if err != nil {
+		return dst, fmt.Errorf("seal %w", err)
+	}
+	out, err := c.wr.appendPacket(dst, nil, false, typ, payload)
+	if err != nil {
+		return out, fmt.Errorf("seal %s: %w", command, err)
+	}
+	return out, nil
+}
+
+// messageType appends command's message type to dst after checking the
+// command and the payload's size against the cap.
+func (c *Conn) messageType(dst []byte, command string, payload [][]byte) ([]byte, error) {
+	typ, ok := AppendType(dst, command)
+	if !ok {
+		return nil, fmt.Errorf("%q: %w", command, ErrBadCommand)
+	}
+	size := 0
+	for _, p := range payload {
+		size += len(p)
+	}
+	if size > c.maxPayload {
+		return nil, fmt.Errorf("%s of %d bytes: %w (cap %d)", command, size, ErrMessageTooLarge, c.maxPayload)
+	}
+	return typ, nil
+}
+
 // nextMessage reads packets until one is not a decoy; aad is the first
 // packet's associated data. Decoys are counted and bounded: at most
 // maxDecoys bytes of them before the message.
-func (c *Conn) nextMessage(aad []byte) (packet, error) {
+func (c *Conn) nextMessage(aad []byte, transient bool) (packet, error) {
 	decoyRun := 0
 	for {
-		p, err := c.rd.next(aad)
+		p, err := c.rd.next(aad, transient)
 		if err != nil {
 			return packet{}, err
 		}

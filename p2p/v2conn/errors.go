@@ -42,6 +42,11 @@ var (
 	// ErrMessageTooLarge: WriteMessage was given a payload over
 	// Config.MaxPayload; nothing was sent.
 	ErrMessageTooLarge = errors.New("v2 message too large to send")
+	// ErrV1Only: the responder hung up before sending a byte of its key,
+	// as a peer that speaks only v1 does when our key reaches it as a
+	// malformed v1 header; connecting again over v1 may succeed. Not
+	// misbehaviour.
+	ErrV1Only = errors.New("v2 responder hung up before its key (v1 only?)")
 	// ErrBadCommand: WriteMessage was given a command that is empty,
 	// longer than 12 bytes or not printable ASCII; nothing was sent.
 	ErrBadCommand = errors.New("malformed command")

@@ -66,10 +66,7 @@ func FuzzReadMessage(f *testing.F) {
 			if flags&1 != 0 {
 				header = ignoreBit
 			}
-			ct, err := s.dir.packet.Encrypt(nil, append([]byte{header}, contents...))
-			if err != nil {
-				t.Fatal(err)
-			}
+			ct := s.contents(t, append([]byte{header}, contents...))
 			if flags&4 != 0 && len(ct) > 0 {
 				ct[int(flags)%len(ct)] ^= 0x10
 			}
@@ -101,6 +98,24 @@ func FuzzReadMessage(f *testing.F) {
 				}
 			}
 			m.Release()
+		}
+	})
+}
+
+// FuzzInitiate feeds arbitrary bytes to the initiator's handshake as the
+// responder's key, garbage and packets: no input panics or blocks, and
+// none completes a handshake without the session keys.
+func FuzzInitiate(f *testing.F) {
+	f.Add([]byte{})
+	f.Add(bytes.Repeat([]byte{0x42}, KeySize+100))
+	f.Add(append(bytes.Repeat([]byte{1}, KeySize), bytes.Repeat([]byte{2}, MaxGarbage+TerminatorSize+1)...))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rw := struct {
+			io.Reader
+			io.Writer
+		}{bytes.NewReader(data), io.Discard}
+		if _, err := Initiate(context.Background(), noDeadlines{rw}, Config{Net: testNet}); err == nil {
+			t.Fatal("a handshake completed without the session keys")
 		}
 	})
 }

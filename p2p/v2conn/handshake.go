@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"syscall"
 	"time"
 
 	"github.com/btcsuite/btcd/btcec/v2/ellswift"
@@ -34,12 +35,41 @@ const readBufferSize = 8 << 10
 // ctx is done; on success the connection is left without deadlines. On
 // failure the caller closes conn.
 func Accept(ctx context.Context, conn net.Conn, first []byte, cfg Config) (*Conn, error) {
+	if len(first) > KeySize {
+		return nil, fmt.Errorf("v2 handshake: %d first bytes, more than a key", len(first))
+	}
+	return handshakeOn(ctx, conn, cfg, func(cfg Config) (*Conn, error) {
+		return handshake(conn, first, cfg, false)
+	})
+}
+
+// Initiate runs the initiator's side of the BIP-324 handshake on conn, a
+// fresh outbound connection, and returns the established connection.
+//
+// In order: our key and random garbage (Config.MaxGarbage) go out at
+// once; the responder's key is read; the ECDH gives the session keys; our
+// garbage terminator and version packet go out; the responder's garbage,
+// its terminator, its decoys and its version packet are read, within the
+// same bounds as Accept's.
+//
+// A responder that speaks v1 only reads our key as a malformed v1 header
+// and hangs up: Initiate returns an error wrapping ErrV1Only when the
+// connection ends before a byte of the responder's key arrived, and the
+// caller may connect again over v1 (Core's v1 fallback).
+//
+// Deadlines, ctx and Config.Admission work as for Accept. On failure the
+// caller closes conn.
+func Initiate(ctx context.Context, conn net.Conn, cfg Config) (*Conn, error) {
+	return handshakeOn(ctx, conn, cfg, func(cfg Config) (*Conn, error) {
+		return handshake(conn, nil, cfg, true)
+	})
+}
+
+// handshakeOn runs run under cfg's handshake deadline and ctx.
+func handshakeOn(ctx context.Context, conn net.Conn, cfg Config, run func(Config) (*Conn, error)) (*Conn, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
-	}
-	if len(first) > KeySize {
-		return nil, fmt.Errorf("v2 handshake: %d first bytes, more than a key", len(first))
 	}
 	if cfg.HandshakeTimeout > 0 {
 		if err := conn.SetDeadline(time.Now().Add(cfg.HandshakeTimeout)); err != nil {
@@ -47,7 +77,7 @@ func Accept(ctx context.Context, conn net.Conn, first []byte, cfg Config) (*Conn
 		}
 	}
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
-	c, err := respond(conn, first, cfg)
+	c, err := run(cfg)
 	if !stop() {
 		return nil, fmt.Errorf("v2 handshake: %w", context.Cause(ctx))
 	}
@@ -60,8 +90,11 @@ func Accept(ctx context.Context, conn net.Conn, first []byte, cfg Config) (*Conn
 	return c, nil
 }
 
-// respond is the handshake itself, over any connection.
-func respond(conn io.ReadWriter, first []byte, cfg Config) (*Conn, error) {
+// handshake is either side's handshake over any connection. The two sides
+// do the same steps; the responder's key exchange starts with the bytes
+// Detect read (first), and it refuses a v1 peer of another network, while
+// the initiator tells a v1-only responder by its hang-up.
+func handshake(conn io.ReadWriter, first []byte, cfg Config, initiator bool) (*Conn, error) {
 	src := io.Reader(conn)
 	if len(first) > 0 {
 		src = io.MultiReader(bytes.NewReader(first), conn)
@@ -81,14 +114,17 @@ func respond(conn io.ReadWriter, first []byte, cfg Config) (*Conn, error) {
 	}
 
 	var theirs [KeySize]byte
-	if _, err := io.ReadFull(br, theirs[:]); err != nil {
+	if n, err := io.ReadFull(br, theirs[:]); err != nil {
+		if initiator && n == 0 && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)) {
+			return nil, fmt.Errorf("read key: %w (%v)", ErrV1Only, err)
+		}
 		return nil, fmt.Errorf("read key: %w", err)
 	}
-	if prefix := v1Prefix(cfg.Net); bytes.Equal(theirs[4:PrefixSize], prefix[4:]) {
+	if prefix := v1Prefix(cfg.Net); !initiator && bytes.Equal(theirs[4:PrefixSize], prefix[4:]) {
 		return nil, fmt.Errorf("%w: magic %x", ErrWrongNetwork, theirs[:4])
 	}
 	s, _, err := admitted(cfg.Admission, func() (session, struct{}, error) {
-		s, err := agree(priv, ours, theirs, false, cfg.Net)
+		s, err := agree(priv, ours, theirs, initiator, cfg.Net)
 		return s, struct{}{}, err
 	})
 	if err != nil {
@@ -98,13 +134,11 @@ func respond(conn io.ReadWriter, first []byte, cfg Config) (*Conn, error) {
 	c := newConn(br, conn, s, cfg)
 	// Our terminator and version packet (empty contents), the garbage as
 	// its associated data, in one write.
-	encLen, ct, err := c.wr.seal(garbage, false, nil, nil)
+	version, err := c.wr.seal(garbage, false, nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, 0, TerminatorSize+len(encLen)+len(ct))
-	out = append(append(append(out, s.sendTerm[:]...), encLen...), ct...)
-	if _, err := conn.Write(out); err != nil {
+	if _, err := conn.Write(append(s.sendTerm[:], version...)); err != nil {
 		return nil, fmt.Errorf("send terminator: %w", err)
 	}
 
@@ -177,7 +211,7 @@ func readGarbage(br *bufio.Reader, term [TerminatorSize]byte) ([]byte, error) {
 // readVersion reads the initiator's decoys and version packet; the first
 // packet carries the garbage as associated data.
 func (c *Conn) readVersion(garbage []byte) error {
-	p, err := c.nextMessage(garbage)
+	p, err := c.nextMessage(garbage, false)
 	if err != nil {
 		return fmt.Errorf("read version packet: %w", err)
 	}

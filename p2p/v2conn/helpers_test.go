@@ -71,21 +71,32 @@ type sealer struct{ dir direction }
 func (s sealer) packet(t testing.TB, aad []byte, decoy bool, contents []byte) []byte {
 	t.Helper()
 	pw := packetWriter{dir: s.dir}
-	encLen, ct, err := pw.seal(aad, decoy, nil, [][]byte{contents})
+	pkt, err := pw.seal(aad, decoy, nil, [][]byte{contents})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return append(encLen, ct...)
+	return bytes.Clone(pkt)
 }
 
 // length is an encrypted length field declaring n bytes of contents.
 func (s sealer) length(t testing.TB, n int) []byte {
 	t.Helper()
-	b, err := s.dir.length.Crypt([]byte{byte(n), byte(n >> 8), byte(n >> 16)})
-	if err != nil {
+	b := []byte{byte(n), byte(n >> 8), byte(n >> 16)}
+	if err := s.dir.length.crypt(b); err != nil {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// contents encrypts plain (header byte included) as the next packet's
+// contents, with its tag, leaving plain as it was.
+func (s sealer) contents(t testing.TB, plain []byte) []byte {
+	t.Helper()
+	ct, err := s.dir.packet.seal(bytes.Clone(plain), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ct
 }
 
 // message is the contents of a message: type and payload.

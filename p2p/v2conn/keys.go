@@ -8,7 +8,6 @@ import (
 
 	"github.com/btcsuite/btcd/btcec/v2"
 	"github.com/btcsuite/btcd/btcec/v2/ellswift"
-	"github.com/btcsuite/btcd/v2transport"
 	"github.com/btcsuite/btcd/wire/v2"
 	"golang.org/x/crypto/hkdf"
 )
@@ -53,20 +52,20 @@ func deriveKeys(secret []byte, net wire.BitcoinNet) (sessionKeys, error) {
 
 // direction is the cipher state of one direction of a connection: the
 // stream cipher of packet lengths and the AEAD of packet contents, both
-// rekeyed every 224 packets (btcd's v2transport implements both).
+// rekeyed every 224 packets (cipher.go).
 type direction struct {
-	length *v2transport.FSChaCha20
-	packet *v2transport.FSChaCha20Poly1305
+	length *lengthCipher
+	packet *packetCipher
 }
 
 func newDirection(lengthKey, packetKey [32]byte) (direction, error) {
-	l, err := v2transport.NewFSChaCha20(lengthKey[:])
+	l, err := newLengthCipher(lengthKey)
 	if err != nil {
-		return direction{}, fmt.Errorf("length cipher: %w", err)
+		return direction{}, err
 	}
-	p, err := v2transport.NewFSChaCha20Poly1305(packetKey[:])
+	p, err := newPacketCipher(packetKey)
 	if err != nil {
-		return direction{}, fmt.Errorf("packet cipher: %w", err)
+		return direction{}, err
 	}
 	return direction{length: l, packet: p}, nil
 }

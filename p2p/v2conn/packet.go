@@ -4,19 +4,22 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"net"
+	"slices"
 )
 
-// Read buffer sizes.
+// Buffer sizes.
 const (
-	// smallPacket is the largest packet (ciphertext after the length) read
-	// into the reader's own reused buffer; larger ones get a buffer of
-	// their own that grows with what has arrived.
+	// smallPacket is the largest packet (ciphertext after the length)
+	// whose buffer is allocated whole as soon as its length is known;
+	// larger ones get a buffer that grows with what has arrived.
 	smallPacket = 16 << 10
 	// readChunk is how much of a large packet is read (and its buffer
 	// grown) at a time: a buffer is never larger than twice what has
 	// arrived, whatever the length declared.
 	readChunk = 16 << 10
+	// keepWriteBuffer is the largest packet buffer a writer keeps for the
+	// next packet: a compact filter's packet fits, a block's does not.
+	keepWriteBuffer = 64 << 10
 	// ignoreBit marks a decoy in a packet's header byte; the other bits
 	// are reserved and ignored (BIP-324).
 	ignoreBit = 0x80
@@ -25,11 +28,12 @@ const (
 // Why not btcd's Peer.V2ReceivePacket: it allocates a buffer of the
 // declared length (up to 16 MiB) as soon as it has decrypted the 3-byte
 // length, before a byte of the packet has arrived and with no cap but
-// 2^24-1, and it loops over decoys without a bound. packetReader uses
-// btcd's two ciphers (FSChaCha20 for lengths, FSChaCha20Poly1305 for
-// contents) but does the framing itself: it checks the length against the
-// connection's cap and budget first and grows its buffer with the bytes
-// received.
+// 2^24-1, and it loops over decoys without a bound. packetReader does the
+// framing itself: it checks the length against the connection's cap and
+// budget first and grows its buffer with the bytes received. Both sides
+// decrypt and encrypt in the packet's own buffer (cipher.go): a message
+// read is one buffer, its payload a slice of it, and a message written is
+// copied once, into the packet.
 
 // packetReader reads and decrypts one direction's packets.
 type packetReader struct {
@@ -38,28 +42,31 @@ type packetReader struct {
 	maxContents int
 	budget      Budget
 	lenBuf      [LengthSize]byte
-	small       []byte
+	// reused is the buffer of transient reads (the caller gives the
+	// packet back before the next read); it keeps the largest size read.
+	reused []byte
 }
 
 // packet is one decrypted packet.
 type packet struct {
-	contents []byte // after the header byte; a fresh slice
+	contents []byte // after the header byte
 	decoy    bool
 	wireSize int   // bytes on the wire, length field included
 	held     int64 // bytes taken from the budget, to return
 }
 
 // next reads one packet; aad is the associated data (the garbage, for the
-// first packet of a connection).
-func (pr *packetReader) next(aad []byte) (packet, error) {
+// first packet of a connection). A transient packet is read into the
+// reader's reused buffer and is valid until the next read; otherwise the
+// packet's buffer is its own.
+func (pr *packetReader) next(aad []byte, transient bool) (packet, error) {
 	if _, err := io.ReadFull(pr.r, pr.lenBuf[:]); err != nil {
 		return packet{}, fmt.Errorf("read v2 packet length: %w", err)
 	}
-	plainLen, err := pr.dir.length.Crypt(pr.lenBuf[:])
-	if err != nil {
+	if err := pr.dir.length.crypt(pr.lenBuf[:]); err != nil {
 		return packet{}, fmt.Errorf("decrypt v2 packet length: %w", err)
 	}
-	length := int(plainLen[0]) | int(plainLen[1])<<8 | int(plainLen[2])<<16
+	length := int(pr.lenBuf[0]) | int(pr.lenBuf[1])<<8 | int(pr.lenBuf[2])<<16
 	if length > pr.maxContents {
 		return packet{}, fmt.Errorf("%w: %d bytes declared, cap %d", ErrPacketTooLarge, length, pr.maxContents)
 	}
@@ -71,7 +78,14 @@ func (pr *packetReader) next(aad []byte) (packet, error) {
 		}
 		p.held = int64(n)
 	}
-	ct, err := pr.readCiphertext(n)
+	var buf []byte
+	if transient {
+		buf = pr.reused
+	}
+	ct, err := readCiphertext(pr.r, buf, n)
+	if transient && cap(ct) > cap(pr.reused) {
+		pr.reused = ct[:0]
+	}
 	if err != nil {
 		pr.release(p.held)
 		if err == io.EOF {
@@ -79,7 +93,7 @@ func (pr *packetReader) next(aad []byte) (packet, error) {
 		}
 		return packet{}, fmt.Errorf("read v2 packet of %d bytes: %w", n, err)
 	}
-	plain, err := pr.dir.packet.Decrypt(aad, ct)
+	plain, err := pr.dir.packet.open(ct, aad)
 	if err != nil {
 		pr.release(p.held)
 		return packet{}, fmt.Errorf("%w: %v", ErrAuthentication, err)
@@ -89,17 +103,25 @@ func (pr *packetReader) next(aad []byte) (packet, error) {
 	return p, nil
 }
 
-// readCiphertext reads n bytes: into the reused buffer when they fit, else
-// into a buffer that grows by doubling as chunks arrive.
-func (pr *packetReader) readCiphertext(n int) ([]byte, error) {
-	if n <= smallPacket {
-		if pr.small == nil {
-			pr.small = make([]byte, smallPacket)
-		}
-		_, err := io.ReadFull(pr.r, pr.small[:n])
-		return pr.small[:n], err
+// readCiphertext reads n bytes into buf when they fit its capacity, else
+// into a new buffer: allocated whole for a small packet, grown by doubling
+// as chunks of a large one arrive (starting from buf's bytes' room).
+func readCiphertext(r io.Reader, buf []byte, n int) ([]byte, error) {
+	switch {
+	case cap(buf) >= n:
+		buf = buf[:n]
+		_, err := io.ReadFull(r, buf)
+		return buf, err
+	case n <= smallPacket:
+		buf = make([]byte, n)
+		_, err := io.ReadFull(r, buf)
+		return buf, err
 	}
-	buf := make([]byte, 0, min(n, readChunk))
+	if first := min(n, readChunk); cap(buf) < first {
+		buf = make([]byte, 0, first)
+	} else {
+		buf = buf[:0]
+	}
 	for len(buf) < n {
 		chunk := min(n-len(buf), readChunk)
 		if cap(buf)-len(buf) < chunk {
@@ -107,8 +129,8 @@ func (pr *packetReader) readCiphertext(n int) ([]byte, error) {
 			copy(grown, buf)
 			buf = grown
 		}
-		if _, err := io.ReadFull(pr.r, buf[len(buf):len(buf)+chunk]); err != nil {
-			return nil, err
+		if _, err := io.ReadFull(r, buf[len(buf):len(buf)+chunk]); err != nil {
+			return buf, err
 		}
 		buf = buf[:len(buf)+chunk]
 	}
@@ -123,55 +145,69 @@ func (pr *packetReader) release(n int64) {
 
 // packetWriter encrypts one direction's packets.
 type packetWriter struct {
-	w     io.Writer
-	dir   direction
-	plain []byte // reused while small
+	w   io.Writer
+	dir direction
+	buf []byte // reused up to keepWriteBuffer
 }
 
-// seal encrypts one packet: header, message type and payload pieces. It
-// returns the encrypted length and the encrypted contents with their tag.
-func (pw *packetWriter) seal(aad []byte, decoy bool, typ []byte, payload [][]byte) (encLen, ct []byte, err error) {
+// seal lays out one packet — length, header, message type, payload
+// pieces, room for the tag — and encrypts it in place. The packet is valid
+// until the next seal.
+func (pw *packetWriter) seal(aad []byte, decoy bool, typ []byte, payload [][]byte) ([]byte, error) {
+	pkt, err := pw.appendPacket(pw.buf[:0], aad, decoy, typ, payload)
+	if err != nil {
+		return nil, err
+	}
+	if cap(pkt) <= keepWriteBuffer {
+		pw.buf = pkt[:0]
+	}
+	return pkt, nil
+}
+
+// appendPacket appends one sealed packet to dst: the payload pieces are
+// copied once, into the packet, and both ciphers work in place there.
+func (pw *packetWriter) appendPacket(dst, aad []byte, decoy bool, typ []byte, payload [][]byte) ([]byte, error) {
+	length := len(typ)
+	for _, p := range payload {
+		length += len(p)
+	}
+	if length > maxLength {
+		return dst, fmt.Errorf("%w: %d bytes of contents", ErrMessageTooLarge, length)
+	}
 	header := byte(0)
 	if decoy {
 		header = ignoreBit
 	}
-	plain := append(pw.plain[:0], header)
-	plain = append(plain, typ...)
+	start := len(dst)
+	dst = slices.Grow(dst, LengthSize+headerSize+length+tagSize)
+	dst = append(dst, byte(length), byte(length>>8), byte(length>>16), header)
+	dst = append(dst, typ...)
 	for _, p := range payload {
-		plain = append(plain, p...)
+		dst = append(dst, p...)
 	}
-	length := len(plain) - headerSize
-	if length > maxLength {
-		return nil, nil, fmt.Errorf("%w: %d bytes of contents", ErrMessageTooLarge, length)
+	if err := pw.dir.length.crypt(dst[start : start+LengthSize]); err != nil {
+		return dst[:start], fmt.Errorf("encrypt v2 packet length: %w", err)
 	}
-	if cap(plain) <= smallPacket {
-		pw.plain = plain
-	}
-	ct, err = pw.dir.packet.Encrypt(aad, plain)
+	sealed, err := pw.dir.packet.seal(dst[start+LengthSize:], aad)
 	if err != nil {
-		return nil, nil, fmt.Errorf("encrypt v2 packet: %w", err)
+		return dst[:start], fmt.Errorf("encrypt v2 packet: %w", err)
 	}
-	encLen, err = pw.dir.length.Crypt([]byte{byte(length), byte(length >> 8), byte(length >> 16)})
-	if err != nil {
-		return nil, nil, fmt.Errorf("encrypt v2 packet length: %w", err)
-	}
-	return encLen, ct, nil
+	return dst[:start+LengthSize+len(sealed)], nil
 }
 
-// write seals one packet and writes it, in one writev where the writer is
-// a TCP connection. It returns the bytes written.
+// write seals one packet and writes it in one write. It returns the bytes
+// written.
 func (pw *packetWriter) write(decoy bool, typ []byte, payload [][]byte) (int, error) {
-	encLen, ct, err := pw.seal(nil, decoy, typ, payload)
+	pkt, err := pw.seal(nil, decoy, typ, payload)
 	if err != nil {
 		return 0, err
 	}
-	bufs := net.Buffers{encLen, ct}
-	n, err := bufs.WriteTo(pw.w)
-	if err == nil && int(n) != len(encLen)+len(ct) {
+	n, err := pw.w.Write(pkt)
+	if err == nil && n != len(pkt) {
 		err = io.ErrShortWrite
 	}
 	if err != nil {
-		return int(n), fmt.Errorf("write v2 packet: %w", err)
+		return n, fmt.Errorf("write v2 packet: %w", err)
 	}
-	return int(n), nil
+	return n, nil
 }

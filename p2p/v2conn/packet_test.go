@@ -133,10 +133,7 @@ func TestAuthentication(t *testing.T) {
 	// Reserved bits: seal a header of 0x7f by hand.
 	ini2, resp2 := sessionPair(t)
 	plain := append([]byte{0x7f}, message(t, "pong", nil)...)
-	ct, err := ini2.send.packet.Encrypt(nil, plain)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ct := sealer{ini2.send}.contents(t, plain)
 	stream := append(sealer{ini2.send}.length(t, len(plain)-1), ct...)
 	c := responderConn(resp2, bytes.NewReader(stream), Config{})
 	if m, err := c.ReadMessage(); err != nil || m.Command != "pong" {
@@ -161,5 +158,56 @@ func TestWriteMessageRefuses(t *testing.T) {
 	n, err := c.WriteMessage("tx", make([]byte, 60), make([]byte, 40))
 	if err != nil || n != 1+100+PacketOverhead || out.Len() != n {
 		t.Fatalf("%d bytes, %d written: %v", n, out.Len(), err)
+	}
+}
+
+// AppendMessage gathers packets into the caller's buffer, sealed in turn:
+// written at once they read back in order, and a WriteMessage after them
+// follows; a malformed command or an oversized payload appends nothing.
+func TestAppendMessage(t *testing.T) {
+	ini, resp := sessionPair(t)
+	var wire bytes.Buffer
+	sender := responderConn(resp, bytes.NewReader(nil), Config{MaxPayload: 100_000})
+	sender.wr.w = &wire
+	big := bytes.Repeat([]byte{3}, 70_000)
+	batch := []byte("already queued")
+	var err error
+	for _, m := range []struct {
+		command string
+		payload [][]byte
+	}{
+		{"cfilter", [][]byte{{1, 2}, {3}}}, {"cfheaders", [][]byte{big}}, {"sendheaders", nil},
+	} {
+		if batch, err = sender.AppendMessage(batch, m.command, m.payload...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, bad := range []struct {
+		command string
+		payload []byte
+		want    error
+	}{
+		{"toolongcommand", nil, ErrBadCommand}, {"tx", make([]byte, 100_001), ErrMessageTooLarge},
+	} {
+		before := len(batch)
+		if batch, err = sender.AppendMessage(batch, bad.command, bad.payload); !errors.Is(err, bad.want) || len(batch) != before {
+			t.Fatalf("%s: %v, %d bytes appended", bad.command, err, len(batch)-before)
+		}
+	}
+	wire.Write(batch[len("already queued"):])
+	if _, err := sender.WriteMessage("ping", make([]byte, 8)); err != nil {
+		t.Fatal(err)
+	}
+	receiver := responderConn(ini, &wire, Config{MaxPayload: 100_000})
+	for _, want := range []struct {
+		command string
+		payload []byte
+	}{
+		{"cfilter", []byte{1, 2, 3}}, {"cfheaders", big}, {"sendheaders", nil}, {"ping", make([]byte, 8)},
+	} {
+		m, err := receiver.ReadMessage()
+		if err != nil || m.Command != want.command || !bytes.Equal(m.Payload, want.payload) {
+			t.Fatalf("read %q (%d bytes), want %q: %v", m.Command, len(m.Payload), want.command, err)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package httpapi
+package corerest
 
 import (
 	"encoding/hex"

@@ -1,8 +1,7 @@
-package httpapi
+package corerest
 
 import (
 	"bytes"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -15,21 +14,17 @@ import (
 // not keep, so it is refused rather than answered with a partial object.
 var headersJSONError = &coreError{http.StatusNotFound, "output format not found (available: .bin, .hex)"}
 
-// serveCoreHeaders answers /rest/headers/<hash>.<bin|hex>?count=N: the
+// serveHeaders answers /rest/headers/<hash>.<bin|hex>?count=N: the
 // 80-byte headers of the active chain from hash upward (empty for an
 // unknown or stale block), .hex their hex plus "\n".
-func (s *Server) serveCoreHeaders(w http.ResponseWriter, req coreRequest) {
+func serveHeaders(w http.ResponseWriter, req Request, chain Chain, internalError func(http.ResponseWriter, string, error)) {
 	if req.err != nil {
 		writeCoreError(w, req.err)
 		return
 	}
-	var hs []wire.BlockHeader
-	err := s.view.Read(func(r ChainReader) (err error) {
-		hs, err = activeFrom(r, req.hash, req.count, r.Headers)
-		return err
-	})
+	hs, err := chain.HeadersFrom(req.hash, req.count)
 	if err != nil {
-		s.internalError(w, "headers", err)
+		internalError(w, "headers", err)
 		return
 	}
 	switch req.format {
@@ -41,34 +36,34 @@ func (s *Server) serveCoreHeaders(w http.ResponseWriter, req coreRequest) {
 		return
 	}
 	var buf bytes.Buffer
-	buf.Grow(len(hs) * blockHeaderSize)
+	buf.Grow(len(hs) * wire.MaxBlockHeaderPayload)
 	for i := range hs {
 		if err := hs[i].Serialize(&buf); err != nil {
-			s.internalError(w, "headers", err)
+			internalError(w, "headers", err)
 			return
 		}
 	}
 	writeCoreBody(w, req.format, [][]byte{buf.Bytes()}, nil)
 }
 
-// serveCoreHashByHeight answers /rest/blockhashbyheight/<height>.<fmt>:
+// serveHashByHeight answers /rest/blockhashbyheight/<height>.<fmt>:
 // the active block hash at height, .bin 32 bytes in internal order, .hex
 // display order plus "\n", .json {"blockhash":"<hex>"}. Errors: 400
 // "Invalid height: <sanitized raw>" (Core's ParseInt32: optional '+', no
 // "+-", negative refused) and 404 "Block height out of range".
-func (s *Server) serveCoreHashByHeight(w http.ResponseWriter, req coreRequest) {
+func serveHashByHeight(w http.ResponseWriter, req Request, chain Chain, internalError func(http.ResponseWriter, string, error)) {
 	if req.err != nil {
 		writeCoreError(w, req.err)
 		return
 	}
 	// One read: the height is above the tip exactly when it has no hash.
-	hash, err := s.view.HashAt(req.height)
-	if errors.Is(err, ErrNotFound) {
-		writeCoreError(w, &coreError{http.StatusNotFound, "Block height out of range"})
+	hash, found, err := chain.HashAt(req.height)
+	if err != nil {
+		internalError(w, "blockhashbyheight", err)
 		return
 	}
-	if err != nil {
-		s.internalError(w, "blockhashbyheight", err)
+	if !found {
+		writeCoreError(w, &coreError{http.StatusNotFound, "Block height out of range"})
 		return
 	}
 	if req.format == formatUndef {
@@ -94,11 +89,11 @@ const (
 	prefixBlockHashByHeight = "/rest/blockhashbyheight/"
 )
 
-// parseCoreHeaders parses the part of a /rest/headers/ target after the
+// parseHeaders parses the part of a /rest/headers/ target after the
 // prefix: <hash>.<ext>?count=N or the deprecated <count>/<hash>.<ext>.
-func parseCoreHeaders(part, rawQuery string) coreRequest {
+func parseHeaders(part, rawQuery string) Request {
 	param, f := splitFormat(part)
-	req := coreRequest{headers: true, format: f}
+	req := Request{Endpoint: Headers, headers: true, format: f}
 	rawCount, rawHash, ok := countAndHashParts(strings.Split(param, "/"), rawQuery)
 	if !ok {
 		req.err = &coreError{http.StatusBadRequest, "Invalid URI format. Expected /rest/headers/<hash>.<ext>?count=<count>"}
@@ -125,12 +120,12 @@ func countAndHashParts(parts []string, rawQuery string) (rawCount, rawHash strin
 	return "", "", false
 }
 
-// parseCoreHeight parses the part of a /rest/blockhashbyheight/ target
+// parseHeight parses the part of a /rest/blockhashbyheight/ target
 // after the prefix with Core's ParseInt32: an optional '+' (not "+-"), then
 // an int32 with optional '-'; negative heights are refused.
-func parseCoreHeight(part string) coreRequest {
+func parseHeight(part string) Request {
 	param, f := splitFormat(part)
-	req := coreRequest{format: f}
+	req := Request{Endpoint: BlockHashByHeight, format: f}
 	s := param
 	if len(s) >= 2 && s[0] == '+' && s[1] == '-' {
 		s = "!" // invalid

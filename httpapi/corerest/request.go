@@ -1,4 +1,4 @@
-package httpapi
+package corerest
 
 import (
 	"encoding/hex"
@@ -11,9 +11,9 @@ import (
 
 // Limits and defaults of Bitcoin Core's REST interface (src/rest.cpp).
 const (
-	// MaxCoreHeadersResults is Core's MAX_REST_HEADERS_RESULTS: the largest
-	// count /rest/blockfilterheaders accepts.
-	MaxCoreHeadersResults = 2000
+	// MaxHeadersResults is Core's MAX_REST_HEADERS_RESULTS: the largest
+	// count /rest/blockfilterheaders and /rest/headers accept.
+	MaxHeadersResults = 2000
 	// defaultCoreCount is the count when the query has none.
 	defaultCoreCount = "5"
 	// basicFilterType is BlockFilterType::BASIC, the first byte of a
@@ -49,9 +49,28 @@ type coreError struct {
 	msg    string
 }
 
-// coreRequest is a parsed Core-compatible /rest/ request. If err is set it
-// is the answer; otherwise the parameters are valid and the handler looks
-// the block up, then rejects formatUndef, in Core's order.
+// Endpoint names the /rest/ endpoint of a request.
+type Endpoint uint8
+
+// The endpoints Parse tells apart.
+const (
+	// Unknown is a /rest/ path no endpoint claims, answered with
+	// libevent's empty 404.
+	Unknown Endpoint = iota
+	// BlockFilter is /rest/blockfilter/basic/<hash>.
+	BlockFilter
+	// BlockFilterHeaders is /rest/blockfilterheaders/basic/<hash>.
+	BlockFilterHeaders
+	// Headers is /rest/headers/<hash>.
+	Headers
+	// BlockHashByHeight is /rest/blockhashbyheight/<height>.
+	BlockHashByHeight
+)
+
+// Request is a parsed /rest/ request target; Parse makes one and Serve
+// answers it. If err is set it is the answer; otherwise the parameters are
+// valid and the handler looks the block up, then rejects formatUndef, in
+// Core's order.
 //
 // Errors are text/plain, the message followed by CRLF, checked in that
 // order: wrong number of path parts (400 "Invalid URI format. ..."), bad
@@ -63,7 +82,10 @@ type coreError struct {
 // then a missing extension (404 "output format not found (available:
 // .bin, .hex, .json)"). Counts are strict decimal (no sign, no spaces),
 // 1..2000, 5 when absent.
-type coreRequest struct {
+type Request struct {
+	// Endpoint is the endpoint the path names.
+	Endpoint Endpoint
+
 	headers bool // a list request with a count
 	hash    chainhash.Hash
 	hashStr string
@@ -122,17 +144,37 @@ func parseCoreCount(raw string) (int, bool) {
 		}
 	}
 	n, err := strconv.ParseUint(raw, 10, 64)
-	if err != nil || n < 1 || n > MaxCoreHeadersResults {
+	if err != nil || n < 1 || n > MaxHeadersResults {
 		return 0, false
 	}
 	return int(n), true
 }
 
-// parseCoreFilter parses the part of a /rest/blockfilter/ target after the
+// Parse parses an escaped request path and its raw query; ok is false
+// when the path is not under /rest/. It never fails otherwise: malformed
+// parameters are carried in the Request for Serve to answer as Core does.
+// It is pure, so a fuzz target can drive it.
+func Parse(path, rawQuery string) (req Request, ok bool) {
+	switch {
+	case strings.HasPrefix(path, prefixBlockFilter):
+		return parseFilter(path[len(prefixBlockFilter):]), true
+	case strings.HasPrefix(path, prefixBlockFilterHeaders):
+		return parseFilterHeaders(path[len(prefixBlockFilterHeaders):], rawQuery), true
+	case strings.HasPrefix(path, prefixHeaders):
+		return parseHeaders(path[len(prefixHeaders):], rawQuery), true
+	case strings.HasPrefix(path, prefixBlockHashByHeight):
+		return parseHeight(path[len(prefixBlockHashByHeight):]), true
+	case strings.HasPrefix(path, "/rest/"):
+		return Request{Endpoint: Unknown}, true
+	}
+	return Request{}, false
+}
+
+// parseFilter parses the part of a /rest/blockfilter/ target after the
 // prefix (escaped path, no query).
-func parseCoreFilter(part string) coreRequest {
+func parseFilter(part string) Request {
 	param, f := splitFormat(part)
-	req := coreRequest{format: f}
+	req := Request{Endpoint: BlockFilter, format: f}
 	parts := strings.Split(param, "/")
 	if len(parts) != 2 {
 		req.err = &coreError{http.StatusBadRequest, "Invalid URI format. Expected /rest/blockfilter/<filtertype>/<blockhash>"}
@@ -151,13 +193,13 @@ func parseCoreFilter(part string) coreRequest {
 	return req
 }
 
-// parseCoreFilterHeaders parses the part of a /rest/blockfilterheaders/
+// parseFilterHeaders parses the part of a /rest/blockfilterheaders/
 // target after the prefix (escaped path) and its raw query. Both the
 // current form <type>/<hash>.<ext>?count=N and the deprecated
 // <type>/<count>/<hash>.<ext> are accepted.
-func parseCoreFilterHeaders(part, rawQuery string) coreRequest {
+func parseFilterHeaders(part, rawQuery string) Request {
 	param, f := splitFormat(part)
-	req := coreRequest{headers: true, format: f}
+	req := Request{Endpoint: BlockFilterHeaders, headers: true, format: f}
 	parts := strings.Split(param, "/")
 	rawCount, rawHash, ok := countAndHashParts(parts[1:], rawQuery)
 	if !ok {
@@ -176,10 +218,10 @@ func parseCoreFilterHeaders(part, rawQuery string) coreRequest {
 // setCountAndHash parses the count and hash of a headers-style request in
 // Core's order (count first, then hash), recording Core's error for the
 // first that is bad. It reports whether both were good.
-func (req *coreRequest) setCountAndHash(rawCount, rawHash string) bool {
+func (req *Request) setCountAndHash(rawCount, rawHash string) bool {
 	n, ok := parseCoreCount(rawCount)
 	if !ok {
-		req.err = &coreError{http.StatusBadRequest, "Header count is invalid or out of acceptable range (1-" + strconv.Itoa(MaxCoreHeadersResults) + "): " + rawCount}
+		req.err = &coreError{http.StatusBadRequest, "Header count is invalid or out of acceptable range (1-" + strconv.Itoa(MaxHeadersResults) + "): " + rawCount}
 		return false
 	}
 	h, ok := parseHashStr(rawHash)

@@ -1,4 +1,4 @@
-package p2p
+package peerpolicy
 
 import (
 	"context"
@@ -12,17 +12,13 @@ import (
 	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
-// stoppedClock is a service clock standing still: the pool's order
-// follows from the takes alone.
-func stoppedClock() time.Duration { return 0 }
-
-// takeAsync starts b.take(n) and returns where its grant arrives.
-func takeAsync(ctx context.Context, b *peerBudget, n int64) <-chan sendGrant {
-	got := make(chan sendGrant, 1)
+// takeAsync starts b.Take(n) and returns where its grant arrives.
+func takeAsync(ctx context.Context, b *SendBudget, n int64) <-chan SendGrant {
+	got := make(chan SendGrant, 1)
 	go func() {
-		g, err := b.take(ctx, n)
+		g, err := b.Take(ctx, n)
 		if err != nil {
-			g = sendGrant{}
+			g = SendGrant{}
 		}
 		got <- g
 	}()
@@ -31,11 +27,11 @@ func takeAsync(ctx context.Context, b *peerBudget, n int64) <-chan sendGrant {
 
 // mustTake takes n bytes that must be granted at once (the caller knows
 // nothing waits).
-func mustTake(t *testing.T, b *peerBudget, n int64) sendGrant {
+func mustTake(t *testing.T, b *SendBudget, n int64) SendGrant {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // a take that would wait fails instead
-	g, err := b.take(ctx, n)
+	g, err := b.Take(ctx, n)
 	if err != nil {
 		t.Fatalf("take of %d: %v", n, err)
 	}
@@ -63,8 +59,8 @@ func TestPeerBudgetReserve(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			pool := newSendPool(1000, 2, 800, stoppedClock)
-			other := newPeerBudget(pool, 800, time.Hour)
+			pool := NewSendPool(1000, 2, 800, time.Second, stoppedClock)
+			other := pool.NewBudget(800, time.Hour)
 			mustTake(t, other, 250) // its reserve
 			if tc.others > 0 {
 				mustTake(t, other, tc.others)
@@ -72,7 +68,7 @@ func TestPeerBudgetReserve(t *testing.T) {
 			if used := pool.shared.Used(); used != tc.others {
 				t.Fatalf("other peer holds %d of the shared pool, want %d", used, tc.others)
 			}
-			b := newPeerBudget(pool, 800, time.Hour)
+			b := pool.NewBudget(800, time.Hour)
 			for i, n := range tc.takes {
 				g := mustTake(t, b, n)
 				if g.n != n || g.reserved != tc.want[i][0] || g.pooled != tc.want[i][1] {
@@ -92,30 +88,30 @@ func TestPeerBudgetReserve(t *testing.T) {
 // drains is served from its reserve, leaving the line.
 func TestPeerBudgetSharedPoolLine(t *testing.T) {
 	ctx := context.Background()
-	pool := newSendPool(1000, 4, 800, stoppedClock) // reserves of 125, 500 shared
-	greedy, light, holder := newPeerBudget(pool, 800, time.Hour), newPeerBudget(pool, 800, time.Hour), newPeerBudget(pool, 800, time.Hour)
+	pool := NewSendPool(1000, 4, 800, time.Second, stoppedClock) // reserves of 125, 500 shared
+	greedy, light, holder := pool.NewBudget(800, time.Hour), pool.NewBudget(800, time.Hour), pool.NewBudget(800, time.Hour)
 	// greedy has been served much more of the shared pool than light.
-	gHeld := []sendGrant{mustTake(t, greedy, 125), mustTake(t, greedy, 400)}
-	greedy.give(gHeld[1])
+	gHeld := []SendGrant{mustTake(t, greedy, 125), mustTake(t, greedy, 400)}
+	greedy.Give(gHeld[1])
 	gHeld = gHeld[:1]
-	lHeld := []sendGrant{mustTake(t, light, 125), mustTake(t, light, 10)}
+	lHeld := []SendGrant{mustTake(t, light, 125), mustTake(t, light, 10)}
 	hHeld := mustTake(t, holder, 125+490) // the rest of the shared pool
 	if pool.shared.Used() != 500 {
 		t.Fatalf("shared pool %d, want it spent", pool.shared.Used())
 	}
 	gWait := takeAsync(ctx, greedy, 100)
-	waitFor(t, "greedy in line", ioTimeout, func() bool { return pool.shared.Waiting() == 1 })
+	testtime.WaitFor(t, "greedy in line", queueWait, func() bool { return pool.shared.Waiting() == 1 })
 	lWait := takeAsync(ctx, light, 100)
-	waitFor(t, "light in line", ioTimeout, func() bool { return pool.shared.Waiting() == 2 })
+	testtime.WaitFor(t, "light in line", queueWait, func() bool { return pool.shared.Waiting() == 2 })
 
-	holder.give(hHeld) // 490 shared come back: both fit
-	for _, w := range []<-chan sendGrant{gWait, lWait} {
+	holder.Give(hHeld) // 490 shared come back: both fit
+	for _, w := range []<-chan SendGrant{gWait, lWait} {
 		select {
 		case g := <-w:
 			if g.pooled != 100 {
 				t.Fatalf("granted %+v, want 100 pooled", g)
 			}
-		case <-time.After(testtime.Scale(ioTimeout)):
+		case <-time.After(testtime.Scale(queueWait)):
 			t.Fatal("a waiter was not woken by bytes that cover it")
 		}
 	}
@@ -123,10 +119,10 @@ func TestPeerBudgetSharedPoolLine(t *testing.T) {
 	// ask again: 100 given back covers one, the least served.
 	hHeld = mustTake(t, holder, 125+290)
 	gWait = takeAsync(ctx, greedy, 100)
-	waitFor(t, "greedy in line", ioTimeout, func() bool { return pool.shared.Waiting() == 1 })
+	testtime.WaitFor(t, "greedy in line", queueWait, func() bool { return pool.shared.Waiting() == 1 })
 	lWait = takeAsync(ctx, light, 100)
-	waitFor(t, "light in line", ioTimeout, func() bool { return pool.shared.Waiting() == 2 })
-	holder.give(sendGrant{n: 100, pooled: 100})
+	testtime.WaitFor(t, "light in line", queueWait, func() bool { return pool.shared.Waiting() == 2 })
+	holder.Give(SendGrant{n: 100, pooled: 100})
 	select {
 	case g := <-lWait:
 		if g.pooled != 100 {
@@ -134,7 +130,7 @@ func TestPeerBudgetSharedPoolLine(t *testing.T) {
 		}
 	case <-gWait:
 		t.Fatal("the more served waiter was granted first")
-	case <-time.After(testtime.Scale(ioTimeout)):
+	case <-time.After(testtime.Scale(queueWait)):
 		t.Fatal("no waiter woken")
 	}
 	if pool.shared.Waiting() != 1 {
@@ -142,13 +138,13 @@ func TestPeerBudgetSharedPoolLine(t *testing.T) {
 	}
 	// greedy's own queue drains (its reserve frame is written): its
 	// reserve now covers the frame, and it leaves the line.
-	greedy.give(gHeld[0])
+	greedy.Give(gHeld[0])
 	select {
 	case g := <-gWait:
 		if g.reserved != 100 || g.pooled != 0 {
 			t.Fatalf("greedy granted %+v, want its reserve", g)
 		}
-	case <-time.After(testtime.Scale(ioTimeout)):
+	case <-time.After(testtime.Scale(queueWait)):
 		t.Fatal("a drained waiter was not served from its reserve")
 	}
 	if pool.shared.Waiting() != 0 {
@@ -168,19 +164,19 @@ func TestSendPoolBoundUnderLoad(t *testing.T) {
 		maxEntry = 6 << 10
 		rounds   = 300
 	)
-	pool := newSendPool(limit, peers, 16<<10, stoppedClock)
+	pool := NewSendPool(limit, peers, 16<<10, time.Second, stoppedClock)
 	var charged, overdraft atomic.Int64
 	var wg sync.WaitGroup
-	budgets := make([]*peerBudget, peers)
+	budgets := make([]*SendBudget, peers)
 	for i := range peers {
-		b := newPeerBudget(pool, 16<<10, time.Hour)
+		b := pool.NewBudget(16<<10, time.Hour)
 		budgets[i] = b
-		queue := make(chan sendGrant, 64)
+		queue := make(chan SendGrant, 64)
 		wg.Go(func() { // the writer: writes frames one by one
 			for g := range queue {
 				charged.Add(-(g.reserved + g.pooled))
 				overdraft.Add(-(g.n - g.reserved - g.pooled))
-				b.give(g)
+				b.Give(g)
 			}
 		})
 		rng := rand.New(rand.NewPCG(uint64(i), 11))
@@ -189,7 +185,7 @@ func TestSendPoolBoundUnderLoad(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(time.Minute))
 			defer cancel()
 			for range rounds {
-				g, err := b.take(ctx, 1+rng.Int64N(maxEntry))
+				g, err := b.Take(ctx, 1+rng.Int64N(maxEntry))
 				if err != nil {
 					t.Errorf("take: %v (a lost wakeup?)", err)
 					return
@@ -209,7 +205,7 @@ func TestSendPoolBoundUnderLoad(t *testing.T) {
 		if b.Queued() != 0 {
 			t.Fatalf("a peer has %d queued after everything was written", b.Queued())
 		}
-		b.close()
+		b.Close()
 	}
 	if pool.shared.Used() != 0 || pool.shared.Waiting() != 0 || pool.reserves.Load() != 0 {
 		t.Fatalf("shared %d, %d waiting, %d reserves held after everything came back", pool.shared.Used(), pool.shared.Waiting(), pool.reserves.Load())
@@ -220,17 +216,17 @@ func TestSendPoolBoundUnderLoad(t *testing.T) {
 // freed slots may outlive them); a peer without one claims it at a later
 // take once one is back.
 func TestSendPoolReservesBounded(t *testing.T) {
-	pool := newSendPool(1000, 2, 800, stoppedClock)
-	a, b, c := newPeerBudget(pool, 800, time.Hour), newPeerBudget(pool, 800, time.Hour), newPeerBudget(pool, 800, time.Hour)
-	for _, p := range []*peerBudget{a, b} {
-		p.give(mustTake(t, p, 10))
+	pool := NewSendPool(1000, 2, 800, time.Second, stoppedClock)
+	a, b, c := pool.NewBudget(800, time.Hour), pool.NewBudget(800, time.Hour), pool.NewBudget(800, time.Hour)
+	for _, p := range []*SendBudget{a, b} {
+		p.Give(mustTake(t, p, 10))
 	}
 	g := mustTake(t, c, 10)
 	if g.reserved != 0 || g.pooled != 10 {
 		t.Fatalf("third peer of two slots got %+v, want the pool only", g)
 	}
-	c.give(g)
-	a.close()
+	c.Give(g)
+	a.Close()
 	if g := mustTake(t, c, 10); g.reserved != 10 {
 		t.Fatalf("after a reserve came back: %+v, want it reserved", g)
 	}
@@ -241,11 +237,11 @@ func TestSendPoolReservesBounded(t *testing.T) {
 func TestPeerBudgetStall(t *testing.T) {
 	ctx := context.Background()
 	const stall = 500 * time.Millisecond
-	pool := newSendPool(1<<20, 125, 100, stoppedClock)
-	p := newPeerBudget(pool, 100, stall)
-	g, _ := p.take(ctx, 100)
+	pool := NewSendPool(1<<20, 125, 100, time.Second, stoppedClock)
+	p := pool.NewBudget(100, stall)
+	g, _ := p.Take(ctx, 100)
 	start := time.Now()
-	if _, err := p.take(ctx, 100); !errors.Is(err, errSendStalled) {
+	if _, err := p.Take(ctx, 100); !errors.Is(err, ErrSendStalled) {
 		t.Fatalf("take on a stuck queue: %v", err)
 	}
 	if d := time.Since(start); d < stall {
@@ -254,25 +250,25 @@ func TestPeerBudgetStall(t *testing.T) {
 
 	// Frames of 10 bytes drain one every stall/10: the waiter must not
 	// stall, although it waits for all ten to drain.
-	p.give(g)
-	var held []sendGrant
+	p.Give(g)
+	var held []SendGrant
 	for range 10 {
-		g, _ := p.take(ctx, 10)
+		g, _ := p.Take(ctx, 10)
 		held = append(held, g)
 	}
 	go func() {
 		for _, g := range held {
 			time.Sleep(stall / 10)
-			p.give(g)
+			p.Give(g)
 		}
 	}()
-	if _, err := p.take(ctx, 100); err != nil {
+	if _, err := p.Take(ctx, 100); err != nil {
 		t.Fatalf("take on a slowly draining queue: %v", err)
 	}
 	// The context ends a wait too.
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := p.take(cctx, 1); !errors.Is(err, context.Canceled) {
+	if _, err := p.Take(cctx, 1); !errors.Is(err, context.Canceled) {
 		t.Fatalf("take with a cancelled context: %v", err)
 	}
 }

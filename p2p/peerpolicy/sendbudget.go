@@ -1,47 +1,39 @@
-package p2p
+package peerpolicy
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
 
-// errSendStalled ends a peer whose send queue stayed full, without a
-// single frame written, for Config.SendStallTimeout: it does not read.
-var errSendStalled = fmt.Errorf("%w: send queue full and not draining", errDisconnect)
+// ErrSendStalled is a peer's send queue that stayed full, without a single
+// frame written, for the stall timeout: the peer does not read.
+var ErrSendStalled = errors.New("send queue full and not draining")
 
-// sendShareHalfLife is how fast the shared send budget a peer was granted
-// is forgotten when the pool picks whom to grant next: as for filter work,
-// a light client that was sent something a few seconds ago counts as less
-// served than the peers pulling continuously.
-const sendShareHalfLife = filterWorkHalfLife
-
-// sendPool is the server-wide budget of response bytes queued for peers
-// and not yet written (Config.SendBudget), in two parts: a reserve for
-// each of up to Config.MaxPeers peers (a 2·MaxPeers-th of the budget,
-// at most a peer's own budget), and the shared rest, granted to waiting
-// peers least served first (peerpolicy.FairPool). Reserves and the shared
-// rest add up to at most SendBudget. Safe for concurrent use.
-type sendPool struct {
-	shared      *peerpolicy.FairPool
+// SendPool is the server-wide budget of response bytes queued for peers
+// and not yet written (p2p's Config.SendBudget), in two parts: a reserve
+// for each of up to as many peers as may connect (a 2·maxPeers-th of the
+// budget, at most a peer's own budget), and the shared rest, granted to
+// waiting peers least served first (FairPool). Reserves and the shared
+// rest add up to at most the budget. Safe for concurrent use.
+type SendPool struct {
+	shared      *FairPool
 	reserveEach int64
 	maxReserves int64
 	// reserves is the number of reserves peers hold.
 	reserves atomic.Int64
 }
 
-// newSendPool splits limit bytes into maxPeers reserves of at most
-// peerLimit bytes each and the shared rest, whose service is kept by
-// clock.
-func newSendPool(limit int64, maxPeers int, peerLimit int, clock peerpolicy.Clock) *sendPool {
+// NewSendPool splits limit bytes into maxPeers reserves of at most
+// peerLimit bytes each and the shared rest, whose service halves every
+// halfLife of clock.
+func NewSendPool(limit int64, maxPeers int, peerLimit int, halfLife time.Duration, clock Clock) *SendPool {
 	peers := int64(max(maxPeers, 1))
 	each := min(limit/(2*peers), int64(peerLimit))
-	return &sendPool{
-		shared:      peerpolicy.NewFairPool(limit-peers*each, sendShareHalfLife, clock),
+	return &SendPool{
+		shared:      NewFairPool(limit-peers*each, halfLife, clock),
 		reserveEach: each,
 		maxReserves: peers,
 	}
@@ -49,7 +41,7 @@ func newSendPool(limit int64, maxPeers int, peerLimit int, clock peerpolicy.Cloc
 
 // claimReserve returns a reserve for a peer, or 0 while all are held (the
 // peers of freed slots have not ended yet).
-func (p *sendPool) claimReserve() int64 {
+func (p *SendPool) claimReserve() int64 {
 	for {
 		n := p.reserves.Load()
 		if n >= p.maxReserves {
@@ -61,22 +53,25 @@ func (p *sendPool) claimReserve() int64 {
 	}
 }
 
+// Shared returns the shared part of the pool.
+func (p *SendPool) Shared() *FairPool { return p.shared }
+
 // returnReserve gives back a reserve of claimReserve (0: none).
-func (p *sendPool) returnReserve(r int64) {
+func (p *SendPool) returnReserve(r int64) {
 	if r > 0 {
 		p.reserves.Add(-1)
 	}
 }
 
-// sendGrant is what one queued frame holds until it is written: n bytes,
+// SendGrant is what one queued frame holds until it is written: n bytes,
 // of which reserved came from the peer's reserve and pooled from the
 // shared pool (the rest is the empty queue's overdraft).
-type sendGrant struct {
+type SendGrant struct {
 	n, reserved, pooled int64
 }
 
-// peerBudget is one peer's budget of queued, unwritten response bytes
-// (Config.PeerSendBudget), drawn from the peer's reserve first, then from
+// SendBudget is one peer's budget of queued, unwritten response bytes
+// (p2p's Config.PeerSendBudget), drawn from the peer's reserve first, then from
 // the shared pool.
 //
 // An entry (a frame, or a chunk of cfilter frames) may be queued when the
@@ -85,16 +80,15 @@ type sendGrant struct {
 // overdraft per peer, beyond its reserve). So a peer with little queued
 // pipelines a reserve's worth of entries even while other peers hold the
 // whole shared pool, and a peer that reads its answers always makes
-// progress; what peers hold beyond SendBudget is at most one entry each
-// (maxQueueEntry). A handler that cannot queue waits, in the pool's line
+// progress; what peers hold beyond the pool is at most one entry each. A handler that cannot queue waits, in the pool's line
 // when the pool is what it lacks; if the peer's queue stays full for the
-// stall timeout without one entry written, take fails with errSendStalled.
+// stall timeout without one entry written, Take fails with ErrSendStalled.
 //
 // Safe for concurrent use: handlers and the ticker take (one at a time),
 // the writer gives.
-type peerBudget struct {
-	pool    *sendPool
-	account *peerpolicy.PoolAccount
+type SendBudget struct {
+	pool    *SendPool
+	account *PoolAccount
 	limit   int64
 	stall   time.Duration
 	// turn is held by the one take deciding or waiting: the pool account
@@ -111,20 +105,24 @@ type peerBudget struct {
 	drained chan struct{}
 }
 
-func newPeerBudget(pool *sendPool, limit int64, stall time.Duration) *peerBudget {
-	return &peerBudget{pool: pool, account: pool.shared.NewAccount(), limit: limit, stall: stall, turn: make(chan struct{}, 1)}
+// NewBudget returns the budget of a new peer: limit bytes queued at most
+// (but for the overdraft), stall the longest its queue may stay full
+// without one entry written.
+func (p *SendPool) NewBudget(limit int64, stall time.Duration) *SendBudget {
+	return &SendBudget{pool: p, account: p.shared.NewAccount(), limit: limit, stall: stall, turn: make(chan struct{}, 1)}
 }
 
-// take blocks until a frame of n bytes may be queued, ctx ends, or the
-// peer stalls.
-func (b *peerBudget) take(ctx context.Context, n int64) (sendGrant, error) {
+// Take blocks until a frame of n bytes may be queued, ctx ends, or the
+// peer stalls. The grant is given back with Give once the frame is
+// written or dropped.
+func (b *SendBudget) Take(ctx context.Context, n int64) (SendGrant, error) {
 	select {
 	case b.turn <- struct{}{}:
 	default:
 		select {
 		case b.turn <- struct{}{}:
 		case <-ctx.Done():
-			return sendGrant{}, ctx.Err()
+			return SendGrant{}, ctx.Err()
 		}
 	}
 	defer func() { <-b.turn }()
@@ -159,10 +157,10 @@ func (b *peerBudget) take(ctx context.Context, n int64) (sendGrant, error) {
 			}
 		case <-timer.C:
 			b.leaveLine(inLine, g)
-			return sendGrant{}, errSendStalled
+			return SendGrant{}, ErrSendStalled
 		case <-ctx.Done():
 			b.leaveLine(inLine, g)
-			return sendGrant{}, ctx.Err()
+			return SendGrant{}, ctx.Err()
 		}
 	}
 }
@@ -171,7 +169,7 @@ func (b *peerBudget) take(ctx context.Context, n int64) (sendGrant, error) {
 // frame waits for: inLine when it waits in the pool's line for g.pooled
 // bytes (granted then stands, the split holding while the take keeps its
 // turn), and drained is closed when the peer's queue next drains.
-func (b *peerBudget) tryTake(n int64) (g sendGrant, inLine bool, drained <-chan struct{}, ok bool) {
+func (b *SendBudget) tryTake(n int64) (g SendGrant, inLine bool, drained <-chan struct{}, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.reserve == 0 {
@@ -214,7 +212,7 @@ func (b *peerBudget) tryTake(n int64) (g sendGrant, inLine bool, drained <-chan 
 }
 
 // granted queues g, whose pooled bytes the pool has granted.
-func (b *peerBudget) granted(g sendGrant) sendGrant {
+func (b *SendBudget) granted(g SendGrant) SendGrant {
 	b.mu.Lock()
 	b.queued += g.n
 	b.reserveUsed += g.reserved
@@ -224,14 +222,14 @@ func (b *peerBudget) granted(g sendGrant) sendGrant {
 
 // leaveLine withdraws a take from the pool's line, giving back the bytes
 // if they were granted meanwhile.
-func (b *peerBudget) leaveLine(inLine bool, g sendGrant) {
+func (b *SendBudget) leaveLine(inLine bool, g SendGrant) {
 	if inLine && b.account.Cancel() {
 		b.pool.shared.Give(g.pooled)
 	}
 }
 
-// give returns a written (or dropped) frame's grant.
-func (b *peerBudget) give(g sendGrant) {
+// Give returns a written (or dropped) frame's grant.
+func (b *SendBudget) Give(g SendGrant) {
 	if g.pooled > 0 {
 		b.pool.shared.Give(g.pooled)
 	}
@@ -245,11 +243,18 @@ func (b *peerBudget) give(g sendGrant) {
 	b.mu.Unlock()
 }
 
-// close returns the peer's reserve once nothing of it is queued (the
+// Close returns the peer's reserve once nothing of it is queued (the
 // peer's goroutines have ended and its queue was drained).
-func (b *peerBudget) close() {
+func (b *SendBudget) Close() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.pool.returnReserve(b.reserve)
 	b.reserve = 0
+}
+
+// Queued returns the bytes queued and not yet written.
+func (b *SendBudget) Queued() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.queued
 }

@@ -1,0 +1,192 @@
+package transport
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+
+	"github.com/cfindexd/cfindexd/p2p/msgread"
+	"github.com/cfindexd/cfindexd/p2p/v2conn"
+	"github.com/cfindexd/cfindexd/wireframe"
+)
+
+// MaxSmallFrame is the largest payload a v2 packet carries without the
+// server-wide budgets: a v1 frame's msgread.MaxSmallFrame.
+const MaxSmallFrame = msgread.MaxSmallFrame
+
+// smallPacket is a packet's bytes on the wire (length, header, a long
+// message type, tag) around a payload of MaxSmallFrame.
+const smallPacket = MaxSmallFrame + v2conn.PacketOverhead + 1 + v2conn.CommandSize
+
+// v2Source reads a v2 connection's messages.
+type v2Source struct {
+	c      *v2conn.Conn
+	conn   net.Conn
+	budget *recvBudget
+}
+
+// Next reads one message under st's deadline and treats it as msgread
+// treats a v1 frame. A message whose type is not decodable is ignored, as
+// an unknown v1 command is.
+func (s *v2Source) Next(st msgread.State) (msgread.Frame, error) {
+	nop := func() {}
+	if err := s.conn.SetReadDeadline(st.Deadline); err != nil {
+		return msgread.Frame{Release: nop}, err
+	}
+	s.budget.frameDeadline = st.Deadline
+	m, err := s.c.ReadMessage()
+	if err != nil {
+		if errors.Is(err, v2conn.ErrMisbehaving) {
+			err = fmt.Errorf("%w: %w", msgread.ErrMisbehaving, err)
+		}
+		return msgread.Frame{Release: nop}, err
+	}
+	if m.Undecodable {
+		m.Release()
+		return msgread.Frame{Size: m.WireSize, Release: nop}, nil
+	}
+	f, err := msgread.FromPayload(m.Command, m.Payload, m.WireSize, st)
+	if err != nil || f.Msg == nil {
+		m.Release()
+		return f, err
+	}
+	f.Release = m.Release
+	return f, nil
+}
+
+// recvBudget is v2conn's receive budget for one connection: packets up to
+// smallPacket are the peer's own (one at a time, as a v1 frame in its read
+// buffer); a larger one takes its bytes from the server-wide budget and
+// gets the read deadline a large v1 frame gets, LargeFrameGrace plus its
+// size at the minimum rate, never past the frame's own deadline. Used by
+// the reader's goroutine only.
+type recvBudget struct {
+	shared        *semaphore.Weighted
+	conn          net.Conn
+	minRate       int64
+	now           func() time.Time
+	frameDeadline time.Time
+}
+
+// TryAcquire implements v2conn.Budget.
+func (b *recvBudget) TryAcquire(n int64) bool {
+	if n <= smallPacket {
+		return true
+	}
+	if b.shared != nil && !b.shared.TryAcquire(n) {
+		return false
+	}
+	if b.minRate > 0 {
+		d := b.now().Add(msgread.LargeFrameGrace + time.Duration(float64(n)/float64(b.minRate)*float64(time.Second)))
+		if !b.frameDeadline.IsZero() && b.frameDeadline.Before(d) {
+			d = b.frameDeadline
+		}
+		_ = b.conn.SetReadDeadline(d) // a failure shows on the read that follows
+	}
+	return true
+}
+
+// Release implements v2conn.Budget.
+func (b *recvBudget) Release(n int64) {
+	if n > smallPacket && b.shared != nil {
+		b.shared.Release(n)
+	}
+}
+
+// v2Sink writes queued frames as v2 packets.
+type v2Sink struct {
+	c    *v2conn.Conn
+	bw   *bufio.Writer
+	seal *semaphore.Weighted
+	// command is the last command written, reused so that a chunk of
+	// cfilters does not allocate a string per message.
+	command string
+}
+
+// Write sends each frame of the entry as one packet: the header's command,
+// the payload as it is (its pieces where it spans frame and payload).
+func (s *v2Sink) Write(ctx context.Context, frame, payload []byte) (int, error) {
+	total := 0
+	err := eachFrame(frame, payload, func(cmd []byte, pieces ...[]byte) error {
+		size := 0
+		for _, p := range pieces {
+			size += len(p)
+		}
+		if size > MaxSmallFrame && s.seal != nil {
+			held := int64(2 * size)
+			if err := s.seal.Acquire(ctx, held); err != nil {
+				return fmt.Errorf("seal budget: %w", err)
+			}
+			defer s.seal.Release(held)
+			// The copies are gone once the buffered writer has written the
+			// packet out (a packet larger than the buffer bypasses it).
+			defer func() { _ = s.bw.Flush() }()
+		}
+		if string(cmd) != s.command {
+			s.command = string(cmd)
+		}
+		n, err := s.c.WriteMessage(s.command, pieces...)
+		total += n
+		return err
+	})
+	return total, err
+}
+
+// Flush implements Sink.
+func (s *v2Sink) Flush() error { return s.bw.Flush() }
+
+// eachFrame calls fn with the command and payload pieces of each v1 frame
+// in frame followed by payload. A header never spans the two.
+func eachFrame(frame, payload []byte, fn func(cmd []byte, pieces ...[]byte) error) error {
+	rest, after := frame, payload
+	for len(rest) > 0 || len(after) > 0 {
+		if len(rest) == 0 {
+			rest, after = after, nil
+		}
+		if len(rest) < wireframe.HeaderSize {
+			return fmt.Errorf("%w: %d bytes of a header", errBadEntry, len(rest))
+		}
+		h, cmd, ok := wireframe.DecodeHeader((*[wireframe.HeaderSize]byte)(rest))
+		if !ok {
+			return fmt.Errorf("%w: malformed command %q", errBadEntry, cmd)
+		}
+		rest = rest[wireframe.HeaderSize:]
+		n := int(h.Length)
+		var err error
+		switch {
+		case n <= len(rest):
+			err = fn(cmd, rest[:n])
+			rest = rest[n:]
+		case n <= len(rest)+len(after):
+			split := n - len(rest)
+			err = fn(cmd, rest, after[:split])
+			rest, after = after[split:], nil
+		default:
+			return fmt.Errorf("%w: %s declares %d bytes, %d follow", errBadEntry, cmd, n, len(rest)+len(after))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// corkConn is the connection as v2conn sees it: writes go straight to the
+// socket during the handshake, and through the peer's buffered writer (bw,
+// set once the handshake is done) after it.
+type corkConn struct {
+	net.Conn
+	bw *bufio.Writer
+}
+
+func (c *corkConn) Write(b []byte) (int, error) {
+	if c.bw == nil {
+		return c.Conn.Write(b)
+	}
+	return c.bw.Write(b)
+}
