@@ -34,17 +34,24 @@ func filterRange(ctx context.Context, env *handlerEnv, ft wire.FilterType, start
 	if ft != wire.GCSFilterRegular {
 		return 0, false, invalidRequest("%s for unsupported filter type %d", cmd, ft)
 	}
-	stopHeight, _, known, err := env.awaitStop(ctx, stop)
+	stopHeight, _, ok, err = stopRange(ctx, env, start, stop, limit, cmd)
+	return stopHeight, ok, err
+}
+
+// stopRange is filterRange for any filter type; active tells whether the
+// stop block is on the active chain.
+func stopRange(ctx context.Context, env *handlerEnv, start uint32, stop chainhash.Hash, limit uint32, cmd string) (stopHeight uint32, active, ok bool, err error) {
+	stopHeight, active, known, err := env.awaitStop(ctx, stop)
 	if err != nil || !known {
-		return 0, false, err
+		return 0, false, false, err
 	}
 	if start > stopHeight {
-		return 0, false, invalidRequest("%s start height %d above stop height %d", cmd, start, stopHeight)
+		return 0, false, false, invalidRequest("%s start height %d above stop height %d", cmd, start, stopHeight)
 	}
 	if stopHeight-start >= limit {
-		return 0, false, invalidRequest("%s for %d blocks, limit %d", cmd, uint64(stopHeight-start)+1, limit)
+		return 0, false, false, invalidRequest("%s for %d blocks, limit %d", cmd, uint64(stopHeight-start)+1, limit)
 	}
-	return stopHeight, true, nil
+	return stopHeight, active, true, nil
 }
 
 // handleGetCFilters answers with one cfilter per block start..stop,

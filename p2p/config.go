@@ -11,6 +11,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/p2p/bip37"
 	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
+	"github.com/cfindexd/cfindexd/p2p/spfilter"
 )
 
 // Defaults for Config fields left zero.
@@ -71,6 +72,10 @@ type Config struct {
 	// accepted only when RelayTx is true and Relay is set.
 	Relay   TxRelayer
 	RelayTx bool
+	// SilentPayments serves the silent-payment index as the experimental
+	// filter type spfilter.FilterType, advertised with
+	// spfilter.ServiceFlag; nil refuses the type as unknown.
+	SilentPayments spfilter.View
 
 	// UserAgent is this server's BIP-14 user agent, e.g. "/cfindexd:0.1.0/".
 	UserAgent string

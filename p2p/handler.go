@@ -13,8 +13,10 @@ import (
 
 	"github.com/cfindexd/cfindexd/p2p/bip37"
 	"github.com/cfindexd/cfindexd/p2p/blockproxy"
+	"github.com/cfindexd/cfindexd/p2p/knownhashes"
 	"github.com/cfindexd/cfindexd/p2p/msgread"
 	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
+	"github.com/cfindexd/cfindexd/p2p/spfilter"
 )
 
 // outbound is one response: a message for emit to encode (with Enc:
@@ -74,6 +76,7 @@ type handlerEnv struct {
 	relayWait time.Duration
 	relayRate *peerpolicy.SharedBucket // server-wide transaction relay rate
 	bloom     *bip37.Server            // nil: BIP-37 serving off
+	sp        *spfilter.Server         // nil: silent-payment type off
 	decoded   *blockproxy.DecodedCache // BIP-37's decoded blocks; nil: none
 	metrics   Metrics
 	log       zerolog.Logger
@@ -97,7 +100,7 @@ type peerState struct {
 	requester blockproxy.Requester
 	// known holds block hashes the peer is known to have: announced to it,
 	// sent in headers, or named first in its locator.
-	known *rollingBloom
+	known *knownhashes.Rolling
 	// txRequests holds the transactions asked of the peer.
 	txRequests *txRequests
 	// txBudget limits the transactions a peer gets relayed to the node.
@@ -133,7 +136,7 @@ const (
 func newPeerState(k0, k1 uint64) *peerState {
 	return &peerState{
 		pver:       wire.ProtocolVersion,
-		known:      newRollingBloom(1000, 0.01, k0, k1),
+		known:      knownhashes.NewRolling(1000, 0.01, k0, k1),
 		txRequests: newTxRequests(maxTxRequests, txRequestExpiry),
 		txBudget:   peerpolicy.TokenBucket{Rate: txRelayPerSec, Burst: txRelayBurst},
 	}
@@ -165,6 +168,9 @@ func (st *peerState) pong(nonce uint64, now time.Time) {
 // failure on this side, logged by the caller while the peer stays
 // connected.
 func dispatch(ctx context.Context, env *handlerEnv, st *peerState, msg wire.Message, emit emitFunc) error {
+	if handled, err := dispatchSP(ctx, env, st, msg, emit); handled {
+		return err
+	}
 	switch m := msg.(type) {
 	case *wire.MsgGetCFilters:
 		return handleGetCFilters(ctx, env, st, m, emit)

@@ -61,15 +61,16 @@ const (
 
 // MemoryBound returns the most heap the P2P server can hold for its peers
 // under cfg, whatever they send, in bytes: per peer its buffers, a decoded
-// request, and the answer it builds before its send budget takes it (a
+// request, and the entry it builds before its send budget takes it (a
 // filter chunk read ahead, or its largest unshared frame); the answers
 // queued under the send budgets (the reserves and the shared pool, which
 // add up to SendBudget, and one entry's overdraft per peer); large frames
 // being decoded under the receive budget; answers being built in the work
 // slots; the block cache, fetches in flight and the upload target's
-// groups; the discouragement list; with v2 (Config.DisableV2 false) each
-// peer's v2 buffers and the messages being sealed (v2SealBudget); and,
-// with BIP-37 serving, each peer's filter state and the decoded-block
+// groups; the discouragement list; with the silent-payment type its larger
+// chunks and answers (spAnswerBuild); with v2 (Config.DisableV2 false)
+// each peer's v2 buffers and the messages being sealed (v2SealBudget);
+// and, with BIP-37 serving, each peer's filter state and the decoded-block
 // cache. The constants above are its terms. It is a worst case that needs
 // every peer to hit every limit at once.
 func MemoryBound(cfg Config) int64 {
@@ -86,10 +87,15 @@ func MemoryBound(cfg Config) int64 {
 			bloomBytes += c.Bloom.FilteredBlockCacheBytes + blockproxy.MaxDecodedBlock + wireScriptSlab
 		}
 	}
-	// A peer builds one answer at a time outside its budget: a chunk of
-	// cfilter frames, at most a chunk buffer or one frame, or another frame.
+	work := int64(answerBuild)
+	if c.SilentPayments != nil {
+		queueEntry, work = max(queueEntry, spMaxQueueEntry), max(work, spAnswerBuild)
+	}
+	// A peer builds one entry at a time outside its budget: a chunk of
+	// cfilter frames or another frame, at most a queue entry (which is at
+	// least the largest unshared frame).
 	perPeer := int64(peerReadBuffer+peerWriteBuffer+decodedFactor*msgread.MaxSmallFrame+peerFixed) +
-		max(chunkCap, unshared)
+		max(queueEntry, unshared)
 	queued := min(n*max(int64(c.PeerSendBudget), queueEntry), c.SendBudget+n*queueEntry)
 	recv := decodedFactor * c.RecvBudget
 	if c.RelayTx {
@@ -99,9 +105,10 @@ func MemoryBound(cfg Config) int64 {
 		// A large v2 packet's ciphertext and plaintext are live together
 		// only while it is decrypted, before anything is decoded: within
 		// the decoded factor. Large messages being sent are sealed within
-		// v2SealBudget.
+		// v2SealBudget; the handshake gate keeps a bucket per network group
+		// within peerpolicy.HandshakeGateBytes.
 		perPeer += v2PeerBytes
-		recv += v2SealBudget
+		recv += v2SealBudget + peerpolicy.HandshakeGateBytes
 	}
 	var blocks int64
 	if c.Blocks != nil {
@@ -109,6 +116,6 @@ func MemoryBound(cfg Config) int64 {
 			peerpolicy.MaxUploadGroups*peerpolicy.UploadGroupBytes
 	}
 	return n*perPeer + queued + recv + blocks + bloomBytes +
-		int64(c.MaxFilterWork)*answerBuild +
+		int64(c.MaxFilterWork)*work +
 		int64(c.MaxDiscouraged)*discouragedEntryBytes
 }

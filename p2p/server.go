@@ -18,6 +18,7 @@ import (
 	"github.com/cfindexd/cfindexd/p2p/bip37"
 	"github.com/cfindexd/cfindexd/p2p/blockproxy"
 	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
+	"github.com/cfindexd/cfindexd/p2p/spfilter"
 )
 
 // Server serves BIP-157 filters, headers and blocks to light clients. Build
@@ -77,6 +78,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.RelayTx {
 		env.relay = cfg.Relay
+	}
+	if cfg.SilentPayments != nil {
+		env.sp = spfilter.New(cfg.SilentPayments, cfg.Params.Net)
 	}
 	if cfg.Bloom.Enabled {
 		bm, _ := cfg.Metrics.(bip37.Metrics)

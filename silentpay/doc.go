@@ -57,5 +57,8 @@
 // Scanner runs BIP-352's k loop (at most KMax outputs per transaction),
 // checking each P_k against the outputs left, then output − P_k and
 // −output − P_k against its labels, the change label m = 0 always among
-// them. OutputKeys is the sender's side, used to make test payments.
+// them. Candidates gives a light wallet the keys to test a block's
+// taproot filter for before it downloads the block: P_0, bare and per
+// label, since every payment to the wallet includes a k = 0 output.
+// OutputKeys is the sender's side, used to make test payments.
 package silentpay

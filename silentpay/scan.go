@@ -24,6 +24,10 @@ type Scanner struct {
 	scan   btcec.ModNScalar
 	spend  btcec.JacobianPoint // affine
 	labels map[[compressedSize]byte]label
+	// labelPoints are the label points B_m − B_spend = label_m·G (affine),
+	// one per distinct label in the order NewScanner was given them, the
+	// change label first: Candidates adds them to P_0.
+	labelPoints []btcec.JacobianPoint
 }
 
 type label struct {
@@ -62,7 +66,12 @@ func NewScanner(scanKey *btcec.PrivateKey, spendKey *btcec.PublicKey, labels []u
 		var p btcec.JacobianPoint
 		btcec.ScalarBaseMultNonConst(&l, &p)
 		p.ToAffine()
-		s.labels[serializeCompressed(&p)] = label{m: m, scalar: l}
+		key := serializeCompressed(&p)
+		if _, dup := s.labels[key]; dup {
+			continue
+		}
+		s.labels[key] = label{m: m, scalar: l}
+		s.labelPoints = append(s.labelPoints, p)
 	}
 	return s, nil
 }

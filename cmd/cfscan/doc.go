@@ -56,6 +56,20 @@
 // succeeded (and, with both methods, they agree), 1 on an error, 2 on bad
 // flags, 3 when the methods disagree.
 //
+// "cfscan sp" scans for BIP-352 silent payments from tweak servers
+// (cfindexd with silentpayments = true): with a scan private key (never
+// sent, logged or printed) and a spend public key, it fetches every
+// server's tweak data, taproot filters and commitment headers by
+// 2,000-height range, recomputes each server's headers from its data,
+// stops naming the servers and heights when they disagree, matches each
+// tweak's k = 0 candidate keys against the taproot filter, fetches only
+// matching blocks (--peer over P2P, or --rest from Core's REST) and scans
+// them with BIP-352's full k loop (docs/cfscan.md):
+//
+//	cfscan sp --scan-key=<hex|@file> --spend-pub=<hex> [--label=m]...
+//	       --server=<URL> [--server=<URL>]... (--peer=<host:port> | --rest=<URL>)
+//	       [--chain=main] [--from=H] [--to=H] [--json]
+//
 // Everything a peer sends is checked before it is trusted or allocated for
 // (internal/p2pclient, bloom.DecodeMerkleBlock); every request has a
 // deadline (--timeout). Header validation is the chain of prev hashes and

@@ -116,8 +116,12 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	return o, nil
 }
 
-// run is cfscan; it returns the exit code.
+// run is cfscan; it returns the exit code. "cfscan sp ..." scans for
+// silent payments (runSP).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "sp" {
+		return runSP(ctx, args[1:], stdout, stderr)
+	}
 	o, err := parseFlags(args, stderr)
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
