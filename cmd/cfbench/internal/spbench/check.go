@@ -110,8 +110,8 @@ func Check(ctx context.Context, path string, genesis chainhash.Hash, start uint3
 }
 
 // sampleHeights picks up to n heights of withTweaks spread evenly over
-// from..to: the first height with tweaks at or above each of n evenly
-// spaced marks, the tip's mark last.
+// from..to: the last height with tweaks at or below each of n evenly
+// spaced marks, without repeats, the tip's mark last.
 func sampleHeights(withTweaks map[uint32]int, from, to uint32, n int) []uint32 {
 	var out []uint32
 	for i := range n {
