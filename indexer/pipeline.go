@@ -365,12 +365,12 @@ func (f *Follower) commitInOrder(ctx, gctx context.Context, start, end uint32, r
 }
 
 // maxBatchSPBytes ends a batch early once its silent-payment data
-// (tweak data and taproot filters) reaches it. A full block's tweaks are
-// about twice its filter, so BatchBlocks of them, held until the commit
-// and copied again into the commit's pages, raised the peak heap of a
-// catch-up by 75 MB (`cfbench sync -sp-compare`, docs/performance.md);
-// 8 MiB is about 180 full blocks, and the extra commits cost little
-// beside the tweak work.
+// (tweak data and taproot filters) reaches it. A full block's tweak data
+// is about twice its filter, and a batch holds it until the commit, which
+// copies it again into its pages: BatchBlocks of them took the live heap
+// of a catch-up to 134 MB (`cfbench sync -sp-compare`,
+// docs/performance.md). 8 MiB is about 180 full blocks; the extra commits
+// cost little beside the tweak work.
 const maxBatchSPBytes = 8 << 20
 
 // maxReorgBatches bounds, in units of Config.BatchBlocks, how many blocks of

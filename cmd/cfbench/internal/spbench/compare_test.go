@@ -23,6 +23,9 @@ func TestSummarizeRatioAndTweakRate(t *testing.T) {
 	if s.OffBlocksPerS != 25 || s.OnBlocksPerS != 12.5 || s.Ratio != 0.5 || s.MeetsRatio {
 		t.Errorf("rates %v / %v, ratio %v (meets %v), want 25 / 12.5, 0.5, not met", s.OffBlocksPerS, s.OnBlocksPerS, s.Ratio, s.MeetsRatio)
 	}
+	if s.CPURatio != 5.0/13 {
+		t.Errorf("CPU ratio %v, want 5/13", s.CPURatio)
+	}
 	if s.TweakTxPerCoreS != 125 || s.TweakCPUPerTx != 8*time.Millisecond {
 		t.Errorf("tweak rate %v/s, %v each; want 125/s, 8ms (1000 tweaks over 8 s of added CPU)", s.TweakTxPerCoreS, s.TweakCPUPerTx)
 	}
