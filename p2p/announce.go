@@ -5,6 +5,8 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/p2p/knownhashes"
 )
 
 // maxHeadersAnnounce is Core's MAX_BLOCKS_TO_ANNOUNCE: a headers
@@ -17,7 +19,7 @@ const maxHeadersAnnounce = 8
 // headers from the newest block the peer knows up to tip when that block is
 // at most maxHeadersAnnounce behind; otherwise an inv of tip. The announced
 // hashes are added to known.
-func announcement(view ChainView, tip Tip, known *rollingBloom, preferHeaders bool) (wire.Message, error) {
+func announcement(view ChainView, tip Tip, known *knownhashes.Rolling, preferHeaders bool) (wire.Message, error) {
 	if known.Has(tip.Hash[:]) {
 		return nil, nil
 	}
@@ -50,7 +52,7 @@ type hashedHeader struct {
 // unknownHeaders walks back from tip to the newest block known to the peer
 // and returns the headers after it, newest first; nil when there are more
 // than maxHeadersAnnounce or the walk finds no known block.
-func unknownHeaders(view ChainView, tip Tip, known *rollingBloom) ([]hashedHeader, error) {
+func unknownHeaders(view ChainView, tip Tip, known *knownhashes.Rolling) ([]hashedHeader, error) {
 	var out []hashedHeader
 	hash := tip.Hash
 	for len(out) < maxHeadersAnnounce {

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/p2p/knownhashes"
 )
 
 func TestNewTipsAnnouncedAfterCommitOnly(t *testing.T) {
@@ -78,7 +80,7 @@ func TestAnnouncementFallsBackToInv(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			known := newRollingBloom(1000, 0.01, 1, 2)
+			known := knownhashes.NewRolling(1000, 0.01, 1, 2)
 			if tc.knownAt >= 0 {
 				known.Add(view.at(uint32(tc.knownAt)).hash[:])
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/p2p/bip37"
 	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
+	"github.com/cfindexd/cfindexd/p2p/spfilter"
 )
 
 // Defaults for Config fields left zero.
@@ -71,6 +72,10 @@ type Config struct {
 	// accepted only when RelayTx is true and Relay is set.
 	Relay   TxRelayer
 	RelayTx bool
+	// SilentPayments serves the silent-payment index as the experimental
+	// filter type spfilter.FilterType, advertised with
+	// spfilter.ServiceFlag; nil refuses the type as unknown.
+	SilentPayments spfilter.View
 
 	// UserAgent is this server's BIP-14 user agent, e.g. "/cfindexd:0.1.0/".
 	UserAgent string
@@ -113,10 +118,12 @@ type Config struct {
 	MaxDiscouraged     int
 
 	// PeerSendBudget bounds the bytes queued for one peer and not yet
-	// written; SendBudget bounds them across all peers. A handler that
-	// cannot queue waits, and the peer's next request is not read
-	// meanwhile; a peer whose queue is empty may always queue one frame
-	// (or one chunk of cfilter frames, under 16 KiB plus one filter).
+	// written; SendBudget bounds them across all peers: a reserve of
+	// SendBudget/(2·MaxPeers) (at most PeerSendBudget) for each peer, the
+	// rest shared and granted to the waiting peer served least lately. A
+	// handler that cannot queue waits, and the peer's next request is not
+	// read meanwhile; a peer whose queue is empty may always queue one
+	// frame (or one chunk of cfilter frames, at most the largest frame).
 	// A peer whose queue stays full without a frame written for
 	// SendStallTimeout is disconnected.
 	PeerSendBudget   int

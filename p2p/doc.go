@@ -40,7 +40,9 @@
 // target and the BIP-37 CPU share are package peerpolicy's answers; this
 // package decides when to ask. Package blockproxy fetches and caches the
 // blocks peers ask for; package bip37 serves Bloom-filter wallets once
-// this package has read and checked their messages.
+// this package has read and checked their messages. With
+// Config.SilentPayments the silent-payment index is served as the
+// experimental filter type of package spfilter (spserve.go dispatches it).
 //
 // # Caveats
 //

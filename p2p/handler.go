@@ -13,8 +13,10 @@ import (
 
 	"github.com/cfindexd/cfindexd/p2p/bip37"
 	"github.com/cfindexd/cfindexd/p2p/blockproxy"
+	"github.com/cfindexd/cfindexd/p2p/knownhashes"
 	"github.com/cfindexd/cfindexd/p2p/msgread"
 	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
+	"github.com/cfindexd/cfindexd/p2p/spfilter"
 )
 
 // outbound is one response: a message for emit to encode (with Enc:
@@ -37,6 +39,17 @@ type outbound struct {
 
 // size is the bytes the frame takes on the wire (0 until encoded).
 func (o outbound) size() int { return len(o.Frame) + len(o.Payload) }
+
+// cost is what the queued frame holds on the heap, charged to the send
+// budgets: a pooled buffer (Recycle) is charged its capacity, however
+// little of it the frame fills, so that small answers in large pooled
+// buffers cannot hold more than the budgets say.
+func (o outbound) cost() int64 {
+	if o.Recycle != nil {
+		return int64(cap(o.Frame) + len(o.Payload))
+	}
+	return int64(o.size())
+}
 
 // emitFunc queues a response for the peer. It blocks while the peer's send
 // budget is used up and fails when the peer is gone or stalls.
@@ -63,6 +76,7 @@ type handlerEnv struct {
 	relayWait time.Duration
 	relayRate *peerpolicy.SharedBucket // server-wide transaction relay rate
 	bloom     *bip37.Server            // nil: BIP-37 serving off
+	sp        *spfilter.Server         // nil: silent-payment type off
 	decoded   *blockproxy.DecodedCache // BIP-37's decoded blocks; nil: none
 	metrics   Metrics
 	log       zerolog.Logger
@@ -86,7 +100,7 @@ type peerState struct {
 	requester blockproxy.Requester
 	// known holds block hashes the peer is known to have: announced to it,
 	// sent in headers, or named first in its locator.
-	known *rollingBloom
+	known *knownhashes.Rolling
 	// txRequests holds the transactions asked of the peer.
 	txRequests *txRequests
 	// txBudget limits the transactions a peer gets relayed to the node.
@@ -122,7 +136,7 @@ const (
 func newPeerState(k0, k1 uint64) *peerState {
 	return &peerState{
 		pver:       wire.ProtocolVersion,
-		known:      newRollingBloom(1000, 0.01, k0, k1),
+		known:      knownhashes.NewRolling(1000, 0.01, k0, k1),
 		txRequests: newTxRequests(maxTxRequests, txRequestExpiry),
 		txBudget:   peerpolicy.TokenBucket{Rate: txRelayPerSec, Burst: txRelayBurst},
 	}
@@ -154,6 +168,9 @@ func (st *peerState) pong(nonce uint64, now time.Time) {
 // failure on this side, logged by the caller while the peer stays
 // connected.
 func dispatch(ctx context.Context, env *handlerEnv, st *peerState, msg wire.Message, emit emitFunc) error {
+	if handled, err := dispatchSP(ctx, env, st, msg, emit); handled {
+		return err
+	}
 	switch m := msg.(type) {
 	case *wire.MsgGetCFilters:
 		return handleGetCFilters(ctx, env, st, m, emit)
@@ -250,6 +267,10 @@ const filterGrantCost = 2 << 10
 // forgotten: a light client that asked a few seconds ago counts as one
 // that was served less than the peers pulling continuously.
 const filterWorkHalfLife = 4 * time.Second
+
+// sendShareHalfLife is the same for the shared send budget a peer was
+// granted.
+const sendShareHalfLife = filterWorkHalfLife
 
 // acquireFilterWork takes a slot of the server-wide filter work for the
 // peer: granted to the waiting peer with the least recent service, one

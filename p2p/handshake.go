@@ -7,6 +7,8 @@ import (
 	"net"
 
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/p2p/spfilter"
 )
 
 // Handshake constants.
@@ -97,6 +99,9 @@ func (p *peer) versionMsg() *wire.MsgVersion {
 	}
 	if !p.srv.cfg.DisableV2 {
 		services |= wire.SFNodeP2PV2
+	}
+	if p.srv.env.sp != nil {
+		services |= spfilter.ServiceFlag
 	}
 	me := tcpNetAddress(p.conn.LocalAddr(), services)
 	msg := wire.NewMsgVersion(me, you, p.srv.nonce, height)

@@ -4,7 +4,7 @@
 //	go run ./cmd/cfbench sync [flags]    catch-up: cfindexd vs btcd's own cfindex
 //	go run ./cmd/cfbench serve [flags]   serving getcfilters/getcfheaders to many peers
 //	go run ./cmd/cfbench bip37 [flags]   the serve load beside BIP-37 wallets, against itself alone
-//	go run ./cmd/cfbench hostile [flags] attacks, one class at a time, a well-behaved client beside them
+//	go run ./cmd/cfbench hostile [flags] attacks, one class at a time, well-behaved clients and a BIP-37 wallet beside them
 //
 // Every subcommand starts btcd through internal/btcdtest on loopback
 // ports (the chain from internal/chains: mainnet-shaped and cached, or
@@ -30,7 +30,10 @@
 // every answer byte for byte with what wire encodes from btcd's filters;
 // with -baseline another cfindexd binary is measured in alternation.
 // hostile gives each attack class (internal/attack) a fresh cfindexd on
-// the store one catch-up built, so the peak RSS is the class's own.
+// the store one catch-up built, so the peak RSS is the class's own, and
+// judges every goal of each class (refusals and p99 of each well-behaved
+// client, the honest BIP-37 wallet against its baseline measured in the
+// same run, peak RSS, the daemon up, every answer byte-equal to btcd's).
 //
 // Measurement choices: sync runs cfindexd with its listeners off, so only
 // the catch-up is measured, and names the source explicitly ("auto" could

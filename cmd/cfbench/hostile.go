@@ -2,28 +2,19 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/attack"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/chains"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
-	"io"
-	"net/http"
-	"path/filepath"
-	"slices"
-	"strings"
-	"syscall"
-	"text/tabwriter"
-	"time"
-)
-
-// Goals of cfbench hostile.
-const (
-	hostileRSSGoal = 250_000_000 // bytes of peak RSS in every class
-	hostileP99Goal = 2 * time.Second
 )
 
 // hostileConfig holds the flags of the hostile subcommand.
@@ -35,8 +26,8 @@ type hostileConfig struct {
 	Chain       string
 	TxsPerBlock int
 	CacheRoot   string
-	// Duration is each class's attack; the well-behaved client runs from
-	// Settle after its start to its end.
+	// Duration is each class's attack; the well-behaved clients and the
+	// honest BIP-37 wallet run from Settle after its start to its end.
 	Duration time.Duration
 	Settle   time.Duration
 	// HTTPConns is how many idle HTTP connections the http-idle class
@@ -108,35 +99,6 @@ func (c hostileConfig) sync() syncConfig {
 	return syncConfig{commonFlags: c.commonFlags, Chain: c.Chain, TxsPerBlock: c.TxsPerBlock, CacheRoot: c.CacheRoot}
 }
 
-// hostileClassResult is one class's row.
-type hostileClassResult struct {
-	Name    string `json:"name"`
-	Title   string `json:"title"`
-	OpsUnit string `json:"ops_unit"`
-	// Ops, Conns and AttackRefused are the attack's tally.
-	Ops           int64 `json:"attack_ops"`
-	Conns         int64 `json:"attack_conns"`
-	AttackRefused int64 `json:"attack_refused"`
-	// PeakRSS is cfindexd's peak resident set (VmHWM) over its life up to
-	// the end of the attack: a fresh process per class, started on the
-	// caught-up store.
-	PeakRSS int64 `json:"peak_rss_bytes"`
-	// Good is the well-behaved client's view.
-	Good attack.GoodResult `json:"good_client"`
-	// Up is true when cfindexd ran through the attack and exited 0 on
-	// SIGTERM.
-	Up      bool   `json:"daemon_up"`
-	UpError string `json:"daemon_error,omitempty"`
-	// HTTPConns is the idle connections the http-idle class aimed for.
-	HTTPConns int `json:"http_conns,omitempty"`
-}
-
-// met tells whether the class met every goal.
-func (r hostileClassResult) met() bool {
-	return r.PeakRSS <= hostileRSSGoal && r.Good.Refused == 0 && r.Good.Requests > 0 &&
-		r.Good.Latency.P99 <= hostileP99Goal && r.Up
-}
-
 // hostileReport is the whole run.
 type hostileReport struct {
 	Chain chains.Info `json:"chain"`
@@ -147,6 +109,10 @@ type hostileReport struct {
 	RichFilterSize float64              `json:"mean_rich_filter_bytes"`
 	Duration       time.Duration        `json:"duration_ns"`
 	Classes        []hostileClassResult `json:"classes"`
+	// WalletBaseline is the honest BIP-37 wallet on a daemon with BIP-37
+	// on and no attack (when a class runs BIP-37): what each class's
+	// wallet is compared with.
+	WalletBaseline *load.WalletResult `json:"bip37_wallet_baseline,omitempty"`
 	// StoreIntact is true when, after every class, every block hash,
 	// filter and filter header of the store equals btcd's.
 	StoreIntact bool   `json:"store_intact"`
@@ -162,23 +128,6 @@ func runHostile(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return runSubcommand(ctx, args, stdout, stderr, parseHostileFlags, benchHostile)
 }
 
-// raiseNoFile raises this process's open file limit to its hard limit
-// (children inherit it) and returns the soft limit in force.
-func raiseNoFile() uint64 {
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		return 1024
-	}
-	if lim.Cur < lim.Max {
-		raised := lim
-		raised.Cur = raised.Max
-		if syscall.Setrlimit(syscall.RLIMIT_NOFILE, &raised) == nil {
-			lim = raised
-		}
-	}
-	return lim.Cur
-}
-
 // hostileFDReserve is what this process keeps of its open file limit
 // besides the http-idle class's connections: btcd's RPC clients, the
 // other classes' leftovers closing, the well-behaved client, logs.
@@ -187,7 +136,7 @@ const hostileFDReserve = 1000
 // benchHostile runs the hostile benchmark, logging progress to logw.
 func benchHostile(ctx context.Context, cfg hostileConfig, logw io.Writer) (*hostileReport, error) {
 	say := func(format string, a ...any) { fmt.Fprintf(logw, "cfbench: "+format+"\n", a...) }
-	nofile := raiseNoFile()
+	nofile := procstat.RaiseNoFile()
 	httpConns := cfg.HTTPConns
 	if limit := int(nofile) - hostileFDReserve; httpConns > limit {
 		say("open file limit %d: the http-idle class holds %d connections instead of %d", nofile, max(limit, 1), httpConns)
@@ -228,15 +177,37 @@ func benchHostile(ctx context.Context, cfg hostileConfig, logw io.Writer) (*host
 		return nil, fmt.Errorf("catch-up: %w", err)
 	}
 
+	cr := classRun{cfg: cfg, base: base, expected: expected, out: out,
+		env: attack.Env{Params: node.Params(), Hashes: hashes, Expected: expected, HTTPConns: httpConns}}
+	if slices.ContainsFunc(cfg.Classes, attack.Class.BIP37) {
+		say("honest BIP-37 wallet: fetching the last blocks and btcd's filtered blocks for its filter; its baseline without attack")
+		if cr.wallet, err = load.BuildWalletChain(ctx, node.Params(), node.Block, hashes, 1); err != nil {
+			return nil, err
+		}
+		cr.index = len(cfg.Classes)
+		res, err := runHostileClass(ctx, cr, baselineClass())
+		if err != nil {
+			return nil, fmt.Errorf("BIP-37 wallet baseline: %w", err)
+		}
+		rep.WalletBaseline = res.Wallet
+		say("  baseline: %d batches, mean %s (%d matched txs in the window)", res.Wallet.Rounds, dur(res.Wallet.MeanRound), cr.wallet.Matched)
+	}
 	for i, class := range cfg.Classes {
-		env := attack.Env{Params: node.Params(), Hashes: hashes, HTTPConns: httpConns}
-		res, err := runHostileClass(ctx, cfg, base, class, env, expected, out, uint64(i))
+		cr.index = i
+		res, err := runHostileClass(ctx, cr, class)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", class.Name, err)
 		}
-		say("  %s: peak RSS %.1f MB, good client %d requests, p99 %s, %d refused; attack %d %s over %d connections (%d refused); daemon up %v",
-			class.Name, mb(res.PeakRSS), res.Good.Requests, dur(res.Good.Latency.P99), res.Good.Refused,
-			res.Ops, class.OpsUnit, res.Conns, res.AttackRefused, res.Up)
+		res.judge(class, rep.WalletBaseline)
+		say("  %s: peak RSS %.1f MB, attack %d %s over %d connections (%d refused); daemon up %v; %d of %d goals met",
+			class.Name, mb(res.PeakRSS), res.Ops, class.OpsUnit, res.Conns, res.AttackRefused, res.Up, len(res.Goals)-res.missed(), len(res.Goals))
+		for _, g := range res.Good {
+			say("    %s client: %d requests, p99 %s, %d refused, %d evicted", g.Where, g.Requests, latency(g.Latency.P99), g.Refused, g.Evicted)
+		}
+		if w := res.Wallet; w != nil {
+			say("    BIP-37 wallet: %d batches (%d filtered blocks received), mean %s (%.2f× baseline), %d refused, %d disconnected, %d wrong",
+				w.Rounds, w.Received, dur(w.MeanRound), res.WalletRatio, w.Refused, w.Disconnects, w.Wrong)
+		}
 		rep.Classes = append(rep.Classes, res)
 	}
 
@@ -252,158 +223,6 @@ func benchHostile(ctx context.Context, cfg hostileConfig, logw io.Writer) (*host
 	}
 	rep.LoadAfter = procstat.LoadAverage()
 	return rep, nil
-}
-
-// runHostileClass starts cfindexd on the caught-up store with both
-// listeners, runs the class's attack for cfg.Duration with the
-// well-behaved client beside it, stops cfindexd and returns the row.
-func runHostileClass(ctx context.Context, cfg hostileConfig, base daemon.Run, class attack.Class, env attack.Env, expected *load.Expected, out string, seed uint64) (hostileClassResult, error) {
-	res := hostileClassResult{Name: class.Name, Title: class.Title, OpsUnit: class.OpsUnit}
-	if class.Name == "http-idle" {
-		res.HTTPConns = env.HTTPConns
-	}
-	p2pAddr, err := freeLoopbackAddr()
-	if err != nil {
-		return res, err
-	}
-	httpAddr, err := freeLoopbackAddr()
-	if err != nil {
-		return res, err
-	}
-	env.P2PAddr, env.HTTPAddr = p2pAddr, httpAddr
-	run := base
-	run.LogPath = filepath.Join(out, "cfindexd-"+class.Name+".log")
-	run.Extra = append([]string{"--listen=" + p2pAddr, "--httplisten=" + httpAddr}, class.Flags...)
-	proc, err := daemon.Start(ctx, run)
-	if err != nil {
-		return res, err
-	}
-	defer proc.Kill()
-	if err := waitServing(ctx, proc, env); err != nil {
-		return res, err
-	}
-
-	attackCtx, stopAttack := context.WithTimeout(ctx, cfg.Duration)
-	defer stopAttack()
-	var tally attack.Tally
-	attackDone := make(chan struct{})
-	go func() {
-		defer close(attackDone)
-		class.Run(attackCtx, env, &tally)
-	}()
-	attack.Pause(attackCtx, cfg.Settle)
-	good := attack.NewGoodClient(p2pAddr, httpAddr, class.GoodIP, env.Params, expected, seed)
-	good.Run(attackCtx)
-	<-attackDone
-	if err := ctx.Err(); err != nil {
-		return res, err
-	}
-	res.Good = good.Result()
-	res.Ops, res.Conns, res.AttackRefused = tally.Ops.Load(), tally.Conns.Load(), tally.Refused.Load()
-
-	select {
-	case <-proc.Exited():
-		res.UpError = fmt.Sprintf("cfindexd exited during the attack (%v); last line: %s", proc.ExitErr(), proc.LastLine())
-		return res, nil
-	default:
-	}
-	// VmHWM, not rusage's ru_maxrss: the kernel folds the RSS of the
-	// process that exec'd into the child's ru_maxrss, and Go's fork shares
-	// this process's memory until exec, so ru_maxrss would be at least
-	// cfbench's own RSS at that moment (tens of MB with 20,000 idle HTTP
-	// connections' goroutines).
-	res.PeakRSS = procstat.PeakRSS(proc.Pid())
-	state, err := proc.Terminate(daemon.StopLimit)
-	if err != nil {
-		res.UpError = err.Error()
-		return res, nil
-	}
-	res.Up = state.Success()
-	if !res.Up {
-		res.UpError = fmt.Sprintf("cfindexd exited with %s after SIGTERM", state)
-	}
-	return res, nil
-}
-
-// waitServing waits until cfindexd answers a P2P handshake and its
-// readiness check over HTTP.
-func waitServing(ctx context.Context, proc *daemon.Proc, env attack.Env) error {
-	deadline := time.Now().Add(2 * time.Minute)
-	client := &http.Client{Timeout: 5 * time.Second}
-	var last error
-	for time.Now().Before(deadline) {
-		select {
-		case <-proc.Exited():
-			return fmt.Errorf("cfindexd exited at start (%v); last line: %s", proc.ExitErr(), proc.LastLine())
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-		p, err := load.Dial(env.P2PAddr, env.Params, 1, 5*time.Second)
-		if err != nil {
-			last = err
-			continue
-		}
-		p.Close()
-		resp, err := client.Get("http://" + env.HTTPAddr + "/readyz")
-		if err != nil {
-			last = err
-			continue
-		}
-		resp.Body.Close()
-		if resp.StatusCode == http.StatusOK {
-			return nil
-		}
-		last = errors.New("readyz: " + resp.Status)
-	}
-	return fmt.Errorf("cfindexd not serving within 2 minutes: %w", last)
-}
-
-// writeTable prints the report.
-func (r *hostileReport) writeTable(w io.Writer) error {
-	fmt.Fprintf(w, "cfbench hostile: %d blocks (%s chain), filters %.0f bytes on average (%.0f in the tx-rich blocks), %s per class, load average %s before, %s after\n",
-		r.Chain.Height+1, r.Chain.Kind, r.FilterSize, r.RichFilterSize, r.Duration, r.LoadBefore, r.LoadAfter)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "class\tpeak RSS\tgood requests\tp50\tp99\tmax\trefused\tdaemon up\tattack\tgoals\t")
-	rssMet, refusedMet, p99Met, upMet := true, true, true, true
-	for _, c := range r.Classes {
-		fmt.Fprintf(tw, "%s\t%.1f MB\t%d\t%s\t%s\t%s\t%d\t%v\t%d %s / %d conns\t%s\t\n",
-			c.Name, mb(c.PeakRSS), c.Good.Requests, latency(c.Good.Latency.P50), latency(c.Good.Latency.P99), latency(c.Good.Latency.Max),
-			c.Good.Refused, c.Up, c.Ops, c.OpsUnit, c.Conns, verdict(c.met()))
-		rssMet = rssMet && c.PeakRSS <= hostileRSSGoal
-		refusedMet = refusedMet && c.Good.Refused == 0 && c.Good.Requests > 0
-		p99Met = p99Met && c.Good.Latency.P99 <= hostileP99Goal
-		upMet = upMet && c.Up
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	for _, c := range r.Classes {
-		if c.Good.FirstRefusal != "" {
-			fmt.Fprintf(w, "  %s: first refusal of the well-behaved client (%d bulk of %d): %s\n", c.Name, c.Good.BulkRefused, c.Good.Refused, c.Good.FirstRefusal)
-		}
-		if c.UpError != "" {
-			fmt.Fprintf(w, "  %s: %s\n", c.Name, c.UpError)
-		}
-		if p99 := c.Good.Latency.P99; p99 > hostileP99Goal/4 {
-			fmt.Fprintf(w, "  %s: the well-behaved client's p99 by request: getcfilters %s, getcfheaders %s, REST filter %s, bulk file %s\n", c.Name,
-				latency(c.Good.ByKind["getcfilters"].P99), latency(c.Good.ByKind["getcfheaders"].P99), latency(c.Good.ByKind["rest"].P99), latency(c.Good.ByKind["bulk"].P99))
-		}
-		if c.HTTPConns > 0 {
-			fmt.Fprintf(w, "  %s: %d idle connections aimed for (open file limit %d)\n", c.Name, c.HTTPConns, r.NoFile)
-		}
-	}
-	fmt.Fprintf(w, "goal: peak RSS ≤ %d MB in every class: %s\n", hostileRSSGoal/1_000_000, verdict(rssMet))
-	fmt.Fprintf(w, "goal: the well-behaved client never refused: %s\n", verdict(refusedMet))
-	fmt.Fprintf(w, "goal: its p99 ≤ %s: %s\n", hostileP99Goal, verdict(p99Met))
-	fmt.Fprintf(w, "goal: cfindexd up through every class: %s\n", verdict(upMet))
-	store := verdict(r.StoreIntact)
-	if r.StoreError != "" {
-		store += " (" + r.StoreError + ")"
-	}
-	fmt.Fprintf(w, "goal: store intact (every filter and filter header equal to btcd's): %s\n", store)
-	fmt.Fprintf(w, "logs: %s\n", r.Out)
-	return nil
 }
 
 // latency renders a latency with three significant digits or so.

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cfindexd/cfindexd/internal/hostres"
 	"github.com/cfindexd/cfindexd/netparams"
 )
 
@@ -45,7 +46,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	log := newLogger(cfg, stderr)
 	env := environMap(environ)
 	if nw, err := netparams.Lookup(cfg.Chain); err == nil { // else runDaemon reports it
-		applyMemoryLimit(cfg, memoryBudgetOf(cfg, nw), func(k string) string { return env[k] }, cgroupMemoryMax(os.ReadFile), log)
+		applyMemoryLimit(cfg, memoryBudgetOf(cfg, nw), func(k string) string { return env[k] }, hostres.CgroupMemoryMax(os.ReadFile), log)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())

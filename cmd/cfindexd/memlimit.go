@@ -6,6 +6,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cfindexd/cfindexd/httpapi"
+	"github.com/cfindexd/cfindexd/internal/hostres"
 	"github.com/cfindexd/cfindexd/netparams"
 	"github.com/cfindexd/cfindexd/p2p"
 )
@@ -130,7 +131,7 @@ func applyMemoryLimit(cfg Config, b memoryBudget, getenv func(string) string, cg
 		debug.SetMemoryLimit(limit)
 		ev = ev.Int64("memory_limit_mib", limit>>20).Str("memory_limit_from", "memorylimit")
 	default:
-		limit, capped := capToCgroup(memoryLimitBytes(cfg, b), cgroupMax)
+		limit, capped := hostres.CapToCgroup(memoryLimitBytes(cfg, b), cgroupMax)
 		debug.SetMemoryLimit(limit)
 		ev = ev.Int64("memory_limit_mib", limit>>20).Str("memory_limit_from", "budgets")
 		if capped {

@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cfindexd/cfindexd/httpapi"
+	"github.com/cfindexd/cfindexd/internal/hostres"
 	"github.com/cfindexd/cfindexd/netparams"
 	"github.com/cfindexd/cfindexd/p2p"
 )
@@ -138,7 +139,7 @@ func TestCgroupMemoryMax(t *testing.T) {
 		{"cgroup v1", map[string]string{"/proc/self/cgroup": "12:memory:/docker/x\n"}, 0},
 		{"no /proc", nil, 0},
 	} {
-		if got := cgroupMemoryMax(files(tc.files)); got != tc.want {
+		if got := hostres.CgroupMemoryMax(files(tc.files)); got != tc.want {
 			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
 		}
 	}

@@ -128,6 +128,9 @@ func p2pConfig(cfg Config, nw netparams.Network, st *store.Store, metrics *metri
 	pc := p2pLimits(cfg)
 	pc.Params = nw.Params
 	pc.View = newStoreView(st)
+	if st != nil {
+		pc.SilentPayments = newP2PSPView(spIndexOf(cfg, st))
+	}
 	pc.Blocks, pc.Relay, pc.RelayTx = blocks, relay, cfg.RelayTx
 	pc.DisableV2 = !cfg.V2Transport
 	pc.UserAgent = "/cfindexd:" + version + "/"

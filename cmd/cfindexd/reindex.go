@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/cfindexd/cfindexd/internal/hostres"
 	"github.com/cfindexd/cfindexd/store/storefile"
 )
 
@@ -75,7 +76,7 @@ func reindexStore(path string, now time.Time, log zerolog.Logger) error {
 		log.Info().Str("backup", o).Msg("reindex: deleted the previous backup")
 	}
 	backup := path + reindexBackupInfix + now.UTC().Format("20060102T150405Z")
-	free, known := freeBytes(filepath.Dir(path))
+	free, known := hostres.FreeBytes(filepath.Dir(path))
 	keep := !known || free >= uint64(fi.Size())+uint64(fi.Size())/10
 	target := backup
 	if !keep {

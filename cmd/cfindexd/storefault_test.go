@@ -25,7 +25,9 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/btcsuite/btcd/chaincfg/v2"
+
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/hostres"
 	"github.com/cfindexd/cfindexd/internal/p2pclient"
 	"github.com/cfindexd/cfindexd/netparams"
 )
@@ -473,7 +475,7 @@ func TestSystemdLimitsMatchBudgets(t *testing.T) {
 	if _, err := fmt.Sscanf(values["MemoryMax"], "%dM", &maxMiB); err != nil {
 		t.Fatalf("MemoryMax %q: want <n>M", values["MemoryMax"])
 	}
-	soft, _ := capToCgroup(math.MaxInt64, maxMiB<<20)
+	soft, _ := hostres.CapToCgroup(math.MaxInt64, maxMiB<<20)
 	if got, want := nums(`\((\d+) MiB here\)`), []int{mib(soft)}; !slices.Equal(got, want) {
 		t.Errorf("unit says the soft limit may take %v MiB of MemoryMax, the code %v", got, want)
 	}

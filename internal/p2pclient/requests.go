@@ -46,7 +46,12 @@ func (p *Peer) GetHeaders(ctx context.Context, locator []chainhash.Hash, stop ch
 // GetCFCheckpt returns the peer's basic-filter headers at every 1,000th
 // height up to the block stop.
 func (p *Peer) GetCFCheckpt(ctx context.Context, stop chainhash.Hash) ([]chainhash.Hash, error) {
-	if err := p.Send(ctx, wire.NewMsgGetCFCheckpt(wire.GCSFilterRegular, &stop)); err != nil {
+	return p.GetCFCheckptOf(ctx, wire.GCSFilterRegular, stop)
+}
+
+// GetCFCheckptOf is GetCFCheckpt for filter type ft.
+func (p *Peer) GetCFCheckptOf(ctx context.Context, ft wire.FilterType, stop chainhash.Hash) ([]chainhash.Hash, error) {
+	if err := p.Send(ctx, wire.NewMsgGetCFCheckpt(ft, &stop)); err != nil {
 		return nil, err
 	}
 	for {
@@ -61,7 +66,7 @@ func (p *Peer) GetCFCheckpt(ctx context.Context, stop chainhash.Hash) ([]chainha
 		if err := m.BtcDecode(bytes.NewReader(f.Payload), p.c.pver, wire.BaseEncoding); err != nil {
 			return nil, fmt.Errorf("%w: cfcheckpt: %v", ErrProtocol, err)
 		}
-		if m.StopHash != stop || m.FilterType != wire.GCSFilterRegular {
+		if m.StopHash != stop || m.FilterType != ft {
 			continue // an answer to another request
 		}
 		out := make([]chainhash.Hash, len(m.FilterHeaders))
@@ -75,7 +80,12 @@ func (p *Peer) GetCFCheckpt(ctx context.Context, stop chainhash.Hash) ([]chainha
 // GetCFHeaders returns the basic-filter header before start and the filter
 // hashes of the blocks from start to stop (at most 2,000).
 func (p *Peer) GetCFHeaders(ctx context.Context, start uint32, stop chainhash.Hash) (chainhash.Hash, []chainhash.Hash, error) {
-	if err := p.Send(ctx, wire.NewMsgGetCFHeaders(wire.GCSFilterRegular, start, &stop)); err != nil {
+	return p.GetCFHeadersOf(ctx, wire.GCSFilterRegular, start, stop)
+}
+
+// GetCFHeadersOf is GetCFHeaders for filter type ft.
+func (p *Peer) GetCFHeadersOf(ctx context.Context, ft wire.FilterType, start uint32, stop chainhash.Hash) (chainhash.Hash, []chainhash.Hash, error) {
+	if err := p.Send(ctx, wire.NewMsgGetCFHeaders(ft, start, &stop)); err != nil {
 		return chainhash.Hash{}, nil, err
 	}
 	for {
@@ -90,7 +100,7 @@ func (p *Peer) GetCFHeaders(ctx context.Context, start uint32, stop chainhash.Ha
 		if err := m.BtcDecode(bytes.NewReader(f.Payload), p.c.pver, wire.BaseEncoding); err != nil {
 			return chainhash.Hash{}, nil, fmt.Errorf("%w: cfheaders: %v", ErrProtocol, err)
 		}
-		if m.StopHash != stop || m.FilterType != wire.GCSFilterRegular {
+		if m.StopHash != stop || m.FilterType != ft {
 			continue
 		}
 		out := make([]chainhash.Hash, len(m.FilterHashes))
@@ -105,7 +115,13 @@ func (p *Peer) GetCFHeaders(ctx context.Context, start uint32, stop chainhash.Ha
 // blocks, which must be the chain from height start up to stop (at most
 // 1,000): the peer must answer one cfilter per block, in order.
 func (p *Peer) GetCFilters(ctx context.Context, start uint32, stop chainhash.Hash, blocks []chainhash.Hash) ([][]byte, error) {
-	if err := p.Send(ctx, wire.NewMsgGetCFilters(wire.GCSFilterRegular, start, &stop)); err != nil {
+	return p.GetCFiltersOf(ctx, wire.GCSFilterRegular, start, stop, blocks)
+}
+
+// GetCFiltersOf is GetCFilters for filter type ft, whose cfilters carry
+// at most wire.MaxCFilterDataSize bytes each.
+func (p *Peer) GetCFiltersOf(ctx context.Context, ft wire.FilterType, start uint32, stop chainhash.Hash, blocks []chainhash.Hash) ([][]byte, error) {
+	if err := p.Send(ctx, wire.NewMsgGetCFilters(ft, start, &stop)); err != nil {
 		return nil, err
 	}
 	out := make([][]byte, 0, len(blocks))
@@ -118,7 +134,7 @@ func (p *Peer) GetCFilters(ctx context.Context, start uint32, stop chainhash.Has
 		if err := m.BtcDecode(bytes.NewReader(f.Payload), p.c.pver, wire.BaseEncoding); err != nil {
 			return nil, fmt.Errorf("%w: cfilter: %v", ErrProtocol, err)
 		}
-		if want := blocks[len(out)]; m.BlockHash != want || m.FilterType != wire.GCSFilterRegular {
+		if want := blocks[len(out)]; m.BlockHash != want || m.FilterType != ft {
 			return nil, fmt.Errorf("%w: cfilter for %s, want %s", ErrProtocol, m.BlockHash, want)
 		}
 		out = append(out, m.Data)

@@ -8,10 +8,18 @@ import (
 	"time"
 )
 
-// handshakeBuckets is how many rate buckets a HandshakeGate keeps: network
-// groups share them by their keyed hash, so memory is fixed however many
-// groups connect (32 bytes each).
-const handshakeBuckets = 1024
+// handshakeGroups bounds the network groups a HandshakeGate keeps a rate
+// bucket for, so memory is fixed however many groups connect. Each group
+// has a bucket of its own (groups never share one: a group sharing a
+// flooding group's bucket would be refused for the flood); past the bound,
+// buckets that have refilled are dropped first (they hold nothing a fresh
+// one would not), then the one used least recently, which at worst gives
+// that group a fresh burst.
+const handshakeGroups = 4096
+
+// HandshakeGateBytes bounds the heap a HandshakeGate's buckets take: a
+// map entry (key, pointer, overhead) and a TokenBucket per group kept.
+const HandshakeGateBytes = handshakeGroups * 128
 
 // ErrHandshakeRate is the error of a v2 handshake refused because its
 // network group started more than its rate of them.
@@ -37,18 +45,20 @@ type HandshakeGate struct {
 	slots chan struct{}
 	now   func() time.Time
 
-	mu      sync.Mutex
-	buckets [handshakeBuckets]TokenBucket
+	rate, burst float64
+
+	mu     sync.Mutex
+	groups map[uint64]*TokenBucket
 }
 
 // NewHandshakeGate returns a gate of slots concurrent steps and a rate per
 // network group (rate a second, bursts of burst); now is the clock.
 func NewHandshakeGate(slots int, rate, burst float64, now func() time.Time) *HandshakeGate {
-	g := &HandshakeGate{slots: make(chan struct{}, max(slots, 1)), now: now}
-	for i := range g.buckets {
-		g.buckets[i] = TokenBucket{Rate: rate, Burst: max(burst, 1)}
+	return &HandshakeGate{
+		slots: make(chan struct{}, max(slots, 1)), now: now,
+		rate: rate, burst: max(burst, 1),
+		groups: make(map[uint64]*TokenBucket),
 	}
-	return g
 }
 
 // Start charges one handshake to group (a keyed network-group hash): it
@@ -56,10 +66,47 @@ func NewHandshakeGate(slots int, rate, burst float64, now func() time.Time) *Han
 func (g *HandshakeGate) Start(group uint64) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if !g.buckets[group%handshakeBuckets].Take(g.now()) {
+	now := g.now()
+	b, ok := g.groups[group]
+	if !ok {
+		if len(g.groups) >= handshakeGroups {
+			g.pruneLocked(now)
+		}
+		b = &TokenBucket{Rate: g.rate, Burst: g.burst}
+		g.groups[group] = b
+	}
+	if !b.Take(now) {
 		return ErrHandshakeRate
 	}
 	return nil
+}
+
+// pruneLocked makes room for a new group's bucket: it drops every bucket
+// that has refilled by now, and if none has, the one used least recently.
+func (g *HandshakeGate) pruneLocked(now time.Time) {
+	var oldest uint64
+	var oldestAt time.Time
+	dropped := false
+	for group, b := range g.groups {
+		if b.fullAt(now) {
+			delete(g.groups, group)
+			dropped = true
+			continue
+		}
+		if oldestAt.IsZero() || b.last.Before(oldestAt) {
+			oldest, oldestAt = group, b.last
+		}
+	}
+	if !dropped {
+		delete(g.groups, oldest)
+	}
+}
+
+// Groups returns how many network groups have a bucket now.
+func (g *HandshakeGate) Groups() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.groups)
 }
 
 // Acquire waits for a slot until ctx ends and returns its release. Hold

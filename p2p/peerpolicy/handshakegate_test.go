@@ -3,6 +3,7 @@ package peerpolicy
 import (
 	"context"
 	"errors"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -82,4 +83,65 @@ func TestHandshakeGateSlots(t *testing.T) {
 	if g.InUse() != 0 {
 		t.Fatalf("%d slots in use after every release", g.InUse())
 	}
+}
+
+// TestHandshakeGateGroupsNeverShare: however many groups a flood comes
+// from, a group that has not used its burst is admitted (groups have
+// buckets of their own, not shared by hash), and the buckets kept stay
+// bounded: refilled ones go first, then the least recently used.
+func TestHandshakeGateGroupsNeverShare(t *testing.T) {
+	now := time.Unix(1e9, 0)
+	g := NewHandshakeGate(1, 1, 2, func() time.Time { return now })
+	// Exhaust the buckets of handshakeGroups groups.
+	for group := range uint64(handshakeGroups) {
+		for range 2 {
+			if err := g.Start(group); err != nil {
+				t.Fatalf("group %d refused within its burst: %v", group, err)
+			}
+		}
+		if g.Start(group) == nil {
+			t.Fatalf("group %d admitted past its burst", group)
+		}
+	}
+	if got := g.Groups(); got != handshakeGroups {
+		t.Fatalf("%d groups kept, want %d", got, handshakeGroups)
+	}
+	// Every other group, whatever its number, gets its own burst.
+	for _, group := range []uint64{handshakeGroups, handshakeGroups + 1024, 1 << 40} {
+		for range 2 {
+			if err := g.Start(group); err != nil {
+				t.Fatalf("fresh group %d refused: %v", group, err)
+			}
+		}
+	}
+	if got := g.Groups(); got > handshakeGroups {
+		t.Fatalf("%d groups kept, over the bound %d", got, handshakeGroups)
+	}
+	// Once time refilled them, the buckets are dropped to make room.
+	now = now.Add(10 * time.Second)
+	if err := g.Start(1 << 41); err != nil {
+		t.Fatalf("new group after the refill: %v", err)
+	}
+	if got := g.Groups(); got > 8 {
+		t.Fatalf("%d groups kept after every bucket refilled, want the few in use", got)
+	}
+}
+
+// TestHandshakeGateBytes holds HandshakeGateBytes to the heap a full
+// gate takes.
+func TestHandshakeGateBytes(t *testing.T) {
+	now := time.Unix(1e9, 0)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	g := NewHandshakeGate(1, 1, 1, func() time.Time { return now })
+	for group := range uint64(handshakeGroups) {
+		_ = g.Start(group)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if used := int64(after.HeapAlloc) - int64(before.HeapAlloc); used > HandshakeGateBytes {
+		t.Fatalf("a full gate takes %d bytes of heap, over HandshakeGateBytes %d", used, HandshakeGateBytes)
+	}
+	runtime.KeepAlive(g)
 }

@@ -29,6 +29,15 @@ func (b *TokenBucket) Take(now time.Time) bool {
 	return true
 }
 
+// fullAt reports whether the bucket has refilled to its burst by now, so
+// that a fresh bucket would behave the same.
+func (b *TokenBucket) fullAt(now time.Time) bool {
+	if b.last.IsZero() {
+		return true
+	}
+	return b.tokens+now.Sub(b.last).Seconds()*b.Rate >= b.Burst
+}
+
 // SharedBucket is a TokenBucket safe for concurrent use: the server-wide
 // transaction relay rate that every peer's reader draws from.
 type SharedBucket struct {

@@ -3,6 +3,7 @@ package attack
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -37,6 +38,11 @@ type GoodResult struct {
 	Refused      int    `json:"refused"`
 	BulkRefused  int    `json:"bulk_refused"`
 	FirstRefusal string `json:"first_refusal,omitempty"`
+	// Evicted counts the P2P connections the server ended after it had
+	// answered at least one request on them; Wrong the answers, P2P or
+	// HTTP, whose bytes differed from btcd's (within Refused).
+	Evicted int `json:"evicted"`
+	Wrong   int `json:"wrong_answers"`
 	// Latency is over every answered request, P2P and HTTP; ByKind per
 	// kind of request.
 	Latency load.LatencyStats            `json:"latency"`
@@ -89,6 +95,9 @@ func (g *GoodClient) refuse(bulk bool, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.res.Refused++
+	if errors.Is(err, errWrongAnswer) {
+		g.res.Wrong++
+	}
 	if bulk {
 		g.res.BulkRefused++
 	}
@@ -128,6 +137,23 @@ func (g *GoodClient) Run(ctx context.Context) {
 	defer g.http.CloseIdleConnections()
 	tip := uint32(len(g.exp.Hashes) - 1)
 	var peer *load.Peer
+	servedOn := false // peer answered a request
+	// lost ends peer after err; a connection the server ended after
+	// answering on it counts as an eviction, an answer that failed the
+	// check as wrong.
+	lost := func(what string, err error) {
+		if ctx.Err() != nil {
+			return
+		}
+		if !lostConnection(err) {
+			err = fmt.Errorf("%w: %w", errWrongAnswer, err)
+		} else if servedOn {
+			g.mu.Lock()
+			g.res.Evicted++
+			g.mu.Unlock()
+		}
+		g.refuse(false, fmt.Errorf("%s: %w", what, err))
+	}
 	defer func() {
 		if peer != nil {
 			peer.Close()
@@ -149,7 +175,7 @@ func (g *GoodClient) Run(ctx context.Context) {
 				}
 				continue
 			}
-			peer = p
+			peer, servedOn = p, false
 		}
 		// getcfilters of goodFilterRange blocks at a random place.
 		first := g.rng.Uint32N(tip + 2 - min(goodFilterRange, tip+1))
@@ -158,24 +184,21 @@ func (g *GoodClient) Run(ctx context.Context) {
 			_, _, err := peer.GetCFilters(g.exp, first, stop)
 			return err
 		}); err != nil {
-			if ctx.Err() == nil {
-				g.refuse(false, fmt.Errorf("getcfilters %d..%d: %w", first, stop, err))
-				pause()
-			}
+			lost(fmt.Sprintf("getcfilters %d..%d", first, stop), err)
+			pause()
 			peer.Close()
 			peer = nil
 			continue
 		}
+		servedOn = true
 		first = g.rng.Uint32N(tip + 2 - min(goodHeaderRange, tip+1))
 		stop = min(first+goodHeaderRange-1, tip)
 		if err := g.p2p(peer, &g.res.Headers, func() error {
 			_, _, err := peer.GetCFHeaders(g.exp, first, stop)
 			return err
 		}); err != nil {
-			if ctx.Err() == nil {
-				g.refuse(false, fmt.Errorf("getcfheaders %d..%d: %w", first, stop, err))
-				pause()
-			}
+			lost(fmt.Sprintf("getcfheaders %d..%d", first, stop), err)
+			pause()
 			peer.Close()
 			peer = nil
 			continue
@@ -228,7 +251,7 @@ func (g *GoodClient) restFilter(ctx context.Context, h uint32) {
 		// Core's .bin (the filter type, the block hash, the filter with
 		// its length) is the cfilter message's payload.
 		if want := g.exp.CFilterFrame(h)[wire.MessageHeaderSize:]; !bytes.Equal(body, want) {
-			err = fmt.Errorf("GET %s: %d bytes differing from btcd's filter", path, len(body))
+			err = fmt.Errorf("%w: GET %s: %d bytes differing from btcd's filter", errWrongAnswer, path, len(body))
 		}
 	}
 	if err != nil {
@@ -248,7 +271,7 @@ func (g *GoodClient) bulkHeaders(ctx context.Context) {
 	if err == nil {
 		for h := uint32(0); h <= end && err == nil; h++ {
 			if off := int(h) * chainhash.HashSize; len(body) < off+chainhash.HashSize || !bytes.Equal(body[off:off+chainhash.HashSize], g.exp.FilterHeaders[h][:]) {
-				err = fmt.Errorf("GET %s: filter header %d differs from btcd's", path, h)
+				err = fmt.Errorf("%w: GET %s: filter header %d differs from btcd's", errWrongAnswer, path, h)
 			}
 		}
 	}
@@ -260,6 +283,9 @@ func (g *GoodClient) bulkHeaders(ctx context.Context) {
 	}
 	g.answered(&g.res.Bulk, took)
 }
+
+// errWrongAnswer marks an answer whose bytes differ from btcd's.
+var errWrongAnswer = errors.New("answer differs from btcd's")
 
 // newRand is a PCG generator of seeds a, b.
 func newRand(a, b uint64) *rand.Rand { return rand.New(rand.NewPCG(a, b)) }

@@ -3,6 +3,10 @@
 // getcfheaders ranges from a fixed seed, one request in flight per peer)
 // and StartBloom drives BIP-37 wallets (realistic filters loaded, then
 // batches of filtered blocks up to a ping), each measured over a window.
+// Wallet is one honest BIP-37 wallet whose every merkleblock and matched
+// transaction is compared byte for byte with what btcd's bloom package
+// builds for its filter (WalletChain): cfbench hostile runs it beside the
+// attacks on BIP-37.
 //
 // Peers are p2pclient.Conns read with ReadRaw: answers are read as raw
 // frames in place and compared byte for byte, checksums included, with

@@ -159,3 +159,20 @@ func RSS(pid int) (rss, anon, file, hwm int64, ok bool) {
 	}
 	return rss, anon, file, hwm, rss > 0
 }
+
+// RaiseNoFile raises this process's open file limit to its hard limit
+// (children inherit it) and returns the soft limit in force.
+func RaiseNoFile() uint64 {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 1024
+	}
+	if lim.Cur < lim.Max {
+		raised := lim
+		raised.Cur = raised.Max
+		if syscall.Setrlimit(syscall.RLIMIT_NOFILE, &raised) == nil {
+			lim = raised
+		}
+	}
+	return lim.Cur
+}

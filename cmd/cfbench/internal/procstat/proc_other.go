@@ -28,3 +28,7 @@ func LoadAverage() string { return "" }
 
 // RSS needs /proc; ok is false elsewhere.
 func RSS(int) (rss, anon, file, hwm int64, ok bool) { return 0, 0, 0, 0, false }
+
+// RaiseNoFile is Linux-only here (cfbench hostile needs Linux); it
+// returns the usual default soft limit.
+func RaiseNoFile() uint64 { return 1024 }

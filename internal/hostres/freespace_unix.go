@@ -1,12 +1,12 @@
 //go:build unix
 
-package main
+package hostres
 
 import "syscall"
 
-// freeBytes returns the bytes available to this user on the filesystem of
+// FreeBytes returns the bytes available to this user on the filesystem of
 // dir, and whether it could tell.
-func freeBytes(dir string) (uint64, bool) {
+func FreeBytes(dir string) (uint64, bool) {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {
 		return 0, false

@@ -1,4 +1,4 @@
-package main
+package hostres
 
 import (
 	"bytes"
@@ -7,11 +7,11 @@ import (
 	"strings"
 )
 
-// cgroupMemoryMax returns the hard memory limit of the cgroup (v2) this
+// CgroupMemoryMax returns the hard memory limit of the cgroup (v2) this
 // process runs in — systemd's MemoryMax= — in bytes, or 0 when there is
 // none ("max") or it cannot be read (not Linux, cgroup v1, no /sys).
 // readFile reads a file by absolute path (os.ReadFile).
-func cgroupMemoryMax(readFile func(string) ([]byte, error)) int64 {
+func CgroupMemoryMax(readFile func(string) ([]byte, error)) int64 {
 	self, err := readFile("/proc/self/cgroup")
 	if err != nil {
 		return 0
@@ -45,9 +45,9 @@ func cgroupMemoryMax(readFile func(string) ([]byte, error)) int64 {
 // socket buffers, the store's pages in the page cache).
 const cgroupShareNum, cgroupShareDen = 3, 4
 
-// capToCgroup returns limit, or three quarters of the cgroup's hard limit
+// CapToCgroup returns limit, or three quarters of the cgroup's hard limit
 // max when that is lower (and whether it was lowered).
-func capToCgroup(limit, max int64) (int64, bool) {
+func CapToCgroup(limit, max int64) (int64, bool) {
 	if max <= 0 {
 		return limit, false
 	}

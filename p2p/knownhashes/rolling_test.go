@@ -1,4 +1,4 @@
-package p2p
+package knownhashes
 
 import (
 	"encoding/binary"
@@ -60,7 +60,7 @@ func TestBloomFalsePositiveRate(t *testing.T) {
 }
 
 func TestRollingBloomKeepsRecentItems(t *testing.T) {
-	r := newRollingBloom(100, 0.01, 1, 2)
+	r := NewRolling(100, 0.01, 1, 2)
 	key := func(i int) []byte { return binary.LittleEndian.AppendUint64(nil, uint64(i)) }
 	for i := 0; i < 1000; i++ {
 		r.Add(key(i))

@@ -1,4 +1,4 @@
-package p2p
+package knownhashes
 
 import (
 	"math"
@@ -78,22 +78,22 @@ func (b *bloomFilter) Reset() {
 	b.count = 0
 }
 
-// rollingBloom keeps the most recent n to 2n items in two generations of
+// Rolling keeps the most recent n to 2n items in two generations of
 // bloomFilter: when the current one holds n items it becomes the previous
 // one and a cleared filter takes its place, so the false-positive rate stays
 // at most about 2p however long the peer stays connected.
 //
 // It is safe for concurrent use: a peer's reader marks what it sent while
 // its ticker announces tips.
-type rollingBloom struct {
+type Rolling struct {
 	mu         sync.Mutex
 	n          int
 	cur, older *bloomFilter
 }
 
-// newRollingBloom builds a rolling filter for n recent items at rate p.
-func newRollingBloom(n int, p float64, k0, k1 uint64) *rollingBloom {
-	return &rollingBloom{
+// NewRolling builds a rolling filter for n recent items at rate p.
+func NewRolling(n int, p float64, k0, k1 uint64) *Rolling {
+	return &Rolling{
 		n:     n,
 		cur:   newBloomFilter(n, p, k0, k1),
 		older: newBloomFilter(n, p, k1, k0),
@@ -101,7 +101,7 @@ func newRollingBloom(n int, p float64, k0, k1 uint64) *rollingBloom {
 }
 
 // Add inserts item.
-func (r *rollingBloom) Add(item []byte) {
+func (r *Rolling) Add(item []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.cur.count >= r.n {
@@ -112,7 +112,7 @@ func (r *rollingBloom) Add(item []byte) {
 }
 
 // Has reports whether item may be among the recent items.
-func (r *rollingBloom) Has(item []byte) bool {
+func (r *Rolling) Has(item []byte) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.cur.Has(item) || r.older.Has(item)
