@@ -20,6 +20,7 @@ import (
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/spbench"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/btcdtest/mainnetchain"
+	"github.com/cfindexd/cfindexd/prevouts"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -190,21 +191,20 @@ func benchSync(ctx context.Context, cfg syncConfig, logw io.Writer) (*syncReport
 		oracle = nil
 	}
 
-	verify := func(dataDir string) error { // a no-op with -verify=false
-		if oracle == nil {
-			return nil
-		}
-		return verifyDaemonStore(dataDir, node, oracle)
-	}
 	rep := &syncReport{Chain: chain, BlocksDir: blocksDir, Runs: cfg.Runs, Workers: cfg.Workers, BatchBlocks: cfg.BatchBlocks, Out: out, LoadBefore: procstat.LoadAverage()}
 	extra := strings.Fields(cfg.Extra)
-	var sp *spCompare
+	var sp *spbench.Runner
 	if cfg.SPCompare {
-		base := daemon.Run{Binary: bin, Node: node, TipHeight: chain.Height, Workers: cfg.Workers, BatchBlocks: cfg.BatchBlocks, Extra: extra}
-		if sp, err = newSPCompare(ctx, base, out, env, hashes, oracle != nil); err != nil {
+		_, fetch, closeAll, err := openNodeSource(ctx, node, prevouts.SourceOptions{Force: prevouts.ModeTxIndex})
+		if err != nil {
 			return nil, err
 		}
-		defer sp.release()
+		defer closeAll()
+		sp = &spbench.Runner{Base: daemon.Run{Binary: bin, Node: node, TipHeight: chain.Height, Workers: cfg.Workers, BatchBlocks: cfg.BatchBlocks, Extra: extra},
+			Out: out, Hashes: hashes, Fetch: fetch, Say: say}
+		if oracle != nil {
+			sp.Verify = func(dir string) error { return verifyDaemonStore(dir, node, oracle) }
+		}
 	}
 	for _, src := range cfg.Sources {
 		sr := sourceReport{Name: src.Name, Title: src.Title}
@@ -225,15 +225,17 @@ func benchSync(ctx context.Context, cfg syncConfig, logw io.Writer) (*syncReport
 			if err != nil {
 				return nil, fmt.Errorf("%s: cfindexd run %d: %w", src.Name, i+1, err)
 			}
-			if err := verify(dataDir); err != nil {
-				return nil, fmt.Errorf("%s: cfindexd run %d: %w", src.Name, i+1, err)
+			if oracle != nil {
+				if err := verifyDaemonStore(dataDir, node, oracle); err != nil {
+					return nil, fmt.Errorf("%s: cfindexd run %d: %w", src.Name, i+1, err)
+				}
+				r.Verified = true
 			}
-			r.Verified = oracle != nil
 			say("  %s to the tip, CPU %s, btcd CPU %s, peak RSS %.1f MB (anon %.1f, file %.1f), GC live ≤ %.0f MB",
 				dur(r.CatchUp), dur(r.CPU), dur(r.NodeCPU), mb(r.PeakRSS), mb(r.PeakAnon), mb(r.PeakFile), mb(r.GC.MaxLive))
 			sr.Runs = append(sr.Runs, r)
 			if sp != nil {
-				if err := sp.runs(ctx, spc, src, i, cfg.Runs, dataDir, verify, say); err != nil {
+				if err := sp.Runs(ctx, spc, src.DaemonFlags(env), i, cfg.Runs, dataDir); err != nil {
 					return nil, err
 				}
 			}

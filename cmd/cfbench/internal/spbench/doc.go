@@ -1,5 +1,7 @@
 // Package spbench is the silent-payment side of `cfbench sync
-// -sp-compare`: it checks the BIP-352 tweak index a cfindexd run built
+// -sp-compare`: it runs cfindexd with the index on after each of the
+// sync benchmark's runs without it, then on the store of the last one to
+// time the background build (Runner); it checks the BIP-352 tweak index a cfindexd run built
 // (Check: every block from the index's start to the tip present, on btcd's
 // chain, its commitment chain recomputed, and a sample of blocks' tweaks
 // recomputed with silentpay.ComputeTweakMsg from btcd's blocks and spent
