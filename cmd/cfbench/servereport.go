@@ -39,6 +39,9 @@ type serveReport struct {
 	BaselinePeakRSS int64         `json:"baseline_peak_rss_bytes,omitempty"`
 	BtcdPeakRSS     int64         `json:"btcd_peak_rss_bytes"`
 	Summary         serveSummary  `json:"summary"`
+	// Transports compares cfindexd over v1 (CFIndexdRuns) and v2 with
+	// -transport both; nil otherwise.
+	Transports *load.TransportComparison `json:"transports,omitempty"`
 }
 
 // serveSummary holds the ratios and goal checks; ratios are cfindexd over
@@ -183,6 +186,10 @@ func (r *serveReport) writeTable(w io.Writer) error {
 		if e.l.Errors > 0 {
 			fmt.Fprintf(tw, "%s errors\t%d peers stopped; first: %s\n", e.name, e.l.Errors, e.l.FirstError)
 		}
+	}
+	if r.Transports != nil {
+		fmt.Fprintln(tw)
+		r.Transports.WriteTable(tw)
 	}
 	fmt.Fprintf(tw, "machine load average\t%s before, %s after (other work on the machine shifts every number)\n", r.LoadBefore, r.LoadAfter)
 	fmt.Fprintf(tw, "output\t%s\n", r.Out)

@@ -13,6 +13,8 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/v2"
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/internal/p2pclient"
 )
 
 const (
@@ -46,6 +48,8 @@ type Config struct {
 	Seed uint64
 	// RequestTimeout bounds one request's whole response.
 	RequestTimeout time.Duration
+	// Transport is the peers' transport: v1 (the zero value) or v2.
+	Transport p2pclient.Transport
 }
 
 // Result is what one load run measured in its window.
@@ -132,7 +136,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		wg.Go(func() {
 			handshakes <- struct{}{}
 			defer func() { <-handshakes }()
-			peers[i], dialErrs[i] = Dial(cfg.Addr, cfg.Params, cfg.Seed<<20+uint64(i), 10*time.Second)
+			peers[i], dialErrs[i] = DialOver(cfg.Addr, "", cfg.Transport, cfg.Params, cfg.Seed<<20+uint64(i), 10*time.Second)
 		})
 	}
 	wg.Wait()
@@ -276,7 +280,7 @@ func (p *Peer) GetCFilters(exp *Expected, first, stop uint32) (int64, int64, err
 		if !f.Header.Is(wire.CmdCFilter) {
 			continue // inv, addr, feefilter...: not part of the answer
 		}
-		if err := exp.checkCFilter(h, f.Header, f.Payload); err != nil {
+		if err := exp.checkCFilter(h, f.Header, f.Payload, p.sums()); err != nil {
 			return 0, 0, fmt.Errorf("cfilter %d of the range: %w", h-first, err)
 		}
 		size += int64(f.Size())
@@ -300,7 +304,7 @@ func (p *Peer) GetCFHeaders(exp *Expected, first, stop uint32) (int64, int64, er
 		if !f.Header.Is(wire.CmdCFHeaders) {
 			continue
 		}
-		if err := exp.checkCFHeaders(first, stop, f.Header, f.Payload); err != nil {
+		if err := exp.checkCFHeaders(first, stop, f.Header, f.Payload, p.sums()); err != nil {
 			return 0, 0, err
 		}
 		return int64(stop - first + 1), int64(f.Size()), nil
