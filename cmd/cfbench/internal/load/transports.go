@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"time"
 
 	"github.com/cfindexd/cfindexd/internal/p2pclient"
 )
@@ -48,7 +49,7 @@ func CompareTransports(v1, v2 []Result) TransportComparison {
 func (c TransportComparison) WriteTable(w io.Writer) {
 	fmt.Fprintln(w, "cfindexd by transport\tfilters/s\tgetcfilters p99\terrors\tserver CPU/filter\tclient CPU/filter")
 	row := func(name string, r Result) {
-		fmt.Fprintf(w, "%s\t%.0f\t%s\t%d\t%.0f ns\t%.0f ns\n", name, r.FiltersPerS, r.FilterLatency.P99, r.Errors, r.ServerNsPerFilter, r.ClientNsPerFilter)
+		fmt.Fprintf(w, "%s\t%.0f\t%s\t%d\t%.0f ns\t%.0f ns\n", name, r.FiltersPerS, r.FilterLatency.P99.Round(time.Millisecond), r.Errors, r.ServerNsPerFilter, r.ClientNsPerFilter)
 	}
 	for i := range max(len(c.V1Runs), len(c.V2Runs)) {
 		if i < len(c.V1Runs) {
