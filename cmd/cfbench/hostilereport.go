@@ -172,7 +172,7 @@ func (r *hostileReport) writeTable(w io.Writer) error {
 		store += " (" + r.StoreError + ")"
 	}
 	fmt.Fprintf(w, "goal: store intact (every filter and filter header equal to btcd's): %s\n", store)
-	fmt.Fprintf(w, "good clients: fresh = a /16 of its own, subnet = another address of the attacker's /16, address = the attacker's address; evicted counts P2P connections ended after being served\n")
+	fmt.Fprintf(w, "good clients: fresh = a /16 of its own, fresh v2 = another, over BIP-324 v2 (v2 classes), subnet = another address of the attacker's /16, address = the attacker's address; evicted counts P2P connections ended after being served\n")
 	fmt.Fprintf(w, "logs: %s\n", strings.TrimSpace(r.Out))
 	return nil
 }
