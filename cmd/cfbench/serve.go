@@ -11,13 +11,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/btcsuite/btcd/chainhash/v2"
-
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/chains"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
-	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/p2pclient"
 )
 
@@ -120,7 +117,7 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 	if err := node.Launch(); err != nil {
 		return nil, fmt.Errorf("restart btcd: %w", err)
 	}
-	hashes, err := chainHashes(ctx, node, chain.Height)
+	hashes, err := chains.Hashes(ctx, node, chain.Height)
 	if err != nil {
 		return nil, err
 	}
@@ -276,18 +273,6 @@ func measureLoad(ctx context.Context, cfg load.Config, addr string, pid int) (lo
 		res.ClientNsPerFilter = float64(res.ClientCPU.Nanoseconds()) / float64(res.RunFilters)
 	}
 	return res, nil
-}
-
-// chainHashes asks the node for the hash of every block up to height.
-func chainHashes(ctx context.Context, node *btcdtest.Node, height uint32) ([]chainhash.Hash, error) {
-	hashes := make([]chainhash.Hash, height+1)
-	for h := range hashes {
-		var err error
-		if hashes[h], err = node.BlockHash(ctx, int32(h)); err != nil {
-			return nil, fmt.Errorf("block hash at %d: %w", h, err)
-		}
-	}
-	return hashes, nil
 }
 
 // freeLoopbackAddr returns 127.0.0.1:<port> with a port nothing listens on.

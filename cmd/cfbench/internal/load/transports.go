@@ -33,13 +33,13 @@ type TransportComparison struct {
 // CompareTransports summarises the rounds over v1 and v2 (paired by
 // index; extra rounds of one side count in its median only).
 func CompareTransports(v1, v2 []Result) TransportComparison {
-	c := TransportComparison{V1Runs: v1, V2Runs: v2, V1: medianResult(v1), V2: medianResult(v2)}
+	c := TransportComparison{V1Runs: v1, V2Runs: v2, V1: MedianResult(v1), V2: MedianResult(v2)}
 	var tput, cpu []float64
 	for i := range min(len(v1), len(v2)) {
-		tput = append(tput, quotient(v2[i].FiltersPerS, v1[i].FiltersPerS))
-		cpu = append(cpu, quotient(v2[i].ServerNsPerFilter, v1[i].ServerNsPerFilter))
+		tput = append(tput, Ratio(v2[i].FiltersPerS, v1[i].FiltersPerS))
+		cpu = append(cpu, Ratio(v2[i].ServerNsPerFilter, v1[i].ServerNsPerFilter))
 	}
-	c.Ratio, c.CPURatio = medianFloat(tput), medianFloat(cpu)
+	c.Ratio, c.CPURatio = Median(tput), Median(cpu)
 	c.MeetsGoal = c.Ratio >= GoalV2Ratio && c.V1.Errors == 0 && c.V2.Errors == 0
 	return c
 }
@@ -69,9 +69,9 @@ func (c TransportComparison) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "goal: v2 ≥ %.0f %% of v1's filters/s\t%s\n", 100*GoalV2Ratio, verdict)
 }
 
-// medianResult is the result of median filters/s (the upper middle of an
+// MedianResult is the result of median filters/s (the upper middle of an
 // even number).
-func medianResult(rs []Result) Result {
+func MedianResult(rs []Result) Result {
 	if len(rs) == 0 {
 		return Result{}
 	}
@@ -79,8 +79,8 @@ func medianResult(rs []Result) Result {
 	return s[len(s)/2]
 }
 
-// medianFloat is the median of xs (the upper middle of an even number).
-func medianFloat(xs []float64) float64 {
+// Median is the median of xs (the upper middle of an even number).
+func Median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
@@ -88,8 +88,8 @@ func medianFloat(xs []float64) float64 {
 	return s[len(s)/2]
 }
 
-// quotient is a/b, 0 when b is 0.
-func quotient(a, b float64) float64 {
+// Ratio is a/b, 0 when b is 0.
+func Ratio(a, b float64) float64 {
 	if b == 0 {
 		return 0
 	}
