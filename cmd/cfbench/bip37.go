@@ -176,7 +176,7 @@ func benchBIP37(ctx context.Context, cfg bip37Config, logw io.Writer) (*bip37Rep
 	if err != nil {
 		return nil, err
 	}
-	hashes, err := chainHashes(ctx, node, chain.Height)
+	hashes, err := chains.Hashes(ctx, node, chain.Height)
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +279,7 @@ func benchBIP37(ctx context.Context, cfg bip37Config, logw io.Writer) (*bip37Rep
 			return nil, fmt.Errorf("BIP-157 with BIP-37: %w", err)
 		}
 		rd.BloomWorkSeconds = scrapeMetric(httpAddr, "cfindexd_bip37_work_seconds_total") - work0
-		rd.Ratio = ratio(rd.Mixed.FiltersPerS, rd.Alone.FiltersPerS)
+		rd.Ratio = load.Ratio(rd.Mixed.FiltersPerS, rd.Alone.FiltersPerS)
 		say("round %d/%d: BIP-157 with BIP-37 at %.0f %% of alone", r+1, cfg.Rounds, 100*rd.Ratio)
 		rounds = append(rounds, rd)
 	}

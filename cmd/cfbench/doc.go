@@ -26,7 +26,8 @@
 //
 // serve and bip37 drive light-client load (internal/load) and compare
 // every answer byte for byte with what wire encodes from btcd's filters;
-// with -baseline another cfindexd binary is measured in alternation.
+// with -baseline another cfindexd binary is measured in alternation, with
+// serve -transport both cfindexd over v1 and over BIP-324 v2.
 // hostile gives each attack class (internal/attack) a fresh cfindexd on
 // the store one catch-up built, so the peak RSS is the class's own, and
 // judges every goal of each class (refusals and p99 of each well-behaved

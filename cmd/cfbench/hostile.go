@@ -156,7 +156,7 @@ func benchHostile(ctx context.Context, cfg hostileConfig, logw io.Writer) (*host
 	if err != nil {
 		return nil, err
 	}
-	hashes, err := chainHashes(ctx, node, chain.Height)
+	hashes, err := chains.Hashes(ctx, node, chain.Height)
 	if err != nil {
 		return nil, err
 	}

@@ -68,7 +68,7 @@ func runHostileClass(ctx context.Context, cr classRun, class attack.Class) (host
 	spots := class.Spots(cr.index)
 	goods := make([]*attack.GoodClient, len(spots))
 	for i, s := range spots {
-		goods[i] = attack.NewGoodClient(p2pAddr, httpAddr, s.IP, env.Params, cr.expected, uint64(cr.index)<<8+uint64(i))
+		goods[i] = attack.NewGoodClient(p2pAddr, httpAddr, s, env.Params, cr.expected, uint64(cr.index)<<8+uint64(i))
 		wg.Go(func() {
 			if s.Where == "address" && class.AddressAfter > cr.cfg.Settle {
 				attack.Pause(attackCtx, class.AddressAfter-cr.cfg.Settle)

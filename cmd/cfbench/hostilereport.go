@@ -95,7 +95,7 @@ func (r *hostileReport) writeTable(w io.Writer) error {
 			b.Rounds, dur(b.MeanRound), latency(b.Round.P99), b.MatchedTxs, b.Refused, b.Disconnects, b.Wrong)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "class\tp99 goal\tpeak RSS\tfresh p99 / refused\tsubnet p99 / refused\taddress p99 / refused\tevicted\twallet ×\tdaemon up\tattack\tgoals\t")
+	fmt.Fprintln(tw, "class\tp99 goal\tpeak RSS\tfresh p99 / refused\tfresh v2\tsubnet p99 / refused\taddress p99 / refused\tevicted\twallet ×\tdaemon up\tattack\tgoals\t")
 	missed := map[string][]string{}
 	for _, c := range r.Classes {
 		evicted, wallet := 0, "–"
@@ -113,8 +113,8 @@ func (r *hostileReport) writeTable(w io.Writer) error {
 		if n := c.missed(); n > 0 {
 			goals = fmt.Sprintf("%d of %d NOT met", n, len(c.Goals))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.1f MB\t%s\t%s\t%s\t%d\t%s\t%v\t%s\t%s\t\n",
-			c.Name, c.P99Goal, mb(c.PeakRSS), c.goodColumn("fresh"), c.goodColumn("subnet"), c.goodColumn("address"),
+		fmt.Fprintf(tw, "%s\t%s\t%.1f MB\t%s\t%s\t%s\t%s\t%d\t%s\t%v\t%s\t%s\t\n",
+			c.Name, c.P99Goal, mb(c.PeakRSS), c.goodColumn("fresh"), c.goodColumn("fresh-v2"), c.goodColumn("subnet"), c.goodColumn("address"),
 			evicted, wallet, c.Up, attackCol, goals)
 		for _, g := range c.Goals {
 			if !g.Met {
@@ -172,7 +172,7 @@ func (r *hostileReport) writeTable(w io.Writer) error {
 		store += " (" + r.StoreError + ")"
 	}
 	fmt.Fprintf(w, "goal: store intact (every filter and filter header equal to btcd's): %s\n", store)
-	fmt.Fprintf(w, "good clients: fresh = a /16 of its own, subnet = another address of the attacker's /16, address = the attacker's address; evicted counts P2P connections ended after being served\n")
+	fmt.Fprintf(w, "good clients: fresh = a /16 of its own, fresh v2 = another, over BIP-324 v2 (v2 classes), subnet = another address of the attacker's /16, address = the attacker's address; evicted counts P2P connections ended after being served\n")
 	fmt.Fprintf(w, "logs: %s\n", strings.TrimSpace(r.Out))
 	return nil
 }

@@ -11,14 +11,12 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/btcsuite/btcd/chainhash/v2"
-
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/chains"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/selfprofile"
-	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/p2pclient"
 )
 
 // serveConfig holds the flags of the serve subcommand.
@@ -34,6 +32,9 @@ type serveConfig struct {
 	// alternating with the one under test, Rounds times each.
 	Baseline string
 	Rounds   int
+	// Transport is the load peers' to cfindexd: v1, v2 or both (alternate
+	// rounds of each, compared); btcd is always measured over v1.
+	Transport string
 }
 
 // parseServeFlags parses and validates the serve subcommand's flags.
@@ -50,6 +51,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.DurationVar(&c.ReqTimeout, "reqtimeout", 30*time.Second, "bound on one request's whole answer; a peer that hits it stops and is counted as an error")
 	fs.StringVar(&c.Baseline, "baseline", "", "another cfindexd binary (an older build) to measure in the same run, alternating with the one under test")
 	fs.IntVar(&c.Rounds, "rounds", 1, "measurements of cfindexd (and of -baseline, alternating) whose median is reported")
+	fs.StringVar(&c.Transport, "transport", "v1", "load peers' transport to cfindexd: v1, v2 (BIP-324) or both (v1 and v2 in each round, with the ratio)")
 	if err := parseFlagSet(fs, args); err != nil {
 		return c, err
 	}
@@ -71,6 +73,9 @@ func (c serveConfig) validate() error {
 		return fmt.Errorf("%w: -reqtimeout %s must be positive", errUsage, c.ReqTimeout)
 	case c.Rounds < 1 || c.Rounds > 50:
 		return fmt.Errorf("%w: -rounds %d is outside 1..50", errUsage, c.Rounds)
+	}
+	if _, err := load.ParseTransports(c.Transport); err != nil {
+		return fmt.Errorf("%w: -transport: %w", errUsage, err)
 	}
 	if c.Baseline != "" {
 		if fi, err := os.Stat(c.Baseline); err != nil || fi.IsDir() {
@@ -113,7 +118,7 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 	if err := node.Launch(); err != nil {
 		return nil, fmt.Errorf("restart btcd: %w", err)
 	}
-	hashes, err := chainHashes(ctx, node, chain.Height)
+	hashes, err := chains.Hashes(ctx, node, chain.Height)
 	if err != nil {
 		return nil, err
 	}
@@ -179,9 +184,14 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 		RequestTimeout: cfg.ReqTimeout,
 	}
 	rep := &serveReport{Chain: chain, Out: out, LoadBefore: procstat.LoadAverage(), BaselineBinary: cfg.Baseline}
-	measure := func(name, addr string, pid int, runs *[]load.Result) error {
-		say("load on %s: %d peers, %s warm-up, %s measured", name, cfg.Peers, cfg.Warmup, cfg.Duration)
-		res, err := measureLoad(ctx, lcfg, addr, pid)
+	transports, _ := load.ParseTransports(cfg.Transport) // validated
+	var v2Runs []load.Result
+	runsOver := []*[]load.Result{&rep.CFIndexdRuns, &v2Runs} // by index in transports
+	measure := func(name, addr string, pid int, t p2pclient.Transport, runs *[]load.Result) error {
+		say("load on %s over %s: %d peers, %s warm-up, %s measured", name, t, cfg.Peers, cfg.Warmup, cfg.Duration)
+		over := lcfg
+		over.Transport = t
+		res, err := measureLoad(ctx, over, addr, pid)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -192,12 +202,17 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 		// Alternate which goes first, so that a drift of the machine's
 		// speed during a round favours neither.
 		first, second := func() error {
-			return measure("cfindexd", addr, proc.Pid(), &rep.CFIndexdRuns)
+			for i := range transports { // v1 first in odd rounds, v2 in even
+				if err := measure("cfindexd", addr, proc.Pid(), transports[(i+round)%len(transports)], runsOver[(i+round)%len(transports)]); err != nil {
+					return err
+				}
+			}
+			return nil
 		}, func() error {
 			if base == nil {
 				return nil
 			}
-			return measure("baseline", baseAddr, base.Pid(), &rep.BaselineRuns)
+			return measure("baseline", baseAddr, base.Pid(), transports[0], &rep.BaselineRuns)
 		}
 		if round%2 == 1 {
 			first, second = second, first
@@ -210,6 +225,10 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 		}
 	}
 	say("load on btcd: %d peers, %s warm-up, %s measured", cfg.Peers, cfg.Warmup, cfg.Duration)
+	if len(transports) > 1 {
+		byTransport := load.CompareTransports(rep.CFIndexdRuns, v2Runs)
+		rep.Transports = &byTransport
+	}
 	if rep.Btcd, err = measureLoad(ctx, lcfg, node.P2PAddr(), node.PID()); err != nil {
 		return nil, fmt.Errorf("btcd: %w", err)
 	}
@@ -255,18 +274,6 @@ func measureLoad(ctx context.Context, cfg load.Config, addr string, pid int) (lo
 		res.ClientNsPerFilter = float64(res.ClientCPU.Nanoseconds()) / float64(res.RunFilters)
 	}
 	return res, nil
-}
-
-// chainHashes asks the node for the hash of every block up to height.
-func chainHashes(ctx context.Context, node *btcdtest.Node, height uint32) ([]chainhash.Hash, error) {
-	hashes := make([]chainhash.Hash, height+1)
-	for h := range hashes {
-		var err error
-		if hashes[h], err = node.BlockHash(ctx, int32(h)); err != nil {
-			return nil, fmt.Errorf("block hash at %d: %w", h, err)
-		}
-	}
-	return hashes, nil
 }
 
 // freeLoopbackAddr returns 127.0.0.1:<port> with a port nothing listens on.

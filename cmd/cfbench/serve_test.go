@@ -13,11 +13,12 @@ import (
 )
 
 // TestServeTinyChain runs the serve benchmark with a few peers for a second
-// on a 150-block tx-rich chain, two rounds of cfindexd: both servers must
+// on a 150-block tx-rich chain, two rounds of cfindexd over v1 and over v2
+// (BIP-324): both servers must
 // answer every request (each byte checked against btcd's filters) and the
 // report must be consistent.
 func TestServeTinyChain(t *testing.T) {
-	stdout := runBench(t, t.TempDir(), "serve", "-blocks=150", "-peers=5", "-warmup=200ms", "-duration=1s", "-rounds=2", "-json", "-timeout=2m")
+	stdout := runBench(t, t.TempDir(), "serve", "-blocks=150", "-peers=5", "-warmup=200ms", "-duration=1s", "-rounds=2", "-transport=both", "-json", "-timeout=2m")
 	var rep serveReport
 	if err := json.Unmarshal(stdout, &rep); err != nil {
 		t.Fatalf("decode report: %v\n%s", err, string(stdout))
@@ -35,6 +36,9 @@ func TestServeTinyChain(t *testing.T) {
 		if l.FilterLatency.P50 <= 0 || l.FilterLatency.P99 < l.FilterLatency.P50 || l.FilterLatency.Max < l.FilterLatency.P99 {
 			t.Errorf("%s: getcfilters latency %+v", name, l.FilterLatency)
 		}
+	}
+	if c := rep.Transports; c == nil || len(c.V1Runs) != 2 || len(c.V2Runs) != 2 || c.V2.Errors != 0 || c.V2.Filters == 0 || c.V2.HeaderReqs == 0 || c.Ratio <= 0 {
+		t.Errorf("v1 and v2 compared: %+v", c)
 	}
 	if !rep.Summary.Clean || rep.Summary.ThroughputRatio <= 0 || rep.CFIndexdPeakRSS <= 0 {
 		t.Errorf("summary %+v, cfindexd peak RSS %d", rep.Summary, rep.CFIndexdPeakRSS)
@@ -54,6 +58,7 @@ func TestServeFlagsRejected(t *testing.T) {
 		{[]string{"-reqtimeout=0s"}, "-reqtimeout"},
 		{[]string{"-blocks=0"}, "-blocks"},
 		{[]string{"-rounds=0"}, "-rounds"},
+		{[]string{"-transport=v3"}, "-transport"},
 		{[]string{"-baseline=/nonexistent/cfindexd"}, "-baseline"},
 	} {
 		_, err := parseServeFlags(tc.args, io.Discard)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/chains"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
@@ -39,6 +38,9 @@ type serveReport struct {
 	BaselinePeakRSS int64         `json:"baseline_peak_rss_bytes,omitempty"`
 	BtcdPeakRSS     int64         `json:"btcd_peak_rss_bytes"`
 	Summary         serveSummary  `json:"summary"`
+	// Transports compares cfindexd over v1 (CFIndexdRuns) and v2 with
+	// -transport both; nil otherwise.
+	Transports *load.TransportComparison `json:"transports,omitempty"`
 }
 
 // serveSummary holds the ratios and goal checks; ratios are cfindexd over
@@ -60,45 +62,24 @@ type serveSummary struct {
 	BaselineCPURatio float64 `json:"baseline_server_cpu_per_filter_ratio,omitempty"`
 }
 
-// medianRun returns the run of median filters/s (the upper middle of an
-// even number).
-func medianRun(runs []load.Result) load.Result {
-	if len(runs) == 0 {
-		return load.Result{}
-	}
-	sorted := slices.Clone(runs)
-	slices.SortFunc(sorted, func(a, b load.Result) int { return cmp.Compare(a.FiltersPerS, b.FiltersPerS) })
-	return sorted[len(sorted)/2]
-}
-
-// median returns the median of xs (the upper middle of an even number).
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
 // summarize fills CFIndexd, Baseline and Summary.
 func (r *serveReport) summarize() {
-	r.CFIndexd, r.Baseline = medianRun(r.CFIndexdRuns), medianRun(r.BaselineRuns)
+	r.CFIndexd, r.Baseline = load.MedianResult(r.CFIndexdRuns), load.MedianResult(r.BaselineRuns)
 	s := &r.Summary
 	if n := min(len(r.CFIndexdRuns), len(r.BaselineRuns)); n > 0 {
 		var tput, p99, cpu []float64
 		for i := range n {
 			c, b := r.CFIndexdRuns[i], r.BaselineRuns[i]
-			tput = append(tput, ratio(c.FiltersPerS, b.FiltersPerS))
-			p99 = append(p99, ratio(c.FilterLatency.P99.Seconds(), b.FilterLatency.P99.Seconds()))
-			cpu = append(cpu, ratio(b.ServerNsPerFilter, c.ServerNsPerFilter))
+			tput = append(tput, load.Ratio(c.FiltersPerS, b.FiltersPerS))
+			p99 = append(p99, load.Ratio(c.FilterLatency.P99.Seconds(), b.FilterLatency.P99.Seconds()))
+			cpu = append(cpu, load.Ratio(b.ServerNsPerFilter, c.ServerNsPerFilter))
 		}
-		s.BaselineRatio, s.BaselineP99Ratio, s.BaselineCPURatio = median(tput), median(p99), median(cpu)
+		s.BaselineRatio, s.BaselineP99Ratio, s.BaselineCPURatio = load.Median(tput), load.Median(p99), load.Median(cpu)
 	}
 	c, b := r.CFIndexd, r.Btcd
-	s.ThroughputRatio = ratio(c.FiltersPerS, b.FiltersPerS)
-	s.FilterP99Ratio = ratio(c.FilterLatency.P99.Seconds(), b.FilterLatency.P99.Seconds())
-	s.HeaderP99Ratio = ratio(c.HeaderLatency.P99.Seconds(), b.HeaderLatency.P99.Seconds())
+	s.ThroughputRatio = load.Ratio(c.FiltersPerS, b.FiltersPerS)
+	s.FilterP99Ratio = load.Ratio(c.FilterLatency.P99.Seconds(), b.FilterLatency.P99.Seconds())
+	s.HeaderP99Ratio = load.Ratio(c.HeaderLatency.P99.Seconds(), b.HeaderLatency.P99.Seconds())
 	s.MeetsThroughput = s.ThroughputRatio >= goalServeThroughput
 	s.MeetsLatency = latencyGoal(s.FilterP99Ratio, c.FilterReqs, b.FilterReqs) &&
 		latencyGoal(s.HeaderP99Ratio, c.HeaderReqs, b.HeaderReqs)
@@ -116,14 +97,6 @@ func latencyGoal(r float64, ours, theirs int) bool {
 		return true
 	}
 	return ours > 0 && r <= goalServeP99
-}
-
-// ratio is a/b, 0 when b is 0.
-func ratio(a, b float64) float64 {
-	if b == 0 {
-		return 0
-	}
-	return a / b
 }
 
 // writeTable prints the report for people.
@@ -183,6 +156,10 @@ func (r *serveReport) writeTable(w io.Writer) error {
 		if e.l.Errors > 0 {
 			fmt.Fprintf(tw, "%s errors\t%d peers stopped; first: %s\n", e.name, e.l.Errors, e.l.FirstError)
 		}
+	}
+	if r.Transports != nil {
+		fmt.Fprintln(tw)
+		r.Transports.WriteTable(tw)
 	}
 	fmt.Fprintf(tw, "machine load average\t%s before, %s after (other work on the machine shifts every number)\n", r.LoadBefore, r.LoadAfter)
 	fmt.Fprintf(tw, "output\t%s\n", r.Out)

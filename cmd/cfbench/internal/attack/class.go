@@ -89,6 +89,9 @@ type Class struct {
 	// PeakUnit says what it counts.
 	PeakGoal int64
 	PeakUnit string
+	// V2Client adds a well-behaved client over BIP-324 v2 from a /16 of
+	// its own (the "fresh-v2" spot) to the v1 ones.
+	V2Client bool
 	// Run attacks until ctx ends.
 	Run func(ctx context.Context, env Env, t *Tally)
 }
@@ -116,30 +119,36 @@ const BloomFlag = "--peerbloomfilters=true"
 
 // Spot is where a well-behaved client dials from.
 type Spot struct {
-	// Where is "fresh" (a /16 of its own), "subnet" (another address of
-	// the attacker's /16) or "address" (the attacker's own address).
+	// Where is "fresh" (a /16 of its own), "fresh-v2" (another, over v2),
+	// "subnet" (another address of the attacker's /16) or "address" (the
+	// attacker's own address).
 	Where string `json:"where"`
 	IP    string `json:"ip"`
+	// V2 has the client speak BIP-324 v2 (the "fresh-v2" spot).
+	V2 bool `json:"v2,omitempty"`
 }
 
 // Spots are the class's well-behaved clients' addresses; i numbers the
 // class in the run (each run's fresh /16s differ).
 func (c Class) Spots(i int) []Spot {
-	spots := []Spot{{"fresh", fmt.Sprintf("127.250.%d.1", 1+i%250)}}
+	spots := []Spot{{Where: "fresh", IP: fmt.Sprintf("127.250.%d.1", 1+i%250)}}
+	if c.V2Client {
+		spots = append(spots, Spot{Where: "fresh-v2", IP: fmt.Sprintf("127.249.%d.1", 1+i%250), V2: true})
+	}
 	ip := net.ParseIP(c.Home).To4()
 	if ip == nil {
 		return spots
 	}
-	spots = append(spots, Spot{"subnet", fmt.Sprintf("127.%d.251.1", ip[1])})
+	spots = append(spots, Spot{Where: "subnet", IP: fmt.Sprintf("127.%d.251.1", ip[1])})
 	if c.AboutAddress {
-		spots = append(spots, Spot{"address", c.Home})
+		spots = append(spots, Spot{Where: "address", IP: c.Home})
 	}
 	return spots
 }
 
 // Classes are the attack classes, in the order the report lists them.
 func Classes() []Class {
-	return slices.Concat(floodClasses(), fairShareClasses(), bip37Classes(), lockoutClasses())
+	return slices.Concat(floodClasses(), fairShareClasses(), bip37Classes(), lockoutClasses(), v2Classes())
 }
 
 // Source addresses: every class has its own 127.b.0.0/16 block (or

@@ -17,16 +17,17 @@ import (
 // TestSpots pins where each class's well-behaved clients dial from: a
 // fresh /16 always, another address of the attacker's /16 when the class
 // has a home, the attacker's own address when the class is about
-// addresses.
+// addresses, a fresh /16 over v2 when the class asks for a v2 client.
 func TestSpots(t *testing.T) {
 	for _, tc := range []struct {
 		class Class
 		index int
 		want  []Spot
 	}{
-		{Class{}, 0, []Spot{{"fresh", "127.250.1.1"}}},
-		{Class{Home: "127.140.0.1"}, 3, []Spot{{"fresh", "127.250.4.1"}, {"subnet", "127.140.251.1"}}},
-		{Class{Home: "127.240.0.1", AboutAddress: true}, 249, []Spot{{"fresh", "127.250.250.1"}, {"subnet", "127.240.251.1"}, {"address", "127.240.0.1"}}},
+		{Class{}, 0, []Spot{{"fresh", "127.250.1.1", false}}},
+		{Class{Home: "127.140.0.1"}, 3, []Spot{{"fresh", "127.250.4.1", false}, {"subnet", "127.140.251.1", false}}},
+		{Class{Home: "127.240.0.1", AboutAddress: true}, 249, []Spot{{"fresh", "127.250.250.1", false}, {"subnet", "127.240.251.1", false}, {"address", "127.240.0.1", false}}},
+		{Class{Home: "127.160.0.1", V2Client: true}, 5, []Spot{{"fresh", "127.250.6.1", false}, {"fresh-v2", "127.249.6.1", true}, {"subnet", "127.160.251.1", false}}},
 	} {
 		if got := tc.class.Spots(tc.index); !slices.Equal(got, tc.want) {
 			t.Errorf("%+v, class %d: spots %v, want %v", tc.class, tc.index, got, tc.want)

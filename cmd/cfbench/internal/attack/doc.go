@@ -14,9 +14,12 @@
 // BIP-37 (classes_bip37.go: maximal filters, non-reading wallets, an
 // upload-target flood) and lockouts (classes_lockout.go: one /16 holding
 // slots, 200 honest clients of one /16, a discouraged NAT address,
-// eviction churn). Each Class declares what its goals are: whether it is
-// about fair shares (a tighter p99), where its good clients dial from
-// (Spots: a fresh /16, the attacker's /16, the attacker's address),
+// eviction churn) and BIP-324 v2 (classes_v2.go on rawv2.go: handshake
+// floods from many netgroups, garbage without its terminator, declared
+// 16 MiB packets, decoy streams; v2conn.Initiate runs the handshakes).
+// Each Class declares what its goals are: whether it is about fair shares
+// (a tighter p99), where its good clients dial from (Spots: a fresh /16,
+// another over v2, the attacker's /16, the attacker's address),
 // whether a served client may be evicted, a count its tally must reach.
 //
 // Attackers dial from 127.x.y.z source addresses (a /16 block per class,

@@ -18,6 +18,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
+	"github.com/cfindexd/cfindexd/internal/p2pclient"
 )
 
 // GoodResult is what the well-behaved client saw during one class.
@@ -66,6 +67,7 @@ const (
 // against btcd's filters.
 type GoodClient struct {
 	p2pAddr, httpAddr, ip string
+	transport             p2pclient.Transport
 	exp                   *load.Expected
 	params                *chaincfg.Params
 	rng                   *rand.Rand
@@ -77,11 +79,16 @@ type GoodClient struct {
 	byKind map[*int][]time.Duration
 }
 
-// NewGoodClient makes the client; it runs with run.
-func NewGoodClient(p2pAddr, httpAddr, ip string, params *chaincfg.Params, exp *load.Expected, seed uint64) *GoodClient {
-	dialer := &net.Dialer{Timeout: hostileIOTimeout, LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+// NewGoodClient makes the client of spot (its address; v2 or v1); it runs
+// with Run.
+func NewGoodClient(p2pAddr, httpAddr string, spot Spot, params *chaincfg.Params, exp *load.Expected, seed uint64) *GoodClient {
+	dialer := &net.Dialer{Timeout: hostileIOTimeout, LocalAddr: &net.TCPAddr{IP: net.ParseIP(spot.IP)}}
+	transport := p2pclient.TransportV1
+	if spot.V2 {
+		transport = p2pclient.TransportV2
+	}
 	return &GoodClient{
-		p2pAddr: p2pAddr, httpAddr: httpAddr, ip: ip, params: params, exp: exp,
+		p2pAddr: p2pAddr, httpAddr: httpAddr, ip: spot.IP, transport: transport, params: params, exp: exp,
 		rng: rand.New(rand.NewPCG(seed, 7)),
 		http: &http.Client{
 			Timeout:   goodRequestTimeout,
@@ -167,7 +174,7 @@ func (g *GoodClient) Run(ctx context.Context) {
 	}
 	for ctx.Err() == nil {
 		if peer == nil {
-			p, err := load.DialFrom(g.p2pAddr, g.ip, g.params, g.rng.Uint64(), hostileIOTimeout)
+			p, err := load.DialOver(g.p2pAddr, g.ip, g.transport, g.params, g.rng.Uint64(), hostileIOTimeout)
 			if err != nil {
 				if ctx.Err() == nil {
 					g.refuse(false, fmt.Errorf("P2P connect: %w", err))

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/btcsuite/btcd/chainhash/v2"
+
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/btcdtest/mainnetchain"
 )
@@ -107,4 +109,16 @@ func StartMainnet(ctx context.Context, cacheRoot, dataDir string, shape mainnetc
 		BuildTime: time.Since(start), Mainnet: &stats, CacheDir: filepath.Clean(c.Dir), Cached: !c.Generated,
 		blockFile: c.BlocksPath(),
 	}, nil
+}
+
+// Hashes asks the node for the hash of every block up to height.
+func Hashes(ctx context.Context, node *btcdtest.Node, height uint32) ([]chainhash.Hash, error) {
+	hashes := make([]chainhash.Hash, height+1)
+	for h := range hashes {
+		var err error
+		if hashes[h], err = node.BlockHash(ctx, int32(h)); err != nil {
+			return nil, fmt.Errorf("block hash at %d: %w", h, err)
+		}
+	}
+	return hashes, nil
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/v2"
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+
+	"github.com/cfindexd/cfindexd/internal/p2pclient"
 )
 
 const (
@@ -46,6 +48,8 @@ type Config struct {
 	Seed uint64
 	// RequestTimeout bounds one request's whole response.
 	RequestTimeout time.Duration
+	// Transport is the peers' transport: v1 (the zero value) or v2.
+	Transport p2pclient.Transport
 }
 
 // Result is what one load run measured in its window.
@@ -132,7 +136,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		wg.Go(func() {
 			handshakes <- struct{}{}
 			defer func() { <-handshakes }()
-			peers[i], dialErrs[i] = Dial(cfg.Addr, cfg.Params, cfg.Seed<<20+uint64(i), 10*time.Second)
+			peers[i], dialErrs[i] = dialRetrying(ctx, cfg, cfg.Seed<<20+uint64(i))
 		})
 	}
 	wg.Wait()
@@ -191,6 +195,25 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	res.FiltersPerS = float64(res.Filters) / cfg.Duration.Seconds()
 	res.MBPerS = float64(res.Bytes) / 1e6 / cfg.Duration.Seconds()
 	return res, nil
+}
+
+// v2RateWait bounds how long a load peer retries a v2 handshake the
+// server refused: cfindexd starts at most 10 a second from one network
+// group (p2p.DefaultV2HandshakeRate, bursts of 40) and the load peers all
+// dial from 127.0.0.1. Connecting is not measured.
+const v2RateWait = 30 * time.Second
+
+// dialRetrying connects one load peer; over v2 a refused handshake is
+// retried a quarter of a second later, for up to v2RateWait.
+func dialRetrying(ctx context.Context, cfg Config, nonce uint64) (*Peer, error) {
+	deadline := time.Now().Add(v2RateWait)
+	for {
+		p, err := DialOver(cfg.Addr, "", cfg.Transport, cfg.Params, nonce, 10*time.Second)
+		if err == nil || cfg.Transport == p2pclient.TransportV1 || time.Now().After(deadline) || ctx.Err() != nil {
+			return p, err
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 // drivePeer runs one peer's closed loop from begin to until; requests that
@@ -276,7 +299,7 @@ func (p *Peer) GetCFilters(exp *Expected, first, stop uint32) (int64, int64, err
 		if !f.Header.Is(wire.CmdCFilter) {
 			continue // inv, addr, feefilter...: not part of the answer
 		}
-		if err := exp.checkCFilter(h, f.Header, f.Payload); err != nil {
+		if err := exp.checkCFilter(h, f.Header, f.Payload, p.sums()); err != nil {
 			return 0, 0, fmt.Errorf("cfilter %d of the range: %w", h-first, err)
 		}
 		size += int64(f.Size())
@@ -300,7 +323,7 @@ func (p *Peer) GetCFHeaders(exp *Expected, first, stop uint32) (int64, int64, er
 		if !f.Header.Is(wire.CmdCFHeaders) {
 			continue
 		}
-		if err := exp.checkCFHeaders(first, stop, f.Header, f.Payload); err != nil {
+		if err := exp.checkCFHeaders(first, stop, f.Header, f.Payload, p.sums()); err != nil {
 			return 0, 0, err
 		}
 		return int64(stop - first + 1), int64(f.Size()), nil

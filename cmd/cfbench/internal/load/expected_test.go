@@ -14,7 +14,8 @@ import (
 
 // The expected answers accept exactly wire's encoding of each answer: a
 // cfilter frame or a cfheaders answer with any one byte changed (its
-// checksum included) is refused.
+// checksum included) is refused. Over v2 (no checksum in the made-up
+// header) every byte but the checksum's is still checked.
 func TestExpectedAnswersCatchEveryByte(t *testing.T) {
 	const n = 40
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -61,7 +62,14 @@ func TestExpectedAnswersCatchEveryByte(t *testing.T) {
 	}
 	for _, h := range []uint32{0, 17, n - 1} {
 		hdr, payload := encode(wire.NewMsgCFilter(wire.GCSFilterRegular, &hashes[h], filters[h]))
-		flipEach(fmt.Sprintf("cfilter %d", h), hdr, payload, func(hdr, payload []byte) error { return exp.checkCFilter(h, hdr, payload) })
+		flipEach(fmt.Sprintf("cfilter %d", h), hdr, payload, func(hdr, payload []byte) error { return exp.checkCFilter(h, hdr, payload, true) })
+		v2hdr := append(bytes.Clone(hdr[:checksumAt]), 0, 0, 0, 0)
+		if exp.checkCFilter(h, v2hdr, payload, true) == nil {
+			t.Fatalf("cfilter %d: a zero checksum is accepted over v1", h)
+		}
+		flipEach(fmt.Sprintf("cfilter %d over v2", h), v2hdr[:checksumAt], payload, func(hdr, payload []byte) error {
+			return exp.checkCFilter(h, append(bytes.Clone(hdr), 0, 0, 0, 0), payload, false)
+		})
 	}
 	var prev chainhash.Hash
 	for _, r := range [][2]uint32{{0, n - 1}, {10, 30}} {
@@ -78,7 +86,12 @@ func TestExpectedAnswersCatchEveryByte(t *testing.T) {
 		hdr, payload := encode(msg)
 		flipEach(fmt.Sprintf("cfheaders %d..%d", r[0], r[1]), hdr[20:24], payload, func(sum, payload []byte) error {
 			full := append(append([]byte{}, hdr[:20]...), sum...)
-			return exp.checkCFHeaders(r[0], r[1], full, payload)
+			return exp.checkCFHeaders(r[0], r[1], full, payload, true)
+		})
+		// The connection checked the magic, the caller the command, and
+		// the length is the payload's: over v2 the payload is what is left.
+		flipEach(fmt.Sprintf("cfheaders %d..%d over v2", r[0], r[1]), nil, payload, func(_, payload []byte) error {
+			return exp.checkCFHeaders(r[0], r[1], append(bytes.Clone(hdr[:checksumAt]), 0, 0, 0, 0), payload, false)
 		})
 	}
 }

@@ -39,8 +39,14 @@ func Dial(addr string, params *chaincfg.Params, nonce uint64, timeout time.Durat
 // empty): hostile's clients stand in for many hosts with 127.x.y.z source
 // addresses.
 func DialFrom(addr, localIP string, params *chaincfg.Params, nonce uint64, timeout time.Duration) (*Peer, error) {
+	return DialOver(addr, localIP, p2pclient.TransportV1, params, nonce, timeout)
+}
+
+// DialOver is DialFrom over transport t (the v2 handshake, if any, within
+// timeout too).
+func DialOver(addr, localIP string, t p2pclient.Transport, params *chaincfg.Params, nonce uint64, timeout time.Duration) (*Peer, error) {
 	c, err := p2pclient.DialConn(context.Background(), addr, params.Net, p2pclient.ConnOptions{
-		LocalIP: localIP, Timeout: timeout, ReadBuffer: peerReadBuffer, WriteBuffer: 4 << 10,
+		LocalIP: localIP, Timeout: timeout, ReadBuffer: peerReadBuffer, WriteBuffer: 4 << 10, Transport: t,
 	})
 	if err != nil {
 		return nil, err
@@ -59,5 +65,10 @@ func (p *Peer) send(msg wire.Message) error { return p.Send(msg) }
 
 // read returns the next frame, answering pings on the way, valid until
 // the next read. The checksum is not verified here: the caller compares
-// the whole frame, checksum included, with the one it expects.
+// the whole frame, checksum included, with the one it expects (over v2
+// the header is made up and has no checksum: see sums).
 func (p *Peer) read() (p2pclient.RawFrame, error) { return p.ReadRaw(maxFramePayload) }
+
+// sums reports whether frames read carry the v1 checksum: not over v2,
+// whose made-up headers have four zero bytes in its place.
+func (p *Peer) sums() bool { return p.Transport() != p2pclient.TransportV2 }
