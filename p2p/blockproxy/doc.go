@@ -14,8 +14,10 @@
 // filtered blocks: decoded from the encoded cache when the block is
 // there, else fetched through the Proxy. Every decoded block alive counts
 // against the cache's bound, pinned ones included; blocks are decoded one
-// at a time under the caller's CPU meter (the work callback), and a
-// request that does not fit waits for bytes to be released.
+// at a time under the caller's CPU meter (the work callback), the decode
+// slot granted to the peer with the least recent decoding
+// (peerpolicy.FairQueue) and never held while waiting: a block that does
+// not fit is dropped and decoded again once its bytes are reserved.
 //
 // Of peers the package knows only the Requester each call names (a group
 // and a peer, opaque numbers); nothing of the upload target or what is
