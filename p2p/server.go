@@ -69,7 +69,7 @@ func New(cfg Config) (*Server, error) {
 	env.chunks.size, env.headerFrames.size, env.hashLists.size = chunkCap, maxCFHeadersFrame, MaxGetCFilters
 	if cfg.Blocks != nil {
 		env.blocks = blockproxy.New(cfg.Blocks, blockproxy.NewGate(cfg.MaxBlockFetches, cfg.IndexerBusy),
-			cfg.BlockCacheBytes, ProtocolVersion)
+			cfg.BlockCacheBytes, ProtocolVersion).WithRecency(blockproxy.RecentWithin(blockproxy.RecentBlocks, env.tip, env.activeHeight))
 		env.upload = peerpolicy.NewUploadTarget(cfg.MaxUploadTarget)
 	}
 	if cfg.RelayTx {

@@ -37,6 +37,7 @@ type DecodedBlock struct {
 
 	hash chainhash.Hash
 	cost int64
+	rank cacheRank
 	refs int // pins, guarded by DecodedCache.mu
 	elem *list.Element
 }
@@ -204,11 +205,13 @@ func (c *DecodedCache) Pinned() int {
 	return c.pins
 }
 
-// evictLocked drops unpinned blocks, oldest first, until need more bytes
-// fit (or nothing unpinned is left).
+// evictLocked drops unpinned blocks, blocks that are not recent first
+// (evictionVictim), until need more bytes fit (or nothing unpinned is
+// left).
 func (c *DecodedCache) evictLocked(need int64) {
 	for c.used+need > c.max && c.order.Len() > 0 {
-		b := c.order.Remove(c.order.Back()).(*DecodedBlock)
+		victim := evictionVictim(c.order, func(el *list.Element) cacheRank { return el.Value.(*DecodedBlock).rank })
+		b := c.order.Remove(victim).(*DecodedBlock)
 		b.elem = nil
 		delete(c.byHash, b.hash)
 		c.used -= b.cost
@@ -286,6 +289,7 @@ func (c *DecodedCache) load(ctx context.Context, r Requester, hash chainhash.Has
 	}
 	share, put := c.shares.Get(r.Peer)
 	defer put()
+	rank := rankOf(c.proxy.recency, hash)
 	var reserved int64
 	for {
 		b, fits, err := c.decode(ctx, r, share, hash, enc, witness, reserved, work)
@@ -294,6 +298,7 @@ func (c *DecodedCache) load(ctx context.Context, r Requester, hash chainhash.Has
 			return nil, err
 		}
 		if fits {
+			b.rank = rank
 			return b, nil
 		}
 		if err := c.reserve(ctx, b.cost-reserved); err != nil {

@@ -19,6 +19,13 @@
 // (peerpolicy.FairQueue) and never held while waiting: a block that does
 // not fit is dropped and decoded again once its bytes are reserved.
 //
+// Both caches keep recent blocks (Recency, set with Proxy.WithRecency:
+// the server's RecentBlocks most recent blocks of the active chain, what
+// wallets ask for) ahead of others: a block that is not recent is evicted
+// first, least recently used first, then the recent block of the lowest
+// height, so that historical downloads never churn out the new blocks
+// many peers read.
+//
 // Of peers the package knows only the Requester each call names (a group
 // and a peer, opaque numbers); nothing of the upload target or what is
 // served: the server (package p2p) decides which blocks may be fetched,
