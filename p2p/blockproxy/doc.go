@@ -5,9 +5,9 @@
 // a cache of encoded blocks, bounded in bytes and shared between peers
 // (many peers asking for a new tip cost one fetch), else from the node
 // through a Gate, which bounds fetches in progress across peers (to one
-// while the indexer needs the node) and grants them in turns: between
-// requester groups, then between the peers of a group, one fetch in
-// progress per peer. Callers asking for a block being fetched join that
+// while the indexer needs the node) and grants them to the requester
+// group with the least recent service (fetches granted, decayed), then in
+// turns between the peers of a group, one fetch in progress per peer. Callers asking for a block being fetched join that
 // fetch; a caller that leaves does not fail the others.
 //
 // DecodedCache.Get serves a block decoded, with its txids, for BIP-37
