@@ -78,6 +78,7 @@ type gatePeer struct {
 type gateWaiter struct {
 	ready   chan struct{}
 	granted bool
+	recent  bool // for a recent block (AcquireRecent)
 }
 
 // NewGate returns a gate of max slots, one while busy (which may be nil)
@@ -97,7 +98,21 @@ func (g *Gate) limit() int {
 // Acquire waits for r's turn and a free slot, or the end of ctx. On
 // success the caller fetches, then calls release once.
 func (g *Gate) Acquire(ctx context.Context, r Requester) (release func(), err error) {
-	w := &gateWaiter{ready: make(chan struct{})}
+	return g.acquire(ctx, r, false)
+}
+
+// AcquireRecent is Acquire for a recent block (Recency): a group whose
+// next fetch is of a recent block is served ahead of groups fetching
+// historical blocks, whatever their service. Recent blocks are what
+// wallets following the chain need, and the caches keep them, so peers
+// asking them again do not come back to the gate.
+func (g *Gate) AcquireRecent(ctx context.Context, r Requester) (release func(), err error) {
+	return g.acquire(ctx, r, true)
+}
+
+// acquire is Acquire, for a recent block or not.
+func (g *Gate) acquire(ctx context.Context, r Requester, recent bool) (release func(), err error) {
+	w := &gateWaiter{ready: make(chan struct{}), recent: recent}
 	g.mu.Lock()
 	g.enqueueLocked(r, w)
 	g.grantLocked()
@@ -183,16 +198,31 @@ func (g *Gate) grantLocked() {
 	}
 }
 
-// leastServedLocked returns the index in turns of the ready group with the
-// least service, the first in turn order of equals.
+// leastServedLocked returns the index in turns of the ready group to
+// serve: one whose next fetch is of a recent block first, then the least
+// service, then the first in turn order of equals.
 func (g *Gate) leastServedLocked() int {
-	best := 0
-	for i, group := range g.turns {
+	best, bestRecent := 0, g.nextRecentLocked(g.turns[0])
+	for i, group := range g.turns[1:] {
+		recent := g.nextRecentLocked(group)
+		if recent != bestRecent {
+			if recent {
+				best, bestRecent = i+1, true
+			}
+			continue
+		}
 		if g.groups[group].key < g.groups[g.turns[best]].key {
-			best = i
+			best = i + 1
 		}
 	}
 	return best
+}
+
+// nextRecentLocked reports whether a ready group's next fetch is of a
+// recent block.
+func (g *Gate) nextRecentLocked(group uint64) bool {
+	grp := g.groups[group]
+	return grp.peers[grp.turns[0]].waiters[0].recent
 }
 
 // chargeLocked charges grp one fetch, rescaling every key once the charge

@@ -89,3 +89,56 @@ func TestGateIdleGroupsBounded(t *testing.T) {
 		t.Fatalf("%d idle groups kept, bound %d", len(g.idle), maxIdleGroups)
 	}
 }
+
+// A fetch of a recent block goes ahead of historical fetches whatever the
+// groups' service: a wallet that fetched more than every downloader still
+// gets the next slot for the new block it needs; among recent fetches the
+// least service goes first.
+func TestGateRecentBlocksFirst(t *testing.T) {
+	ctx := context.Background()
+	g := NewGate(1, nil)
+	wallet, other := Requester{Group: 1, Peer: 1}, Requester{Group: 3, Peer: 3}
+	downloaders := []Requester{{Group: 2, Peer: 2}, {Group: 4, Peer: 4}}
+	for range 5 { // the wallet and the other recent reader fetched most
+		for _, r := range []Requester{wallet, other, other} {
+			release, err := g.Acquire(ctx, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			release()
+		}
+	}
+	release, err := g.Acquire(ctx, Requester{Group: 99, Peer: 99})
+	if err != nil {
+		t.Fatal(err)
+	}
+	granted := make(chan grant, 4)
+	type waiter struct {
+		label  string
+		r      Requester
+		recent bool
+	}
+	for i, w := range []waiter{{"d0", downloaders[0], false}, {"d1", downloaders[1], false}, {"other", other, true}, {"wallet", wallet, true}} {
+		go func() {
+			acquire := g.Acquire
+			if w.recent {
+				acquire = g.AcquireRecent
+			}
+			if rel, err := acquire(ctx, w.r); err == nil {
+				granted <- grant{w.label, rel}
+			}
+		}()
+		waitFor(t, w.label+" queued", ioTimeout, func() bool { return g.waiting() == i+1 })
+	}
+	var got []string
+	for range 4 {
+		release()
+		gr := <-granted
+		got = append(got, gr.label)
+		release = gr.release
+	}
+	release()
+	if want := []string{"wallet", "other", "d0", "d1"}; !slices.Equal(got, want) {
+		t.Fatalf("granted %v, want %v", got, want)
+	}
+}

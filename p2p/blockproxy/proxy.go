@@ -127,11 +127,8 @@ func (c *Proxy) get(ctx context.Context, r Requester, key blockKey) (Encoded, bo
 		}
 	}
 
-	f.block, f.err = c.fetch(ctx, r, key)
-	var rank cacheRank
-	if f.err == nil {
-		rank = rankOf(c.recency, key.hash)
-	}
+	rank := rankOf(c.recency, key.hash)
+	f.block, f.err = c.fetch(ctx, r, key, rank.recent)
 	c.mu.Lock()
 	delete(c.inflight, key)
 	if f.err == nil && int64(len(f.block.Payload)) <= c.maxSize {
@@ -150,10 +147,14 @@ func (c *Proxy) get(ctx context.Context, r Requester, key blockKey) (Encoded, bo
 	return f.block, false, f.err
 }
 
-// fetch takes a slot of the gate in r's turn, fetches the block and
-// encodes it.
-func (c *Proxy) fetch(ctx context.Context, r Requester, key blockKey) (Encoded, error) {
-	release, err := c.gate.Acquire(ctx, r)
+// fetch takes a slot of the gate in r's turn (ahead of historical
+// fetches for a recent block), fetches the block and encodes it.
+func (c *Proxy) fetch(ctx context.Context, r Requester, key blockKey, recent bool) (Encoded, error) {
+	acquire := c.gate.Acquire
+	if recent {
+		acquire = c.gate.AcquireRecent
+	}
+	release, err := acquire(ctx, r)
 	if err != nil {
 		return Encoded{}, err
 	}
