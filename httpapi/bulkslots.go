@@ -7,13 +7,18 @@ import (
 
 // bulkSlots bounds the bulk downloads in flight: at most total at once and
 // at most perAddr from one client address. When every slot is taken, a
-// newcomer may take over a download of the network group (IPv4 /16, IPv6
-// /32, as Core's netgroups) holding the most slots, if that group holds at
-// least two more than the newcomer's: a few hosts in one network reading
-// just fast enough to keep their slots cannot lock every other client
-// out, and two groups cannot take slots from each other back and forth
-// (after the takeover the victim's group still holds at least as many as
-// the newcomer's).
+// newcomer may take one over, as Core evicts peers: from the network group
+// (IPv4 /16, IPv6 /32) holding the most slots, and within it from the
+// address holding the most (see takeable for when). A few hosts in one
+// network reading just fast enough to keep their slots cannot lock out the
+// clients of other networks, nor those behind other addresses of their own
+// network; one address holding many slots loses one to an address holding
+// none.
+//
+// Two clients cannot take slots from each other back and forth: every
+// takeover strictly lowers the pair (sum over groups of their slot count
+// squared, sum over addresses of theirs), compared group sum first, so a
+// run of takeovers among any fixed set of clients ends.
 type bulkSlots struct {
 	total, perAddr int
 	inFlight       func(n int) // told the number in use after each change
@@ -65,7 +70,7 @@ func (b *bulkSlots) acquire(key clientKey, cut func()) (release func(), refused 
 	}
 	group := bulkGroup(key)
 	if len(b.slots) >= b.total {
-		victim := b.takeoverVictim(group)
+		victim := b.takeoverVictim(key, group)
 		if victim == nil {
 			return nil, "total"
 		}
@@ -95,24 +100,48 @@ func (b *bulkSlots) acquire(key clientKey, cut func()) (release func(), refused 
 	}, ""
 }
 
-// takeoverVictim is the youngest download of the group holding the most
-// slots, if that group holds at least two more than group; else nil.
-func (b *bulkSlots) takeoverVictim(group netip.Prefix) *bulkSlot {
+// takeoverVictim is the slot a newcomer from key and group takes over
+// when every slot is in use, or nil: among the takeable ones, that of the
+// group holding the most, then of the address holding the most, then the
+// youngest (the download that has cost the least so far).
+func (b *bulkSlots) takeoverVictim(key clientKey, group netip.Prefix) *bulkSlot {
 	var victim *bulkSlot
 	for s := range b.slots {
-		n := b.byGroup[s.group]
-		if n < b.byGroup[group]+2 {
+		if !b.takeable(s, key, group) {
 			continue
 		}
-		if victim == nil {
-			victim = s
-			continue
-		}
-		if v := b.byGroup[victim.group]; n > v || (n == v && s.seq > victim.seq) {
+		if victim == nil || b.victimBefore(s, victim) {
 			victim = s
 		}
 	}
 	return victim
+}
+
+// takeable reports whether a newcomer from key and group may take s over:
+// s's group holds at least two more slots than the newcomer's (after the
+// takeover it still holds at least as many), or s's address holds at least
+// two more than the newcomer's (after it, still at least as many) and s's
+// group is the newcomer's own or holds more. Either way the takeover
+// lowers the potential in bulkSlots' doc: the first lowers the group sum,
+// the second keeps it and lowers the address sum.
+func (b *bulkSlots) takeable(s *bulkSlot, key clientKey, group netip.Prefix) bool {
+	sg, ng := b.byGroup[s.group], b.byGroup[group]
+	if s.group != group && sg >= ng+2 {
+		return true
+	}
+	return (s.group == group || sg > ng) && b.byAddr[s.key] >= b.byAddr[key]+2
+}
+
+// victimBefore reports whether a is taken over before b: its group holds
+// more, or as many and its address more, or as many and it is younger.
+func (b *bulkSlots) victimBefore(a, v *bulkSlot) bool {
+	if ga, gv := b.byGroup[a.group], b.byGroup[v.group]; ga != gv {
+		return ga > gv
+	}
+	if na, nv := b.byAddr[a.key], b.byAddr[v.key]; na != nv {
+		return na > nv
+	}
+	return a.seq > v.seq
 }
 
 // remove gives s's slot back; b.mu is held.

@@ -140,6 +140,11 @@ func TestPipelinedNonReaderHoldsOneResponse(t *testing.T) {
 	if served > 3 || got >= 3*int64(size) {
 		t.Fatalf("served %v of 100 pipelined answers (%d bytes reached the client) to a client that reads nothing", served, got)
 	}
+	// The cut is counted when the handler returns, which may be just after
+	// the connection is closed.
+	testtime.WaitFor(t, "the slow reader's answer counted as cut", 5*time.Second, func() bool {
+		return ls.metric(t, "cfindexd_http_slow_cut_total", "kind", "answer") >= 1
+	})
 	if cut := ls.metric(t, "cfindexd_http_slow_cut_total", "kind", "answer"); cut != 1 {
 		t.Fatalf("%v answers counted as cut for reading too slowly, want 1", cut)
 	}
@@ -238,6 +243,11 @@ func TestSlowSteadyReaderIsNotCut(t *testing.T) {
 	connClosed(t, ls, "the slow reader's")
 	cutAfter := time.Since(began)
 	close(stop)
+	// The cut is counted when the handler returns, which may be just after
+	// the connection is closed.
+	testtime.WaitFor(t, "the slow reader's answer counted as cut", 5*time.Second, func() bool {
+		return ls.metric(t, "cfindexd_http_slow_cut_total", "kind", "answer") >= 1
+	})
 	if cut := ls.metric(t, "cfindexd_http_slow_cut_total", "kind", "answer"); cut != 1 {
 		t.Fatalf("%v answers counted as cut for reading too slowly, want 1", cut)
 	}

@@ -72,6 +72,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			gate.connState(c, state)
 			unstarted.track(c, state)
 		},
+		// awaitAnswerSent finds the connection of a request there, and
+		// when the server shuts down (it stops waiting then).
+		BaseContext:       func(net.Listener) context.Context { return withShutdown(context.Background(), ctx.Done()) },
+		ConnContext:       withConn,
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
 		ReadTimeout:       s.cfg.ReadTimeout,
 		// Within a request, minRateWriter moves the write deadline while
@@ -132,6 +136,15 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 				Msg("answer cut off: the client reads slower than the minimum rate")
 		}
 	}()
+	// A pipelined request waits for the answers before it to leave; a
+	// client that reads none of them gets its connection closed, with no
+	// answer built (awaitAnswerSent).
+	if !awaitAnswerSent(r, began.Add(min(s.cfg.BulkMinRateWindow, s.cfg.WriteTimeout))) {
+		rec.status = http.StatusRequestTimeout // for the metrics: never answered
+		s.metrics.HTTPSlowCut("answer")
+		s.log.Debug().Str("client", r.RemoteAddr).Msg("connection closed: the client pipelines requests and reads no answer")
+		panic(http.ErrAbortHandler)
+	}
 	defer s.recoverPanic(rec, r)
 	if len(r.RequestURI) > s.cfg.MaxURILength {
 		writeText(body, http.StatusRequestURITooLong, "request target too long")
@@ -178,7 +191,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // slot over (bulkSlots), the download is cut off.
 func (s *Server) serveBulkRoute(w *minRateWriter, r *http.Request, began time.Time, serve func()) {
 	release, refused := s.bulkSlots.acquire(clientKeyOf(r.RemoteAddr), func() {
-		s.log.Debug().Str("client", r.RemoteAddr).Msg("bulk download cut off: its slot was taken over by a client of a network holding fewer slots")
+		s.log.Debug().Str("client", r.RemoteAddr).Msg("bulk download cut off: its slot was taken over by a client of a network or address holding fewer slots")
 		w.cut()
 	})
 	if release == nil {

@@ -24,11 +24,6 @@ const (
 	CFCheckptInterval = 1000
 )
 
-// filterChunkBytes bounds the cfilter frames read from the store in one
-// go, before they are handed to the peer's send budget: at most this much
-// plus one filter is read ahead of what the peer drains.
-const filterChunkBytes = 16 << 10
-
 // filterRange validates a getcfilters/getcfheaders request the way Core's
 // PrepareBlockFilterRequest does: an unknown filter type, a start above the
 // stop height or a range over limit disconnect the peer without penalty
@@ -61,7 +56,7 @@ func stopRange(ctx context.Context, env *handlerEnv, start uint32, stop chainhas
 
 // handleGetCFilters answers with one cfilter per block start..stop,
 // streamed: the blocks are fixed in one snapshot, then their filters are
-// read from the store a chunk (filterChunkBytes) at a time, each chunk
+// read from the store a chunk (a chunkCap buffer) at a time, each chunk
 // framed under a filter-work slot into one buffer of back-to-back cfilter
 // frames and queued as one entry before the next is read. A peer that does
 // not read therefore holds at most its send budget and one chunk, never
@@ -105,9 +100,9 @@ func (env *handlerEnv) blockHashesUnderFilterWork(ctx context.Context, st *peerS
 }
 
 // cfilterChunkUnderFilterWork reads the filters of the blocks of hashes
-// from height start on, up to filterChunkBytes (at least one), and frames
-// them into one chunk, under a filter-work slot of the peer charged the
-// chunk's bytes. n is the blocks it holds.
+// from height start on, as many as their frames fill a chunk buffer (at
+// least one), and frames them into one chunk, under a filter-work slot of
+// the peer charged the chunk's bytes. n is the blocks it holds.
 func (env *handlerEnv) cfilterChunkUnderFilterWork(ctx context.Context, st *peerState, start uint32, hashes []chainhash.Hash) (chunk cfilterChunk, n int, err error) {
 	if err := env.acquireFilterWork(ctx, st); err != nil {
 		return cfilterChunk{}, 0, err
@@ -119,22 +114,30 @@ func (env *handlerEnv) cfilterChunkUnderFilterWork(ctx context.Context, st *peer
 			env.chunks.put(chunk.frames)
 		}
 	}()
-	n, err = env.view.EachFilter(start, hashes, func(i int, filter []byte, sum [4]byte) (bool, error) {
+	_, err = env.view.EachFilter(start, hashes, func(i int, filter []byte, sum [4]byte) (bool, error) {
+		if !chunk.fits(len(filter)) {
+			return false, nil // read again as the next chunk's first
+		}
 		if err := chunk.add(env.net, &hashes[i], filter, sum); err != nil {
 			return false, err
 		}
-		return len(chunk.frames) < filterChunkBytes, nil
+		// Stop before a filter like this one would not fit, so that
+		// filters are seldom read twice.
+		return chunk.fits(len(filter)), nil
 	})
+	n = chunk.count
 	if err == nil && n == 0 {
 		err = errors.New("view read no filter")
 	}
 	return chunk, n, err
 }
 
-// chunkCap is the capacity of a chunk buffer: filterChunkBytes and room
-// for the frame that crosses it, so that small and mid-sized filters never
-// make it grow.
-const chunkCap = filterChunkBytes + 4<<10
+// chunkCap is the capacity of the pooled buffers cfilter chunks are
+// framed in: room for a few mainnet-sized filters, so that their chunks
+// reuse pooled buffers, and a fraction of a peer's reserve of the send
+// budget, so that a peer has several chunks in flight. A filter whose
+// frame alone is larger gets a buffer of its own.
+const chunkCap = 64 << 10
 
 // slicePool keeps slices of one capacity between answers, so a busy
 // server answers without allocating or zeroing memory: frame buffers,
@@ -172,16 +175,30 @@ func (sp *slicePool[T]) put(b []T) {
 
 // cfilterChunk is a buffer of complete cfilter frames, back to back, from
 // pool: no allocation per filter, and none per chunk once the pool holds
-// buffers.
+// buffers (unless a filter's frame alone outgrows them).
 type cfilterChunk struct {
 	pool   *framePool
 	frames []byte
 	count  int
 }
 
+// cfilterFrameSize is the size of the cfilter frame carrying a filter of
+// filterLen bytes.
+func cfilterFrameSize(filterLen int) int {
+	return wireframe.HeaderSize + wireframe.CFilterPrefixLen(filterLen) + filterLen
+}
+
+// fits reports whether the frame of a filter of filterLen bytes may join
+// the chunk: always as its first, else within its buffer's capacity.
+func (c *cfilterChunk) fits(filterLen int) bool {
+	return c.count == 0 || cap(c.frames)-len(c.frames) >= cfilterFrameSize(filterLen)
+}
+
 // add appends the cfilter frame for blockHash carrying filter, whose
 // message checksum is sum: the 24-byte header, then the payload (filter
-// type, block hash, CompactSize length, filter), written in place.
+// type, block hash, CompactSize length, filter), written in place. The
+// first frame takes a buffer from the pool; a frame that does not fit
+// grows the chunk out of the pool.
 func (c *cfilterChunk) add(net wire.BitcoinNet, blockHash *chainhash.Hash, filter []byte, sum [4]byte) error {
 	if len(filter) > wire.MaxCFilterDataSize {
 		return fmt.Errorf("filter of block %s is %d bytes, over the %d a cfilter carries", blockHash, len(filter), wire.MaxCFilterDataSize)
@@ -194,8 +211,8 @@ func (c *cfilterChunk) add(net wire.BitcoinNet, blockHash *chainhash.Hash, filte
 	}
 	at := len(c.frames)
 	if cap(c.frames)-at < size {
-		// Past filterChunkBytes no frame follows, so the exact size
-		// needed is enough.
+		// Not from the pool, or a frame that does not fit (callers that
+		// ask fits first never get here with frames in the chunk).
 		grown := make([]byte, at, max(chunkCap, at+size))
 		copy(grown, c.frames)
 		if c.pool != nil {

@@ -30,7 +30,7 @@ func TestGetCFiltersStreamsFromTheStore(t *testing.T) {
 	frame := int64(wireframe.HeaderSize + 1 + 32 + 3 + filterSize)
 	waitFor(t, "send budget full", ioTimeout, func() bool { return p.budget.Queued()+frame > int64(cfg.PeerSendBudget) })
 	time.Sleep(50 * time.Millisecond) // would a read-ahead go on, it would show now
-	bound := (int64(cfg.PeerSendBudget)+peerWriteBuffer+filterChunkBytes)/frame + 2
+	bound := (int64(cfg.PeerSendBudget)+peerWriteBuffer+chunkCap)/frame + 2
 	if read := view.filtersRead.Load(); read > bound {
 		t.Fatalf("%d filters read for a peer that reads nothing, bound %d", read, bound)
 	}

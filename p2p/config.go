@@ -118,10 +118,12 @@ type Config struct {
 	MaxDiscouraged     int
 
 	// PeerSendBudget bounds the bytes queued for one peer and not yet
-	// written; SendBudget bounds them across all peers. A handler that
-	// cannot queue waits, and the peer's next request is not read
-	// meanwhile; a peer whose queue is empty may always queue one frame
-	// (or one chunk of cfilter frames, under 16 KiB plus one filter).
+	// written; SendBudget bounds them across all peers: a reserve of
+	// SendBudget/(2·MaxPeers) (at most PeerSendBudget) for each peer, the
+	// rest shared and granted to the waiting peer served least lately. A
+	// handler that cannot queue waits, and the peer's next request is not
+	// read meanwhile; a peer whose queue is empty may always queue one
+	// frame (or one chunk of cfilter frames, at most the largest frame).
 	// A peer whose queue stays full without a frame written for
 	// SendStallTimeout is disconnected.
 	PeerSendBudget   int

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cfindexd/cfindexd/p2p/msgread"
+	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
 
 // ErrNotFound is what a ChainView returns for a hash or height it does not
@@ -30,6 +31,10 @@ var ErrMisbehaving = msgread.ErrMisbehaving
 // penalty (timeouts, closed sockets, invalid requests, anything before the
 // handshake completes).
 var errDisconnect = errors.New("disconnect")
+
+// errSendStalled ends a peer whose send queue stayed full, without a
+// single frame written, for Config.SendStallTimeout: it does not read.
+var errSendStalled = fmt.Errorf("%w: %w", errDisconnect, peerpolicy.ErrSendStalled)
 
 // errInvalidRequest marks a well-formed request the server refuses: a
 // BIP-157 range over the limit or backwards, an unknown filter type, too

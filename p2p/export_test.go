@@ -6,20 +6,6 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 )
 
-// Used returns the bytes currently taken.
-func (p *sendPool) Used() int64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.used
-}
-
-// Queued returns the bytes queued and not yet written.
-func (b *peerBudget) Queued() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.queued
-}
-
 // ConnCount returns the number of admitted connections, handshaking
 // included.
 func (s *Server) ConnCount() int {

@@ -62,7 +62,7 @@ func fuzzEnvOf(view *fakeView, node *fakeNode) *handlerEnv {
 	return &handlerEnv{
 		view:       view,
 		net:        chaincfg.RegressionNetParams.Net,
-		filterWork: peerpolicy.NewFairQueue(1, filterWorkHalfLife, time.Now),
+		filterWork: peerpolicy.NewFairQueue(1, filterWorkHalfLife, peerpolicy.WallClock(time.Now)),
 		blocks:     blockproxy.New(node, blockproxy.NewGate(1, nil), 1<<20, ProtocolVersion),
 		upload:     peerpolicy.NewUploadTarget(1),
 		relay:      node,

@@ -40,6 +40,17 @@ type outbound struct {
 // size is the bytes the frame takes on the wire (0 until encoded).
 func (o outbound) size() int { return len(o.Frame) + len(o.Payload) }
 
+// cost is what the queued frame holds on the heap, charged to the send
+// budgets: a pooled buffer (Recycle) is charged its capacity, however
+// little of it the frame fills, so that small answers in large pooled
+// buffers cannot hold more than the budgets say.
+func (o outbound) cost() int64 {
+	if o.Recycle != nil {
+		return int64(cap(o.Frame) + len(o.Payload))
+	}
+	return int64(o.size())
+}
+
 // emitFunc queues a response for the peer. It blocks while the peer's send
 // budget is used up and fails when the peer is gone or stalls.
 type emitFunc func(outbound) error
@@ -256,6 +267,10 @@ const filterGrantCost = 2 << 10
 // forgotten: a light client that asked a few seconds ago counts as one
 // that was served less than the peers pulling continuously.
 const filterWorkHalfLife = 4 * time.Second
+
+// sendShareHalfLife is the same for the shared send budget a peer was
+// granted.
+const sendShareHalfLife = filterWorkHalfLife
 
 // acquireFilterWork takes a slot of the server-wide filter work for the
 // peer: granted to the waiting peer with the least recent service, one

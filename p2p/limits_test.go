@@ -238,7 +238,7 @@ func TestSendBudgetBlocksHandlerThenStalls(t *testing.T) {
 	if got, limit := emitted.Load()*frame, int64(cfg.PeerSendBudget+peerWriteBuffer)+frame; got > limit {
 		t.Fatalf("handler emitted %d bytes to a peer reading nothing, bound %d", got, limit)
 	}
-	if used := s.sendPool.Used(); used > int64(cfg.PeerSendBudget) {
+	if used := s.sendPool.Shared().Used(); used > int64(cfg.PeerSendBudget) {
 		t.Fatalf("server-wide pool holds %d bytes for one peer with a budget of %d", used, cfg.PeerSendBudget)
 	}
 }

@@ -28,10 +28,10 @@ const (
 	// relayFactor bounds a relayed transaction: the payload, its hex and
 	// the JSON-RPC request carrying it.
 	relayFactor = 5
-	// maxQueueEntry is the largest entry of a send queue: a chunk of
-	// cfilter frames is read until it holds filterChunkBytes, so it is
-	// shorter than that plus the largest frame.
-	maxQueueEntry = filterChunkBytes + maxUnsharedFrame
+	// maxQueueEntry is the largest entry of a send queue, as charged to
+	// the send budgets: a chunk of cfilter frames in a pooled buffer of
+	// chunkCap bytes, or one frame in a buffer of its own.
+	maxQueueEntry = max(chunkCap, maxUnsharedFrame)
 	// peerFixed is the rest a peer holds: a getcfilters answer's block
 	// hashes (1,000 × 32 bytes), its send queue's slots, goroutine stacks.
 	peerFixed = MaxGetCFilters*chainhash.HashSize + sendQueueFrames*80 + 32<<10
@@ -61,16 +61,18 @@ const (
 
 // MemoryBound returns the most heap the P2P server can hold for its peers
 // under cfg, whatever they send, in bytes: per peer its buffers, a decoded
-// request, a filter chunk read ahead and its largest unshared frame; the
-// answers queued under the send budgets; large frames being decoded under
-// the receive budget; answers being built in the work slots; the block
-// cache, fetches in flight and the upload target's groups; the
-// discouragement list; with the silent-payment type its larger chunks
-// and answers (spAnswerBuild); with v2 (Config.DisableV2 false) each peer's v2
-// buffers and the messages being sealed (v2SealBudget); and, with BIP-37
-// serving, each peer's filter state and the decoded-block cache. The
-// constants above are its terms. It is a worst case that needs every peer
-// to hit every limit at once.
+// request, and the entry it builds before its send budget takes it (a
+// filter chunk read ahead, or its largest unshared frame); the answers
+// queued under the send budgets (the reserves and the shared pool, which
+// add up to SendBudget, and one entry's overdraft per peer); large frames
+// being decoded under the receive budget; answers being built in the work
+// slots; the block cache, fetches in flight and the upload target's
+// groups; the discouragement list; with the silent-payment type its larger
+// chunks and answers (spAnswerBuild); with v2 (Config.DisableV2 false)
+// each peer's v2 buffers and the messages being sealed (v2SealBudget);
+// and, with BIP-37 serving, each peer's filter state and the decoded-block
+// cache. The constants above are its terms. It is a worst case that needs
+// every peer to hit every limit at once.
 func MemoryBound(cfg Config) int64 {
 	c := cfg.withDefaults()
 	n := int64(c.MaxPeers)
@@ -89,8 +91,11 @@ func MemoryBound(cfg Config) int64 {
 	if c.SilentPayments != nil {
 		queueEntry, work = max(queueEntry, spMaxQueueEntry), max(work, spAnswerBuild)
 	}
-	perPeer := int64(peerReadBuffer+peerWriteBuffer+decodedFactor*msgread.MaxSmallFrame+
-		filterChunkBytes+peerFixed) + unshared
+	// A peer builds one entry at a time outside its budget: a chunk of
+	// cfilter frames or another frame, at most a queue entry (which is at
+	// least the largest unshared frame).
+	perPeer := int64(peerReadBuffer+peerWriteBuffer+decodedFactor*msgread.MaxSmallFrame+peerFixed) +
+		max(queueEntry, unshared)
 	queued := min(n*max(int64(c.PeerSendBudget), queueEntry), c.SendBudget+n*queueEntry)
 	recv := decodedFactor * c.RecvBudget
 	if c.RelayTx {

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cfindexd/cfindexd/p2p/msgread"
+	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 	"github.com/cfindexd/cfindexd/p2p/transport"
 	"github.com/cfindexd/cfindexd/p2p/v2conn"
 )
@@ -32,7 +33,7 @@ type outFrame struct {
 	frame   []byte
 	payload []byte
 	count   int
-	grant   sendGrant
+	grant   peerpolicy.SendGrant
 	recycle func([]byte) // takes frame back once written or dropped
 }
 
@@ -45,7 +46,7 @@ type peer struct {
 	log    zerolog.Logger
 	st     *peerState
 	sendq  chan outFrame
-	budget *peerBudget
+	budget *peerpolicy.SendBudget
 	// handshakeDeadline ends the transport and version handshakes.
 	handshakeDeadline time.Time
 	// link is the peer's transport: v1's from newPeer, v2's once
@@ -68,7 +69,7 @@ func newPeer(s *Server, conn net.Conn, slot *peerSlot) *peer {
 		log:    s.log.With().Str("peer", conn.RemoteAddr().String()).Logger(),
 		st:     slot.st,
 		sendq:  make(chan outFrame, sendQueueFrames),
-		budget: newPeerBudget(s.sendPool, int64(s.cfg.PeerSendBudget), s.cfg.SendStallTimeout),
+		budget: s.sendPool.NewBudget(int64(s.cfg.PeerSendBudget), s.cfg.SendStallTimeout),
 		// conn deadlines are on the wall clock, whatever Config.Now is.
 		handshakeDeadline: time.Now().Add(s.cfg.HandshakeTimeout),
 	}
@@ -118,7 +119,10 @@ func (p *peer) emit(ctx context.Context) emitFunc {
 			}
 			o.Command, o.Frame = o.Msg.Command(), frame
 		}
-		g, err := p.budget.take(ctx, int64(o.size()))
+		g, err := p.budget.Take(ctx, o.cost())
+		if errors.Is(err, peerpolicy.ErrSendStalled) {
+			return errSendStalled
+		}
 		if err != nil {
 			return err
 		}
@@ -126,7 +130,7 @@ func (p *peer) emit(ctx context.Context) emitFunc {
 		case p.sendq <- outFrame{command: o.Command, frame: o.Frame, payload: o.Payload, count: max(o.Count, 1), grant: g, recycle: o.Recycle}:
 			return nil
 		case <-ctx.Done():
-			p.budget.give(g)
+			p.budget.Give(g)
 			if o.Recycle != nil {
 				o.Recycle(o.Frame)
 			}
@@ -148,7 +152,7 @@ func (p *peer) writeLoop(ctx context.Context) (err error) {
 			return ctx.Err()
 		}
 		n, err := p.sink.Write(ctx, f.frame, f.payload)
-		p.budget.give(f.grant)
+		p.budget.Give(f.grant)
 		if err != nil {
 			return fmt.Errorf("write %s: %w", f.command, err)
 		}
@@ -170,7 +174,7 @@ func (p *peer) drainQueue() {
 	for {
 		select {
 		case f := <-p.sendq:
-			p.budget.give(f.grant)
+			p.budget.Give(f.grant)
 			if f.recycle != nil {
 				f.recycle(f.frame)
 			}

@@ -33,8 +33,11 @@ type Server struct {
 	groupKey    [2]uint64
 	whitelist   peerpolicy.Whitelist
 	discouraged *peerpolicy.Discouragement
-	sendPool    *sendPool
+	sendPool    *peerpolicy.SendPool
 	recvBudget  *semaphore.Weighted
+	// clock is the filter work's and the send pool's service clock,
+	// advanced while Serve runs.
+	clock *peerpolicy.CoarseClock
 	// handshakes gates v2 handshakes' curve steps; sealBudget bounds v2
 	// messages being encrypted (link.go).
 	handshakes       *peerpolicy.HandshakeGate
@@ -55,11 +58,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg = cfg.withDefaults()
 	log := cfg.Log.With().Str("component", "p2p").Logger()
+	clock := peerpolicy.NewCoarseClock()
 	env := &handlerEnv{
 		view:       cfg.View,
 		net:        cfg.Params.Net,
 		stopWait:   cfg.StopHashWait,
-		filterWork: peerpolicy.NewFairQueue(cfg.MaxFilterWork, filterWorkHalfLife, cfg.Now),
+		filterWork: peerpolicy.NewFairQueue(cfg.MaxFilterWork, filterWorkHalfLife, clock.Now),
 		relayWait:  cfg.TxRelayTimeout,
 		relayRate:  peerpolicy.NewSharedBucket(cfg.TxRelayRate, 10*cfg.TxRelayRate),
 		metrics:    cfg.Metrics,
@@ -107,7 +111,8 @@ func New(cfg Config) (*Server, error) {
 		groupKey:    [2]uint64{keys[1], keys[2]},
 		whitelist:   peerpolicy.Whitelist(cfg.Whitelist),
 		discouraged: peerpolicy.NewDiscouragement(cfg.MaxDiscouraged, ttl, keys[3], keys[4]),
-		sendPool:    newSendPool(cfg.SendBudget),
+		sendPool:    peerpolicy.NewSendPool(cfg.SendBudget, cfg.MaxPeers, cfg.PeerSendBudget, sendShareHalfLife, clock.Now),
+		clock:       clock,
 		recvBudget:  semaphore.NewWeighted(cfg.RecvBudget),
 		slots:       make(map[uint64]*peerSlot),
 		handshakes: peerpolicy.NewHandshakeGate(cfg.V2HandshakeSlots, cfg.V2HandshakeRate,
@@ -116,6 +121,10 @@ func New(cfg Config) (*Server, error) {
 		transportMetrics: tm,
 	}, nil
 }
+
+// serviceClockTick is how often the service clock advances: fine beside
+// the half-lives of filter work and of the send pool.
+const serviceClockTick = time.Millisecond
 
 // randomUint64s returns n random values (keys, nonces).
 func randomUint64s(n int) []uint64 {
@@ -139,6 +148,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer stop()
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	s.clock.Start(ctx, serviceClockTick)
 	var backoff time.Duration
 	for {
 		conn, err := ln.Accept()
@@ -201,6 +211,9 @@ func (s *Server) admitSafely(ip netip.Addr, st *peerState, cancel context.Cancel
 func (s *Server) servePeer(srvCtx, peerCtx context.Context, p *peer) {
 	defer func() {
 		_ = p.conn.Close()
+		// The reserve before the slot: the peers holding reserves are never
+		// more than the slots.
+		p.budget.Close()
 		s.release(p.slot)
 	}()
 	err := p.run(peerCtx)

@@ -57,7 +57,7 @@ func NewWorkMeter(share float64, procs int, now func() time.Time) *WorkMeter {
 	return &WorkMeter{
 		rate:   cores,
 		burst:  cores * float64(WorkBurst),
-		slots:  NewFairQueue(int(math.Ceil(cores)), WorkHalfLife, now),
+		slots:  NewFairQueue(int(math.Ceil(cores)), WorkHalfLife, WallClock(now)),
 		now:    now,
 		sleep:  sleepCtx,
 		tokens: cores * float64(WorkBurst),

@@ -19,6 +19,13 @@
 //     1/UploadGroupShare of it), and why a historical block is refused;
 //   - FairQueue: slots of work granted to the peer with the least recent
 //     service (the server's filter work, BIP-37 work);
+//   - FairPool: a budget of bytes (the shared part of the send budget)
+//     granted to waiting peers least recent service first, waking only
+//     those the bytes given back cover; both keep service the same way
+//     (service.go), on a CoarseClock read with one atomic load;
+//   - SendPool and SendBudget: the bytes queued for peers and not yet
+//     written, each peer's reserve and its share of the FairPool, and
+//     when a peer that does not read has stalled;
 //   - WorkMeter: the CPU share BIP-37 work may take across all peers.
 //
 // The server (package p2p) decides when each applies; this package only

@@ -25,7 +25,7 @@ const (
 // DiscouragedMinIdle is how long a peer must have been idle (connected,
 // or its last request answered, that long ago) before a newcomer from a
 // discouraged address may take its slot on a server without free slots.
-const DiscouragedMinIdle = 5 * time.Minute
+const DiscouragedMinIdle = 2 * time.Minute
 
 // EvictionCandidate describes one inbound peer for SelectPeerToEvict. It
 // is plain data so that eviction is a pure function, tested without
@@ -103,7 +103,9 @@ type Eviction struct {
 // the peers shielded by netgroup come from distinct netgroups; a ping
 // never answered protects nobody; and each fixed protection shields at
 // most an eighth of the candidates, so that a small server can still make
-// room.
+// room. A discouraged newcomer (MinIdle; Core admits none when full) may
+// take only an unprotected peer idle for MinIdle, and age protects no
+// idle peer from it.
 func SelectPeerToEvict(candidates []EvictionCandidate, e Eviction) (id uint64, ok bool) {
 	cands := slices.DeleteFunc(slices.Clone(candidates), func(c EvictionCandidate) bool { return c.NoBan })
 	perAddr := map[uint64]int{e.NewAddr: 1}
@@ -125,9 +127,15 @@ func SelectPeerToEvict(candidates []EvictionCandidate, e Eviction) (id uint64, o
 	eraseLastK(&kept, func(a, b EvictionCandidate) int { // least recently useful first
 		return a.LastUseful.Compare(b.LastUseful)
 	}, scale(evictProtectUseful), func(c EvictionCandidate) bool { return !c.LastUseful.IsZero() })
-	eraseLastK(&kept, func(a, b EvictionCandidate) int { // newest first
-		return b.Connected.Compare(a.Connected)
-	}, len(kept)/2)
+	if e.MinIdle <= 0 {
+		// The half connected longest is protected, except from a
+		// discouraged newcomer (MinIdle): a peer idle for minutes is what
+		// it may displace, and the longest connected idle peers are
+		// exactly those, so shielding them by age would leave it none.
+		eraseLastK(&kept, func(a, b EvictionCandidate) int { // newest first
+			return b.Connected.Compare(a.Connected)
+		}, len(kept)/2)
+	}
 
 	rest := append(exposed, kept...)
 	if e.MinIdle > 0 {

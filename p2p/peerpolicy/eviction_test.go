@@ -176,6 +176,19 @@ func TestSelectPeerToEvict(t *testing.T) {
 			Eviction{NewAddr: 999, NewNetGroup: 99, MinIdle: 5 * time.Minute, Now: time.Unix(1_700_001_100, 0)}, 30,
 		},
 		{
+			// Ids 21..40 useful of late; ids 2..20, shielded by uptime
+			// from any other newcomer, have been idle since they
+			// connected: age shields no idle peer from a discouraged
+			// newcomer, and id 2 is idle longest (id 1: its netgroup).
+			"a discouraged newcomer displaces the idle long-connected",
+			one(func(cs []EvictionCandidate) {
+				for i := 20; i < len(cs); i++ {
+					cs[i].LastUseful = time.Unix(1_700_001_000+int64(i), 0)
+				}
+			}),
+			Eviction{NewAddr: 999, NewNetGroup: 99, MinIdle: 2 * time.Minute, Now: time.Unix(1_700_001_100, 0)}, 2,
+		},
+		{
 			"a discouraged newcomer finds no peer idle for minutes",
 			one(func(cs []EvictionCandidate) {
 				for i := range cs {

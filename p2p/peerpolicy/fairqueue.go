@@ -3,7 +3,6 @@ package peerpolicy
 import (
 	"container/heap"
 	"context"
-	"math"
 	"sync"
 	"time"
 )
@@ -16,36 +15,22 @@ import (
 // requests.
 //
 // Service is what the holder of a slot reports when it releases it (bytes
-// read, time spent), decayed by half every half-life: a share's service
-// is Σ cost·2^(−age/halfLife). It is kept as the time-invariant key
-// service·2^(now/halfLife), which orders shares as their decayed service
-// at any common instant does, so the queue is a heap ordered once at push
-// time (ties in arrival order); every maxHalfLives half-lives the base of
-// the exponent moves on, keys rescaled (a share not waiting is rescaled
-// when next used). A new share starts at the key of
-// the share last granted, so that a peer gains nothing by reconnecting;
-// an idle share's service decays towards zero, which is the credit a
-// quiet peer has earned.
+// read, time spent), decayed by half every half-life (serviceLedger); the
+// waiting shares are a heap ordered once at push time (ties in arrival
+// order). A new share starts at the service of the share that released a
+// slot last, so that a peer gains nothing by reconnecting.
 //
 // A share has at most one entry waiting: other goroutines of the same
 // peer wait for the share's turn, outside the queue. Safe for concurrent
 // use.
 type FairQueue struct {
-	slots    int
-	halfLife float64 // nanoseconds
-	now      func() time.Time
+	slots int
 
-	mu sync.Mutex
-	// epoch is when base half-lives had passed since the queue was made;
-	// keys are scaled by 2^(half-lives since epoch).
-	epoch   time.Time
-	base    int64
+	mu      sync.Mutex
+	ledger  serviceLedger
 	running int
 	waiting shareHeap
 	seq     uint64
-	// floor is the key of the share that released a slot last: where new
-	// shares start.
-	floor float64
 }
 
 // Share is one peer's account in a FairQueue. Acquire a slot with
@@ -60,21 +45,15 @@ type Share struct {
 	granted chan struct{}
 
 	// Guarded by q.mu.
-	key   float64 // decayed service · 2^(half-lives since the epoch of base)
-	base  int64   // the queue's base when key was last scaled
-	index int     // in q.waiting; −1 when not waiting
-	seq   uint64  // arrival order, for ties
+	svc   serviceKey
+	index int    // in q.waiting; −1 when not waiting
+	seq   uint64 // arrival order, for ties
 }
 
 // NewFairQueue returns a queue of slots slots (at least one) whose
-// service halves every halfLife.
-func NewFairQueue(slots int, halfLife time.Duration, now func() time.Time) *FairQueue {
-	return &FairQueue{
-		slots:    max(1, slots),
-		halfLife: float64(max(halfLife, time.Millisecond)),
-		now:      now,
-		epoch:    now(),
-	}
+// service halves every halfLife of clock.
+func NewFairQueue(slots int, halfLife time.Duration, clock Clock) *FairQueue {
+	return &FairQueue{slots: max(1, slots), ledger: newServiceLedger(halfLife, clock)}
 }
 
 // NewShare returns a share for a new peer, starting at the service of the
@@ -86,8 +65,7 @@ func (q *FairQueue) NewShare() *Share {
 		q:       q,
 		turn:    make(chan struct{}, 1),
 		granted: make(chan struct{}, 1),
-		key:     q.floor,
-		base:    q.base,
+		svc:     q.ledger.newKey(),
 		index:   -1,
 	}
 }
@@ -95,6 +73,15 @@ func (q *FairQueue) NewShare() *Share {
 // Acquire waits for a slot; on nil the caller holds it and must Release
 // it exactly once. An error (ctx's) means no slot is held.
 func (s *Share) Acquire(ctx context.Context) error {
+	q := s.q
+	q.mu.Lock()
+	if q.running < q.slots && len(q.waiting) == 0 {
+		// A free slot and nobody waiting: no turn to take.
+		q.running++
+		q.mu.Unlock()
+		return nil
+	}
+	q.mu.Unlock()
 	select {
 	case s.turn <- struct{}{}:
 	default:
@@ -105,7 +92,6 @@ func (s *Share) Acquire(ctx context.Context) error {
 		}
 	}
 	defer func() { <-s.turn }()
-	q := s.q
 	q.mu.Lock()
 	if q.running < q.slots && len(q.waiting) == 0 {
 		q.running++
@@ -114,7 +100,7 @@ func (s *Share) Acquire(ctx context.Context) error {
 	}
 	q.seq++
 	s.seq = q.seq
-	q.rebaseLocked(s)
+	q.ledger.rescale(&s.svc)
 	heap.Push(&q.waiting, s)
 	q.mu.Unlock()
 	select {
@@ -142,8 +128,7 @@ func (s *Share) Release(cost float64) {
 	q := s.q
 	q.mu.Lock()
 	q.chargeLocked(s, cost)
-	q.rebaseLocked(s)
-	q.floor = s.key
+	q.ledger.floor = s.svc.key
 	q.running--
 	q.grantLocked()
 	q.mu.Unlock()
@@ -157,35 +142,12 @@ func (s *Share) Charge(cost float64) {
 	s.q.mu.Unlock()
 }
 
-// maxHalfLives is how far keys are scaled before the base moves on:
-// 2^maxHalfLives times any cost stays far inside a float64.
-const maxHalfLives = 512
-
 // chargeLocked adds cost to s's decayed service at the current time.
 func (q *FairQueue) chargeLocked(s *Share, cost float64) {
-	if cost <= 0 {
-		return
-	}
-	at := float64(q.now().Sub(q.epoch)) / q.halfLife
-	if at > maxHalfLives {
-		shift := int64(at) - 1
-		q.epoch = q.epoch.Add(time.Duration(float64(shift) * q.halfLife))
-		q.base += shift
-		at -= float64(shift)
-		q.floor = math.Ldexp(q.floor, -int(shift))
+	if q.ledger.charge(&s.svc, cost) {
 		for _, w := range q.waiting {
-			q.rebaseLocked(w)
+			q.ledger.rescale(&w.svc)
 		}
-	}
-	q.rebaseLocked(s)
-	s.key += cost * math.Exp2(at)
-}
-
-// rebaseLocked rescales s's key to the queue's base.
-func (q *FairQueue) rebaseLocked(s *Share) {
-	if s.base != q.base {
-		s.key = math.Ldexp(s.key, -int(min(q.base-s.base, 2*maxHalfLives)))
-		s.base = q.base
 	}
 }
 
@@ -211,8 +173,8 @@ type shareHeap []*Share
 
 func (h shareHeap) Len() int { return len(h) }
 func (h shareHeap) Less(i, j int) bool {
-	if h[i].key != h[j].key {
-		return h[i].key < h[j].key
+	if h[i].svc.key != h[j].svc.key {
+		return h[i].svc.key < h[j].svc.key
 	}
 	return h[i].seq < h[j].seq
 }

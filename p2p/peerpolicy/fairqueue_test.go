@@ -63,7 +63,7 @@ func next(t *testing.T, holder *Share, cost float64, waits []<-chan error) int {
 // order of their service, least first, ties in arrival order.
 func TestFairQueueGrantOrder(t *testing.T) {
 	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	q := NewFairQueue(1, time.Second, clk.Now)
+	q := NewFairQueue(1, time.Second, WallClock(clk.Now))
 	greedy := []*Share{q.NewShare(), q.NewShare(), q.NewShare()}
 	light := q.NewShare()
 	// The light peer was served once, long ago; the greedy peers pulled
@@ -104,7 +104,7 @@ func TestFairQueueGrantOrder(t *testing.T) {
 // peer asking now and then is granted at its first release every time.
 func TestFairQueueSharesEqually(t *testing.T) {
 	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	q := NewFairQueue(1, time.Second, clk.Now)
+	q := NewFairQueue(1, time.Second, WallClock(clk.Now))
 	costs := []float64{1 << 10, 16 << 10, 64 << 10}
 	var greedy []*Share
 	for range costs {
@@ -166,7 +166,7 @@ func TestFairQueueSharesEqually(t *testing.T) {
 // not at zero: it gains no place ahead of peers already waiting.
 func TestFairQueueNewShareGainsNothing(t *testing.T) {
 	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	q := NewFairQueue(1, time.Second, clk.Now)
+	q := NewFairQueue(1, time.Second, WallClock(clk.Now))
 	a, b := q.NewShare(), q.NewShare()
 	for _, s := range []*Share{a, b} {
 		if err := s.Acquire(context.Background()); err != nil {
@@ -193,7 +193,7 @@ func TestFairQueueNewShareGainsNothing(t *testing.T) {
 // A share has at most one entry in the queue: its other goroutines wait
 // outside it, and each gets the slot in turn.
 func TestFairQueueOneEntryPerShare(t *testing.T) {
-	q := NewFairQueue(1, time.Second, time.Now)
+	q := NewFairQueue(1, time.Second, WallClock(time.Now))
 	holder, peer := q.NewShare(), q.NewShare()
 	if err := holder.Acquire(context.Background()); err != nil {
 		t.Fatal(err)
@@ -233,7 +233,7 @@ func TestFairQueueOneEntryPerShare(t *testing.T) {
 // any mix of cancels every slot is free again.
 func TestFairQueueCancelLeaksNoSlot(t *testing.T) {
 	const slots = 2
-	q := NewFairQueue(slots, time.Second, time.Now)
+	q := NewFairQueue(slots, time.Second, WallClock(time.Now))
 	ctx, cancel := context.WithCancel(context.Background())
 	held := []*Share{q.NewShare(), q.NewShare()}
 	for _, s := range held {
@@ -292,7 +292,7 @@ func assertAllFree(t *testing.T, q *FairQueue, slots int) {
 
 // A holder that panics and releases in a deferred call leaks nothing.
 func TestFairQueuePanicReleases(t *testing.T) {
-	q := NewFairQueue(1, time.Second, time.Now)
+	q := NewFairQueue(1, time.Second, WallClock(time.Now))
 	s := q.NewShare()
 	work := func() (err error) {
 		defer func() {
@@ -313,19 +313,29 @@ func TestFairQueuePanicReleases(t *testing.T) {
 }
 
 // BenchmarkFairQueue is one uncontended grant and release beside the
-// channel semaphore it replaced, and contended by GOMAXPROCS goroutines.
+// channel semaphore it replaced, and contended by GOMAXPROCS goroutines;
+// uncontended, on the coarse clock the server uses and on a clock read
+// at every release.
 func BenchmarkFairQueue(b *testing.B) {
-	b.Run("fair/uncontended", func(b *testing.B) {
-		q := NewFairQueue(4, time.Second, time.Now)
-		s := q.NewShare()
-		ctx := context.Background()
-		for b.Loop() {
-			if err := s.Acquire(ctx); err != nil {
-				b.Fatal(err)
+	coarse := NewCoarseClock()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	coarse.Start(ctx, time.Millisecond)
+	for _, clock := range []struct {
+		name string
+		now  Clock
+	}{{"coarse", coarse.Now}, {"wall", WallClock(time.Now)}} {
+		b.Run("fair/uncontended/"+clock.name, func(b *testing.B) {
+			q := NewFairQueue(4, time.Second, clock.now)
+			s := q.NewShare()
+			for b.Loop() {
+				if err := s.Acquire(ctx); err != nil {
+					b.Fatal(err)
+				}
+				s.Release(16 << 10)
 			}
-			s.Release(16 << 10)
-		}
-	})
+		})
+	}
 	b.Run("chan/uncontended", func(b *testing.B) {
 		sem := make(chan struct{}, 4)
 		for b.Loop() {
@@ -334,7 +344,7 @@ func BenchmarkFairQueue(b *testing.B) {
 		}
 	})
 	b.Run("fair/contended", func(b *testing.B) {
-		q := NewFairQueue(1, time.Second, time.Now)
+		q := NewFairQueue(1, time.Second, coarse.Now)
 		b.RunParallel(func(pb *testing.PB) {
 			s := q.NewShare()
 			ctx := context.Background()
@@ -363,7 +373,7 @@ func BenchmarkFairQueue(b *testing.B) {
 // waiting across a move and for shares idle across several.
 func TestFairQueueLongUptime(t *testing.T) {
 	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	q := NewFairQueue(1, time.Second, clk.Now)
+	q := NewFairQueue(1, time.Second, WallClock(clk.Now))
 	heavy, light, idle := q.NewShare(), q.NewShare(), q.NewShare()
 	for _, s := range []*Share{heavy, light, idle} {
 		if err := s.Acquire(context.Background()); err != nil {
