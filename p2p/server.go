@@ -86,7 +86,7 @@ func New(cfg Config) (*Server, error) {
 		bm, _ := cfg.Metrics.(bip37.Metrics)
 		var decoded *blockproxy.DecodedCache
 		if env.blocks != nil {
-			decoded = blockproxy.NewDecodedCache(env.blocks, cfg.Bloom.FilteredBlockCacheBytes, cfg.Now)
+			decoded = blockproxy.NewDecodedCache(env.blocks, cfg.Bloom.FilteredBlockCacheBytes, clock.Now)
 		}
 		env.decoded = decoded
 		env.bloom = bip37.New(cfg.Bloom, bip37.Env{Net: cfg.Params.Net, Blocks: decoded, Metrics: bm, Log: log, Now: cfg.Now, NotFound: ErrNotFound})

@@ -107,10 +107,10 @@ const (
 )
 
 // NewDecodedCache returns a cache of at most max bytes of decoded blocks
-// that gets their encodings through proxy; now is the clock of the decode
-// slot's fairness.
-func NewDecodedCache(proxy *Proxy, max int64, now func() time.Time) *DecodedCache {
-	decoding := peerpolicy.NewFairQueue(1, decodeHalfLife, now)
+// that gets their encodings through proxy; clock is the decode slot's
+// fairness clock.
+func NewDecodedCache(proxy *Proxy, max int64, clock peerpolicy.Clock) *DecodedCache {
+	decoding := peerpolicy.NewFairQueue(1, decodeHalfLife, clock)
 	return &DecodedCache{
 		proxy:    proxy,
 		max:      max,

@@ -10,7 +10,7 @@ import (
 // dropped first; a share in use is never dropped.
 func TestShareTableKeepsIdleShares(t *testing.T) {
 	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	tab := NewShareTable(NewFairQueue(1, time.Second, clk.Now), 2)
+	tab := NewShareTable(NewFairQueue(1, time.Second, WallClock(clk.Now)), 2)
 	s1, put1 := tab.Get(1)
 	again, putAgain := tab.Get(1)
 	if again != s1 {
