@@ -211,7 +211,7 @@ func (f *Follower) commitInOrder(ctx, gctx context.Context, start, end uint32, r
 	if !live {
 		prog = newProgress(f.log, f.cfg.ProgressEvery, start, end, f.source)
 	}
-	batchBytes, batchElements := 0, 0
+	batchBytes, batchElements, batchSPBytes := 0, 0, 0
 	newWork := new(big.Int) // of the new branch above the fork, while a reorg is pending
 
 	// reorgReady tells whether a pending reorg may be written now.
@@ -258,7 +258,7 @@ func (f *Follower) commitInOrder(ctx, gctx context.Context, start, end uint32, r
 			prog.add(len(batch), batchBytes, batchElements, last.Height)
 		}
 		batch = batch[:0]
-		batchBytes, batchElements = 0, 0
+		batchBytes, batchElements, batchSPBytes = 0, 0, 0
 		lastCommit = time.Now()
 		return nil
 	}
@@ -334,9 +334,12 @@ func (f *Follower) commitInOrder(ctx, gctx context.Context, start, end uint32, r
 			batch = append(batch, r.rec)
 			batchBytes += len(r.rec.Filter)
 			batchElements += r.elements
+			if sp := r.rec.SilentPay; sp != nil {
+				batchSPBytes += len(sp.TweakData) + len(sp.Filter)
+			}
 			next++
 			<-tokens
-			if len(batch) >= f.cfg.BatchBlocks || live {
+			if len(batch) >= f.cfg.BatchBlocks || batchSPBytes >= maxBatchSPBytes || live {
 				if err := commit(); err != nil {
 					return err
 				}
@@ -360,6 +363,15 @@ func (f *Follower) commitInOrder(ctx, gctx context.Context, start, end uint32, r
 	}
 	return nil
 }
+
+// maxBatchSPBytes ends a batch early once its silent-payment data
+// (tweak data and taproot filters) reaches it. A full block's tweak data
+// is about twice its filter, and a batch holds it until the commit, which
+// copies it again into its pages: BatchBlocks of them took the live heap
+// of a catch-up to 134 MB (`cfbench sync -sp-compare`,
+// docs/performance.md). 8 MiB is about 180 full blocks; the extra commits
+// cost little beside the tweak work.
+const maxBatchSPBytes = 8 << 20
 
 // maxReorgBatches bounds, in units of Config.BatchBlocks, how many blocks of
 // a new branch are held in memory before the reorg is written. A new branch

@@ -93,7 +93,10 @@ func (p *spPlan) attach(r *fetched) {
 	if !p.on || r.sp == nil || r.rec.Height != p.from {
 		return
 	}
-	blk := spindex.NewBlock(silentpay.AppendTweakData(nil, r.sp.Tweaks), r.sp.Filter, p.prev)
+	// Sized exactly: the batch holds this for up to BatchBlocks blocks,
+	// and append's doubling would keep up to as much again.
+	data := silentpay.AppendTweakData(make([]byte, 0, silentpay.TweakDataSize(r.sp.Tweaks)), r.sp.Tweaks)
+	blk := spindex.NewBlock(data, r.sp.Filter, p.prev)
 	r.rec.SilentPay = &blk
 	p.prev = blk.Header
 	p.from++

@@ -161,6 +161,12 @@ func TestCommitmentVectorsRecompute(t *testing.T) {
 func TestTweakDataRoundTripsAndRejectsNonCanonical(t *testing.T) {
 	tw := []TxTweak{{TxIndex: 1, Tweak: Tweak{Point: [33]byte{2, 1}, MaxTaprootValue: 546}}, {TxIndex: 300, Tweak: Tweak{Point: [33]byte{3, 9}, MaxTaprootValue: 1 << 40}}}
 	good := AppendTweakData(nil, tw)
+	if n := TweakDataSize(tw); n != len(good) {
+		t.Fatalf("TweakDataSize %d, AppendTweakData wrote %d bytes", n, len(good))
+	}
+	if n := TweakDataSize(nil); n != 1 {
+		t.Fatalf("TweakDataSize of no tweaks %d, want 1 (the count)", n)
+	}
 	back, err := ParseTweakData(good)
 	if err != nil || len(back) != 2 || back[0] != tw[0] || back[1] != tw[1] {
 		t.Fatalf("round trip: %+v, %v", back, err)

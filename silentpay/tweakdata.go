@@ -26,6 +26,16 @@ func AppendTweakData(dst []byte, tweaks []TxTweak) []byte {
 	return dst
 }
 
+// TweakDataSize is the length of AppendTweakData's serialization of
+// tweaks.
+func TweakDataSize(tweaks []TxTweak) int {
+	n := wirescan.CompactSizeLen(uint64(len(tweaks)))
+	for _, t := range tweaks {
+		n += wirescan.CompactSizeLen(uint64(t.TxIndex)) + TweakSize + 8
+	}
+	return n
+}
+
 // ParseTweakData reads tweak data as AppendTweakData writes it, from an
 // untrusted source (a server a wallet asks): it accepts exactly the
 // canonical form (shortest CompactSizes, indexes strictly increasing from

@@ -21,7 +21,8 @@
 // follower wired as in cmd/cfindexd), runs the blocks-dir source on the
 // recorded Core blocks directory (fixture.go), measures each source's node
 // floor (floor.go: the same fetches with nothing filtered or stored), and
-// times btcd rebuilding its own filter index (btcdindex.go).
+// times btcd rebuilding its own filter index (btcdindex.go); with
+// -sp-compare, also with the silent-payment index (internal/spbench).
 //
 // serve and bip37 drive light-client load (internal/load) and compare
 // every answer byte for byte with what wire encodes from btcd's filters;

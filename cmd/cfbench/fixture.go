@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cfindexd/cfindexd/blockfiles"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/selfprofile"
 	"github.com/cfindexd/cfindexd/gcs"
 	"github.com/cfindexd/cfindexd/headers"
 	"github.com/cfindexd/cfindexd/indexer"
@@ -157,7 +158,7 @@ func fixtureCatchUp(ctx context.Context, fx *corefiles.Fixture, node fixtureNode
 	follower := indexer.NewFollower(indexer.Config{Genesis: genesis, Workers: workers, BatchBlocks: batchBlocks},
 		node, counted, st, nil, nil, zerolog.Nop())
 
-	cpu0, start := selfCPU(), time.Now()
+	cpu0, start := selfprofile.SelfCPU(), time.Now()
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	var runErr error
@@ -166,7 +167,7 @@ func fixtureCatchUp(ctx context.Context, fx *corefiles.Fixture, node fixtureNode
 		close(done)
 	}()
 	waitErr := waitStoreTip(ctx, st, uint32(fx.TipHeight), done)
-	r := fixtureRun{Wall: time.Since(start), CPU: selfCPU() - cpu0}
+	r := fixtureRun{Wall: time.Since(start), CPU: selfprofile.SelfCPU() - cpu0}
 	stop()
 	<-done
 	if runErr != nil {

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/selfprofile"
 	"github.com/cfindexd/cfindexd/prevouts"
 )
 
@@ -62,7 +63,7 @@ func measureFloor(ctx context.Context, env syncEnv, src syncSource, hashes []cha
 		hashes []chainhash.Hash
 		turn   *prevouts.RunTurn
 	}
-	cpu0, nodeCPU0 := selfCPU(), procstat.CPU(env.Node.PID())
+	cpu0, nodeCPU0 := selfprofile.SelfCPU(), procstat.CPU(env.Node.PID())
 	start := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
 	jobs := make(chan job)
@@ -112,7 +113,7 @@ func measureFloor(ctx context.Context, env syncEnv, src syncSource, hashes []cha
 	if err := g.Wait(); err != nil {
 		return floorResult{}, fmt.Errorf("fetch: %w", err)
 	}
-	res := floorResult{Wall: time.Since(start), CPU: selfCPU() - cpu0, NodeCPU: procstat.CPU(env.Node.PID()) - nodeCPU0}
+	res := floorResult{Wall: time.Since(start), CPU: selfprofile.SelfCPU() - cpu0, NodeCPU: procstat.CPU(env.Node.PID()) - nodeCPU0}
 	if c, ok := source.(prevouts.PrevoutCounter); ok {
 		res.FromCache, res.FromNode = c.PrevoutCounts()
 	}

@@ -69,7 +69,12 @@ func runHostileClass(ctx context.Context, cr classRun, class attack.Class) (host
 	goods := make([]*attack.GoodClient, len(spots))
 	for i, s := range spots {
 		goods[i] = attack.NewGoodClient(p2pAddr, httpAddr, s.IP, env.Params, cr.expected, uint64(cr.index)<<8+uint64(i))
-		wg.Go(func() { goods[i].Run(attackCtx) })
+		wg.Go(func() {
+			if s.Where == "address" && class.AddressAfter > cr.cfg.Settle {
+				attack.Pause(attackCtx, class.AddressAfter-cr.cfg.Settle)
+			}
+			goods[i].Run(attackCtx)
+		})
 	}
 	var wallet *load.Wallet
 	if class.BIP37() && cr.wallet != nil {

@@ -1,21 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
-	"runtime/metrics"
 	"runtime/pprof"
-	"runtime/trace"
-	"strings"
-	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
@@ -23,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/selfprofile"
 	"github.com/cfindexd/cfindexd/gcs"
 	"github.com/cfindexd/cfindexd/indexer"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
@@ -125,13 +118,13 @@ func profileFollower(ctx context.Context, run profileRun) (*profileResult, error
 		return nil, fmt.Errorf("cpu profile: %w", err)
 	}
 	dir := filepath.Dir(run.ProfilePath)
-	stopTrace, err := startTrace(run.Trace, filepath.Join(dir, "trace.out"))
+	stopTrace, err := selfprofile.StartTrace(run.Trace, filepath.Join(dir, "trace.out"))
 	if err != nil {
 		pprof.StopCPUProfile()
 		return nil, err
 	}
 	defer stopTrace()
-	cpu0, conns0 := selfCPU(), procstat.TCPActiveOpens()
+	cpu0, conns0 := selfprofile.SelfCPU(), procstat.TCPActiveOpens()
 	start := time.Now()
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -146,14 +139,14 @@ func profileFollower(ctx context.Context, run profileRun) (*profileResult, error
 	// a collection leaves more live than any before.
 	heapPath := filepath.Join(dir, "heap.pprof")
 	peakDone := make(chan struct{})
-	peak := watchPeakHeap(filepath.Join(dir, "heap-peak.pprof"), peakDone)
+	peak := selfprofile.WatchPeakHeap(filepath.Join(dir, "heap-peak.pprof"), peakDone)
 	waitErr := waitStoreTip(ctx, st, run.TipHeight/2, done)
-	heapErr := writeHeapProfile(heapPath)
+	heapErr := selfprofile.WriteHeapProfile(heapPath)
 	if waitErr == nil {
 		waitErr = waitStoreTip(ctx, st, run.TipHeight, done)
 	}
 	wall := time.Since(start)
-	cpu, conns := selfCPU()-cpu0, procstat.TCPActiveOpens()
+	cpu, conns := selfprofile.SelfCPU()-cpu0, procstat.TCPActiveOpens()
 	close(peakDone)
 	peakLive := <-peak
 	stop()
@@ -196,98 +189,24 @@ func profileFollower(ctx context.Context, run profileRun) (*profileResult, error
 		}
 		res.Verified = true
 	}
-	if res.Top, err = pprofTop(ctx, run.ProfilePath, filepath.Join(dir, "cpu-top.txt"), run.TopN); err != nil {
+	if res.Top, err = selfprofile.PprofTop(ctx, run.ProfilePath, filepath.Join(dir, "cpu-top.txt"), run.TopN); err != nil {
 		return nil, err
 	}
-	if res.TopCum, err = pprofTop(ctx, run.ProfilePath, filepath.Join(dir, "cpu-top-cum.txt"), run.TopN,
+	if res.TopCum, err = selfprofile.PprofTop(ctx, run.ProfilePath, filepath.Join(dir, "cpu-top-cum.txt"), run.TopN,
 		"-cum", "-focus=github.com/cfindexd/"); err != nil {
 		return nil, err
 	}
 	res.Heap = heapPath
-	if res.HeapTop, err = pprofTop(ctx, heapPath, filepath.Join(dir, "heap-top.txt"), run.TopN, "-sample_index=inuse_space"); err != nil {
+	if res.HeapTop, err = selfprofile.PprofTop(ctx, heapPath, filepath.Join(dir, "heap-top.txt"), run.TopN, "-sample_index=inuse_space"); err != nil {
 		return nil, err
 	}
 	res.PeakLive = peakLive
 	if peakLive > 0 {
-		if res.PeakHeapTop, err = pprofTop(ctx, filepath.Join(dir, "heap-peak.pprof"), filepath.Join(dir, "heap-peak-top.txt"), run.TopN, "-sample_index=inuse_space"); err != nil {
+		if res.PeakHeapTop, err = selfprofile.PprofTop(ctx, filepath.Join(dir, "heap-peak.pprof"), filepath.Join(dir, "heap-peak-top.txt"), run.TopN, "-sample_index=inuse_space"); err != nil {
 			return nil, err
 		}
 	}
 	return res, nil
-}
-
-// startTrace starts an execution trace into path when on, and returns
-// what stops it (safe to call twice; a no-op when off).
-func startTrace(on bool, path string) (func(), error) {
-	if !on {
-		return func() {}, nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("trace: %w", err)
-	}
-	if err := trace.Start(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("trace: %w", err)
-	}
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			trace.Stop()
-			f.Close()
-		})
-	}, nil
-}
-
-// watchPeakHeap samples the live heap every 50 ms until done is closed and
-// writes the heap profile to path each time it is 2 MB above the highest
-// seen so far; the highest comes back on the channel.
-func watchPeakHeap(path string, done <-chan struct{}) <-chan int64 {
-	out := make(chan int64, 1)
-	go func() {
-		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-		var peak, written int64
-		t := time.NewTicker(50 * time.Millisecond)
-		defer t.Stop()
-		for {
-			metrics.Read(sample)
-			if v := int64(sample[0].Value.Uint64()); v > peak {
-				peak = v
-				if peak > written+2e6 {
-					if f, err := os.Create(path); err == nil {
-						_ = pprof.Lookup("heap").WriteTo(f, 0)
-						f.Close()
-						written = peak
-					}
-				}
-			}
-			select {
-			case <-done:
-				out <- peak
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return out
-}
-
-// writeHeapProfile writes the heap profile to path after a collection, so
-// its in-use figures are current.
-func writeHeapProfile(path string) error {
-	runtime.GC()
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("heap profile: %w", err)
-	}
-	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
-		f.Close()
-		return fmt.Errorf("heap profile: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("heap profile: %w", err)
-	}
-	return nil
 }
 
 // waitStoreTip waits until the store's tip is at height, the follower ends
@@ -394,54 +313,4 @@ type commitCounter struct {
 func (c *commitCounter) Committed(_ store.Tip, blocks int, filterBytes int) {
 	c.blocks.Add(int64(blocks))
 	c.filterBytes.Add(int64(filterBytes))
-}
-
-// selfCPU is this process's user plus system time so far.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// pprofTop runs `go tool pprof -top` on the profile, writes the whole
-// listing to listing and returns its first n lines after the header.
-func pprofTop(ctx context.Context, profile, listing string, n int, extra ...string) ([]string, error) {
-	args := append([]string{"tool", "pprof", "-top"}, extra...)
-	cmd := exec.CommandContext(ctx, "go", append(args, profile)...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("go tool pprof: %w\n%s", err, errOut.Bytes())
-	}
-	if err := os.WriteFile(listing, out.Bytes(), 0o644); err != nil {
-		return nil, fmt.Errorf("profile listing: %w", err)
-	}
-	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
-	// The listing starts with File/Type/Time/Duration lines, then
-	// "Showing nodes ...", then the column header "flat  flat%  sum% ...".
-	for i, l := range lines {
-		if strings.Contains(l, "flat%") {
-			head := lines[:i+1]
-			body := lines[i+1:]
-			if len(body) > n {
-				body = body[:n]
-			}
-			return append(keepSummary(head), body...), nil
-		}
-	}
-	return lines, nil
-}
-
-// keepSummary keeps the header lines of a pprof listing that say how much
-// was sampled, dropping file and build details.
-func keepSummary(head []string) []string {
-	var keep []string
-	for _, l := range head {
-		if strings.HasPrefix(l, "Duration:") || strings.HasPrefix(l, "Showing") || strings.Contains(l, "flat%") {
-			keep = append(keep, l)
-		}
-	}
-	return keep
 }

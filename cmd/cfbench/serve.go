@@ -17,6 +17,7 @@ import (
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/selfprofile"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 )
 
@@ -241,13 +242,13 @@ func benchServe(ctx context.Context, cfg serveConfig, logw io.Writer) (*serveRep
 // and both per filter served.
 func measureLoad(ctx context.Context, cfg load.Config, addr string, pid int) (load.Result, error) {
 	cfg.Addr = addr
-	cpu0, self0, start := procstat.CPU(pid), selfCPU(), time.Now()
+	cpu0, self0, start := procstat.CPU(pid), selfprofile.SelfCPU(), time.Now()
 	res, err := load.Run(ctx, cfg)
 	if err != nil {
 		return res, err
 	}
 	wall := time.Since(start).Seconds()
-	res.ServerCPU, res.ClientCPU = procstat.CPU(pid)-cpu0, selfCPU()-self0
+	res.ServerCPU, res.ClientCPU = procstat.CPU(pid)-cpu0, selfprofile.SelfCPU()-self0
 	res.ServerCPUShare, res.ClientCPUShare = res.ServerCPU.Seconds()/wall, res.ClientCPU.Seconds()/wall
 	if res.RunFilters > 0 {
 		res.ServerNsPerFilter = float64(res.ServerCPU.Nanoseconds()) / float64(res.RunFilters)

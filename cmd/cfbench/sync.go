@@ -17,8 +17,10 @@ import (
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/chains"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/spbench"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/btcdtest/mainnetchain"
+	"github.com/cfindexd/cfindexd/prevouts"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -60,6 +62,9 @@ type syncConfig struct {
 	Fixture bool
 	// Extra are more cfindexd flags for every daemon run.
 	Extra string
+	// SPCompare follows every catch-up with one with the silent-payment
+	// index on, checks the index, and times its background build.
+	SPCompare bool
 }
 
 // parseSyncFlags parses and validates the sync subcommand's flags.
@@ -84,6 +89,7 @@ func parseSyncFlags(args []string, stderr io.Writer) (syncConfig, error) {
 	fs.BoolVar(&c.Floor, "floor", true, "measure the node floor of every source")
 	fs.BoolVar(&c.Rebuild, "rebuild", true, "measure btcd rebuilding its own cfindex (the ratio's other side)")
 	fs.BoolVar(&c.Fixture, "fixture", true, "also run the blocks-dir source on the recorded Core v31 blocks directory (testdata/bitcoind-v31-blocksdir)")
+	fs.BoolVar(&c.SPCompare, "sp-compare", false, "also run every catch-up with --silentpayments (alternating), check the index against btcd's data, and time its background build on a store built without it")
 	fs.StringVar(&c.Extra, "cfindexdflags", "", "more cfindexd flags for every run, space-separated (e.g. --scriptcache=32)")
 	if err := parseFlagSet(fs, args); err != nil {
 		return c, err
@@ -187,8 +193,22 @@ func benchSync(ctx context.Context, cfg syncConfig, logw io.Writer) (*syncReport
 
 	rep := &syncReport{Chain: chain, BlocksDir: blocksDir, Runs: cfg.Runs, Workers: cfg.Workers, BatchBlocks: cfg.BatchBlocks, Out: out, LoadBefore: procstat.LoadAverage()}
 	extra := strings.Fields(cfg.Extra)
+	var sp *spbench.Runner
+	if cfg.SPCompare {
+		_, fetch, closeAll, err := openNodeSource(ctx, node, prevouts.SourceOptions{Force: prevouts.ModeTxIndex})
+		if err != nil {
+			return nil, err
+		}
+		defer closeAll()
+		sp = &spbench.Runner{Base: daemon.Run{Binary: bin, Node: node, TipHeight: chain.Height, Workers: cfg.Workers, BatchBlocks: cfg.BatchBlocks, Extra: extra},
+			Out: out, Hashes: hashes, Fetch: fetch, Say: say}
+		if oracle != nil {
+			sp.Verify = func(dir string) error { return verifyDaemonStore(dir, node, oracle) }
+		}
+	}
 	for _, src := range cfg.Sources {
 		sr := sourceReport{Name: src.Name, Title: src.Title}
+		spc := &spbench.Comparison{Source: src.Name, Title: src.Title}
 		for i := range cfg.Runs {
 			say("%s: cfindexd catch-up, run %d of %d", src.Name, i+1, cfg.Runs)
 			dataDir := filepath.Join(work, fmt.Sprintf("cfindexd-%s-%d", src.Name, i))
@@ -211,12 +231,21 @@ func benchSync(ctx context.Context, cfg syncConfig, logw io.Writer) (*syncReport
 				}
 				r.Verified = true
 			}
-			os.RemoveAll(dataDir) // stores of a large chain add up
 			say("  %s to the tip, CPU %s, btcd CPU %s, peak RSS %.1f MB (anon %.1f, file %.1f), GC live ≤ %.0f MB",
 				dur(r.CatchUp), dur(r.CPU), dur(r.NodeCPU), mb(r.PeakRSS), mb(r.PeakAnon), mb(r.PeakFile), mb(r.GC.MaxLive))
 			sr.Runs = append(sr.Runs, r)
+			if sp != nil {
+				if err := sp.Runs(ctx, spc, src.DaemonFlags(env), i, cfg.Runs, dataDir); err != nil {
+					return nil, err
+				}
+			}
+			os.RemoveAll(dataDir) // stores of a large chain add up
 		}
 		rep.Sources = append(rep.Sources, sr)
+		if sp != nil {
+			spc.Off = sr.Runs
+			rep.SilentPay = append(rep.SilentPay, spc)
+		}
 	}
 
 	if cfg.Profile {

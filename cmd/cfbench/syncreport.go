@@ -5,6 +5,7 @@ import (
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/chains"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/procstat"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/spbench"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -42,7 +43,10 @@ type syncReport struct {
 	InProcess  *profileResult    `json:"in_process,omitempty"`
 	Fixture    *fixtureResult    `json:"core_fixture,omitempty"`
 	Btcd       []btcdIndexResult `json:"btcd_runs"`
-	Summary    syncSummary       `json:"summary"`
+	// SilentPay holds each source's runs with the silent-payment index
+	// (-sp-compare).
+	SilentPay []*spbench.Comparison `json:"silent_payments,omitempty"`
+	Summary   syncSummary           `json:"summary"`
 }
 
 // sourceReport is one source's runs and their summary.
@@ -149,6 +153,9 @@ func (r *syncReport) summarize() {
 		}
 	}
 	s.MeetsBestSpeed = s.BestRatio >= goalSyncRatio
+	for _, c := range r.SilentPay {
+		c.Summarize(s.Blocks, goalPeakRSS)
+	}
 	if bd, p2p := byName["blocksdir"], byName["txindex-p2p"]; bd.BlocksPerS > 0 && p2p.BlocksPerS > 0 {
 		s.BlocksDirOverP2P = bd.BlocksPerS / p2p.BlocksPerS
 		s.MeetsBlocksDirGoal = s.BlocksDirOverP2P >= goalBlocksDirOverP2P
@@ -276,6 +283,9 @@ func (r *syncReport) writeTable(w io.Writer) error {
 	fmt.Fprintf(tw, "output\t%s\n", r.Out)
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, c := range r.SilentPay {
+		c.WriteTable(w)
 	}
 	if p := r.InProcess; p != nil && len(p.Top) > 0 {
 		fmt.Fprintf(w, "\nCPU profile of the in-process catch-up (%s, %s), top by flat time:\n", p.Source, p.Profile)

@@ -74,6 +74,11 @@ type Class struct {
 	// behind the attacker's NAT.
 	Home         string
 	AboutAddress bool
+	// AddressAfter, when above 0, is how long after the attack's start the
+	// client behind Home starts: what the daemon promises it holds only
+	// from then on (a discouraged address displaces only a peer idle for
+	// peerpolicy.DiscouragedMinIdle).
+	AddressAfter time.Duration
 	// FairShare marks the classes about each peer's share of the work:
 	// their p99 goal is FairShareP99Goal instead of P99Goal.
 	FairShare bool

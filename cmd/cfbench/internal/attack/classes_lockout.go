@@ -14,6 +14,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/load"
 	"github.com/cfindexd/cfindexd/internal/attackwire"
+	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
 
 // Addresses of the lockout classes.
@@ -77,11 +78,13 @@ func lockoutClasses() []Class {
 		{
 			Name: "discouraged-nat", OpsUnit: "malformed pings",
 			// cfindexd lets a discouraged address displace only a peer
-			// idle for peerpolicy.DiscouragedMinIdle: with a -duration
-			// shorter than that, the client behind the address cannot get
-			// in, by design.
+			// idle for peerpolicy.DiscouragedMinIdle: the client behind the
+			// address starts once the first idle peers have been idle that
+			// long (AddressAfter), and with a -duration shorter than that
+			// it never runs (the class then misses its goal, by design).
 			Title: "124 idle peers from 124 /16s keep the slots full; one address sends a 9-byte ping and is discouraged; good clients behind it and in its /16",
 			Home:  natAddress, AboutAddress: true, NoEviction: true,
+			AddressAfter: peerpolicy.DiscouragedMinIdle + 10*time.Second,
 			Run: func(ctx context.Context, env Env, t *Tally) {
 				malformed := attackwire.Frame(env.Params.Net, wire.CmdPing, make([]byte, 9))
 				workers(ctx, 125, func(ctx context.Context, i, round int) {

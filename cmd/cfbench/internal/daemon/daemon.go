@@ -61,11 +61,14 @@ func moduleRoot(ctx context.Context) (string, error) {
 type Run struct {
 	Binary      string
 	Node        *btcdtest.Node
-	DataDir     string // a fresh directory: the store starts empty
+	DataDir     string // usually a fresh directory: the store starts empty
 	LogPath     string // cfindexd's JSON log is copied here
 	TipHeight   uint32 // the node's tip; the run ends when the store has it
 	Workers     int
 	BatchBlocks int
+	// Done, when set, is the log line that ends the run instead of the
+	// store reaching TipHeight (a background build reaching it, say).
+	Done func(LogLine) bool
 	// Extra are more cfindexd flags (serve adds --listen).
 	Extra []string
 }
@@ -92,7 +95,7 @@ func (r Run) args() []string {
 // Result is what one cfindexd catch-up cost.
 type Result struct {
 	// CatchUp is from process start to the log line reporting the node's
-	// tip committed.
+	// tip committed (or Run.Done's line).
 	CatchUp time.Duration `json:"catch_up_ns"`
 	// Lifetime is from process start to exit after SIGTERM.
 	Lifetime time.Duration `json:"lifetime_ns"`
@@ -124,9 +127,9 @@ type Result struct {
 // CPUShare is cfindexd's CPU time as a fraction of its catch-up wall time.
 func (r Result) CPUShare() float64 { return r.CPU.Seconds() / r.CatchUp.Seconds() }
 
-// Measure runs cfindexd against the node into an empty datadir until
-// its store reaches the tip, stops it with SIGTERM and returns what the
-// catch-up cost.
+// Measure runs cfindexd against the node into its datadir (usually
+// empty) until its store reaches the tip (or run.Done's line), stops it
+// with SIGTERM and returns what the catch-up cost.
 func Measure(ctx context.Context, run Run) (Result, error) {
 	proc, err := Start(ctx, run)
 	if err != nil {
@@ -136,7 +139,11 @@ func Measure(ctx context.Context, run Run) (Result, error) {
 	stopRSS := make(chan struct{})
 	rssDone := procstat.SampleRSS(proc.cmd.Process.Pid, proc.start, stopRSS)
 	nodeCPU0 := procstat.CPU(run.Node.PID())
-	line, err := proc.WaitFor(ctx, func(m LogLine) bool { return m.ReachedHeight(run.TipHeight) })
+	done := run.Done
+	if done == nil {
+		done = func(m LogLine) bool { return m.ReachedHeight(run.TipHeight) }
+	}
+	line, err := proc.WaitFor(ctx, done)
 	if err != nil {
 		return Result{}, err
 	}
@@ -191,6 +198,13 @@ func (l LogLine) ReachedHeight(h uint32) bool {
 	v, ok := l.fields["height"].(float64)
 	msg := l.fields["message"]
 	return ok && v >= float64(h) && (msg == "catching up" || msg == "caught up" || msg == "indexed block")
+}
+
+// SPIndexedTo tells whether the line is the silent-payment backfill's
+// report that the index has caught up with the tip, at height h or above.
+func (l LogLine) SPIndexedTo(h uint32) bool {
+	v, ok := l.fields["indexed_up_to"].(float64)
+	return ok && v >= float64(h) && l.fields["message"] == "silent-payment index caught up with the tip"
 }
 
 // Start starts cfindexd with run's flags, copying its log to
