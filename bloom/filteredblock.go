@@ -34,30 +34,69 @@ type FilteredBlock struct {
 // exact for any block whose header commits to its transactions, as every
 // block from the node does.
 func FilterBlock(block *wire.MsgBlock, txids []chainhash.Hash, f *Filter) *FilteredBlock {
+	m := NewBlockMatcher(block, txids, f)
+	m.Match(len(block.Transactions))
+	return m.Result()
+}
+
+// BlockMatcher is FilterBlock in pieces: Match matches the next
+// transactions, so that a caller can bound the work done at a time (a
+// maximal filter hashes each element 50 times) and let others work in
+// between; Result is FilterBlock's answer once every transaction was
+// matched. The filter must not be used elsewhere between the pieces.
+type BlockMatcher struct {
+	block   *wire.MsgBlock
+	txids   []chainhash.Hash
+	f       *Filter
+	next    int
+	matched []bool
+	fb      *FilteredBlock
+}
+
+// NewBlockMatcher returns a matcher of block against f, FilterBlock's
+// arguments, none matched yet.
+func NewBlockMatcher(block *wire.MsgBlock, txids []chainhash.Hash, f *Filter) *BlockMatcher {
 	if len(txids) != len(block.Transactions) {
 		txids = BlockTxids(block)
 	}
-	fb := &FilteredBlock{MerkleBlock: MerkleBlock{Header: block.Header}}
-	var matched []bool
-	for i, tx := range block.Transactions {
-		if !f.MatchTxAndUpdate(tx, &txids[i]) {
+	return &BlockMatcher{block: block, txids: txids, f: f,
+		fb: &FilteredBlock{MerkleBlock: MerkleBlock{Header: block.Header}}}
+}
+
+// Match matches the next n transactions (fewer at the end of the block)
+// and reports whether every transaction has been matched.
+func (m *BlockMatcher) Match(n int) bool {
+	end := min(len(m.block.Transactions), m.next+max(n, 0))
+	for ; m.next < end; m.next++ {
+		i, tx := m.next, m.block.Transactions[m.next]
+		if !m.f.MatchTxAndUpdate(tx, &m.txids[i]) {
 			continue
 		}
-		if matched == nil {
-			matched = make([]bool, len(block.Transactions))
+		if m.matched == nil {
+			m.matched = make([]bool, len(m.block.Transactions))
 		}
-		matched[i] = true
-		fb.Matched = append(fb.Matched, i)
-		fb.Txs = append(fb.Txs, tx)
+		m.matched[i] = true
+		m.fb.Matched = append(m.fb.Matched, i)
+		m.fb.Txs = append(m.fb.Txs, tx)
 	}
-	if matched == nil && len(txids) > 0 {
+	return m.Done()
+}
+
+// Done reports whether every transaction has been matched.
+func (m *BlockMatcher) Done() bool { return m.next == len(m.block.Transactions) }
+
+// Result returns the filtered block; call it once, when Done.
+func (m *BlockMatcher) Result() *FilteredBlock {
+	fb, txids := m.fb, m.txids
+	if m.matched == nil && len(txids) > 0 {
 		fb.MerkleBlock.Tree = PartialMerkleTree{
 			Transactions: uint32(len(txids)),
-			Hashes:       []chainhash.Hash{block.Header.MerkleRoot},
+			Hashes:       []chainhash.Hash{m.block.Header.MerkleRoot},
 			Flags:        []byte{0},
 		}
 		return fb
 	}
+	matched := m.matched
 	if matched == nil {
 		matched = make([]bool, len(txids))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/p2p/bip37"
@@ -39,6 +40,18 @@ func (env *handlerEnv) tipHeight() uint32 {
 		return tip.Height
 	}
 	return 0
+}
+
+// tip is the committed tip's height; false on an empty store.
+func (env *handlerEnv) tip() (uint32, bool) {
+	tip, ok := env.view.Tip()
+	return tip.Height, ok
+}
+
+// activeHeight is a block's height if it is on the active chain.
+func (env *handlerEnv) activeHeight(hash chainhash.Hash) (uint32, bool) {
+	height, active, err := env.view.HeightOf(hash)
+	return height, err == nil && active
 }
 
 func handleFilterLoad(env *handlerEnv, st *peerState, m *wire.MsgFilterLoad) error {

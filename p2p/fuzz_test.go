@@ -54,7 +54,7 @@ func fuzzEnv(view *fakeView) *handlerEnv {
 		node.blocks[view.at(h).hash] = blockFor(view.at(h))
 	}
 	env := fuzzEnvOf(view, node)
-	env.bloom = bip37.New(bip37.Config{Enabled: true}.WithDefaults(), bip37.Env{Net: env.net, Blocks: blockproxy.NewDecodedCache(env.blocks, bip37.DefaultFilteredBlockCacheBytes), Log: env.log, Now: env.now, NotFound: ErrNotFound})
+	env.bloom = bip37.New(bip37.Config{Enabled: true}.WithDefaults(), bip37.Env{Net: env.net, Blocks: blockproxy.NewDecodedCache(env.blocks, bip37.DefaultFilteredBlockCacheBytes, peerpolicy.WallClock(env.now)), Log: env.log, Now: env.now, NotFound: ErrNotFound})
 	return env
 }
 

@@ -73,7 +73,7 @@ func New(cfg Config) (*Server, error) {
 	env.chunks.size, env.headerFrames.size, env.hashLists.size = chunkCap, maxCFHeadersFrame, MaxGetCFilters
 	if cfg.Blocks != nil {
 		env.blocks = blockproxy.New(cfg.Blocks, blockproxy.NewGate(cfg.MaxBlockFetches, cfg.IndexerBusy),
-			cfg.BlockCacheBytes, ProtocolVersion)
+			cfg.BlockCacheBytes, ProtocolVersion).WithRecency(blockproxy.RecentWithin(blockproxy.RecentBlocks, env.tip, env.activeHeight))
 		env.upload = peerpolicy.NewUploadTarget(cfg.MaxUploadTarget)
 	}
 	if cfg.RelayTx {
@@ -86,7 +86,7 @@ func New(cfg Config) (*Server, error) {
 		bm, _ := cfg.Metrics.(bip37.Metrics)
 		var decoded *blockproxy.DecodedCache
 		if env.blocks != nil {
-			decoded = blockproxy.NewDecodedCache(env.blocks, cfg.Bloom.FilteredBlockCacheBytes)
+			decoded = blockproxy.NewDecodedCache(env.blocks, cfg.Bloom.FilteredBlockCacheBytes, clock.Now)
 		}
 		env.decoded = decoded
 		env.bloom = bip37.New(cfg.Bloom, bip37.Env{Net: cfg.Params.Net, Blocks: decoded, Metrics: bm, Log: log, Now: cfg.Now, NotFound: ErrNotFound})

@@ -68,7 +68,8 @@ type Config struct {
 	UpdateBlocks    int
 	// CPUShare bounds BIP-37 work across all peers: at most this fraction
 	// of GOMAXPROCS cores on average (a token bucket of CPU time), in
-	// max(1, ⌈CPUShare·GOMAXPROCS⌉) slots served in arrival order.
+	// max(1, ⌈CPUShare·GOMAXPROCS⌉) slots granted to the peer with the
+	// least recent work, a block matched a bounded piece per grant.
 	CPUShare float64
 	// FilteredBlockCacheBytes bounds the decoded blocks kept to answer
 	// filtered-block requests.

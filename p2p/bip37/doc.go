@@ -25,6 +25,9 @@
 // All BIP-37 work (decoding blocks, hashing txids, matching, and a charge
 // per frame sent) runs under one server-wide meter (peerpolicy.WorkMeter,
 // Config.CPUShare), whose slots go to the peer with the least recent work.
+// A block is matched a piece at a time (a bounded number of element
+// hashes per grant), so the meter's debt after any piece is small and a
+// wallet first in line waits for one piece, not a maximal filter's block.
 // Decoded blocks come from blockproxy.DecodedCache, so many wallets asking
 // for a new block decode it once; a filtered block's transactions are
 // encoded a batch at a time with the block pinned, and no pin is held

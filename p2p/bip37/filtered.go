@@ -111,19 +111,9 @@ func (s *Server) FilteredBlock(ctx context.Context, p *Peer, hash chainhash.Hash
 // released whatever happens.
 func (s *Server) firstBatch(ctx context.Context, p *Peer, b *blockproxy.DecodedBlock) (frames [][]byte, matched []int, next int, err error) {
 	defer s.blocks.Release(b)
-	done, err := s.work(ctx, p)
-	if err != nil {
+	fb, err := s.match(ctx, p, b)
+	if err != nil || fb == nil {
 		return nil, nil, 0, err
-	}
-	defer done()
-	p.mu.Lock()
-	var fb *bloom.FilteredBlock
-	if p.filter != nil {
-		fb = bloom.FilterBlock(b.Block, b.Txids, p.filter)
-	}
-	p.mu.Unlock()
-	if fb == nil { // filterclear raced in: no filter, no answer
-		return nil, nil, 0, nil
 	}
 	mb := fb.MerkleBlock.Bytes()
 	if len(mb) > maxMerkleBlockPayload {
@@ -133,6 +123,50 @@ func (s *Server) firstBatch(ctx context.Context, p *Peer, b *blockproxy.DecodedB
 	frames = [][]byte{encodedFrame(s.env.Net, wire.CmdMerkleBlock, mb)}
 	next, frames = s.matchedFrames(b, fb.Matched, 0, frames)
 	return frames, fb.Matched, next, nil
+}
+
+// matchPieceHashes bounds the work of one grant of the CPU meter while
+// matching a block: about this many element hashes (a transaction has
+// about eight elements, each hashed once per hash function of the
+// filter). The meter starts a piece only out of debt, so the wallet first
+// in line waits at most about one piece's time over the share, however
+// expensive the filter of the peer served before it.
+const matchPieceHashes = 1 << 16
+
+// piecesTxs is how many transactions of a block one grant matches with a
+// filter of hashFuncs hash functions.
+func pieceTxs(hashFuncs uint32) int {
+	return max(1, matchPieceHashes/(8*max(int(hashFuncs), 1)))
+}
+
+// match matches b against p's filter, a piece (pieceTxs transactions) per
+// grant of the CPU meter, and returns the filtered block; nil when the
+// filter was cleared or replaced meanwhile (no answer).
+func (s *Server) match(ctx context.Context, p *Peer, b *blockproxy.DecodedBlock) (*bloom.FilteredBlock, error) {
+	p.mu.Lock()
+	f := p.filter
+	p.mu.Unlock()
+	if f == nil {
+		return nil, nil
+	}
+	m := bloom.NewBlockMatcher(b.Block, b.Txids, f)
+	for {
+		done, err := s.work(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		p.mu.Lock()
+		current := p.filter == f
+		finished := current && m.Match(pieceTxs(f.HashFuncs()))
+		p.mu.Unlock()
+		done()
+		switch {
+		case !current: // filterclear or filterload raced in: no answer
+			return nil, nil
+		case finished:
+			return m.Result(), nil
+		}
+	}
 }
 
 // nextBatch is matchedFrames from b, which it releases.

@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/bloom"
+	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
 
 // Decoded-block bounds.
@@ -21,8 +23,9 @@ const (
 	// MaxDecodedBlock bounds what one decoded block and its txids take:
 	// the worst case is a block of 16,666 minimal 60-byte transactions
 	// (a megabyte without witness), about 7 MB decoded. Blocks are
-	// decoded one at a time (DecodedCache.decoding) and accounted once
-	// decoded, so at most one such block is outside the cache's bound.
+	// decoded one at a time (DecodedCache.decoding) and accounted before
+	// the slot is released, so at most one such block is outside the
+	// cache's bound.
 	MaxDecodedBlock = 4 * MaxBlockBytes
 )
 
@@ -34,6 +37,7 @@ type DecodedBlock struct {
 
 	hash chainhash.Hash
 	cost int64
+	rank cacheRank
 	refs int // pins, guarded by DecodedCache.mu
 	elem *list.Element
 }
@@ -76,9 +80,15 @@ type DecodedCache struct {
 	byHash   map[chainhash.Hash]*DecodedBlock
 	inflight map[chainhash.Hash]*decodeFetch
 	freed    chan struct{} // closed (and replaced) when bytes are released
-	// decoding is held from a block's decoding until its bytes are
-	// accounted: at most one decoded block is outside the bound.
-	decoding chan struct{}
+	// decoding's one slot is held from a block's decoding until its bytes
+	// are accounted (at most one decoded block is outside the bound), and
+	// while it is held nothing is waited for; it is granted to the peer
+	// with the least recent decoding (shares, by Requester.Peer).
+	decoding *peerpolicy.FairQueue
+	shares   *peerpolicy.ShareTable
+	// decoded, when set (by tests), is called with the requester of each
+	// decoding, in the order the slot was granted.
+	decoded func(Requester)
 	// pins counts the pins held (Get without Release yet).
 	pins int
 }
@@ -89,16 +99,26 @@ type decodeFetch struct {
 	err   error
 }
 
+// Decoding fairness: the decode slot's service (bytes decoded) halves
+// every decodeHalfLife, and the shares of this many idle peers are kept.
+const (
+	decodeHalfLife   = 10 * time.Second
+	decodeIdleShares = 1024
+)
+
 // NewDecodedCache returns a cache of at most max bytes of decoded blocks
-// that gets their encodings through proxy.
-func NewDecodedCache(proxy *Proxy, max int64) *DecodedCache {
+// that gets their encodings through proxy; clock is the decode slot's
+// fairness clock.
+func NewDecodedCache(proxy *Proxy, max int64, clock peerpolicy.Clock) *DecodedCache {
+	decoding := peerpolicy.NewFairQueue(1, decodeHalfLife, clock)
 	return &DecodedCache{
 		proxy:    proxy,
 		max:      max,
 		order:    list.New(),
 		byHash:   make(map[chainhash.Hash]*DecodedBlock),
 		inflight: make(map[chainhash.Hash]*decodeFetch),
-		decoding: make(chan struct{}, 1),
+		decoding: decoding,
+		shares:   peerpolicy.NewShareTable(decoding, decodeIdleShares),
 	}
 }
 
@@ -185,11 +205,13 @@ func (c *DecodedCache) Pinned() int {
 	return c.pins
 }
 
-// evictLocked drops unpinned blocks, oldest first, until need more bytes
-// fit (or nothing unpinned is left).
+// evictLocked drops unpinned blocks, blocks that are not recent first
+// (evictionVictim), until need more bytes fit (or nothing unpinned is
+// left).
 func (c *DecodedCache) evictLocked(need int64) {
 	for c.used+need > c.max && c.order.Len() > 0 {
-		b := c.order.Remove(c.order.Back()).(*DecodedBlock)
+		victim := evictionVictim(c.order, func(el *list.Element) cacheRank { return el.Value.(*DecodedBlock).rank })
+		b := c.order.Remove(victim).(*DecodedBlock)
 		b.elem = nil
 		delete(c.byHash, b.hash)
 		c.used -= b.cost
@@ -210,10 +232,7 @@ func (c *DecodedCache) signalLocked() {
 func (c *DecodedCache) reserve(ctx context.Context, n int64) error {
 	for {
 		c.mu.Lock()
-		held := c.used - c.unpinned // pinned blocks and reservations
-		if held+n <= c.max || held == 0 {
-			c.evictLocked(n)
-			c.used += n
+		if c.tryReserveLocked(n) {
 			c.mu.Unlock()
 			return nil
 		}
@@ -230,11 +249,36 @@ func (c *DecodedCache) reserve(ctx context.Context, n int64) error {
 	}
 }
 
+// tryReserveLocked takes n bytes if they fit now (reserve's rule).
+func (c *DecodedCache) tryReserveLocked(n int64) bool {
+	held := c.used - c.unpinned // pinned blocks and reservations
+	if held+n > c.max && held != 0 {
+		return false
+	}
+	c.evictLocked(n)
+	c.used += n
+	return true
+}
+
+// unreserve gives back n reserved bytes.
+func (c *DecodedCache) unreserve(n int64) {
+	if n == 0 {
+		return
+	}
+	c.mu.Lock()
+	c.used -= n
+	c.evictLocked(0)
+	c.signalLocked()
+	c.mu.Unlock()
+}
+
 // load gets the block's serialization through the block proxy (its cache
 // of encoded blocks, shared with getdata for blocks, else the node through
-// its fetch gate), decodes it and hashes its txids under the caller's CPU
-// meter, one block at a time, and accounts its bytes, waiting for room
-// before the next block may be decoded.
+// its fetch gate), then decodes it and hashes its txids under the
+// caller's CPU meter in r's turn at the decode slot. The slot is held
+// only while decoding and accounting, never while waiting: the meter is
+// taken before it, and a block that does not fit is dropped, the slot
+// released, and decoded again once its bytes, now known, are reserved.
 func (c *DecodedCache) load(ctx context.Context, r Requester, hash chainhash.Hash, work func(context.Context) (func(), error)) (*DecodedBlock, error) {
 	enc, witness, ok := c.proxy.peek(hash)
 	if !ok {
@@ -243,31 +287,64 @@ func (c *DecodedCache) load(ctx context.Context, r Requester, hash chainhash.Has
 			return nil, err
 		}
 	}
-	select {
-	case c.decoding <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	share, put := c.shares.Get(r.Peer)
+	defer put()
+	rank := rankOf(c.proxy.recency, hash)
+	var reserved int64
+	for {
+		b, fits, err := c.decode(ctx, r, share, hash, enc, witness, reserved, work)
+		if err != nil {
+			c.unreserve(reserved)
+			return nil, err
+		}
+		if fits {
+			b.rank = rank
+			return b, nil
+		}
+		if err := c.reserve(ctx, b.cost-reserved); err != nil {
+			c.unreserve(reserved)
+			return nil, err
+		}
+		reserved = b.cost
 	}
-	defer func() { <-c.decoding }()
+}
+
+// decode decodes the block under the caller's meter holding the decode
+// slot in share's turn, and accounts its bytes (reserved of them already
+// reserved) if they fit; a block that does not fit comes back with only
+// its cost to know.
+func (c *DecodedCache) decode(ctx context.Context, r Requester, share *peerpolicy.Share, hash chainhash.Hash, enc Encoded, witness bool, reserved int64, work func(context.Context) (func(), error)) (b *DecodedBlock, fits bool, err error) {
 	done, err := work(ctx)
 	if err != nil {
-		return nil, err
+		return nil, false, err
+	}
+	defer done()
+	if err := share.Acquire(ctx); err != nil {
+		return nil, false, err
+	}
+	var cost int64
+	defer func() { share.Release(float64(cost)) }()
+	if c.decoded != nil {
+		c.decoded(r)
 	}
 	blk, err := decodeBlock(enc.Payload, witness, c.proxy.pver)
 	if err != nil {
-		done()
-		return nil, fmt.Errorf("decode block %s: %w", hash, err)
+		return nil, false, fmt.Errorf("decode block %s: %w", hash, err)
 	}
 	if got := blk.BlockHash(); got != hash {
-		done()
-		return nil, fmt.Errorf("block %s decoded as %s", hash, got)
+		return nil, false, fmt.Errorf("block %s decoded as %s", hash, got)
 	}
-	b := &DecodedBlock{hash: hash, Block: blk, Txids: bloom.BlockTxids(blk), cost: decodedBlockCost(blk)}
-	done()
-	if err := c.reserve(ctx, b.cost); err != nil {
-		return nil, err
+	cost = decodedBlockCost(blk)
+	txids := bloom.BlockTxids(blk)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case reserved >= cost:
+		c.used -= reserved - cost
+	case !c.tryReserveLocked(cost - reserved):
+		return &DecodedBlock{hash: hash, cost: cost}, false, nil
 	}
-	return b, nil
+	return &DecodedBlock{hash: hash, Block: blk, Txids: txids, cost: cost}, true, nil
 }
 
 // decodeBlock decodes a block this proxy encoded.

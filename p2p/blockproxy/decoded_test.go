@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/bloom"
+	"github.com/cfindexd/cfindexd/p2p/peerpolicy"
 )
 
 // The decoded cache's accounting holds: what a decoded block and its txids
@@ -80,7 +82,7 @@ func TestDecodedCacheUnderLoad(t *testing.T) {
 	blks := testBlocks(120, 30, 13)
 	node := newMapNode(blks)
 	const bound = 256 << 10
-	cache := NewDecodedCache(New(node, NewGate(2, nil), 1<<20, testPVer), bound)
+	cache := NewDecodedCache(New(node, NewGate(2, nil), 1<<20, testPVer), bound, peerpolicy.WallClock(time.Now))
 	work := func(context.Context) (func(), error) { return func() {}, nil }
 	done := make(chan error, 12)
 	for i := range 12 {

@@ -29,6 +29,7 @@ type Proxy struct {
 	gate    *Gate
 	pver    uint32
 	maxSize int64 // cache bound in bytes of payload
+	recency Recency
 
 	mu       sync.Mutex
 	size     int64
@@ -53,6 +54,7 @@ type Encoded struct {
 type cachedBlock struct {
 	key   blockKey
 	block Encoded
+	rank  cacheRank
 }
 
 // blockFetch is one fetch in progress; done is closed when block/err are set.
@@ -75,6 +77,14 @@ func New(fetcher Fetcher, gate *Gate, cacheBytes int64, pver uint32) *Proxy {
 		byKey:    make(map[blockKey]*list.Element),
 		inflight: make(map[blockKey]*blockFetch),
 	}
+}
+
+// WithRecency makes the caches (this one of encoded blocks and the
+// DecodedCache over it) keep recent blocks ahead of others (see
+// evictionVictim); call it before the proxy is used. It returns c.
+func (c *Proxy) WithRecency(r Recency) *Proxy {
+	c.recency = r
+	return c
 }
 
 // Get returns the block's payload, with witnesses or without, from the
@@ -117,14 +127,15 @@ func (c *Proxy) get(ctx context.Context, r Requester, key blockKey) (Encoded, bo
 		}
 	}
 
-	f.block, f.err = c.fetch(ctx, r, key)
+	rank := rankOf(c.recency, key.hash)
+	f.block, f.err = c.fetch(ctx, r, key, rank.recent)
 	c.mu.Lock()
 	delete(c.inflight, key)
 	if f.err == nil && int64(len(f.block.Payload)) <= c.maxSize {
-		c.byKey[key] = c.order.PushFront(&cachedBlock{key: key, block: f.block})
+		c.byKey[key] = c.order.PushFront(&cachedBlock{key: key, block: f.block, rank: rank})
 		c.size += int64(len(f.block.Payload))
 		for c.size > c.maxSize {
-			old := c.order.Back()
+			old := evictionVictim(c.order, func(el *list.Element) cacheRank { return el.Value.(*cachedBlock).rank })
 			cb := old.Value.(*cachedBlock)
 			c.order.Remove(old)
 			delete(c.byKey, cb.key)
@@ -136,10 +147,14 @@ func (c *Proxy) get(ctx context.Context, r Requester, key blockKey) (Encoded, bo
 	return f.block, false, f.err
 }
 
-// fetch takes a slot of the gate in r's turn, fetches the block and
-// encodes it.
-func (c *Proxy) fetch(ctx context.Context, r Requester, key blockKey) (Encoded, error) {
-	release, err := c.gate.Acquire(ctx, r)
+// fetch takes a slot of the gate in r's turn (ahead of historical
+// fetches for a recent block), fetches the block and encodes it.
+func (c *Proxy) fetch(ctx context.Context, r Requester, key blockKey, recent bool) (Encoded, error) {
+	acquire := c.gate.Acquire
+	if recent {
+		acquire = c.gate.AcquireRecent
+	}
+	release, err := acquire(ctx, r)
 	if err != nil {
 		return Encoded{}, err
 	}
