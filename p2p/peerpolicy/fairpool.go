@@ -23,7 +23,7 @@ type FairPool struct {
 	mu      sync.Mutex
 	used    int64
 	ledger  serviceLedger
-	waiting accountHeap
+	waiting serviceHeap[*PoolAccount]
 	seq     uint64
 }
 
@@ -34,10 +34,8 @@ type PoolAccount struct {
 	granted chan struct{}
 
 	// Guarded by p.mu.
-	svc   serviceKey
-	need  int64  // the waiting take's units
-	index int    // in p.waiting; −1 when not waiting
-	seq   uint64 // arrival order, for ties
+	waitPlace
+	need int64 // the waiting take's units
 }
 
 // NewFairPool returns a pool of limit units whose service halves every
@@ -54,7 +52,7 @@ func (p *FairPool) Limit() int64 { return p.limit }
 func (p *FairPool) NewAccount() *PoolAccount {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return &PoolAccount{p: p, granted: make(chan struct{}, 1), svc: p.ledger.newKey(), index: -1}
+	return &PoolAccount{p: p, granted: make(chan struct{}, 1), waitPlace: waitPlace{svc: p.ledger.newKey(), index: -1}}
 }
 
 // Take takes n units (at most Limit) for the account if they can be
@@ -146,32 +144,4 @@ func (p *FairPool) Waiting() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.waiting)
-}
-
-// accountHeap is the waiting takes, least service first (then arrival).
-type accountHeap []*PoolAccount
-
-func (h accountHeap) Len() int { return len(h) }
-func (h accountHeap) Less(i, j int) bool {
-	if h[i].svc.key != h[j].svc.key {
-		return h[i].svc.key < h[j].svc.key
-	}
-	return h[i].seq < h[j].seq
-}
-func (h accountHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index, h[j].index = i, j
-}
-func (h *accountHeap) Push(x any) {
-	a := x.(*PoolAccount)
-	a.index = len(*h)
-	*h = append(*h, a)
-}
-func (h *accountHeap) Pop() any {
-	old := *h
-	a := old[len(old)-1]
-	old[len(old)-1] = nil
-	a.index = -1
-	*h = old[:len(old)-1]
-	return a
 }

@@ -29,7 +29,7 @@ type FairQueue struct {
 	mu      sync.Mutex
 	ledger  serviceLedger
 	running int
-	waiting shareHeap
+	waiting serviceHeap[*Share]
 	seq     uint64
 }
 
@@ -45,9 +45,7 @@ type Share struct {
 	granted chan struct{}
 
 	// Guarded by q.mu.
-	svc   serviceKey
-	index int    // in q.waiting; −1 when not waiting
-	seq   uint64 // arrival order, for ties
+	waitPlace
 }
 
 // NewFairQueue returns a queue of slots slots (at least one) whose
@@ -62,11 +60,10 @@ func (q *FairQueue) NewShare() *Share {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return &Share{
-		q:       q,
-		turn:    make(chan struct{}, 1),
-		granted: make(chan struct{}, 1),
-		svc:     q.ledger.newKey(),
-		index:   -1,
+		q:         q,
+		turn:      make(chan struct{}, 1),
+		granted:   make(chan struct{}, 1),
+		waitPlace: waitPlace{svc: q.ledger.newKey(), index: -1},
 	}
 }
 
@@ -166,32 +163,4 @@ func (q *FairQueue) Waiting() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return len(q.waiting)
-}
-
-// shareHeap is the waiting shares, least service first (then arrival).
-type shareHeap []*Share
-
-func (h shareHeap) Len() int { return len(h) }
-func (h shareHeap) Less(i, j int) bool {
-	if h[i].svc.key != h[j].svc.key {
-		return h[i].svc.key < h[j].svc.key
-	}
-	return h[i].seq < h[j].seq
-}
-func (h shareHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index, h[j].index = i, j
-}
-func (h *shareHeap) Push(x any) {
-	s := x.(*Share)
-	s.index = len(*h)
-	*h = append(*h, s)
-}
-func (h *shareHeap) Pop() any {
-	old := *h
-	s := old[len(old)-1]
-	old[len(old)-1] = nil
-	s.index = -1
-	*h = old[:len(old)-1]
-	return s
 }

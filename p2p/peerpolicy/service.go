@@ -82,3 +82,45 @@ func (l *serviceLedger) rescale(k *serviceKey) {
 		k.base = l.base
 	}
 }
+
+// waitPlace is what a waiter (a FairQueue's Share, a FairPool's
+// PoolAccount) keeps for its place among the waiting: its service, its
+// index in the heap (−1 when not waiting) and its arrival order, for ties.
+type waitPlace struct {
+	svc   serviceKey
+	index int
+	seq   uint64
+}
+
+func (w *waitPlace) place() *waitPlace { return w }
+
+// serviceHeap is a container/heap of waiters, least service first, then
+// first come.
+type serviceHeap[T interface{ place() *waitPlace }] []T
+
+func (h serviceHeap[T]) Len() int { return len(h) }
+func (h serviceHeap[T]) Less(i, j int) bool {
+	a, b := h[i].place(), h[j].place()
+	if a.svc.key != b.svc.key {
+		return a.svc.key < b.svc.key
+	}
+	return a.seq < b.seq
+}
+func (h serviceHeap[T]) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].place().index, h[j].place().index = i, j
+}
+func (h *serviceHeap[T]) Push(x any) {
+	w := x.(T)
+	w.place().index = len(*h)
+	*h = append(*h, w)
+}
+func (h *serviceHeap[T]) Pop() any {
+	old := *h
+	w := old[len(old)-1]
+	var zero T
+	old[len(old)-1] = zero
+	w.place().index = -1
+	*h = old[:len(old)-1]
+	return w
+}
