@@ -137,10 +137,14 @@ func (f *Follower) fetchRange(ctx context.Context, start, end uint32, reorg *pen
 	// waiting for a job: the round, and Run, hung for good.
 	workersDone := make(chan struct{})
 	var workers sync.WaitGroup
+	// The workers build silent-payment data from the plan's first height;
+	// the committer moves plan on as it attaches, so they take its start
+	// here, before any of them runs.
+	spOn, spFrom := plan.on, plan.from
 	for range f.cfg.Workers {
 		workers.Add(1)
 		work := f.recovering("fetch worker", func() error {
-			b := blockBuilders{spOn: plan.on, spFrom: plan.from}
+			b := blockBuilders{spOn: spOn, spFrom: spFrom}
 			var run []fetched
 			for job := range jobs {
 				var err error
