@@ -70,7 +70,7 @@ type Metrics struct {
 	// checked: stored values failing their checksum, and their repairs
 	// (store.go).
 	checked checkedMetrics
-	sp      spMetrics
+	sp      checkedMetrics
 
 	nodeTip     atomic.Int64 // -1 until the first NodeTip
 	nodeTipTime atomic.Int64 // Unix seconds of the node's tip block; valid once nodeTip >= 0
@@ -178,8 +178,15 @@ func New() *Metrics {
 
 	m.limits = newLimitMetrics(m.reg)
 	m.bloom = newBloomMetrics(m.reg)
-	m.checked = newCheckedMetrics(m.reg)
-	m.sp = newSPMetrics(m.reg)
+	m.checked = newCheckedMetrics(m.reg, "store",
+		"Stored filters, filter hashes, filter headers or cfilter checksums found failing their checksum (each counted once until repaired); none of them is served.",
+		"Heights whose filter was rebuilt from the node and rewritten after a checksum mismatch.")
+	// The silent-payment index's reach is read from the index at scrape
+	// time (WatchSilentPayments), since the follower and the backfill both
+	// move it; its damage and repairs are counted here.
+	m.sp = newCheckedMetrics(m.reg, "silentpay",
+		"Heights of the silent-payment index found holding a value that fails its checksum (each counted once until rebuilt); none of them is served.",
+		"Rewinds of the silent-payment index below a damaged height, whose blocks the background build then rebuilds from the node.")
 
 	m.serve = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 	return m

@@ -2,22 +2,22 @@ package metrics
 
 import "github.com/prometheus/client_golang/prometheus"
 
-// checkedMetrics count the stored values that fail their checksum and the
-// heights rewritten from the node.
+// checkedMetrics count the checked values of one kept structure (the
+// store, the silent-payment index) that fail their checksum, and what was
+// rebuilt from the node: <prefix>_checksum_mismatches_total and
+// <prefix>_repairs_total.
 type checkedMetrics struct {
 	mismatches prometheus.Counter
 	repairs    prometheus.Counter
 }
 
-func newCheckedMetrics(reg *prometheus.Registry) checkedMetrics {
+func newCheckedMetrics(reg *prometheus.Registry, prefix, mismatchesHelp, repairsHelp string) checkedMetrics {
 	m := checkedMetrics{
 		mismatches: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: metricsNamespace, Name: "store_checksum_mismatches_total",
-			Help: "Stored filters, filter hashes, filter headers or cfilter checksums found failing their checksum (each counted once until repaired); none of them is served.",
+			Namespace: metricsNamespace, Name: prefix + "_checksum_mismatches_total", Help: mismatchesHelp,
 		}),
 		repairs: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: metricsNamespace, Name: "store_repairs_total",
-			Help: "Heights whose filter was rebuilt from the node and rewritten after a checksum mismatch.",
+			Namespace: metricsNamespace, Name: prefix + "_repairs_total", Help: repairsHelp,
 		}),
 	}
 	reg.MustRegister(m.mismatches, m.repairs)
