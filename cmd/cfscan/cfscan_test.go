@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -127,32 +126,10 @@ func startDaemon(ctx context.Context, t *testing.T, node *btcdtest.Node, tip int
 	}
 	p2pAddr := l.Addr().String()
 	l.Close()
-	cmd := exec.Command(daemonBinary, "--chain=regtest", "--datadir="+t.TempDir(),
+	daemontest.Start(t, "cfindexd", daemonBinary, "--chain=regtest", "--datadir="+t.TempDir(),
 		"--rpcconnect="+host, "--rpcport="+port, "--rpcuser="+node.User(), "--rpcpassword="+node.Password(),
 		"--nodep2p="+node.P2PAddr(), "--httplisten=", "--listen="+p2pAddr, "--pollinterval=100ms",
 		"--logformat=json", "--loglevel=info")
-	cmd.Env = daemontest.Environ()
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := daemontest.NewLog()
-	logDone := make(chan struct{})
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		defer close(logDone)
-		log.Collect(stderr)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-logDone
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("cfindexd log:\n%s", strings.Join(log.Tail(30), "\n"))
-		}
-	})
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		if n, err := servedHeaders(ctx, p2pAddr, node); err == nil && n >= int(tip) {

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -50,32 +49,10 @@ func startSPDaemon(ctx context.Context, t *testing.T, node *btcdtest.Node, tip i
 	t.Helper()
 	host, port, _ := net.SplitHostPort(node.RPCHost())
 	d := spDaemon{http: "http://" + freeAddr(t), p2p: freeAddr(t)}
-	cmd := exec.Command(daemonBinary, "--chain=regtest", "--datadir="+t.TempDir(),
+	daemontest.Start(t, "cfindexd "+d.http, daemonBinary, "--chain=regtest", "--datadir="+t.TempDir(),
 		"--rpcconnect="+host, "--rpcport="+port, "--rpcuser="+node.User(), "--rpcpassword="+node.Password(),
 		"--nodep2p="+node.P2PAddr(), "--httplisten="+strings.TrimPrefix(d.http, "http://"), "--listen="+d.p2p,
 		"--pollinterval=100ms", "--silentpayments=true", "--logformat=json", "--loglevel=info")
-	cmd.Env = daemontest.Environ()
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := daemontest.NewLog()
-	logDone := make(chan struct{})
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		defer close(logDone)
-		log.Collect(stderr)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-logDone
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("cfindexd %s log:\n%s", d.http, strings.Join(log.Tail(30), "\n"))
-		}
-	})
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		var cps struct {

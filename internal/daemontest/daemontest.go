@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -99,4 +100,36 @@ func (l *Log) Tail(n int) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]string(nil), l.lines[max(0, len(l.lines)-n):]...)
+}
+
+// Start runs bin with args and Environ's environment, collects its log
+// (standard error) into the Log it returns, and stops it when the test
+// ends: killed, its log drained, and the last 30 lines logged if the test
+// failed, under name.
+func Start(t testing.TB, name, bin string, args ...string) *Log {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = Environ()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := NewLog()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	logDone := make(chan struct{})
+	go func() {
+		defer close(logDone)
+		log.Collect(stderr)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-logDone
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("%s log:\n%s", name, strings.Join(log.Tail(30), "\n"))
+		}
+	})
+	return log
 }
