@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"testing"
@@ -17,18 +16,7 @@ import (
 
 // btcdResponder runs btcd's v2 peer as the responder on conn.
 func btcdResponder(conn net.Conn, garbage int, decoys []int) (*v2transport.Peer, error) {
-	if err := conn.SetDeadline(time.Now().Add(testDeadline)); err != nil {
-		return nil, err
-	}
-	p := v2transport.NewPeer()
-	p.UseReadWriter(conn)
-	if err := p.RespondV2Handshake(garbage, v2transport.BitcoinNet(testNet)); err != nil {
-		return nil, fmt.Errorf("respond: %w", err)
-	}
-	if err := p.CompleteHandshake(false, decoys, v2transport.BitcoinNet(testNet)); err != nil {
-		return nil, fmt.Errorf("complete: %w", err)
-	}
-	return p, nil
+	return btcdPeer(conn, false, garbage, decoys)
 }
 
 // TestInteropWithBTCDResponder: Initiate against btcd's v2 peer as the

@@ -14,15 +14,25 @@ import (
 
 // btcdInitiator runs btcd's v2 peer as the initiator on conn.
 func btcdInitiator(conn net.Conn, garbage int, decoys []int) (*v2transport.Peer, error) {
+	return btcdPeer(conn, true, garbage, decoys)
+}
+
+// btcdPeer runs btcd's v2 peer on conn, as the initiator or the
+// responder, sending garbage bytes of garbage and decoys of those sizes.
+func btcdPeer(conn net.Conn, initiator bool, garbage int, decoys []int) (*v2transport.Peer, error) {
 	if err := conn.SetDeadline(time.Now().Add(testDeadline)); err != nil {
 		return nil, err
 	}
 	p := v2transport.NewPeer()
 	p.UseReadWriter(conn)
-	if err := p.InitiateV2Handshake(garbage); err != nil {
-		return nil, fmt.Errorf("initiate: %w", err)
+	if initiator {
+		if err := p.InitiateV2Handshake(garbage); err != nil {
+			return nil, fmt.Errorf("initiate: %w", err)
+		}
+	} else if err := p.RespondV2Handshake(garbage, v2transport.BitcoinNet(testNet)); err != nil {
+		return nil, fmt.Errorf("respond: %w", err)
 	}
-	if err := p.CompleteHandshake(true, decoys, v2transport.BitcoinNet(testNet)); err != nil {
+	if err := p.CompleteHandshake(initiator, decoys, v2transport.BitcoinNet(testNet)); err != nil {
 		return nil, fmt.Errorf("complete: %w", err)
 	}
 	return p, nil
