@@ -95,6 +95,11 @@ type Config struct {
 	// btcd's TLS.
 	RPCCert string `toml:"rpccert" path:"true" usage:"path of btcd's rpc.cert: the node's RPC is then HTTPS, trusting this certificate; empty = plain HTTP"`
 
+	// The read replica (replica.go): no node, a published layout and a
+	// primary cfindexd instead.
+	ReplicaSource  string `toml:"replicasource" usage:"read replica: base URL of a published layout (a bucket's or CDN's public URL, or another cfindexd's HTTP, e.g. http://primary:8384) to bootstrap the store from, checked before anything is served; with replicasource or replicaprimary cfindexd runs with no node"`
+	ReplicaPrimary string `toml:"replicaprimary" usage:"read replica: P2P host:port of the primary cfindexd to follow the tip from, as a BIP-157 light client; empty = poll replicasource's latest instead"`
+
 	// BIP-37 Bloom-filter serving (bloomconfig.go).
 	PeerBloomFilters bool    `toml:"peerbloomfilters" usage:"serve BIP-37 Bloom-filter wallets over P2P (NODE_BLOOM: filterload, filtered blocks, mempool); off as in Bitcoin Core"`
 	BloomMaxFPR      float64 `toml:"bloommaxfpr" usage:"refuse a Bloom filter whose estimated false-positive rate is above this (it matches nearly everything); 1 accepts every filter"`

@@ -20,6 +20,9 @@ func (c *Config) validate() error {
 		return err
 	}
 	c.Chain = nw.Name
+	if err := c.validateReplica(); err != nil {
+		return err
+	}
 	if c.DataDir == "" {
 		return errors.New("datadir: must not be empty")
 	}

@@ -57,6 +57,9 @@ func runDaemon(ctx context.Context, cfg Config, confFile string, log zerolog.Log
 // (nodeSupervisor). Every goroutine the daemon owns runs guarded: a panic
 // in one is logged and stops the daemon with one line.
 func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile string, log zerolog.Logger, reindex bool) (err error) {
+	if cfg.replicaMode() {
+		return runReplicaOn(ctx, cfg, nw, confFile, log, reindex)
+	}
 	started := time.Now()
 	if err := checkFDLimit(cfg); err != nil {
 		return err
