@@ -102,3 +102,23 @@ func chainFilters(first uint32, prevFilterHeader chainhash.Hash, filters [][]byt
 	}
 	return hashes, nil
 }
+
+// chainFilterHashes checks each filter against the filter hash a peer sent
+// for it (cfheaders carries filter hashes) and returns the filter headers
+// chained from prevFilterHeader. Errors wrap ErrInvalidChain and give the
+// height (first is the first filter's).
+func chainFilterHashes(first uint32, prevFilterHeader chainhash.Hash, filters [][]byte, filterHashes []chainhash.Hash) ([]chainhash.Hash, error) {
+	if len(filters) != len(filterHashes) {
+		return nil, fmt.Errorf("%w: %d filters for %d filter hashes", ErrInvalidChain, len(filters), len(filterHashes))
+	}
+	out := make([]chainhash.Hash, len(filters))
+	prev := prevFilterHeader
+	for i, f := range filters {
+		if got := headers.FilterHash(f); got != filterHashes[i] {
+			return nil, fmt.Errorf("%w: height %d: the filter hashes to %s, cfheaders says %s", ErrInvalidChain, first+uint32(i), got, filterHashes[i])
+		}
+		prev = headers.FilterHeaderFromHash(filterHashes[i], prev)
+		out[i] = prev
+	}
+	return out, nil
+}

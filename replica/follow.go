@@ -57,7 +57,8 @@ type FollowConfig struct {
 // Follower keeps the store at its primary's tip as a BIP-157 light client
 // of the primary: getheaders from the store's locator, getcfheaders and
 // getcfilters for the new headers, each checked (links, proof of work,
-// difficulty, the filter-header chain from the store's), then committed;
+// difficulty; each filter against the filter hash cfheaders sent for it,
+// chained from the store's filter header), then committed;
 // a branch that forks below the tip with more work replaces the stored
 // one through store.Reorg.
 type Follower struct {
@@ -234,12 +235,12 @@ func (f *Follower) filters(ctx context.Context, peer *p2pclient.Peer, fork uint3
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errStore, err)
 	}
-	prevFH, fhs, err := peer.GetCFHeaders(ctx, fork+1, hashes[len(hashes)-1])
+	prevFH, filterHashes, err := peer.GetCFHeaders(ctx, fork+1, hashes[len(hashes)-1])
 	if err != nil {
 		return nil, err
 	}
-	if prevFH != below.FilterHeader || len(fhs) != len(hdrs) {
-		return nil, fmt.Errorf("%w: the primary's cfheaders start from %s with %d headers; the store's filter header at %d is %s, %d blocks asked", ErrInvalidChain, prevFH, len(fhs), fork, below.FilterHeader, len(hdrs))
+	if prevFH != below.FilterHeader || len(filterHashes) != len(hdrs) {
+		return nil, fmt.Errorf("%w: the primary's cfheaders start from %s with %d filter hashes; the store's filter header at %d is %s, %d blocks asked", ErrInvalidChain, prevFH, len(filterHashes), fork, below.FilterHeader, len(hdrs))
 	}
 	filters := make([][]byte, 0, len(hdrs))
 	for i := 0; i < len(hdrs); i += maxFiltersPerAsk {
@@ -250,7 +251,7 @@ func (f *Follower) filters(ctx context.Context, peer *p2pclient.Peer, fork uint3
 		}
 		filters = append(filters, got...)
 	}
-	filterHashes, err := chainFilters(fork+1, prevFH, filters, fhs)
+	fhs, err := chainFilterHashes(fork+1, prevFH, filters, filterHashes)
 	if err != nil {
 		return nil, fmt.Errorf("primary's filters: %w", err)
 	}
@@ -267,7 +268,7 @@ func (f *Follower) filters(ctx context.Context, peer *p2pclient.Peer, fork uint3
 func (f *Follower) genesis(ctx context.Context, peer *p2pclient.Peer) error {
 	params := f.cfg.Network.Params
 	hash := *params.GenesisHash
-	prevFH, fhs, err := peer.GetCFHeaders(ctx, 0, hash)
+	prevFH, filterHashes, err := peer.GetCFHeaders(ctx, 0, hash)
 	if err != nil {
 		return err
 	}
@@ -275,15 +276,15 @@ func (f *Follower) genesis(ctx context.Context, peer *p2pclient.Peer) error {
 	if err != nil {
 		return err
 	}
-	if prevFH != (chainhash.Hash{}) || len(fhs) != 1 {
-		return fmt.Errorf("%w: the primary's cfheaders for genesis start from %s with %d headers", ErrInvalidChain, prevFH, len(fhs))
+	if prevFH != (chainhash.Hash{}) {
+		return fmt.Errorf("%w: the primary's cfheaders for genesis start from %s", ErrInvalidChain, prevFH)
 	}
-	fh, err := chainFilters(0, prevFH, filters, fhs)
+	fhs, err := chainFilterHashes(0, prevFH, filters, filterHashes)
 	if err != nil {
 		return fmt.Errorf("primary's genesis filter: %w", err)
 	}
 	hdr := params.GenesisBlock.Header
-	rec := store.BlockRecord{Height: 0, Hash: hash, Header: hdr, Filter: filters[0], FilterHeader: fhs[0], FilterHash: fh[0]}
+	rec := store.BlockRecord{Height: 0, Hash: hash, Header: hdr, Filter: filters[0], FilterHeader: fhs[0], FilterHash: filterHashes[0]}
 	if err := f.cfg.Store.CommitBatch([]store.BlockRecord{rec}); err != nil {
 		return fmt.Errorf("%w: %w", errStore, err)
 	}
