@@ -16,7 +16,7 @@ import (
 
 // sharedChain is mined once for the package's tests: two whole ranges and
 // a few heights of a third.
-var sharedChain = sync.OnceValue(func() *testChain { return mineChain(2*layouttest.RangeSize+10) })
+var sharedChain = sync.OnceValue(func() *testChain { return mineChain(2*layouttest.RangeSize + 10) })
 
 func newSource(t testing.TB, url string) *source.Client {
 	t.Helper()
