@@ -151,6 +151,8 @@ func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile
 	}
 	httpServer, err := httpapi.New(httpLimits(cfg, httpapi.Config{
 		Net:              nw.Params.Net,
+		NetName:          nw.Name,
+		Genesis:          *nw.Params.GenesisHash,
 		ReorgSafetyDepth: uint32(cfg.ReorgSafetyDepth),
 		ReadyMaxLag:      uint32(cfg.ReadyBlocks),
 		ReadyMaxTipAge:   maxTipAge,
