@@ -127,12 +127,7 @@ func (s *Server) rangeRead(fn func(rangefile.Reader) error) error {
 
 // tweakIndex returns the silent-payment index as rangefile reads it; nil
 // when it is off.
-func (s *Server) tweakIndex() rangefile.TweakIndex {
-	if s.cfg.SilentPayments == nil {
-		return nil
-	}
-	return spTweakIndex{s.cfg.SilentPayments}
-}
+func (s *Server) tweakIndex() rangefile.TweakIndex { return RangeTweaks(s.cfg.SilentPayments) }
 
 // rangeReader adapts a ChainReader to rangefile.Reader.
 type rangeReader struct{ ChainReader }
@@ -177,4 +172,17 @@ func (x spTweakIndex) BlockTweaks(start, end uint32) ([]rangefile.BlockTweaks, e
 func isLayoutPath(p string) bool {
 	return strings.HasPrefix(p, "/headers/") || strings.HasPrefix(p, "/filter-headers/") ||
 		strings.HasPrefix(p, "/filters/") || p == "/manifest.json" || p == "/latest"
+}
+
+// RangeReader returns v as rangefile reads a chain: the adapter the
+// layout routes use, for a publisher that must read the same bytes.
+func RangeReader(v ChainReader) rangefile.Reader { return rangeReader{v} }
+
+// RangeTweaks returns sp as rangefile reads the silent-payment index; nil
+// for a nil sp.
+func RangeTweaks(sp SPIndex) rangefile.TweakIndex {
+	if sp == nil {
+		return nil
+	}
+	return spTweakIndex{sp}
 }
