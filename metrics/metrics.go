@@ -80,8 +80,8 @@ type Metrics struct {
 	reach       atomic.Pointer[reachability]
 	// publish: the bucket publisher's metrics, nil until WatchPublish
 	// (publish.go).
-	publish atomic.Pointer[publishMetrics]
-	prevouts    atomic.Pointer[func() (fromCache, fromNode uint64)]
+	publish  atomic.Pointer[publishMetrics]
+	prevouts atomic.Pointer[func() (fromCache, fromNode uint64)]
 
 	now  func() time.Time
 	mu   sync.Mutex // guards rate
