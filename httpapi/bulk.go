@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +10,7 @@ import (
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 
-	"github.com/cfindexd/cfindexd/internal/wirescan"
+	"github.com/cfindexd/cfindexd/rangefile"
 )
 
 // The bulk files are flat binary files by height, for the basic filter
@@ -46,8 +45,8 @@ import (
 
 // Record sizes of the flat bulk files.
 const (
-	blockHeaderSize  = 80
-	filterHeaderSize = chainhash.HashSize
+	blockHeaderSize  = rangefile.BlockHeaderSize
+	filterHeaderSize = rangefile.FilterHeaderSize
 	// filtersChunk is how many filters one store read fetches while a
 	// filters file streams; it bounds the memory of one download to twice
 	// that many filters (MemoryBound).
@@ -86,17 +85,15 @@ func readHeaders(v ChainReader, a, b uint32, prev chainhash.Hash, dst []byte) ([
 	if prev != (chainhash.Hash{}) && len(hs) > 0 && hs[0].PrevBlock != prev {
 		return dst, prev, fmt.Errorf("headers at %d: %w", a, ErrViewChanged)
 	}
-	buf := bytes.NewBuffer(dst)
-	for i := range hs {
-		if err := hs[i].Serialize(buf); err != nil {
-			return dst, prev, fmt.Errorf("serialize header %d: %w", a+uint32(i), err)
-		}
+	dst, err = rangefile.AppendHeaders(dst, hs)
+	if err != nil {
+		return dst, prev, fmt.Errorf("headers at %d: %w", a, err)
 	}
 	last := prev
 	if len(hs) > 0 {
 		last = hs[len(hs)-1].BlockHash()
 	}
-	return buf.Bytes(), last, nil
+	return dst, last, nil
 }
 
 func readFilterHeaders(v ChainReader, a, b uint32, prev chainhash.Hash, dst []byte) ([]byte, chainhash.Hash, error) {
@@ -104,10 +101,7 @@ func readFilterHeaders(v ChainReader, a, b uint32, prev chainhash.Hash, dst []by
 	if err != nil {
 		return dst, prev, err
 	}
-	for _, fh := range fhs {
-		dst = append(dst, fh[:]...)
-	}
-	return dst, prev, nil
+	return rangefile.AppendFilterHeaders(dst, fhs), prev, nil
 }
 
 func readFilters(v ChainReader, a, b uint32, prev chainhash.Hash, dst []byte) ([]byte, chainhash.Hash, error) {
@@ -119,8 +113,7 @@ func readFilters(v ChainReader, a, b uint32, prev chainhash.Hash, dst []byte) ([
 		return dst, prev, fmt.Errorf("filters at %d: %w", a, ErrViewChanged)
 	}
 	for _, r := range recs {
-		dst = wirescan.AppendCompactSize(dst, uint64(len(r.Filter)))
-		dst = append(dst, r.Filter...)
+		dst = rangefile.AppendFilter(dst, r.Filter)
 	}
 	last := prev
 	if len(recs) > 0 {
@@ -145,10 +138,12 @@ func (s *Server) bulkFileOf(t target, start uint32) bulkFile {
 	switch t.route {
 	case routeSPTweaks, routeSPFiles:
 		return s.spFile(t, start)
-	case routeBulkHeaders:
+	case routeBulkHeaders, routeRangeHeaders:
 		return headersFile
-	case routeBulkFilterHeaders:
+	case routeBulkFilterHeaders, routeRangeFilterHeaders:
 		return fheadersFile
+	case routeRangeImport:
+		return s.neutrinoFile(t.layoutFilters, start)
 	case routeNeutrinoBlockHeaders:
 		return s.neutrinoFile(false, start)
 	case routeNeutrinoFilterHeaders:
@@ -211,9 +206,12 @@ func (s *Server) serveBulkFile(w *minRateWriter, r *http.Request, t target) {
 	sendsBody := r.Method != http.MethodHead
 	err := s.view.Read(func(v ChainReader) error {
 		tip, have := v.Tip()
-		if t.route == routeSPTweaks || t.route == routeSPFiles {
+		switch {
+		case t.route == routeSPTweaks || t.route == routeSPFiles:
 			b.start, b.end, b.final, b.refusal = s.spRange(t, tip, have)
-		} else {
+		case t.route.isLayoutFile():
+			b.start, b.end, b.final, b.refusal = layoutRange(t, tip, have, s.cfg.ReorgSafetyDepth)
+		default:
 			b.start, b.end, b.final, b.refusal = bulkRange(t, tip, have, s.cfg.ReorgSafetyDepth)
 		}
 		if b.refusal != "" {
@@ -249,6 +247,9 @@ func (s *Server) serveBulkFile(w *minRateWriter, r *http.Request, t target) {
 		return
 	}
 	etag := setCaching(w, b.etag, b.final, s.cfg.NearTipMaxAge)
+	if t.route == routeRangeImport {
+		w.Header().Set("Cache-Control", rangefile.MutableCacheControl)
+	}
 	w.Header().Set("Content-Type", ctBinary)
 	if notModified(r, etag) {
 		w.WriteHeader(http.StatusNotModified)

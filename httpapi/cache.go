@@ -10,10 +10,12 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
+
+	"github.com/cfindexd/cfindexd/rangefile"
 )
 
 // immutableCacheControl lets browsers and CDNs keep a final range forever.
-const immutableCacheControl = "public, max-age=31536000, immutable"
+const immutableCacheControl = rangefile.ImmutableCacheControl
 
 // bulkETag names the content of a bulk file. The block hash at end commits
 // to every header up to end, and the filter header at end to every filter

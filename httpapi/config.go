@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 )
 
@@ -40,6 +41,11 @@ type Config struct {
 	// (wire.MainNet, wire.TestNet3, wire.TestNet, ...). Zero means
 	// wire.MainNet.
 	Net wire.BitcoinNet
+	// NetName and Genesis name the chain in /manifest.json (the netparams
+	// name and the genesis block's hash). An empty NetName turns
+	// /manifest.json and /latest off (404).
+	NetName string
+	Genesis chainhash.Hash
 
 	// ReorgSafetyDepth: a bulk range whose last height has at least this
 	// many blocks on top of it is treated as final and served with a

@@ -34,6 +34,12 @@ const (
 	routeSPFiles
 	routeSPCheckpoints
 	routeBlindBit
+	routeRangeHeaders
+	routeRangeFilterHeaders
+	routeRangeFilters
+	routeRangeImport
+	routeManifest
+	routeLatest
 )
 
 var routeNames = [...]string{
@@ -58,6 +64,12 @@ var routeNames = [...]string{
 	routeSPFiles:               "sp_files",
 	routeSPCheckpoints:         "sp_checkpoints",
 	routeBlindBit:              "blindbit",
+	routeRangeHeaders:          "range_headers",
+	routeRangeFilterHeaders:    "range_filterheaders",
+	routeRangeFilters:          "range_filters",
+	routeRangeImport:           "range_import",
+	routeManifest:              "manifest",
+	routeLatest:                "latest",
 }
 
 func (r route) String() string { return routeNames[r] }
@@ -123,6 +135,8 @@ type target struct {
 	ranged     bool
 	badReason  string // routeBulkBad
 	sp         spTarget
+	// layoutFilters: routeRangeImport names the filter-header file.
+	layoutFilters bool
 }
 
 // parseTarget maps an escaped request path and its raw query to a target.
@@ -140,6 +154,10 @@ func parseTarget(path, rawQuery string) target {
 		return parseSP(path[len("/sp/"):])
 	case strings.HasPrefix(path, blindBitPrefix):
 		return parseBlindBit(path[len(blindBitPrefix):], rawQuery)
+	case isLayoutPath(path):
+		if t, ok := parseLayout(path); ok {
+			return t
+		}
 	}
 	switch path {
 	case "/metrics":

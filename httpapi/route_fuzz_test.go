@@ -23,12 +23,14 @@ func FuzzParsePath(f *testing.F) {
 		"/bulk/filterheaders/4294966000-4294967295.bin", "/bulk/index.json", "/metrics", "/readyz",
 		"/sp/tweaks/3750/2000", "/sp/tweaks/601/0", "/sp/headers/0", "/sp/tweakdata/4294966000", "/sp/checkpoints",
 		"/blindbit/tweaks/5?dustLimit=600&dustLimit=x", "/blindbit/filter/new-utxos/7", "/blindbit/tweak-index/%35?dustLimit=%zz",
+		"/headers/2000", "/filter-headers/0", "/filters/4294966000", "/headers/import/latest", "/filter-headers/import/latest",
+		"/manifest.json", "/latest", "/headers/import/0", "/filters/00",
 	} {
 		f.Add(s)
 	}
 	chain := synthChain(f, 30, 3)
 	h := newTestServer(f, recordedView(f), Config{}).Handler()
-	sp := newTestServer(f, synthView(f, chain), Config{SilentPayments: newFakeSP(chain, 1, 5)}).Handler()
+	sp := newTestServer(f, synthView(f, chain), Config{SilentPayments: newFakeSP(chain, 1, 5), NetName: "regtest"}).Handler()
 	known := map[int]bool{200: true, 304: true, 400: true, 404: true, 405: true, 414: true, 503: true}
 
 	f.Fuzz(func(t *testing.T, raw string) {
@@ -53,6 +55,10 @@ func FuzzParsePath(f *testing.F) {
 		case routeBlindBit:
 			if tg.sp.blindBit == "" {
 				t.Fatalf("blindbit target without an endpoint: %+v", tg)
+			}
+		case routeRangeHeaders, routeRangeFilterHeaders, routeRangeFilters:
+			if tg.start%BulkInterval != 0 || tg.end != tg.start+BulkInterval-1 {
+				t.Fatalf("accepted layout range %d-%d", tg.start, tg.end)
 			}
 		case routeNeutrinoBlockHeaders, routeNeutrinoFilterHeaders:
 			if tg.ranged && tg.end < tg.start {

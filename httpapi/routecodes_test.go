@@ -9,8 +9,8 @@ import (
 // code RouteCodes gives that route, and reported under its label; every
 // route is covered.
 func TestRouteCodes(t *testing.T) {
-	chain := synthChain(t, 120, 7)
-	s := newTestServer(t, synthView(t, chain), Config{SilentPayments: newFakeSP(chain, 1, 5)})
+	chain := synthChain(t, 2010, 7)
+	s := newTestServer(t, synthView(t, chain), Config{SilentPayments: newFakeSP(chain, 1, 5), ReorgSafetyDepth: 6, NetName: "regtest"})
 	h := s.Handler()
 	hash := chain[5].Hash.String()
 	requests := map[string]string{
@@ -35,6 +35,12 @@ func TestRouteCodes(t *testing.T) {
 		"sp_files":                    "/sp/headers/0",
 		"sp_checkpoints":              "/sp/checkpoints",
 		"blindbit":                    "/blindbit/tweaks/5?dustLimit=1000",
+		"range_headers":               "/headers/0",
+		"range_filterheaders":         "/filter-headers/0",
+		"range_filters":               "/filters/0",
+		"range_import":                "/filter-headers/import/latest",
+		"manifest":                    "/manifest.json",
+		"latest":                      "/latest",
 	}
 	s.testMetrics().NodeTip(120, chain[120].Header.Timestamp)
 	s.testMetrics().NodeReachable(nil)

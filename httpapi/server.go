@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cfindexd/cfindexd/httpapi/corerest"
+	"github.com/cfindexd/cfindexd/rangefile"
 )
 
 // Server is the HTTP server: Core-compatible REST filter endpoints, bulk
@@ -25,7 +26,8 @@ type Server struct {
 	metrics   Metrics
 	log       zerolog.Logger
 	bulkSlots *bulkSlots
-	now       func() time.Time // the clock of /readyz's tip age
+	catalog   *rangefile.Catalog // /manifest.json and /latest
+	now       func() time.Time   // the clock of /readyz's tip age
 }
 
 // New checks cfg (zero fields take the defaults) and returns a server over
@@ -47,6 +49,7 @@ func New(cfg Config, view ChainView, metrics Metrics, log zerolog.Logger) (*Serv
 		metrics:   metrics,
 		log:       log.With().Str("component", "http").Logger(),
 		bulkSlots: newBulkSlots(cfg.MaxBulkInFlight, cfg.MaxBulkPerAddr, metrics.HTTPBulkInFlight),
+		catalog:   rangefile.NewCatalog(rangefile.Network{Name: cfg.NetName, Net: cfg.Net, Genesis: cfg.Genesis}),
 		now:       time.Now,
 	}, nil
 }
@@ -162,7 +165,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		corerest.Serve(body, t.rest, restChain{s.view}, s.internalError)
 	case routeBulkIndex:
 		s.serveBulkIndex(body)
-	case routeBulkHeaders, routeBulkFilterHeaders, routeBulkFilters, routeNeutrinoBlockHeaders, routeNeutrinoFilterHeaders:
+	case routeBulkHeaders, routeBulkFilterHeaders, routeBulkFilters, routeNeutrinoBlockHeaders, routeNeutrinoFilterHeaders,
+		routeRangeHeaders, routeRangeFilterHeaders, routeRangeFilters, routeRangeImport:
 		// Public chain data: let browser wallets fetch it cross-origin.
 		body.Header().Set("Access-Control-Allow-Origin", "*")
 		bulk = true
@@ -171,6 +175,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		body.Header().Set("Access-Control-Allow-Origin", "*")
 		bulk = true
 		s.serveSPRoute(body, r, t, began)
+	case routeManifest, routeLatest:
+		body.Header().Set("Access-Control-Allow-Origin", "*")
+		bulk = true
+		s.serveBulkRoute(body, r, began, func() { s.serveLayoutDocument(body, t) })
 	case routeBulkBad:
 		writeText(body, http.StatusBadRequest, t.badReason)
 	case routeMetrics:

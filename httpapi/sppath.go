@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/cfindexd/cfindexd/rangefile"
 )
 
 // spTarget is the silent-payment part of a parsed request: which file or
@@ -27,9 +29,6 @@ const (
 	spFileFilters                     // /sp/filters/<start>
 	spFileHeaders                     // /sp/headers/<start>
 )
-
-// spDustLevels are block-dn's dust levels in satoshis.
-var spDustLevels = [...]uint64{0, 600, 1000, 3750}
 
 // blindBitPrefix is where the BlindBit Oracle v1 endpoints live: a
 // BlindBit client is given http://host:port/blindbit as its base URL.
@@ -59,7 +58,7 @@ func parseSP(p string) target {
 			return target{route: routeNotFound}
 		}
 		dust, ok := parseHeight(level)
-		if !ok || !slices.Contains(spDustLevels[:], uint64(dust)) {
+		if !ok || !slices.Contains(rangefile.DustLevels[:], uint64(dust)) {
 			return bad("dust limit must be one of 0, 600, 1000, 3750")
 		}
 		t.route, t.sp.file, t.sp.dust = routeSPTweaks, spFileTweaks, uint64(dust)

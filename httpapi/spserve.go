@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 
 	"github.com/cfindexd/cfindexd/internal/wirescan"
+	"github.com/cfindexd/cfindexd/rangefile"
 )
 
 // The silent-payment range files (/sp/tweaks/<dust>/<start>, block-dn's;
@@ -20,9 +20,7 @@ import (
 
 // Sizes of the silent-payment files.
 const (
-	blockDNHeaderSize = 18
-	blockDNTypeTweaks = 2
-	spHeaderRecord    = 4 * chainhash.HashSize
+	spHeaderRecord = 4 * chainhash.HashSize
 	// spChunk is how many blocks one store read fetches while a tweak or
 	// filter file streams (memory.go).
 	spChunk = 8
@@ -72,8 +70,8 @@ func (s *Server) spFile(t target, start uint32) bulkFile {
 	switch t.sp.file {
 	case spFileTweaks:
 		f.kind = "sptweaks-" + strconv.FormatUint(t.sp.dust, 10)
-		f.prefix = appendBlockDNHeader(nil, uint32(s.cfg.Net), start, t.sp.dust)
-		f.read = spReader(sp, sp.SPTweaks, func(dst []byte, b *SPBlock) []byte { return appendBlockDNRecord(dst, b.Tweaks, t.sp.dust) })
+		f.prefix = rangefile.AppendBlockDNHeader(nil, uint32(s.cfg.Net), start, t.sp.dust)
+		f.read = spReader(sp, sp.SPTweaks, func(dst []byte, b *SPBlock) []byte { return rangefile.AppendBlockDNRecord(dst, b.Tweaks, t.sp.dust) })
 	case spFileTweakData:
 		f.kind = "sptweakdata"
 		f.read = spReader(sp, sp.SPTweaks, func(dst []byte, b *SPBlock) []byte {
@@ -124,33 +122,6 @@ func spReader(sp SPIndex, fetch func(start, end uint32) ([]SPBlock, error), appe
 		}
 		return dst, hash, nil
 	}
-}
-
-// appendBlockDNHeader appends block-dn's 18-byte file header.
-func appendBlockDNHeader(dst []byte, magic, start uint32, dust uint64) []byte {
-	dst = binary.LittleEndian.AppendUint32(dst, magic)
-	dst = append(dst, 0, blockDNTypeTweaks)
-	dst = binary.LittleEndian.AppendUint32(dst, start)
-	return binary.LittleEndian.AppendUint64(dst, dust)
-}
-
-// appendBlockDNRecord appends one block's block-dn record: the count and
-// the points of the tweaks whose largest taproot output is worth more than
-// dust, in transaction order.
-func appendBlockDNRecord(dst []byte, tweaks []SPTweak, dust uint64) []byte {
-	n := 0
-	for i := range tweaks {
-		if tweaks[i].MaxValue > dust {
-			n++
-		}
-	}
-	dst = wirescan.AppendCompactSize(dst, uint64(n))
-	for i := range tweaks {
-		if tweaks[i].MaxValue > dust {
-			dst = append(dst, tweaks[i].Point[:]...)
-		}
-	}
-	return dst
 }
 
 // appendSPHeader appends one /sp/headers record.

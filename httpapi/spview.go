@@ -1,13 +1,14 @@
 package httpapi
 
-import "github.com/btcsuite/btcd/chainhash/v2"
+import (
+	"github.com/btcsuite/btcd/chainhash/v2"
+
+	"github.com/cfindexd/cfindexd/rangefile"
+)
 
 // SPTweak is one transaction's tweak input_hash·A and the largest value
 // among its taproot outputs, which the dust levels compare.
-type SPTweak struct {
-	Point    [33]byte
-	MaxValue uint64
-}
+type SPTweak = rangefile.Tweak
 
 // SPBlock is one block's entry in the silent-payment index
 // (docs/silent-payments.md). A read fills in the parts it was asked for.

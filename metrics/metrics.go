@@ -78,7 +78,10 @@ type Metrics struct {
 	// the index is empty or not yet read.
 	indexedTime atomic.Int64
 	reach       atomic.Pointer[reachability]
-	prevouts    atomic.Pointer[func() (fromCache, fromNode uint64)]
+	// publish: the bucket publisher's metrics, nil until WatchPublish
+	// (publish.go).
+	publish  atomic.Pointer[publishMetrics]
+	prevouts atomic.Pointer[func() (fromCache, fromNode uint64)]
 
 	now  func() time.Time
 	mu   sync.Mutex // guards rate

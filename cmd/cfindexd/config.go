@@ -14,6 +14,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/cfindexd/cfindexd/cmd/cfindexd/internal/publishwire"
 	"github.com/cfindexd/cfindexd/httpapi"
 	"github.com/cfindexd/cfindexd/mempool"
 	"github.com/cfindexd/cfindexd/p2p"
@@ -108,6 +109,15 @@ type Config struct {
 	MempoolMirror    int     `toml:"mempoolmirror" usage:"MiB of the node's mempool mirrored to answer BIP-37 mempool requests and announce matching transactions (peerbloomfilters); 0 = none"`
 	ZMQPubRawTx      string  `toml:"zmqpubrawtx" usage:"node's zmqpubrawtx endpoint, e.g. tcp://127.0.0.1:28333: mempool transactions arrive with their bytes (needs zmqpubsequence)"`
 	ZMQPubSequence   string  `toml:"zmqpubsequence" usage:"node's zmqpubsequence endpoint: the mempool mirror follows the node's mempool by notification instead of polling getrawmempool every second"`
+
+	// Publishing final ranges to an S3-compatible bucket (publishwire).
+	S3Endpoint  string `toml:"s3endpoint" usage:"host[:port] of the S3 API to publish final ranges to (s3.amazonaws.com, <account>.r2.cloudflarestorage.com, 127.0.0.1:9000); needs s3bucket"`
+	S3Bucket    string `toml:"s3bucket" usage:"bucket to publish every final range, the neutrino import files, manifest.json and latest to; empty = no publishing"`
+	S3Region    string `toml:"s3region" usage:"the bucket's region; empty = AWS_REGION, else asked of the server"`
+	S3Prefix    string `toml:"s3prefix" usage:"object names start with <s3prefix>/ (no leading or trailing slash); empty = at the bucket's root"`
+	S3Insecure  bool   `toml:"s3insecure" usage:"speak plain HTTP to s3endpoint (MinIO on loopback) instead of HTTPS"`
+	S3AccessKey string `toml:"s3accesskey" usage:"access key of the bucket; empty = the AWS environment (AWS_ACCESS_KEY_ID, ~/.aws/credentials, the instance role)"`
+	S3SecretKey string `toml:"s3secretkey" usage:"secret key of the bucket, with s3accesskey"`
 
 	// Load on the node and memory.
 	RPCThreads  int `toml:"rpcthreads" usage:"the node's -rpcthreads: getblock-3 mode keeps one fewer requests in flight; 0 = Core's default for its version (4, or 16 since v29)"`
@@ -449,4 +459,10 @@ func configDone(prog string, err error, stdout, stderr io.Writer) (code int, don
 		return 2, true
 	}
 	return 0, false
+}
+
+// s3Keys are the publisher's keys.
+func (c *Config) s3Keys() publishwire.Keys {
+	return publishwire.Keys{Endpoint: c.S3Endpoint, Bucket: c.S3Bucket, Region: c.S3Region, Prefix: c.S3Prefix,
+		Insecure: c.S3Insecure, AccessKey: c.S3AccessKey, SecretKey: c.S3SecretKey}
 }

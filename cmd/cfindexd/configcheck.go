@@ -114,6 +114,9 @@ func (c *Config) validate() error {
 	if err := c.validateBloom(); err != nil {
 		return err
 	}
+	if err := c.s3Keys().Check(); err != nil {
+		return err
+	}
 	switch c.LogLevel {
 	case "trace", "debug", "info", "warn", "error":
 	default:

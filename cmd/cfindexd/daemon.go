@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/cfindexd/cfindexd/cmd/cfindexd/internal/publishwire"
 	"github.com/cfindexd/cfindexd/httpapi"
 	"github.com/cfindexd/cfindexd/metrics"
 	"github.com/cfindexd/cfindexd/netparams"
@@ -154,6 +155,8 @@ func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile
 	}
 	httpServer, err := httpapi.New(httpLimits(cfg, httpapi.Config{
 		Net:              nw.Params.Net,
+		NetName:          nw.Name,
+		Genesis:          *nw.Params.GenesisHash,
 		ReorgSafetyDepth: uint32(cfg.ReorgSafetyDepth),
 		ReadyMaxLag:      uint32(cfg.ReadyBlocks),
 		ReadyMaxTipAge:   maxTipAge,
@@ -181,6 +184,14 @@ func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile
 		g.Go(guarded(log, "p2p", func() error { return p2pServer.Serve(gctx, ln) }))
 	} else {
 		log.Info().Msg("P2P server disabled (listen is empty)")
+	}
+	if k := cfg.s3Keys(); k.On() {
+		pub, err := publishwire.New(k, os.Getenv, nw, uint32(cfg.ReorgSafetyDepth),
+			publishwire.Chain{Store: st, View: newHTTPView(st), SP: newHTTPSPIndex(spIndexOf(cfg, st))}, metrics, log)
+		if err != nil {
+			return fmt.Errorf("publish: %w", err)
+		}
+		g.Go(guarded(log, "publisher", func() error { return pub.Run(gctx) }))
 	}
 	g.Go(guarded(log, "store size reporter", func() error { reportStoreSize(gctx, st, metrics); return nil }))
 	g.Go(guarded(log, "store repair", func() error { repair.Run(gctx, st); return nil }))
