@@ -1,0 +1,78 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/cfindexd/cfindexd/internal/miniotest"
+	"github.com/cfindexd/cfindexd/internal/testtime"
+	"github.com/cfindexd/cfindexd/replica/layouttest"
+)
+
+// startPublishingPrimary is startReplicaPrimary whose daemon also
+// publishes its final ranges to a public MinIO bucket below prefix pfx; it
+// returns once the bucket's latest is there.
+func startPublishingPrimary(t *testing.T, ctx context.Context, srv *miniotest.Server, bucket string) *replicaPrimary {
+	t.Helper()
+	srv.CreateBucket(t, bucket, true)
+	p := startReplicaPrimaryWith(t, ctx, "--s3endpoint="+srv.Endpoint, "--s3bucket="+bucket, "--s3prefix=pfx", "--s3insecure=true",
+		"--s3accesskey="+miniotest.AccessKey, "--s3secretkey="+miniotest.SecretKey)
+	deadline := time.Now().Add(testtime.Scale(2 * time.Minute))
+	for {
+		resp, err := http.Get(srv.URL(bucket) + "/pfx/latest")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return p
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the primary published no latest to %s (last error %v)", srv, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestReplicaFromMinIOBucket: a primary publishes to a real MinIO bucket;
+// a replica bootstrapped from the bucket's public URL (a prefix below it)
+// serves filters identical to btcd's getcfilter and bulk files identical
+// to the primary's, and follows the primary's new blocks; a flipped byte
+// in the bucket's filters object makes a second replica refuse to start,
+// naming the object.
+func TestReplicaFromMinIOBucket(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(6*time.Minute))
+	defer cancel()
+	srv := miniotest.Start(t)
+	p := startPublishingPrimary(t, ctx, srv, "filters")
+	bucketURL := srv.URL("filters") + "/pfx"
+
+	rdir, rhttp, rp2p := t.TempDir(), freeAddr(t), freeAddr(t)
+	rbase := "http://" + rhttp
+	r := startDaemon(t, replicaArgs(rdir, bucketURL, p.p2p, rhttp, rp2p)...)
+	r.waitLog(testtime.Scale(2*time.Minute), msgIs("replica bootstrap: done"))
+	waitIndexed(t, rbase, replicaChainHeight, mustHash(t, p.node, replicaChainHeight))
+	waitHTTP(t, rbase+"/readyz", 200, `"ready":true`)
+	checkServesLikeNode(t, ctx, p.node, rp2p, rbase, p.httpURL, replicaChainHeight)
+	if _, err := p.node.Generate(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	waitIndexed(t, rbase, replicaChainHeight+2, mustHash(t, p.node, replicaChainHeight+2))
+
+	// One flipped byte in the bucket.
+	_, _, filters := get(t, bucketURL+"/filters/0", nil)
+	bad := layouttest.Flip(filters, len(filters)/3)
+	if _, err := srv.Client().PutObject(ctx, "filters", "pfx/filters/0", bytes.NewReader(bad), int64(len(bad)), minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r2 := startDaemon(t, replicaArgs(t.TempDir(), bucketURL, p.p2p, freeAddr(t), freeAddr(t))...)
+	code, last := r2.wait(testtime.Scale(time.Minute))
+	if code != 1 || !strings.Contains(last, "filters/0: sha256 mismatch") {
+		t.Fatalf("replica of the damaged bucket: exit code %d, last line %q", code, last)
+	}
+}
