@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cfindexd/cfindexd/cmd/cfindexd/internal/publishwire"
+	"github.com/cfindexd/cfindexd/cmd/cfindexd/internal/replicawire"
 	"github.com/cfindexd/cfindexd/httpapi"
 	"github.com/cfindexd/cfindexd/metrics"
 	"github.com/cfindexd/cfindexd/netparams"
@@ -58,9 +59,6 @@ func runDaemon(ctx context.Context, cfg Config, confFile string, log zerolog.Log
 // (nodeSupervisor). Every goroutine the daemon owns runs guarded: a panic
 // in one is logged and stops the daemon with one line.
 func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile string, log zerolog.Logger, reindex bool) (err error) {
-	if cfg.replicaMode() {
-		return runReplicaOn(ctx, cfg, nw, confFile, log, reindex)
-	}
 	started := time.Now()
 	if err := checkFDLimit(cfg); err != nil {
 		return err
@@ -124,7 +122,17 @@ func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile
 	if err != nil {
 		return err
 	}
-	link, err := newNodeLink(cfg, nw, metrics, log)
+	// A read replica has a link with no node: its upstream is the primary
+	// or the source, and the published ranges are stored before the
+	// servers start (replicawire).
+	link, rep := &nodeLink{current: -1}, (*replicawire.Replica)(nil)
+	if k := cfg.replicaKeys(); k.On() {
+		if rep, err = replicawire.New(k, nw, st, metrics, link.setStatus, log); err == nil {
+			err = rep.Bootstrap(ctx)
+		}
+	} else {
+		link, err = newNodeLink(cfg, nw, metrics, log)
+	}
 	if err != nil {
 		return err
 	}
@@ -198,6 +206,10 @@ func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile
 	g.Go(guarded(log, "store scrub", func() error { storecheck.Scrub(gctx, st, cfg.ScrubInterval, repair, log); return nil }))
 	if mirror != nil {
 		g.Go(guarded(log, "mempool mirror", func() error { return mirror.Run(gctx) }))
+	}
+	if rep != nil {
+		g.Go(guarded(log, "replica", func() error { return rep.Run(gctx) }))
+		return g.Wait()
 	}
 	wake := make(chan struct{}, 1)
 	if cfg.ZMQPubHashBlock != "" {

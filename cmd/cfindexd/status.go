@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cfindexd/cfindexd/cmd/cfindexd/internal/statusreport"
 	"github.com/cfindexd/cfindexd/httpapi"
 	"github.com/cfindexd/cfindexd/netparams"
 	"github.com/cfindexd/cfindexd/p2p"
@@ -72,7 +73,7 @@ func runStatus(args, environ []string, stdout, stderr io.Writer) int {
 	if h, ok := fetchSPHeight(ctx, strings.TrimSuffix(url, "/status")); ok {
 		sp = &h
 	}
-	writeStatus(stdout, rep, sp)
+	statusreport.Write(stdout, rep, sp)
 	return 0
 }
 
@@ -125,55 +126,6 @@ func fetchStatus(ctx context.Context, url, asked string) ([]byte, error) {
 	return body, nil
 }
 
-// writeStatus prints the report for a person, one aspect per line, with
-// the silent-payment index's height when the daemon exports one (sp).
-func writeStatus(w io.Writer, r httpapi.StatusReport, sp *uint64) {
-	up := time.Duration(r.UptimeSeconds * float64(time.Second)).Round(time.Second)
-	fmt.Fprintf(w, "cfindexd %s (commit %s, %s), up %s\n", r.Version, r.Commit, r.GoVersion, up)
-	fmt.Fprintf(w, "  chain     %s\n", r.Chain)
-	node := r.Node.Address
-	if r.Node.Kind != "" {
-		node += "  " + r.Node.Kind
-		if r.Node.Version != "" {
-			node += " " + r.Node.Version
-		}
-	}
-	if r.Node.Reachable {
-		node += "  reachable"
-	} else {
-		node += "  NOT reachable"
-	}
-	fmt.Fprintf(w, "  node      %s\n", node)
-	if r.Node.Error != "" {
-		fmt.Fprintf(w, "            last error: %s\n", r.Node.Error)
-	}
-	if r.Node.PrevoutSource != "" {
-		fmt.Fprintf(w, "  prevouts  %s\n", r.Node.PrevoutSource)
-	}
-	indexed := "nothing yet"
-	if r.IndexedHeight != nil {
-		indexed = fmt.Sprintf("height %d", *r.IndexedHeight)
-	}
-	if r.NodeHeight != nil {
-		indexed += fmt.Sprintf(" of node height %d", *r.NodeHeight)
-	}
-	if r.ProgressPct != nil {
-		indexed += fmt.Sprintf(" (%.1f %%)", *r.ProgressPct)
-	}
-	fmt.Fprintf(w, "  indexed   %s\n", indexed)
-	if r.IndexedHash != "" {
-		fmt.Fprintf(w, "  tip       %s\n", r.IndexedHash)
-	}
-	if sp != nil {
-		writeSPStatus(w, *sp, r.IndexedHeight)
-	}
-	fmt.Fprintf(w, "  peers     %d light client(s) over P2P\n", r.Peers)
-	for _, t := range r.Transports {
-		fmt.Fprintf(w, "    %s      %d peer(s), %s in, %s out\n", t.Transport, t.Peers, humanBytes(t.BytesReceived), humanBytes(t.BytesSent))
-	}
-	fmt.Fprintf(w, "  store     %s  %s\n", humanBytes(r.StoreSizeBytes), r.StorePath)
-}
-
 // transportStatus converts the P2P server's transport statistics for
 // /status.
 func transportStatus(stats []p2p.TransportStat) []httpapi.TransportStatus {
@@ -182,18 +134,4 @@ func transportStatus(stats []p2p.TransportStat) []httpapi.TransportStatus {
 		out[i] = httpapi.TransportStatus{Transport: t.Transport, Peers: t.Peers, BytesReceived: t.BytesReceived, BytesSent: t.BytesSent}
 	}
 	return out
-}
-
-// humanBytes renders a size with a binary unit.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

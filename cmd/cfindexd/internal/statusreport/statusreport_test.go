@@ -1,4 +1,4 @@
-package main
+package statusreport
 
 import (
 	"bytes"
@@ -24,8 +24,8 @@ func TestStatusSilentPaymentLine(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			if h, ok := parseMetric(strings.NewReader(tc.metrics), spHeightMetric); ok {
-				writeSPStatus(&out, h, tc.indexed)
+			if h, ok := ParseMetric(strings.NewReader(tc.metrics), SPHeightMetric); ok {
+				writeSP(&out, h, tc.indexed)
 			}
 			if out.String() != tc.want {
 				t.Errorf("got %q, want %q", out.String(), tc.want)
