@@ -41,14 +41,13 @@ func DecodeLatest(b []byte) (Latest, error) {
 	}
 	l := Latest{Start: *jl.Start, End: *jl.End}
 	var err error
-	if l.EndBlockHash, err = decodeHash("end_block_hash", jl.EndBlockHash); err != nil {
-		return Latest{}, err
+	if l.EndBlockHash, err = decodeHash("end_block_hash", jl.EndBlockHash); err == nil {
+		if l.EndFilterHeader, err = decodeHash("end_filter_header", jl.EndFilterHeader); err == nil {
+			l.ManifestSHA256, err = decodeDigest("manifest_sha256", jl.ManifestSHA256)
+		}
 	}
-	if l.EndFilterHeader, err = decodeHash("end_filter_header", jl.EndFilterHeader); err != nil {
-		return Latest{}, err
-	}
-	if l.ManifestSHA256, err = decodeDigest("manifest_sha256", jl.ManifestSHA256); err != nil {
-		return Latest{}, err
+	if err != nil {
+		return Latest{}, fmt.Errorf("%w: %w", ErrBadManifest, err)
 	}
 	return l, nil
 }
