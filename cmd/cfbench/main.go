@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/pubbench"
 )
 
 func main() {
@@ -28,6 +30,7 @@ func subcommands() map[string]subcommand {
 		"serve":   {summary: "getcfilters/getcfheaders throughput and latency under many peers, cfindexd vs btcd", run: runServe},
 		"bip37":   {summary: "BIP-157 throughput beside BIP-37 wallets vs alone, and cfindexd's RSS", run: runBIP37},
 		"hostile": {summary: "attacks on cfindexd, one class at a time: its peak RSS, a well-behaved client's latency and refusals", run: runHostile},
+		"publish": {summary: "publish throughput into a local MinIO on the mainnet-shaped chain, against cfindexd's catch-up", run: pubbench.Run},
 	}
 }
 
@@ -72,7 +75,7 @@ var errUsage = errors.New("usage")
 func usage(w io.Writer, cmds map[string]subcommand) {
 	fmt.Fprintln(w, "Usage: cfbench <subcommand> [flags]")
 	fmt.Fprintln(w)
-	for _, name := range []string{"sync", "serve", "bip37", "hostile"} {
+	for _, name := range []string{"sync", "serve", "bip37", "hostile", "publish"} {
 		fmt.Fprintf(w, "  %-7s %s\n", name, cmds[name].summary)
 	}
 }

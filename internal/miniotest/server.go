@@ -32,6 +32,7 @@ type Server struct {
 	cmd      *exec.Cmd
 	log      *syncBuffer
 	client   *minio.Client
+	exited   chan struct{}
 }
 
 // Start runs MinIO over a fresh directory on two loopback ports (S3 and
@@ -39,8 +40,26 @@ type Server struct {
 func Start(tb testing.TB) *Server {
 	tb.Helper()
 	bin := Binary(tb)
-	dir := tb.TempDir()
-	addr, console := freeAddr(tb), freeAddr(tb)
+	s, err := Launch(context.Background(), bin, tb.TempDir())
+	if err != nil {
+		tb.Fatalf("miniotest: %v", err)
+	}
+	tb.Cleanup(s.Stop)
+	return s
+}
+
+// Launch runs the minio binary bin over dir on two free loopback ports
+// and waits until it is live, for programs without a testing.TB (cfbench).
+// The caller stops it.
+func Launch(ctx context.Context, bin, dir string) (*Server, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	console, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
 	cmd := exec.Command(bin, "server", dir, "--address", addr, "--console-address", console, "--quiet")
 	cmd.Env = []string{"HOME=" + dir, "PATH=/usr/bin:/bin", "MINIO_ROOT_USER=" + AccessKey, "MINIO_ROOT_PASSWORD=" + SecretKey,
 		"MINIO_UPDATE=off", "MINIO_BROWSER=off"}
@@ -48,20 +67,10 @@ func Start(tb testing.TB) *Server {
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		tb.Fatalf("miniotest: start minio: %v", err)
+		return nil, fmt.Errorf("start minio: %w", err)
 	}
-	s := &Server{Endpoint: addr, cmd: cmd, log: log}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	tb.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(testtime.Scale(20 * time.Second)):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
+	s := &Server{Endpoint: addr, cmd: cmd, log: log, exited: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(s.exited) }()
 	deadline := time.Now().Add(testtime.Scale(60 * time.Second))
 	for {
 		resp, err := http.Get("http://" + addr + "/minio/health/live")
@@ -72,21 +81,38 @@ func Start(tb testing.TB) *Server {
 			}
 		}
 		select {
-		case <-exited:
-			tb.Fatalf("miniotest: minio exited before it was live:\n%s", log.String())
+		case <-s.exited:
+			return nil, fmt.Errorf("minio exited before it was live:\n%s", log.String())
+		case <-ctx.Done():
+			s.Stop()
+			return nil, ctx.Err()
 		default:
 		}
 		if time.Now().After(deadline) {
-			tb.Fatalf("miniotest: minio not live at %s after %v:\n%s", addr, time.Until(deadline), log.String())
+			s.Stop()
+			return nil, fmt.Errorf("minio not live at %s in time:\n%s", addr, log.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	c, err := minio.New(addr, &minio.Options{Creds: credentials.NewStaticV4(AccessKey, SecretKey, "")})
 	if err != nil {
-		tb.Fatalf("miniotest: client: %v", err)
+		s.Stop()
+		return nil, fmt.Errorf("client: %w", err)
 	}
 	s.client = c
-	return s
+	return s, nil
+}
+
+// Stop stops the server (SIGTERM, then SIGKILL after a while) and waits
+// for it.
+func (s *Server) Stop() {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(testtime.Scale(20 * time.Second)):
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+	}
 }
 
 // Client returns a client with the root credentials.
@@ -99,17 +125,25 @@ func (s *Server) CreateBucket(tb testing.TB, name string, public bool) {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(30*time.Second))
 	defer cancel()
+	if err := s.MakeBucket(ctx, name, public); err != nil {
+		tb.Fatalf("miniotest: %v", err)
+	}
+}
+
+// MakeBucket is CreateBucket without a testing.TB.
+func (s *Server) MakeBucket(ctx context.Context, name string, public bool) error {
 	if err := s.client.MakeBucket(ctx, name, minio.MakeBucketOptions{}); err != nil {
-		tb.Fatalf("miniotest: make bucket %s: %v", name, err)
+		return fmt.Errorf("make bucket %s: %w", name, err)
 	}
 	if !public {
-		return
+		return nil
 	}
 	policy := strings.ReplaceAll(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":["*"]},`+
 		`"Action":["s3:GetObject"],"Resource":["arn:aws:s3:::BUCKET/*"]}]}`, "BUCKET", name)
 	if err := s.client.SetBucketPolicy(ctx, name, policy); err != nil {
-		tb.Fatalf("miniotest: bucket policy of %s: %v", name, err)
+		return fmt.Errorf("bucket policy of %s: %w", name, err)
 	}
+	return nil
 }
 
 // URL is the plain-HTTP base URL of a public bucket.
@@ -119,14 +153,13 @@ func (s *Server) URL(bucket string) string { return "http://" + s.Endpoint + "/"
 func (s *Server) Log() string { return s.log.String() }
 
 // freeAddr returns a loopback address with a port free a moment ago.
-func freeAddr(tb testing.TB) string {
-	tb.Helper()
+func freeAddr() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		tb.Fatalf("miniotest: listen: %v", err)
+		return "", fmt.Errorf("listen: %w", err)
 	}
 	defer ln.Close()
-	return ln.Addr().String()
+	return ln.Addr().String(), nil
 }
 
 // String describes the server.

@@ -241,3 +241,13 @@ func copyFile(src, dst string) error {
 	}
 	return out.Close()
 }
+
+// Cached reports whether the chain of shape is complete in the cache
+// under root, so that LoadOrGenerate will not generate it.
+func Cached(root string, shape Shape) bool {
+	if shape.Validate() != nil {
+		return false
+	}
+	_, err := loadMainnet(filepath.Join(root, mainnetKey(shape)))
+	return err == nil
+}

@@ -365,3 +365,10 @@ func (p *Proc) Exited() <-chan struct{} { return p.done }
 
 // ExitErr: see Exited.
 func (p *Proc) ExitErr() error { return p.err }
+
+// At is when the line was read.
+func (l LogLine) At() time.Time { return l.at }
+
+// Field returns one field of the line (nil if absent); numbers are
+// float64, as encoding/json decodes them.
+func (l LogLine) Field(name string) any { return l.fields[name] }
