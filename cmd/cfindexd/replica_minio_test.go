@@ -8,8 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
+	"github.com/lightninglabs/neutrino"
 	"github.com/minio/minio-go/v7"
 
+	"github.com/cfindexd/cfindexd/internal/lightclient"
 	"github.com/cfindexd/cfindexd/internal/miniotest"
 	"github.com/cfindexd/cfindexd/internal/testtime"
 	"github.com/cfindexd/cfindexd/replica/layouttest"
@@ -42,7 +46,9 @@ func startPublishingPrimary(t *testing.T, ctx context.Context, srv *miniotest.Se
 // TestReplicaFromMinIOBucket: a primary publishes to a real MinIO bucket;
 // a replica bootstrapped from the bucket's public URL (a prefix below it)
 // serves filters identical to btcd's getcfilter and bulk files identical
-// to the primary's, and follows the primary's new blocks; a flipped byte
+// to the primary's, and follows the primary's new blocks; neutrino imports
+// the block and filter headers from the bucket's import files and syncs
+// the rest over P2P from the replica; a flipped byte
 // in the bucket's filters object makes a second replica refuse to start,
 // naming the object.
 func TestReplicaFromMinIOBucket(t *testing.T) {
@@ -63,6 +69,7 @@ func TestReplicaFromMinIOBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitIndexed(t, rbase, replicaChainHeight+2, mustHash(t, p.node, replicaChainHeight+2))
+	neutrinoImportsThenSyncs(t, ctx, p, bucketURL, rp2p, replicaChainHeight+2)
 
 	// One flipped byte in the bucket.
 	_, _, filters := get(t, bucketURL+"/filters/0", nil)
@@ -75,4 +82,67 @@ func TestReplicaFromMinIOBucket(t *testing.T) {
 	if code != 1 || !strings.Contains(last, "filters/0: sha256 mismatch") {
 		t.Fatalf("replica of the damaged bucket: exit code %d, last line %q", code, last)
 	}
+}
+
+// neutrinoImportsThenSyncs starts neutrino with chainimport reading the
+// bucket's import files (lnd's neutrino.blockheaderssource and
+// filterheaderssource) and the replica as its only peer: the import ends
+// at the published range's end before neutrino connects, and neutrino
+// then syncs to the tip from the replica and gets its filters, btcd's.
+func neutrinoImportsThenSyncs(t *testing.T, ctx context.Context, p *replicaPrimary, bucketURL, replicaP2P string, tip int32) {
+	t.Helper()
+	cs, err := lightclient.StartImporting(ctx, t.TempDir(), p.node.Params(), replicaP2P, &neutrino.HeadersImportConfig{
+		BlockHeadersSource:  bucketURL + "/headers/import/latest",
+		FilterHeadersSource: bucketURL + "/filter-headers/import/latest",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	// Filter headers sync over P2P only after the block headers do
+	// (getcfcheckpt, getcfheaders): at 1,999 this soon, they came from
+	// the import.
+	if fh, h, err := cs.RegFilterHeaders.ChainTip(); err != nil || h < 1999 {
+		t.Fatalf("neutrino's filter headers at %d (%v) after the import, want the published 1999", h, err)
+	} else if want := p.filterHeaderAt(t, ctx, 1999); h == 1999 && *fh != want {
+		t.Fatalf("imported filter header 1999 %s, btcd's %s", fh, want)
+	}
+	deadline := time.Now().Add(testtime.Scale(90 * time.Second))
+	for {
+		best, err := cs.BestBlock()
+		fh, fheight, ferr := cs.RegFilterHeaders.ChainTip()
+		if err == nil && ferr == nil && best.Height == tip && fheight == uint32(tip) {
+			if want := p.filterHeaderAt(t, ctx, tip); *fh != want {
+				t.Fatalf("neutrino's filter header at the tip %s, btcd's %s", fh, want)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("neutrino at block %d, filter header %d; want both at %d", best.Height, fheight, tip)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	hash := mustHash(t, p.node, tip)
+	f, err := cs.GetCFilter(hash, wire.GCSFilterRegular)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.NBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := p.node.CFilter(ctx, hash)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("neutrino's filter of the tip from the replica differs from btcd's (%v)", err)
+	}
+}
+
+// filterHeaderAt is btcd's filter header of the block at height.
+func (p *replicaPrimary) filterHeaderAt(t *testing.T, ctx context.Context, height int32) chainhash.Hash {
+	t.Helper()
+	fh, err := p.node.CFilterHeader(ctx, mustHash(t, p.node, height))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fh
 }

@@ -31,6 +31,13 @@ type Client struct {
 // its database, so every client starts clean) and starts a ChainService
 // that connects to peer and nothing else.
 func Start(ctx context.Context, dir string, params *chaincfg.Params, peer string) (*Client, error) {
+	return StartImporting(ctx, dir, params, peer, nil)
+}
+
+// StartImporting is Start with neutrino's header import (chainimport) from
+// imp's block- and filter-header sources, which ChainService.Start runs
+// before it connects to the peer; nil imports nothing.
+func StartImporting(ctx context.Context, dir string, params *chaincfg.Params, peer string, imp *neutrino.HeadersImportConfig) (*Client, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("neutrino dir: %w", err)
 	}
@@ -40,10 +47,11 @@ func Start(ctx context.Context, dir string, params *chaincfg.Params, peer string
 		return nil, fmt.Errorf("neutrino database: %w", err)
 	}
 	cs, err := neutrino.NewChainService(neutrino.Config{
-		DataDir:      dir,
-		Database:     db,
-		ChainParams:  *params,
-		ConnectPeers: []string{peer},
+		DataDir:       dir,
+		Database:      db,
+		ChainParams:   *params,
+		ConnectPeers:  []string{peer},
+		HeadersImport: imp,
 	})
 	if err != nil {
 		_ = db.Close()
