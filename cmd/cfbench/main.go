@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/pubbench"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/replbench"
 )
 
 func main() {
@@ -31,6 +32,7 @@ func subcommands() map[string]subcommand {
 		"bip37":   {summary: "BIP-157 throughput beside BIP-37 wallets vs alone, and cfindexd's RSS", run: runBIP37},
 		"hostile": {summary: "attacks on cfindexd, one class at a time: its peak RSS, a well-behaved client's latency and refusals", run: runHostile},
 		"publish": {summary: "publish throughput into a local MinIO on the mainnet-shaped chain, against cfindexd's catch-up", run: pubbench.Run},
+		"replica": {summary: "a read replica's bootstrap from its primary's HTTP and time to the tip on the mainnet-shaped chain, against the primary's catch-up", run: replbench.Run},
 	}
 }
 
