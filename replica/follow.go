@@ -80,7 +80,7 @@ func NewFollower(cfg FollowConfig) *Follower {
 func (f *Follower) Run(ctx context.Context) error {
 	bo := backoff.New(500*time.Millisecond, 30*time.Second, nil)
 	for ctx.Err() == nil {
-		err := f.session(ctx)
+		progressed, err := f.session(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -89,11 +89,11 @@ func (f *Follower) Run(ctx context.Context) error {
 		}
 		f.cfg.Observer.NodeReachable(err)
 		f.cfg.Log.Warn().Err(err).Str("primary", f.cfg.Primary).Msg("replica: primary link lost; dialling again")
+		if progressed {
+			bo.Reset()
+		}
 		if bo.Wait(ctx) != nil {
 			return nil
-		}
-		if err == nil {
-			bo.Reset()
 		}
 	}
 	return nil
@@ -103,28 +103,31 @@ func (f *Follower) Run(ctx context.Context) error {
 var errStore = errors.New("store")
 
 // session is one connection to the primary: rounds until an error.
-func (f *Follower) session(ctx context.Context) error {
+// progressed says whether a round succeeded, so that a primary that
+// answered is dialled again soon.
+func (f *Follower) session(ctx context.Context) (progressed bool, err error) {
 	peer, err := p2pclient.Dial(ctx, f.cfg.Primary, p2pclient.Options{
 		Params: f.cfg.Network.Params, Transport: f.cfg.Transport,
 		UserAgent: "/cfindexd-replica/", Require: wire.SFNodeCF,
 	})
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer peer.Close()
 	f.cfg.Log.Info().Str("primary", f.cfg.Primary).Int32("primary_height", peer.Version().LastBlock).Msg("replica: following the primary")
 	for {
 		caughtUp, err := f.round(ctx, peer)
 		if err != nil {
-			return err
+			return progressed, err
 		}
+		progressed = true
 		f.cfg.Observer.NodeReachable(nil)
 		if !caughtUp {
 			continue
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return true, nil
 		case <-time.After(f.cfg.PollInterval):
 		}
 	}
