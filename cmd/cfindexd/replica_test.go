@@ -252,3 +252,30 @@ func TestReplicaRefusesDamagedSource(t *testing.T) {
 		})
 	}
 }
+
+// TestReplicaModes: with replicasource alone, a replica stores the
+// published ranges and is ready at the source's newest range, /status
+// naming the source as its upstream; with replicaprimary alone, it fetches
+// every block's filter from the primary over P2P, from genesis, and serves
+// what btcd serves.
+func TestReplicaModes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(5*time.Minute))
+	defer cancel()
+	p := startReplicaPrimary(t, ctx)
+
+	t.Run("source only", func(t *testing.T) {
+		rhttp := freeAddr(t)
+		startDaemon(t, replicaArgs(t.TempDir(), p.httpURL, "", rhttp, freeAddr(t))...)
+		waitIndexed(t, "http://"+rhttp, 1999, mustHash(t, p.node, 1999))
+		waitHTTP(t, "http://"+rhttp+"/readyz", 200, `"ready":true`)
+		waitHTTP(t, "http://"+rhttp+"/status", 200, `"address":"`+p.httpURL+`","reachable":true,"kind":"published-layout"`)
+	})
+	t.Run("primary only", func(t *testing.T) {
+		rhttp, rp2p := freeAddr(t), freeAddr(t)
+		args := withoutFlag(replicaArgs(t.TempDir(), "", p.p2p, rhttp, rp2p), "replicasource")
+		startDaemon(t, args...)
+		waitIndexed(t, "http://"+rhttp, replicaChainHeight, mustHash(t, p.node, replicaChainHeight))
+		waitHTTP(t, "http://"+rhttp+"/readyz", 200, `"ready":true`)
+		checkServesLikeNode(t, ctx, p.node, rp2p, "http://"+rhttp, p.httpURL, replicaChainHeight)
+	})
+}
