@@ -116,7 +116,7 @@ func (f *Follower) session(ctx context.Context) (progressed bool, err error) {
 	defer peer.Close()
 	f.cfg.Log.Info().Str("primary", f.cfg.Primary).Int32("primary_height", peer.Version().LastBlock).Msg("replica: following the primary")
 	for {
-		caughtUp, err := f.round(ctx, peer)
+		caughtUp, err := f.round(ctx, peer, int64(peer.Version().LastBlock))
 		if err != nil {
 			return progressed, err
 		}
@@ -135,8 +135,11 @@ func (f *Follower) session(ctx context.Context) (progressed bool, err error) {
 
 // round asks the primary for the headers after the store's locator and
 // commits what it sends, at most one headers message. caughtUp is true
-// when the primary has nothing more.
-func (f *Follower) round(ctx context.Context, peer *p2pclient.Peer) (caughtUp bool, err error) {
+// when the primary has nothing more. announced is the primary's height at
+// the handshake: while a full headers message says there is more, the
+// primary's tip is at least that, so /readyz does not call a replica
+// half-way through its catch-up ready.
+func (f *Follower) round(ctx context.Context, peer *p2pclient.Peer, announced int64) (caughtUp bool, err error) {
 	st := f.cfg.Store
 	tip, ok := st.Tip()
 	if !ok {
@@ -170,7 +173,11 @@ func (f *Follower) round(ctx context.Context, peer *p2pclient.Peer) (caughtUp bo
 		return false, fmt.Errorf("primary's headers: %w", err)
 	}
 	last := hdrs[len(hdrs)-1]
-	f.cfg.Observer.NodeTip(int64(fork)+int64(len(hdrs)), last.Timestamp)
+	primaryTip := int64(fork) + int64(len(hdrs))
+	if len(hdrs) == maxHeadersPerRound {
+		primaryTip = max(primaryTip, announced)
+	}
+	f.cfg.Observer.NodeTip(primaryTip, last.Timestamp)
 	if fork < tip.Height {
 		more, err := f.moreWork(fork, tip.Height, hdrs)
 		if err != nil || !more {
