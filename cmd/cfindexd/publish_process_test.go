@@ -158,4 +158,3 @@ func TestPublishToMinIO(t *testing.T) {
 		t.Fatalf("SIGTERM: exit %d", code)
 	}
 }
-
