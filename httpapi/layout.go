@@ -100,9 +100,16 @@ func (s *Server) serveLayoutDocument(w http.ResponseWriter, t target) {
 		writeText(w, http.StatusNotFound, "the index is empty")
 		return
 	}
-	manifest, latest, err := s.catalog.Documents(s.rangeRead, s.tweakIndex(), tip.Height, s.cfg.ReorgSafetyDepth)
+	// One request computes; others meanwhile are told to come back
+	// rather than each holding a bulk slot in the queue.
+	manifest, latest, err := s.catalog.Documents(s.rangeRead, s.tweakIndex(), tip.Height, s.cfg.ReorgSafetyDepth, false)
 	if errors.Is(err, rangefile.ErrNoFinalRange) {
 		writeText(w, http.StatusNotFound, "no range is final yet")
+		return
+	}
+	if errors.Is(err, rangefile.ErrBusy) {
+		w.Header().Set("Retry-After", "5")
+		writeText(w, http.StatusServiceUnavailable, "the manifest is being computed; retry")
 		return
 	}
 	if err != nil {

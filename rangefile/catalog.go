@@ -11,6 +11,10 @@ import (
 // ErrNoFinalRange is returned while no range is final.
 var ErrNoFinalRange = errors.New("rangefile: no range is final yet")
 
+// ErrBusy is returned by Documents when another call is computing them
+// and wait is false.
+var ErrBusy = errors.New("rangefile: the catalog is busy")
+
 // ReadFunc runs fn with a reader of one committed state of the chain.
 type ReadFunc func(fn func(Reader) error) error
 
@@ -45,13 +49,18 @@ func NewCatalog(nw Network) *Catalog { return &Catalog{nw: nw} }
 
 // Documents returns manifest.json and latest of the ranges final under
 // tip and depth, reading each range not yet cataloged from its own state
-// through read, and sp's tweaks (nil: no silent-payment index).
-func (c *Catalog) Documents(read ReadFunc, sp TweakIndex, tip, depth uint32) (manifest, latest []byte, err error) {
+// through read, and sp's tweaks (nil: no silent-payment index). While
+// another call runs, it waits for it, or with wait false returns ErrBusy.
+func (c *Catalog) Documents(read ReadFunc, sp TweakIndex, tip, depth uint32, wait bool) (manifest, latest []byte, err error) {
 	n := FinalCount(tip, depth)
 	if n == 0 {
 		return nil, nil, ErrNoFinalRange
 	}
-	c.mu.Lock()
+	if wait {
+		c.mu.Lock()
+	} else if !c.mu.TryLock() {
+		return nil, nil, ErrBusy
+	}
 	defer c.mu.Unlock()
 	c.ranges = c.ranges[:min(len(c.ranges), int(n))]
 	entries := make([]RangeEntry, n)
