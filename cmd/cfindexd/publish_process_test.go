@@ -4,10 +4,17 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/v2"
+	"github.com/btcsuite/btcwallet/walletdb"
+	_ "github.com/btcsuite/btcwallet/walletdb/bdb"
+	"github.com/lightninglabs/neutrino/chainimport"
+	"github.com/lightninglabs/neutrino/headerfs"
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/miniotest"
@@ -127,7 +134,8 @@ func checkPublished(ctx context.Context, t *testing.T, node *btcdtest.Node, buck
 // MinIO; each object in the bucket (the tweak files too), read anonymously
 // as through a CDN, is byte-identical to what cfindexd serves for it, the
 // manifest's hashes and end filter headers are right, and /metrics
-// reports the published height.
+// reports the published height; neutrino's chainimport reads the block
+// and filter headers straight from the bucket's import files.
 func TestPublishToMinIO(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(10*time.Minute))
 	defer cancel()
@@ -141,6 +149,7 @@ func TestPublishToMinIO(t *testing.T) {
 	d := startDaemon(t, append(publishArgs(node, t.TempDir(), httpAddr, s3.Endpoint), "--silentpayments=true")...)
 	d.waitLog(5*time.Minute, manifestPublished(3*rangefile.Size-1))
 	checkPublished(ctx, t, node, s3.URL(publishBucket)+"/"+publishPrefix, "http://"+httpAddr, 3, true)
+	importFromBucket(ctx, t, node, s3.URL(publishBucket)+"/"+publishPrefix, 3*rangefile.Size-1)
 	// Each manifest written puts the two import files, the manifest and
 	// latest anew; every range object goes up once.
 	manifests := 0
@@ -156,5 +165,55 @@ func TestPublishToMinIO(t *testing.T) {
 	}
 	if code, _ := d.terminate(30 * time.Second); code != 0 {
 		t.Fatalf("SIGTERM: exit %d", code)
+	}
+}
+
+// importFromBucket runs neutrino's chainimport (v0.18.0) from the
+// bucket's import files into fresh header stores, as lnd's
+// neutrino.blockheaderssource and neutrino.filterheaderssource do: it
+// checks regtest proof of work and the filter-header chain; the stores
+// must then end at btcd's block and filter header at end.
+func importFromBucket(ctx context.Context, t *testing.T, node *btcdtest.Node, bucketURL string, end uint32) {
+	t.Helper()
+	params := chaincfg.RegressionNetParams
+	dir := t.TempDir()
+	db, err := walletdb.Create("bdb", filepath.Join(dir, "neutrino.db"), true, 10*time.Second, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	bs, err := headerfs.NewBlockHeaderStore(dir, db, &params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := headerfs.NewFilterHeaderStore(dir, db, headerfs.RegularFilter, &params, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	imp, err := chainimport.NewHeadersImport(&chainimport.ImportOptions{
+		TargetChainParams: params, TargetBlockHeaderStore: bs, TargetFilterHeaderStore: fs,
+		BlockHeadersSource:  bucketURL + "/" + rangefile.HeadersImportName,
+		FilterHeadersSource: bucketURL + "/" + rangefile.FilterHeadersImportName,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := imp.Import(ctx); err != nil {
+		t.Fatalf("neutrino chainimport from the bucket: %v", err)
+	}
+	hash, err := node.BlockHash(ctx, int32(end))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh, err := node.CFilterHeader(ctx, hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hdr, height, err := bs.ChainTip()
+	if err != nil || height != end || hdr.BlockHash() != hash {
+		t.Errorf("neutrino's block tip after the import: %d (%v), want %d %s", height, err, end, hash)
+	}
+	if got, fheight, err := fs.ChainTip(); err != nil || fheight != end || *got != fh {
+		t.Errorf("neutrino's filter tip after the import: %d (%v), want %d %s", fheight, err, end, fh)
 	}
 }
