@@ -1,6 +1,7 @@
 package rangefile
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"sync"
@@ -151,10 +152,16 @@ func (c *Catalog) importObject(read ReadFunc, filters bool, end uint32) (Object,
 			obj = slot.obj
 			return nil
 		}
-		if obj, err = BuildImport(r, c.nw.Net, filters, end); err != nil {
+		name := HeadersImportName
+		if filters {
+			name = FilterHeadersImportName
+		}
+		h256 := sha256.New()
+		if err := WriteImport(h256, r, c.nw.Net, filters, end); err != nil {
 			return err
 		}
-		obj.Data = nil
+		obj = Object{Name: name}
+		h256.Sum(obj.SHA256[:0])
 		*slot = catalogImport{end: end, endHash: h, obj: obj}
 		return nil
 	})
