@@ -59,7 +59,7 @@ func parseLayout(p string) (target, bool) {
 	return target{route: r, start: start, end: start + BulkInterval - 1, ranged: true}, true
 }
 
-// isLayoutRange reports whether r is a layout range or import file, served
+// isLayoutFile reports whether r is a layout range or import file, served
 // as a bulk file.
 func (r route) isLayoutFile() bool {
 	switch r {
