@@ -59,7 +59,7 @@ func parseLayout(p string) (target, bool) {
 	return target{route: r, start: start, end: start + BulkInterval - 1, ranged: true}, true
 }
 
-// isLayoutRange reports whether r is a layout range or import file, served
+// isLayoutFile reports whether r is a layout range or import file, served
 // as a bulk file.
 func (r route) isLayoutFile() bool {
 	switch r {
@@ -100,9 +100,16 @@ func (s *Server) serveLayoutDocument(w http.ResponseWriter, t target) {
 		writeText(w, http.StatusNotFound, "the index is empty")
 		return
 	}
-	manifest, latest, err := s.catalog.Documents(s.rangeRead, s.tweakIndex(), tip.Height, s.cfg.ReorgSafetyDepth)
+	// One request computes; others meanwhile are told to come back
+	// rather than each holding a bulk slot in the queue.
+	manifest, latest, err := s.catalog.Documents(s.rangeRead, s.tweakIndex(), tip.Height, s.cfg.ReorgSafetyDepth, false)
 	if errors.Is(err, rangefile.ErrNoFinalRange) {
 		writeText(w, http.StatusNotFound, "no range is final yet")
+		return
+	}
+	if errors.Is(err, rangefile.ErrBusy) {
+		w.Header().Set("Retry-After", "5")
+		writeText(w, http.StatusServiceUnavailable, "the manifest is being computed; retry")
 		return
 	}
 	if err != nil {

@@ -180,3 +180,35 @@ func TestLayoutRequestsAllocateTheirAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestLayoutManifestBusy: while one computation of the manifest runs,
+// another request is answered 503 with Retry-After at once instead of
+// queueing with a bulk slot held; afterwards it is served.
+func TestLayoutManifestBusy(t *testing.T) {
+	s, _ := layoutServer(t)
+	entered, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		var once bool
+		_, _, err := s.catalog.Documents(func(fn func(rangefile.Reader) error) error {
+			if !once {
+				once = true
+				close(entered)
+				<-release
+			}
+			return s.rangeRead(fn)
+		}, nil, layoutTip, layoutDepth, true)
+		done <- err
+	}()
+	<-entered
+	resp := do(t, s.Handler(), "GET", "/manifest.json", nil)
+	body(t, resp)
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("manifest while busy: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	get(t, s, "/manifest.json", 200)
+}

@@ -62,6 +62,10 @@ type Config struct {
 	// RetryAfter is the first wait after a failed round (doubling to 16
 	// times that); 0 means 5 seconds.
 	RetryAfter time.Duration
+	// Recheck is the longest wait between two rounds without a tip
+	// change (the silent-payment index may reach a range later than the
+	// tip does); 0 means one minute.
+	Recheck time.Duration
 }
 
 // Publisher publishes the final ranges of a store to a bucket.
@@ -90,11 +94,15 @@ func New(cfg Config, src Source, bucket Bucket, obs Observer, log zerolog.Logger
 	if cfg.RetryAfter == 0 {
 		cfg.RetryAfter = 5 * time.Second
 	}
+	if cfg.Recheck == 0 {
+		cfg.Recheck = time.Minute
+	}
 	return &Publisher{cfg: cfg, src: src, bucket: bucket, obs: obs, log: log.With().Str("component", "publish").Logger(),
 		written: map[string]string{}}
 }
 
-// Run publishes at start and at every tip change until ctx ends (nil) or
+// Run publishes at start, at every tip change and at least every
+// Config.Recheck until ctx ends (nil) or
 // the bucket conflicts with the store (ErrConflict). A failed round (the
 // bucket unreachable, a read racing a reorg) is logged and retried.
 func (p *Publisher) Run(ctx context.Context) error {
@@ -124,6 +132,7 @@ func (p *Publisher) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-changed:
+		case <-time.After(p.cfg.Recheck):
 		}
 	}
 }

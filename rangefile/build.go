@@ -1,9 +1,11 @@
 package rangefile
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
@@ -190,42 +192,65 @@ func TweakFiles(sp TweakIndex, net wire.BitcoinNet, start uint32, endHash chainh
 // BuildImport returns the neutrino import file (headers, or filter headers
 // when filters) of heights 0..end, named as the layout's import object.
 func BuildImport(r Reader, net wire.BitcoinNet, filters bool, end uint32) (Object, error) {
-	name, typ, rec := HeadersImportName, byte(NeutrinoBlockType), BlockHeaderSize
+	name, rec := HeadersImportName, BlockHeaderSize
 	if filters {
-		name, typ, rec = FilterHeadersImportName, NeutrinoFilterType, FilterHeaderSize
+		name, rec = FilterHeadersImportName, FilterHeaderSize
 	}
-	data := make([]byte, 0, NeutrinoMetadataSize+rec*(int(end)+1))
-	data = append(data, NeutrinoMetadata(net, typ, 0)...)
-	var prev chainhash.Hash
+	buf := bytes.NewBuffer(make([]byte, 0, NeutrinoMetadataSize+rec*(int(end)+1)))
+	if err := WriteImport(buf, r, net, filters, end); err != nil {
+		return Object{}, err
+	}
+	return newObject(name, buf.Bytes()), nil
+}
+
+// WriteImport writes the import file BuildImport returns to w, a range
+// of Size heights at a time (a hash, to know its SHA-256 without holding
+// it).
+func WriteImport(w io.Writer, r Reader, net wire.BitcoinNet, filters bool, end uint32) error {
+	typ := byte(NeutrinoBlockType)
+	if filters {
+		typ = NeutrinoFilterType
+	}
+	if _, err := w.Write(NeutrinoMetadata(net, typ, 0)); err != nil {
+		return err
+	}
+	var (
+		prev chainhash.Hash
+		buf  []byte
+	)
 	for a := uint64(0); a <= uint64(end); a += Size {
 		b := uint32(min(a+Size-1, uint64(end)))
+		buf = buf[:0]
 		if filters {
 			fhs, err := r.FilterHeadersByHeight(uint32(a), b)
 			if err != nil {
-				return Object{}, fmt.Errorf("filter headers %d..%d: %w", a, b, err)
+				return fmt.Errorf("filter headers %d..%d: %w", a, b, err)
 			}
 			if len(fhs) != int(uint64(b)-a)+1 {
-				return Object{}, fmt.Errorf("filter headers %d..%d: %d of them: %w", a, b, len(fhs), ErrShortRead)
+				return fmt.Errorf("filter headers %d..%d: %d of them: %w", a, b, len(fhs), ErrShortRead)
 			}
-			data = AppendFilterHeaders(data, fhs)
-			continue
+			buf = AppendFilterHeaders(buf, fhs)
+		} else {
+			hs, err := r.Headers(uint32(a), b)
+			if err != nil {
+				return fmt.Errorf("headers %d..%d: %w", a, b, err)
+			}
+			if len(hs) != int(uint64(b)-a)+1 {
+				return fmt.Errorf("headers %d..%d: %d of them: %w", a, b, len(hs), ErrShortRead)
+			}
+			if a > 0 && hs[0].PrevBlock != prev {
+				return fmt.Errorf("headers at %d: %w", a, ErrChainChanged)
+			}
+			if buf, err = AppendHeaders(buf, hs); err != nil {
+				return err
+			}
+			prev = hs[len(hs)-1].BlockHash()
 		}
-		hs, err := r.Headers(uint32(a), b)
-		if err != nil {
-			return Object{}, fmt.Errorf("headers %d..%d: %w", a, b, err)
+		if _, err := w.Write(buf); err != nil {
+			return err
 		}
-		if len(hs) != int(uint64(b)-a)+1 {
-			return Object{}, fmt.Errorf("headers %d..%d: %d of them: %w", a, b, len(hs), ErrShortRead)
-		}
-		if a > 0 && hs[0].PrevBlock != prev {
-			return Object{}, fmt.Errorf("headers at %d: %w", a, ErrChainChanged)
-		}
-		if data, err = AppendHeaders(data, hs); err != nil {
-			return Object{}, err
-		}
-		prev = hs[len(hs)-1].BlockHash()
 	}
-	return newObject(name, data), nil
+	return nil
 }
 
 func sha256Sum(b []byte) [32]byte { return sha256.Sum256(b) }

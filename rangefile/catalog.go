@@ -1,6 +1,7 @@
 package rangefile
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"sync"
@@ -10,6 +11,10 @@ import (
 
 // ErrNoFinalRange is returned while no range is final.
 var ErrNoFinalRange = errors.New("rangefile: no range is final yet")
+
+// ErrBusy is returned by Documents when another call is computing them
+// and wait is false.
+var ErrBusy = errors.New("rangefile: the catalog is busy")
 
 // ReadFunc runs fn with a reader of one committed state of the chain.
 type ReadFunc func(fn func(Reader) error) error
@@ -45,13 +50,18 @@ func NewCatalog(nw Network) *Catalog { return &Catalog{nw: nw} }
 
 // Documents returns manifest.json and latest of the ranges final under
 // tip and depth, reading each range not yet cataloged from its own state
-// through read, and sp's tweaks (nil: no silent-payment index).
-func (c *Catalog) Documents(read ReadFunc, sp TweakIndex, tip, depth uint32) (manifest, latest []byte, err error) {
+// through read, and sp's tweaks (nil: no silent-payment index). While
+// another call runs, it waits for it, or with wait false returns ErrBusy.
+func (c *Catalog) Documents(read ReadFunc, sp TweakIndex, tip, depth uint32, wait bool) (manifest, latest []byte, err error) {
 	n := FinalCount(tip, depth)
 	if n == 0 {
 		return nil, nil, ErrNoFinalRange
 	}
-	c.mu.Lock()
+	if wait {
+		c.mu.Lock()
+	} else if !c.mu.TryLock() {
+		return nil, nil, ErrBusy
+	}
 	defer c.mu.Unlock()
 	c.ranges = c.ranges[:min(len(c.ranges), int(n))]
 	entries := make([]RangeEntry, n)
@@ -142,10 +152,16 @@ func (c *Catalog) importObject(read ReadFunc, filters bool, end uint32) (Object,
 			obj = slot.obj
 			return nil
 		}
-		if obj, err = BuildImport(r, c.nw.Net, filters, end); err != nil {
+		name := HeadersImportName
+		if filters {
+			name = FilterHeadersImportName
+		}
+		h256 := sha256.New()
+		if err := WriteImport(h256, r, c.nw.Net, filters, end); err != nil {
 			return err
 		}
-		obj.Data = nil
+		obj = Object{Name: name}
+		h256.Sum(obj.SHA256[:0])
 		*slot = catalogImport{end: end, endHash: h, obj: obj}
 		return nil
 	})

@@ -215,6 +215,8 @@ func TestBadConfigExitsNonZeroWithOneLine(t *testing.T) {
 		{[]string{"--chain=bitcoincash"}, 2, "unknown chain"},
 		{[]string{"--workers=-1"}, 2, "workers"},
 		{[]string{"--nosuchkey=1"}, 2, "nosuchkey"},
+		{[]string{"--s3bucket=b"}, 2, "s3bucket is set but s3endpoint is not"},
+		{[]string{"--s3prefix=main"}, 2, "s3prefix is set but s3bucket is not"},
 	} {
 		cmd := exec.Command(daemonBinary, tc.args...)
 		cmd.Env = daemontest.Environ()

@@ -130,7 +130,7 @@ func TestPublishSurvivesKill9(t *testing.T) {
 	proxy.nextRun()
 	d := startDaemon(t, args...)
 	d.waitLog(5*time.Minute, manifestPublished(3*rangefile.Size-1))
-	checkPublished(ctx, t, node, s3.URL(publishBucket)+"/"+publishPrefix, "http://"+httpAddr, 3)
+	checkPublished(ctx, t, node, s3.URL(publishBucket)+"/"+publishPrefix, "http://"+httpAddr, 3, false)
 	if code, _ := d.terminate(30 * time.Second); code != 0 {
 		t.Fatalf("SIGTERM: exit %d", code)
 	}

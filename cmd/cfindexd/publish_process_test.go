@@ -4,9 +4,17 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/v2"
+	"github.com/btcsuite/btcwallet/walletdb"
+	_ "github.com/btcsuite/btcwallet/walletdb/bdb"
+	"github.com/lightninglabs/neutrino/chainimport"
+	"github.com/lightninglabs/neutrino/headerfs"
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/miniotest"
@@ -47,7 +55,7 @@ func manifestPublished(end float64) func(map[string]any) bool {
 // the immutable Cache-Control; a manifest and latest byte-identical to the
 // daemon's, whose end filter headers are btcd's getcfilterheader; and the
 // import files the daemon serves.
-func checkPublished(ctx context.Context, t *testing.T, node *btcdtest.Node, bucketURL, httpURL string, ranges int) {
+func checkPublished(ctx context.Context, t *testing.T, node *btcdtest.Node, bucketURL, httpURL string, ranges int, tweaks bool) {
 	t.Helper()
 	fetch := func(url string) ([]byte, string) {
 		code, hdr, body := get(t, url, nil)
@@ -88,6 +96,9 @@ func checkPublished(ctx context.Context, t *testing.T, node *btcdtest.Node, buck
 			rangefile.FilterHeadersName(r.Start): "/bulk/filterheaders/" + s + "-" + e + ".bin",
 			rangefile.FiltersName(r.Start):       "/bulk/filters/" + s + ".bin",
 		}
+		for _, dust := range rangefile.DustLevels[:map[bool]int{true: len(rangefile.DustLevels)}[tweaks]] {
+			bulk[rangefile.TweaksName(dust, r.Start)] = "/" + rangefile.TweaksName(dust, r.Start)
+		}
 		if len(r.Objects) != len(bulk) {
 			t.Errorf("range %d lists %d objects", r.Start, len(r.Objects))
 		}
@@ -118,10 +129,13 @@ func checkPublished(ctx context.Context, t *testing.T, node *btcdtest.Node, buck
 	}
 }
 
-// TestPublishToMinIO: cfindexd beside btcd publishes every final range of
-// a three-range chain to a real MinIO; each object in the bucket, read
-// anonymously as through a CDN, is byte-identical to what cfindexd serves
-// for it, and the manifest's hashes and end filter headers are right.
+// TestPublishToMinIO: cfindexd beside btcd, with the silent-payment
+// index, publishes every final range of a three-range chain to a real
+// MinIO; each object in the bucket (the tweak files too), read anonymously
+// as through a CDN, is byte-identical to what cfindexd serves for it, the
+// manifest's hashes and end filter headers are right, and /metrics
+// reports the published height; neutrino's chainimport reads the block
+// and filter headers straight from the bucket's import files.
 func TestPublishToMinIO(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(10*time.Minute))
 	defer cancel()
@@ -132,10 +146,74 @@ func TestPublishToMinIO(t *testing.T) {
 		t.Fatal(err)
 	}
 	httpAddr := freeAddr(t)
-	d := startDaemon(t, publishArgs(node, t.TempDir(), httpAddr, s3.Endpoint)...)
+	d := startDaemon(t, append(publishArgs(node, t.TempDir(), httpAddr, s3.Endpoint), "--silentpayments=true")...)
 	d.waitLog(5*time.Minute, manifestPublished(3*rangefile.Size-1))
-	checkPublished(ctx, t, node, s3.URL(publishBucket)+"/"+publishPrefix, "http://"+httpAddr, 3)
+	checkPublished(ctx, t, node, s3.URL(publishBucket)+"/"+publishPrefix, "http://"+httpAddr, 3, true)
+	importFromBucket(ctx, t, node, s3.URL(publishBucket)+"/"+publishPrefix, 3*rangefile.Size-1)
+	// Each manifest written puts the two import files, the manifest and
+	// latest anew; every range object goes up once.
+	manifests := 0
+	for _, l := range d.log.Lines() {
+		if strings.Contains(l, `"message":"manifest published"`) {
+			manifests++
+		}
+	}
+	uploaded := "cfindexd_publish_objects_uploaded_total " + strconv.Itoa(3*7+4*manifests) + "\n"
+	if _, _, body := get(t, "http://"+httpAddr+"/metrics", nil); !strings.Contains(string(body), "cfindexd_publish_height 5999\n") ||
+		!strings.Contains(string(body), uploaded) {
+		t.Errorf("publish metrics:\n%s", grepLines(string(body), "cfindexd_publish_"))
+	}
 	if code, _ := d.terminate(30 * time.Second); code != 0 {
 		t.Fatalf("SIGTERM: exit %d", code)
+	}
+}
+
+// importFromBucket runs neutrino's chainimport (v0.18.0) from the
+// bucket's import files into fresh header stores, as lnd's
+// neutrino.blockheaderssource and neutrino.filterheaderssource do: it
+// checks regtest proof of work and the filter-header chain; the stores
+// must then end at btcd's block and filter header at end.
+func importFromBucket(ctx context.Context, t *testing.T, node *btcdtest.Node, bucketURL string, end uint32) {
+	t.Helper()
+	params := chaincfg.RegressionNetParams
+	dir := t.TempDir()
+	db, err := walletdb.Create("bdb", filepath.Join(dir, "neutrino.db"), true, 10*time.Second, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	bs, err := headerfs.NewBlockHeaderStore(dir, db, &params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := headerfs.NewFilterHeaderStore(dir, db, headerfs.RegularFilter, &params, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	imp, err := chainimport.NewHeadersImport(&chainimport.ImportOptions{
+		TargetChainParams: params, TargetBlockHeaderStore: bs, TargetFilterHeaderStore: fs,
+		BlockHeadersSource:  bucketURL + "/" + rangefile.HeadersImportName,
+		FilterHeadersSource: bucketURL + "/" + rangefile.FilterHeadersImportName,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := imp.Import(ctx); err != nil {
+		t.Fatalf("neutrino chainimport from the bucket: %v", err)
+	}
+	hash, err := node.BlockHash(ctx, int32(end))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh, err := node.CFilterHeader(ctx, hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hdr, height, err := bs.ChainTip()
+	if err != nil || height != end || hdr.BlockHash() != hash {
+		t.Errorf("neutrino's block tip after the import: %d (%v), want %d %s", height, err, end, hash)
+	}
+	if got, fheight, err := fs.ChainTip(); err != nil || fheight != end || *got != fh {
+		t.Errorf("neutrino's filter tip after the import: %d (%v), want %d %s", fheight, err, end, fh)
 	}
 }
