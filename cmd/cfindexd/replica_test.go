@@ -279,3 +279,33 @@ func TestReplicaModes(t *testing.T) {
 		checkServesLikeNode(t, ctx, p.node, rp2p, "http://"+rhttp, p.httpURL, replicaChainHeight)
 	})
 }
+
+// TestReplicaRefusesDeepReorg: a primary that follows a reorg deeper than
+// reorgsafetydepth (allowdeepreorg) does not take its replica along: the
+// replica stops with exit code 1 and a line that says why, its store
+// still on the old branch.
+func TestReplicaRefusesDeepReorg(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(5*time.Minute))
+	defer cancel()
+	p := startReplicaPrimaryWith(t, ctx, "--allowdeepreorg=true")
+	rdir, rhttp := t.TempDir(), freeAddr(t)
+	r := startDaemon(t, replicaArgs(rdir, p.httpURL, p.p2p, rhttp, freeAddr(t))...)
+	old := mustHash(t, p.node, replicaChainHeight)
+	waitIndexed(t, "http://"+rhttp, replicaChainHeight, old)
+
+	// Ten blocks replaced by eleven: deeper than the replica's 6.
+	if err := p.node.InvalidateBlock(ctx, mustHash(t, p.node, replicaChainHeight-9)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.node.Generate(ctx, 11); err != nil {
+		t.Fatal(err)
+	}
+	code, last := r.wait(testtime.Scale(2 * time.Minute))
+	if code != 1 || !strings.Contains(last, "reorg deeper than reorgsafetydepth") || !strings.Contains(last, "reorgsafetydepth is 6") {
+		t.Fatalf("exit code %d, last line %q", code, last)
+	}
+	st := openStoreAfterExit(t, rdir, "regtest", p.node.Params())
+	if tip, ok := st.Tip(); !ok || tip.Height != replicaChainHeight || tip.Hash != old {
+		t.Fatalf("replica store tip %d %s after the refusal, want the old %d %s", tip.Height, tip.Hash, replicaChainHeight, old)
+	}
+}
