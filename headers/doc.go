@@ -1,9 +1,11 @@
 // Package headers holds the pure chain arithmetic of BIP-157 compact block
 // filters: filter hashes and the filter-header chain, getcfcheckpt checkpoint
 // heights, Bitcoin Core's block locator (building one and finding the
-// fork point a peer's locator names), and the proof-of-work arithmetic of
+// fork point a peer's locator names), the proof-of-work arithmetic of
 // block headers (compact targets, hashes as numbers, a block's work) that
-// the follower, cfscan and the test chains' miner share.
+// the follower, cfscan and the test chains' miner share, and the
+// networks' difficulty rules (NextBits, CheckProofOfWork) that a read
+// replica checks headers against.
 //
 // Everything here is a pure function of its arguments. The package owns no
 // storage, does no I/O, keeps no state and logs nothing; callers (store,
