@@ -171,6 +171,8 @@ func TestReplicaBootstrapsFollowsAndReorgs(t *testing.T) {
 	r.waitLog(testtime.Scale(2*time.Minute), msgIs("replica bootstrap: done"))
 	waitIndexed(t, rbase, replicaChainHeight, mustHash(t, p.node, replicaChainHeight))
 	waitHTTP(t, rbase+"/readyz", 200, `"ready":true`)
+	// The replica follows its primary over BIP-324 v2.
+	waitHTTP(t, p.httpURL+"/status", 200, `{"transport":"v2","peers":1,`)
 	checkServesLikeNode(t, ctx, p.node, rp2p, rbase, p.httpURL, replicaChainHeight)
 
 	// New blocks, then a reorg: two blocks replaced by three.

@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cfindexd/cfindexd/httpapi"
+	"github.com/cfindexd/cfindexd/internal/p2pclient"
 	"github.com/cfindexd/cfindexd/metrics"
 	"github.com/cfindexd/cfindexd/netparams"
 	"github.com/cfindexd/cfindexd/replica"
@@ -158,7 +159,9 @@ func (r *Replica) sourceSeen(res replica.BootstrapResult, err error) {
 func (r *Replica) Run(ctx context.Context) error {
 	if r.k.Primary != "" {
 		return replica.NewFollower(replica.FollowConfig{
-			Primary: r.k.Primary, Store: r.st, Network: r.nw,
+			// BIP-324 v2 to the primary (encrypted between machines), v1
+			// with a primary that has v2transport off.
+			Primary: r.k.Primary, Store: r.st, Network: r.nw, Transport: p2pclient.TransportAuto,
 			PollInterval: r.k.PollInterval, ReorgSafetyDepth: r.k.ReorgSafetyDepth, AllowDeepReorg: r.k.AllowDeepReorg,
 			Observer: observer{r}, Log: r.log,
 		}).Run(ctx)
