@@ -61,8 +61,8 @@ type handlerEnv struct {
 	net      wire.BitcoinNet
 	stopWait time.Duration
 	// filterWork bounds store reads and answer building across peers,
-	// granting its slots to the peer with the least recent service
-	// (nil: unbounded).
+	// granting its slots to the peer with the fewest recent turns (a
+	// turn queue; nil: unbounded).
 	filterWork *peerpolicy.FairQueue
 	// chunks and headerFrames hold the buffers of cfilter chunks and of
 	// cfheaders frames that the writers are done with.
@@ -266,9 +266,12 @@ const filterGrantCost = 2 << 10
 // filterWorkQuantum is the work (bytes read and framed, and
 // filterGrantCost a piece) one turn at the filter work covers: a request
 // of up to this much costs the peer one turn, a getcfilters of a
-// thousand mainnet filters (about 20 MB) some eighty, each turn a few
-// chunks (chunkCap).
-const filterWorkQuantum = 256 << 10
+// thousand mainnet filters (about 20 MB) some 160, each turn two chunks
+// (chunkCap). A smaller quantum charges small requests (a getcfheaders)
+// less beside large ones, a larger one makes one-block requests dearer
+// beside a light client's hundred filters; two chunks keeps peers that
+// pull the longest ranges sharing by bytes within a few percent.
+const filterWorkQuantum = 128 << 10
 
 // filterWorkHalfLife is how fast the turns a peer was given are
 // forgotten: a light client that asked a few seconds ago counts as one

@@ -18,7 +18,9 @@
 //     -maxuploadtarget, in all and per network group (each may take
 //     1/UploadGroupShare of it), and why a historical block is refused;
 //   - FairQueue: slots of work granted to the peer with the least recent
-//     service (the server's filter work, BIP-37 work);
+//     service, counted in the cost reported (NewFairQueue: BIP-37 work)
+//     or in turns, a request a turn per quantum of its work and at least
+//     one (NewTurnQueue: the server's filter work);
 //   - FairPool: a budget of bytes (the shared part of the send budget)
 //     granted to waiting peers least recent service first, waking only
 //     those the bytes given back cover; both keep service the same way
