@@ -10,7 +10,8 @@
 //     peer, and evicted first (Bitcoin Core's BanMan discouragement);
 //   - SelectPeerToEvict: which inbound peer makes room for a newcomer, a
 //     pure function over candidates (Core's SelectNodeToEvict), with the
-//     per-address and per-netgroup levels above which peers go first;
+//     per-address and per-netgroup levels above which peers go first and
+//     a grace for newcomers not yet served (NewcomerGrace);
 //   - TokenBucket and SharedBucket: event rates (transaction relay);
 //   - HandshakeGate: the CPU of BIP-324 v2 handshakes, a few curve steps
 //     at once server-wide and a rate per network group;
