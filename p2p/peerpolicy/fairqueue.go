@@ -157,8 +157,8 @@ func (s *Share) Release(cost float64) { s.release(cost, true) }
 
 // Yield gives back the slot taken with Acquire between two pieces of one
 // request and charges cost to the share: in a turn queue, the next
-// Acquire continues the request, in its current turn while the turn's
-// quantum lasts. In a queue of NewFairQueue it is Release. A request
+// Acquire continues the request, which is charged no further turn until
+// its work passes a quantum. In a queue of NewFairQueue it is Release. A request
 // abandoned after a Yield (its peer gone) is counted with the share's
 // next one.
 func (s *Share) Yield(cost float64) { s.release(cost, false) }
