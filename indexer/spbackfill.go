@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
@@ -59,10 +60,12 @@ type SPBackfill struct {
 }
 
 // NewSPBackfill wires a backfill of index, fetching blocks from source
-// with up to workers at once (at least 1), reporting repairs to obs (may
-// be nil).
+// with up to workers at once (at least 1, at most twice GOMAXPROCS: as
+// Config.SPRunsInHand, the tweak work needs a core for each run in hand),
+// reporting repairs to obs (may be nil).
 func NewSPBackfill(index *spindex.Index, chain SPChain, source BlockSource, workers int, obs SPObserver, log zerolog.Logger) *SPBackfill {
-	return &SPBackfill{index: index, chain: chain, source: source, workers: max(workers, 1), obs: obs, log: log,
+	workers = max(1, min(workers, 2*runtime.GOMAXPROCS(0)))
+	return &SPBackfill{index: index, chain: chain, source: source, workers: workers, obs: obs, log: log,
 		damage: newSPDamage()}
 }
 
