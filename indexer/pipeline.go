@@ -156,13 +156,24 @@ func (f *Follower) fetchRange(ctx context.Context, start, end uint32, reorg *pen
 		work := f.recovering("fetch worker", func() error {
 			b := blockBuilders{spOn: spOn, spFrom: spFrom}
 			var run []fetched
-			for job := range jobs {
+			for {
+				// A slot before a job: jobs, and with them the source's
+				// turns, go out in chain order to workers that can run
+				// them. A worker waiting for a slot with a job in hand
+				// could hold the turn that the runs in hand wait for.
 				if inHand != nil {
 					select {
 					case inHand <- struct{}{}:
 					case <-gctx.Done():
 						return nil
 					}
+				}
+				job, ok := <-jobs
+				if !ok {
+					if inHand != nil {
+						<-inHand // for the workers still waiting to learn
+					}
+					return nil
 				}
 				var err error
 				if run, err = f.fetchRun(gctx, &b, runner, sizer, job, run[:0]); err != nil {
@@ -180,7 +191,6 @@ func (f *Follower) fetchRange(ctx context.Context, start, end uint32, reorg *pen
 					<-inHand
 				}
 			}
-			return nil
 		})
 		g.Go(func() error {
 			defer workers.Done()

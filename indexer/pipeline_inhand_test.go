@@ -15,7 +15,8 @@ import (
 
 // heldSource is prefixSource whose every call holds its blocks for a
 // while, as a slow fetch does, and which keeps the most calls it had in
-// progress at once.
+// progress at once. Like the txindex source it waits for the run's turn
+// and ends it only with the run's last block.
 type heldSource struct {
 	prefixSource
 	hold      time.Duration
@@ -34,7 +35,14 @@ func (s *heldSource) FetchBlocks(ctx context.Context, hashes []chainhash.Hash, t
 		turn.Done()
 		return nil, ctx.Err()
 	}
-	return s.prefixSource.FetchBlocks(ctx, hashes, turn)
+	if err := turn.Wait(ctx); err != nil {
+		return nil, err
+	}
+	out, err := s.prefixSource.FetchBlocks(ctx, hashes, nil)
+	if err != nil || len(out) == len(hashes) {
+		turn.Done()
+	}
+	return out, err
 }
 
 // While a round builds silent-payment data, its eight workers hold at
