@@ -39,7 +39,7 @@ const (
 	// DefaultFilteredBlockCacheBytes bounds the decoded blocks (with
 	// their txids) kept for filtered-block requests: many wallets asking
 	// for the same new block decode and hash it once.
-	DefaultFilteredBlockCacheBytes = 32 << 20
+	DefaultFilteredBlockCacheBytes = 64 << 20
 )
 
 // Config configures BIP-37 serving. Zero values take the defaults above;
