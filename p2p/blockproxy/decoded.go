@@ -336,15 +336,20 @@ func (c *DecodedCache) load(ctx context.Context, r Requester, hash chainhash.Has
 // decode decodes the block under the caller's meter holding the decode
 // slot in share's turn, and accounts its bytes (reserved of them already
 // reserved) if they fit; a block that does not fit comes back with only
-// its cost to know. Shared work is charged to neither of the peer's
-// accounts (the meter's, the decode slot's).
+// its cost to know. Shared work goes ahead at the decode slot and is
+// charged to neither of the peer's accounts (the meter's, the decode
+// slot's).
 func (c *DecodedCache) decode(ctx context.Context, r Requester, share *peerpolicy.Share, hash chainhash.Hash, enc Encoded, witness, shared bool, reserved int64, work Work) (b *DecodedBlock, fits bool, err error) {
 	done, err := work(ctx, shared)
 	if err != nil {
 		return nil, false, err
 	}
 	defer done()
-	if err := share.Acquire(ctx); err != nil {
+	acquire := share.Acquire
+	if shared {
+		acquire = share.AcquireAhead
+	}
+	if err := acquire(ctx); err != nil {
 		return nil, false, err
 	}
 	var cost int64

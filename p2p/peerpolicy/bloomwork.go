@@ -111,15 +111,20 @@ func (w *WorkMeter) Acquire(ctx context.Context, ws *WorkShare) (done func(), er
 
 // AcquireShared is Acquire for work done for every peer rather than for
 // the peer of ws (the first decoding of a recent block, which every peer
-// following the chain reads): it waits in that peer's turn, and its time
-// is charged to the bucket (the CPU share holds) but not to the peer.
+// following the chain reads; its caller bounds how much there is): it
+// waits ahead of every peer's own work, and its time is charged to the
+// bucket (the CPU share holds) but not to the peer.
 func (w *WorkMeter) AcquireShared(ctx context.Context, ws *WorkShare) (done func(), err error) {
 	return w.acquire(ctx, ws, false)
 }
 
-// acquire is Acquire, charging the peer's account only when toPeer.
+// acquire is Acquire, or AcquireShared when not toPeer.
 func (w *WorkMeter) acquire(ctx context.Context, ws *WorkShare, toPeer bool) (done func(), err error) {
-	if err := ws.share.Acquire(ctx); err != nil {
+	acquire := ws.share.Acquire
+	if !toPeer {
+		acquire = ws.share.AcquireAhead
+	}
+	if err := acquire(ctx); err != nil {
 		return nil, err
 	}
 	for {

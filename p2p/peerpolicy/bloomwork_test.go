@@ -249,3 +249,58 @@ func TestWorkMeterSharedWorkNotChargedToThePeer(t *testing.T) {
 		})
 	}
 }
+
+// Work for every peer (AcquireShared) waits ahead of every peer's own
+// work: queued after a peer that has had nothing, by a peer that has had
+// 50 ms, it is granted first; the same peer's own work would go second.
+func TestWorkMeterSharedWorkGoesFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		shared    bool
+		wantFirst string
+	}{
+		{"shared work", true, "heavy"},
+		{"own work", false, "light"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+			w := NewWorkMeter(0.5, 2, clk.Now) // one slot
+			w.sleep = func(_ context.Context, d time.Duration) error { clk.advance(d); return nil }
+			heavy, light := w.NewShare(), w.NewShare()
+			done, err := w.Acquire(context.Background(), heavy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clk.advance(50 * time.Millisecond)
+			done()
+			release, err := w.Acquire(context.Background(), w.NewShare())
+			if err != nil {
+				t.Fatal(err)
+			}
+			granted := make(chan string, 2)
+			queue := func(name string, ws *WorkShare, acquire func(context.Context, *WorkShare) (func(), error), n int) {
+				go func() {
+					done, err := acquire(context.Background(), ws)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					granted <- name
+					done()
+				}()
+				testtime.WaitFor(t, "the peer to queue", 10*time.Second, func() bool { return w.slots.Waiting() == n })
+			}
+			queue("light", light, w.Acquire, 1)
+			heavyAcquire := w.Acquire
+			if tc.shared {
+				heavyAcquire = w.AcquireShared
+			}
+			queue("heavy", heavy, heavyAcquire, 2)
+			release()
+			if first := <-granted; first != tc.wantFirst {
+				t.Fatalf("%s granted first, want %s", first, tc.wantFirst)
+			}
+			<-granted
+		})
+	}
+}
