@@ -141,10 +141,11 @@ func NewDecodedCache(proxy *Proxy, max int64, clock peerpolicy.Clock) *DecodedCa
 }
 
 // Get returns the decoded block pinned; call Release when done with it.
-// work runs the decoding (and txid hashing) under the caller's CPU meter,
-// in r's turn: shared for a recent block's first decoding, the caller's
-// own for any other; a fetch from the node waits for r's turn at the
-// proxy's gate.
+// work runs the decoding (and txid hashing) under the caller's CPU meter:
+// as shared work (ahead of every peer's own, on nobody's account) for a
+// recent block's first decoding, in r's turn and on r's account for any
+// other; a fetch from the node waits for r's turn at the proxy's gate (or
+// that of another caller waiting for the same block, if it comes first).
 func (c *DecodedCache) Get(ctx context.Context, r Requester, hash chainhash.Hash, work Work) (*DecodedBlock, error) {
 	for {
 		c.mu.Lock()

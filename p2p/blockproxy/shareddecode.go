@@ -5,8 +5,8 @@ import "github.com/btcsuite/btcd/chainhash/v2"
 // Shared decoding: a recent block (Recency) is what every peer following
 // the chain asks for, and the cache keeps the newest of them, so its first
 // decoding is work for all of them, not for the peer that happened to ask
-// first. That decoding runs in the asking peer's turn but is charged to
-// no peer (Work's shared); any later decoding of the same block (it was
+// first. That decoding goes ahead of every peer's own work and is charged
+// to no peer (Work's shared); any later decoding of the same block (it was
 // evicted meanwhile) is the asking peer's, so a peer cannot have the
 // server decode a block for nothing more than once.
 
