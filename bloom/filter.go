@@ -36,6 +36,8 @@ type Filter struct {
 	hashFuncs uint32
 	tweak     uint32
 	flags     wire.BloomUpdateType
+	// hashes counts the element hashes computed (Hashes).
+	hashes uint64
 }
 
 // New returns an empty filter with parameters p, tweak and flags (the
@@ -92,7 +94,15 @@ func (f *Filter) UpdateMode() wire.BloomUpdateType { return f.flags & updateMask
 func (f *Filter) Bytes() []byte { return slices.Clone(f.data) }
 
 // bitIndex is the bit hash function i selects for data.
+// Hashes returns how many element hashes the filter has computed (one
+// per hash function tried: a test stops at the first bit not set, so a
+// filter's cost per element is between 1 and HashFuncs, the more the
+// fuller it is). It measures matching work in units that do not depend
+// on the machine's load.
+func (f *Filter) Hashes() uint64 { return f.hashes }
+
 func (f *Filter) bitIndex(i uint32, data []byte) uint32 {
+	f.hashes++
 	return murmur3.Sum32(data, i*hashNumMultiplier+f.tweak) % (uint32(len(f.data)) * 8)
 }
 

@@ -82,6 +82,21 @@ func (m *BlockMatcher) Match(n int) bool {
 	return m.Done()
 }
 
+// MatchHashes matches the next transactions until they cost at least
+// hashes (Filter.Hashes, counting each transaction as one more, so that
+// a filter that hashes nothing still moves on in bounded pieces) or every
+// transaction is matched, and reports whether every transaction has been
+// matched: a piece bounded by what the filter actually computes, so a
+// sparse wallet filter (a bit not set is found after a hash or two)
+// matches many more transactions in a piece than a nearly full one.
+func (m *BlockMatcher) MatchHashes(hashes uint64) bool {
+	start := m.f.Hashes()
+	for n := uint64(0); !m.Done() && m.f.Hashes()-start+n < hashes; n++ {
+		m.Match(1)
+	}
+	return m.Done()
+}
+
 // Done reports whether every transaction has been matched.
 func (m *BlockMatcher) Done() bool { return m.next == len(m.block.Transactions) }
 

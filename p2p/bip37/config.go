@@ -38,8 +38,10 @@ const (
 	DefaultCPUShare = 0.15
 	// DefaultFilteredBlockCacheBytes bounds the decoded blocks (with
 	// their txids) kept for filtered-block requests: many wallets asking
-	// for the same new block decode and hash it once.
-	DefaultFilteredBlockCacheBytes = 32 << 20
+	// for the same new block decode and hash it once, and the newest
+	// blocks a wallet catching up on a few hours asks for stay decoded
+	// beside the blocks other peers have pinned.
+	DefaultFilteredBlockCacheBytes = 64 << 20
 )
 
 // Config configures BIP-37 serving. Zero values take the defaults above;

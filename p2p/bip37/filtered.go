@@ -126,20 +126,16 @@ func (s *Server) firstBatch(ctx context.Context, p *Peer, b *blockproxy.DecodedB
 }
 
 // matchPieceHashes bounds the work of one grant of the CPU meter while
-// matching a block: about this many element hashes (a transaction has
-// about eight elements, each hashed once per hash function of the
-// filter). The meter starts a piece only out of debt, so the wallet first
-// in line waits at most about one piece's time over the share, however
-// expensive the filter of the peer served before it.
-const matchPieceHashes = 1 << 16
+// matching a block: about this many element hashes, as the filter counts
+// them (bloom.BlockMatcher.MatchHashes). The meter starts a piece only out
+// of debt, so the wallet first in line waits at most about one piece's
+// time over the share, however expensive the filter of the peer served
+// before it; and a wallet's sparse filter (a hash or two per element)
+// matches a block of a few thousand transactions in one piece, so it
+// waits for one grant per block, not one per few hundred transactions.
+const matchPieceHashes = 1 << 15
 
-// piecesTxs is how many transactions of a block one grant matches with a
-// filter of hashFuncs hash functions.
-func pieceTxs(hashFuncs uint32) int {
-	return max(1, matchPieceHashes/(8*max(int(hashFuncs), 1)))
-}
-
-// match matches b against p's filter, a piece (pieceTxs transactions) per
+// match matches b against p's filter, a piece (matchPieceHashes) per
 // grant of the CPU meter, and returns the filtered block; nil when the
 // filter was cleared or replaced meanwhile (no answer).
 func (s *Server) match(ctx context.Context, p *Peer, b *blockproxy.DecodedBlock) (*bloom.FilteredBlock, error) {
@@ -157,7 +153,7 @@ func (s *Server) match(ctx context.Context, p *Peer, b *blockproxy.DecodedBlock)
 		}
 		p.mu.Lock()
 		current := p.filter == f
-		finished := current && m.Match(pieceTxs(f.HashFuncs()))
+		finished := current && m.MatchHashes(matchPieceHashes)
 		p.mu.Unlock()
 		done()
 		switch {

@@ -48,7 +48,7 @@ func New(cfg Config, env Env) *Server {
 	s := &Server{
 		cfg:     cfg,
 		env:     env,
-		meter:   peerpolicy.NewWorkMeter(cfg.CPUShare, runtime.GOMAXPROCS(0), env.Now),
+		meter:   peerpolicy.NewWorkMeter(cfg.CPUShare, runtime.GOMAXPROCS(0), env.Now).ChargeThreadCPU(),
 		blocks:  env.Blocks,
 		mempool: cfg.Mempool,
 		metrics: env.Metrics,
@@ -100,9 +100,23 @@ func (s *Server) chargeFrames(p *Peer, frames, bytes int) {
 }
 
 // workFor returns the function that takes the BIP-37 CPU meter for p
-// (work, as DecodedCache.Get calls it).
-func (s *Server) workFor(p *Peer) func(context.Context) (func(), error) {
-	return func(ctx context.Context) (func(), error) { return s.work(ctx, p) }
+// (blockproxy.Work, as DecodedCache.Get calls it): shared work is
+// charged to the meter, not to p.
+func (s *Server) workFor(p *Peer) blockproxy.Work {
+	return func(ctx context.Context, shared bool) (func(), error) {
+		if !shared {
+			return s.work(ctx, p)
+		}
+		done, err := s.meter.AcquireShared(ctx, p.work)
+		if err != nil {
+			return nil, err
+		}
+		began := time.Now()
+		return func() {
+			done()
+			s.metrics.BloomWork(time.Since(began))
+		}, nil
+	}
 }
 
 // work takes the BIP-37 CPU meter for p (granted to the peer with the

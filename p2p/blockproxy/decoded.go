@@ -91,7 +91,24 @@ type DecodedCache struct {
 	decoded func(Requester)
 	// pins counts the pins held (Get without Release yet).
 	pins int
+	// decodedRecent holds the recent blocks decoded once already: a
+	// recent block's first decoding is shared work (Work), a decoding
+	// again (after an eviction) the asking peer's.
+	decodedRecent map[chainhash.Hash]struct{}
 }
+
+// Work takes the caller's CPU meter for one piece of work and returns
+// what ends it (call it once). shared is work done for every peer rather
+// than for the caller (the first decoding of a recent block, which every
+// peer following the chain reads): the meter charges its time but not to
+// the caller's account.
+type Work func(ctx context.Context, shared bool) (done func(), err error)
+
+// maxDecodedRecent bounds decodedRecent: once over it, blocks no longer
+// recent are forgotten, and while it stays over (more recent blocks than
+// that, which a Recency of at most RecentBlocks never gives) no decoding
+// is shared.
+const maxDecodedRecent = 4 * RecentBlocks
 
 type decodeFetch struct {
 	done  chan struct{}
@@ -112,20 +129,24 @@ const (
 func NewDecodedCache(proxy *Proxy, max int64, clock peerpolicy.Clock) *DecodedCache {
 	decoding := peerpolicy.NewFairQueue(1, decodeHalfLife, clock)
 	return &DecodedCache{
-		proxy:    proxy,
-		max:      max,
-		order:    list.New(),
-		byHash:   make(map[chainhash.Hash]*DecodedBlock),
-		inflight: make(map[chainhash.Hash]*decodeFetch),
-		decoding: decoding,
-		shares:   peerpolicy.NewShareTable(decoding, decodeIdleShares),
+		proxy:         proxy,
+		max:           max,
+		order:         list.New(),
+		byHash:        make(map[chainhash.Hash]*DecodedBlock),
+		inflight:      make(map[chainhash.Hash]*decodeFetch),
+		decoding:      decoding,
+		decodedRecent: make(map[chainhash.Hash]struct{}),
+		shares:        peerpolicy.NewShareTable(decoding, decodeIdleShares),
 	}
 }
 
 // Get returns the decoded block pinned; call Release when done with it.
-// work runs the decoding (and txid hashing) under the caller's CPU meter;
-// a fetch from the node waits for r's turn at the proxy's gate.
-func (c *DecodedCache) Get(ctx context.Context, r Requester, hash chainhash.Hash, work func(context.Context) (func(), error)) (*DecodedBlock, error) {
+// work runs the decoding (and txid hashing) under the caller's CPU meter:
+// as shared work (ahead of every peer's own, on nobody's account) for a
+// recent block's first decoding, in r's turn and on r's account for any
+// other; a fetch from the node waits for r's turn at the proxy's gate (or
+// that of another caller waiting for the same block, if it comes first).
+func (c *DecodedCache) Get(ctx context.Context, r Requester, hash chainhash.Hash, work Work) (*DecodedBlock, error) {
 	for {
 		c.mu.Lock()
 		if b, ok := c.byHash[hash]; ok {
@@ -279,7 +300,7 @@ func (c *DecodedCache) unreserve(n int64) {
 // only while decoding and accounting, never while waiting: the meter is
 // taken before it, and a block that does not fit is dropped, the slot
 // released, and decoded again once its bytes, now known, are reserved.
-func (c *DecodedCache) load(ctx context.Context, r Requester, hash chainhash.Hash, work func(context.Context) (func(), error)) (*DecodedBlock, error) {
+func (c *DecodedCache) load(ctx context.Context, r Requester, hash chainhash.Hash, work Work) (*DecodedBlock, error) {
 	enc, witness, ok := c.proxy.peek(hash)
 	if !ok {
 		var err error
@@ -290,15 +311,19 @@ func (c *DecodedCache) load(ctx context.Context, r Requester, hash chainhash.Has
 	share, put := c.shares.Get(r.Peer)
 	defer put()
 	rank := rankOf(c.proxy.recency, hash)
+	shared := rank.recent && c.firstDecoding(hash)
 	var reserved int64
 	for {
-		b, fits, err := c.decode(ctx, r, share, hash, enc, witness, reserved, work)
+		b, fits, err := c.decode(ctx, r, share, hash, enc, witness, shared, reserved, work)
 		if err != nil {
 			c.unreserve(reserved)
 			return nil, err
 		}
 		if fits {
 			b.rank = rank
+			if shared {
+				c.markDecoded(hash)
+			}
 			return b, nil
 		}
 		if err := c.reserve(ctx, b.cost-reserved); err != nil {
@@ -312,18 +337,30 @@ func (c *DecodedCache) load(ctx context.Context, r Requester, hash chainhash.Has
 // decode decodes the block under the caller's meter holding the decode
 // slot in share's turn, and accounts its bytes (reserved of them already
 // reserved) if they fit; a block that does not fit comes back with only
-// its cost to know.
-func (c *DecodedCache) decode(ctx context.Context, r Requester, share *peerpolicy.Share, hash chainhash.Hash, enc Encoded, witness bool, reserved int64, work func(context.Context) (func(), error)) (b *DecodedBlock, fits bool, err error) {
-	done, err := work(ctx)
+// its cost to know. Shared work goes ahead at the decode slot and is
+// charged to neither of the peer's accounts (the meter's, the decode
+// slot's).
+func (c *DecodedCache) decode(ctx context.Context, r Requester, share *peerpolicy.Share, hash chainhash.Hash, enc Encoded, witness, shared bool, reserved int64, work Work) (b *DecodedBlock, fits bool, err error) {
+	done, err := work(ctx, shared)
 	if err != nil {
 		return nil, false, err
 	}
 	defer done()
-	if err := share.Acquire(ctx); err != nil {
+	acquire := share.Acquire
+	if shared {
+		acquire = share.AcquireAhead
+	}
+	if err := acquire(ctx); err != nil {
 		return nil, false, err
 	}
 	var cost int64
-	defer func() { share.Release(float64(cost)) }()
+	defer func() {
+		if shared {
+			share.Release(0)
+			return
+		}
+		share.Release(float64(cost))
+	}()
 	if c.decoded != nil {
 		c.decoded(r)
 	}

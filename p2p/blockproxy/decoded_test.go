@@ -83,7 +83,7 @@ func TestDecodedCacheUnderLoad(t *testing.T) {
 	node := newMapNode(blks)
 	const bound = 256 << 10
 	cache := NewDecodedCache(New(node, NewGate(2, nil), 1<<20, testPVer), bound, peerpolicy.WallClock(time.Now))
-	work := func(context.Context) (func(), error) { return func() {}, nil }
+	var work Work = noWork
 	done := make(chan error, 12)
 	for i := range 12 {
 		go func() {

@@ -15,11 +15,11 @@ import (
 func fixedNow() time.Duration { return 0 }
 
 // noWork is a CPU meter that grants at once.
-func noWork(context.Context) (func(), error) { return func() {}, nil }
+func noWork(context.Context, bool) (func(), error) { return func() {}, nil }
 
 // getAsync starts cache.Get and returns where its error arrives (the
 // block released at once).
-func getAsync(cache *DecodedCache, r Requester, blk *wire.MsgBlock, work func(context.Context) (func(), error)) <-chan error {
+func getAsync(cache *DecodedCache, r Requester, blk *wire.MsgBlock, work Work) <-chan error {
 	done := make(chan error, 1)
 	go func() {
 		b, err := cache.Get(context.Background(), r, blk.BlockHash(), work)
@@ -125,9 +125,9 @@ func TestDecodeSlotNotHeldWhileWaiting(t *testing.T) {
 				}
 			}
 			inMeter, meter := make(chan struct{}), make(chan struct{})
-			waiterWork := noWork
+			var waiterWork Work = noWork
 			if tc.meter {
-				waiterWork = func(ctx context.Context) (func(), error) {
+				waiterWork = func(context.Context, bool) (func(), error) {
 					close(inMeter)
 					<-meter
 					return func() {}, nil

@@ -61,6 +61,11 @@ type cachedBlock struct {
 type blockFetch struct {
 	done    chan struct{}
 	waiters int // callers that joined, guarded by Proxy.mu
+	// parties are the callers queued at the gate for it (the first and
+	// those that joined) that have not left, and claimed is set once one
+	// of them was granted a slot and fetches; guarded by Proxy.mu.
+	parties int
+	claimed bool
 	block   Encoded
 	err     error
 }
@@ -101,7 +106,14 @@ func (c *Proxy) Get(ctx context.Context, r Requester, hash chainhash.Hash, witne
 	return block, err
 }
 
-// get returns the block and whether it joined another caller's fetch.
+// get returns the block and whether another caller fetched it.
+//
+// Every caller waiting for a block the cache lacks queues at the gate in
+// its own turn, and the first of them granted a slot fetches it for all:
+// a fetch is made in the best turn among those who want the block, so a
+// wallet asking a block that a greedy peer asked first is not held to
+// that peer's turn (a priority inversion when the fetch waited in its
+// first caller's turn only).
 func (c *Proxy) get(ctx context.Context, r Requester, key blockKey) (Encoded, bool, error) {
 	c.mu.Lock()
 	if el, ok := c.byKey[key]; ok {
@@ -109,26 +121,26 @@ func (c *Proxy) get(ctx context.Context, r Requester, key blockKey) (Encoded, bo
 		c.mu.Unlock()
 		return el.Value.(*cachedBlock).block, false, nil
 	}
-	f, waiting := c.inflight[key]
-	if waiting {
+	f, joined := c.inflight[key]
+	if joined {
 		f.waiters++
 	} else {
 		f = &blockFetch{done: make(chan struct{})}
 		c.inflight[key] = f
 	}
+	f.parties++
 	c.mu.Unlock()
 
-	if waiting {
-		select {
-		case <-f.done:
-			return f.block, true, f.err
-		case <-ctx.Done():
-			return Encoded{}, true, ctx.Err()
-		}
-	}
-
 	rank := rankOf(c.recency, key.hash)
-	f.block, f.err = c.fetch(ctx, r, key, rank.recent)
+	release, err := c.queue(ctx, r, rank.recent, f)
+	if err != nil {
+		c.leave(key, f, err)
+		return Encoded{}, true, err
+	}
+	if release == nil { // another caller fetched it
+		return f.block, true, f.err
+	}
+	f.block, f.err = c.fetch(ctx, key, release)
 	c.mu.Lock()
 	delete(c.inflight, key)
 	if f.err == nil && int64(len(f.block.Payload)) <= c.maxSize {
@@ -147,17 +159,70 @@ func (c *Proxy) get(ctx context.Context, r Requester, key blockKey) (Encoded, bo
 	return f.block, false, f.err
 }
 
-// fetch takes a slot of the gate in r's turn (ahead of historical
-// fetches for a recent block), fetches the block and encodes it.
-func (c *Proxy) fetch(ctx context.Context, r Requester, key blockKey, recent bool) (Encoded, error) {
+// queue waits at the gate in r's turn (ahead of historical fetches for a
+// recent block) until r is granted a slot and claims f's fetch (release
+// is the slot's), or f is done by another caller (nil release, nil
+// error), or ctx ends (its error).
+func (c *Proxy) queue(ctx context.Context, r Requester, recent bool, f *blockFetch) (release func(), err error) {
 	acquire := c.gate.Acquire
 	if recent {
 		acquire = c.gate.AcquireRecent
 	}
-	release, err := acquire(ctx, r)
+	gctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-f.done:
+			cancel()
+		case <-gctx.Done():
+		}
+	}()
+	release, err = acquire(gctx, r)
 	if err != nil {
-		return Encoded{}, err
+		select {
+		case <-f.done:
+			return nil, nil
+		default:
+			return nil, ctx.Err()
+		}
 	}
+	c.mu.Lock()
+	claimed := f.claimed
+	f.claimed = true
+	c.mu.Unlock()
+	if !claimed {
+		return release, nil
+	}
+	release() // another caller fetches it: wait for that
+	select {
+	case <-f.done:
+		return nil, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// leave takes a caller whose ctx ended (err) out of f's parties; the last
+// to leave before anyone claimed the fetch ends it with err, so that a
+// later caller starts afresh.
+func (c *Proxy) leave(key blockKey, f *blockFetch, err error) {
+	c.mu.Lock()
+	f.parties--
+	end := f.parties == 0 && !f.claimed
+	if end {
+		f.claimed = true
+		delete(c.inflight, key)
+		f.err = err
+	}
+	c.mu.Unlock()
+	if end {
+		close(f.done)
+	}
+}
+
+// fetch fetches the block holding the gate's slot (release frees it)
+// and encodes it.
+func (c *Proxy) fetch(ctx context.Context, key blockKey, release func()) (Encoded, error) {
 	blk, err := c.fetcher.FetchBlock(ctx, key.hash)
 	release()
 	if err != nil {

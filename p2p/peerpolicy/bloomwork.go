@@ -33,6 +33,9 @@ type WorkMeter struct {
 	slots *FairQueue
 	now   func() time.Time
 	sleep func(ctx context.Context, d time.Duration) error
+	// cpu, when set (ChargeThreadCPU), reads the thread's CPU time for
+	// what a piece is charged to its peer.
+	cpu func() (time.Duration, int, bool)
 
 	mu     sync.Mutex
 	tokens float64 // nanoseconds; negative is debt
@@ -64,6 +67,19 @@ func NewWorkMeter(share float64, procs int, now func() time.Time) *WorkMeter {
 	}
 }
 
+// ChargeThreadCPU has the meter charge each piece of work to its peer at
+// the CPU time its thread spent on it rather than its wall time (when the
+// piece ran on one thread throughout and the platform can tell, else at
+// its wall time); the bucket is still charged wall time. On a busy
+// machine a piece's wall time includes whatever the operating system ran
+// meanwhile: a wallet's 1 ms of matching preempted for 50 ms would be
+// charged as 50 times its work and sent behind every peer with a costly
+// filter for its next request. Returns w.
+func (w *WorkMeter) ChargeThreadCPU() *WorkMeter {
+	w.cpu = threadCPU
+	return w
+}
+
 // sleepCtx sleeps for d or until ctx ends.
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
@@ -90,7 +106,25 @@ func (w *WorkMeter) refillLocked(now time.Time) {
 // out of debt, then returns done, which charges the work's time to the
 // bucket and the peer and frees the slot (call it exactly once).
 func (w *WorkMeter) Acquire(ctx context.Context, ws *WorkShare) (done func(), err error) {
-	if err := ws.share.Acquire(ctx); err != nil {
+	return w.acquire(ctx, ws, true)
+}
+
+// AcquireShared is Acquire for work done for every peer rather than for
+// the peer of ws (the first decoding of a recent block, which every peer
+// following the chain reads; its caller bounds how much there is): it
+// waits ahead of every peer's own work, and its time is charged to the
+// bucket (the CPU share holds) but not to the peer.
+func (w *WorkMeter) AcquireShared(ctx context.Context, ws *WorkShare) (done func(), err error) {
+	return w.acquire(ctx, ws, false)
+}
+
+// acquire is Acquire, or AcquireShared when not toPeer.
+func (w *WorkMeter) acquire(ctx context.Context, ws *WorkShare, toPeer bool) (done func(), err error) {
+	acquire := ws.share.Acquire
+	if !toPeer {
+		acquire = ws.share.AcquireAhead
+	}
+	if err := acquire(ctx); err != nil {
 		return nil, err
 	}
 	for {
@@ -108,6 +142,12 @@ func (w *WorkMeter) Acquire(ctx context.Context, ws *WorkShare) (done func(), er
 		}
 	}
 	start := w.now()
+	var cpu0 time.Duration
+	var tid0 int
+	onCPU := false
+	if w.cpu != nil {
+		cpu0, tid0, onCPU = w.cpu()
+	}
 	return func() {
 		took := w.now().Sub(start)
 		w.mu.Lock()
@@ -115,7 +155,16 @@ func (w *WorkMeter) Acquire(ctx context.Context, ws *WorkShare) (done func(), er
 		w.tokens -= float64(took)
 		w.spent += took
 		w.mu.Unlock()
-		ws.share.Release(float64(took))
+		charged := took
+		if onCPU {
+			if cpu1, tid1, ok := w.cpu(); ok && tid1 == tid0 && cpu1 >= cpu0 {
+				charged = min(took, cpu1-cpu0)
+			}
+		}
+		if !toPeer {
+			charged = 0
+		}
+		ws.share.Release(float64(charged))
 	}, nil
 }
 

@@ -186,3 +186,121 @@ func TestWorkMeterServesTheLightPeerFirst(t *testing.T) {
 		g.done()
 	}
 }
+
+// Shared work (AcquireShared) is charged to the bucket, not to the peer
+// in whose turn it ran: after a peer's 50 ms of shared work and another's
+// 10 ms of its own, the first is granted the next slot ahead of the
+// second; had the 50 ms been its own, the second would go first. Either
+// way the bucket was charged the 60 ms.
+func TestWorkMeterSharedWorkNotChargedToThePeer(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		shared    bool
+		wantFirst int
+	}{
+		{"shared work", true, 0},
+		{"the peer's own work", false, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+			w := NewWorkMeter(0.5, 2, clk.Now) // one slot
+			w.sleep = func(_ context.Context, d time.Duration) error { clk.advance(d); return nil }
+			peers := []*WorkShare{w.NewShare(), w.NewShare()}
+			acquire := w.Acquire
+			if tc.shared {
+				acquire = w.AcquireShared
+			}
+			for i, piece := range []struct {
+				acquire func(context.Context, *WorkShare) (func(), error)
+				took    time.Duration
+			}{{acquire, 50 * time.Millisecond}, {w.Acquire, 10 * time.Millisecond}} {
+				done, err := piece.acquire(context.Background(), peers[i])
+				if err != nil {
+					t.Fatal(err)
+				}
+				clk.advance(piece.took)
+				done()
+			}
+			if w.Spent() != 60*time.Millisecond {
+				t.Fatalf("the bucket was charged %v, want 60ms", w.Spent())
+			}
+			release, err := w.Acquire(context.Background(), w.NewShare())
+			if err != nil {
+				t.Fatal(err)
+			}
+			granted := make(chan int, len(peers))
+			for i := len(peers) - 1; i >= 0; i-- { // the second peer queues first
+				go func() {
+					done, err := w.Acquire(context.Background(), peers[i])
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					granted <- i
+					done()
+				}()
+				testtime.WaitFor(t, "the peer to queue", 10*time.Second, func() bool { return w.slots.Waiting() == len(peers)-i })
+			}
+			release()
+			if first := <-granted; first != tc.wantFirst {
+				t.Fatalf("peer %d granted first, want peer %d", first, tc.wantFirst)
+			}
+			<-granted
+		})
+	}
+}
+
+// Work for every peer (AcquireShared) waits ahead of every peer's own
+// work: queued after a peer that has had nothing, by a peer that has had
+// 50 ms, it is granted first; the same peer's own work would go second.
+func TestWorkMeterSharedWorkGoesFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		shared    bool
+		wantFirst string
+	}{
+		{"shared work", true, "heavy"},
+		{"own work", false, "light"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+			w := NewWorkMeter(0.5, 2, clk.Now) // one slot
+			w.sleep = func(_ context.Context, d time.Duration) error { clk.advance(d); return nil }
+			heavy, light := w.NewShare(), w.NewShare()
+			done, err := w.Acquire(context.Background(), heavy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clk.advance(50 * time.Millisecond)
+			done()
+			release, err := w.Acquire(context.Background(), w.NewShare())
+			if err != nil {
+				t.Fatal(err)
+			}
+			granted := make(chan string, 2)
+			queue := func(name string, ws *WorkShare, acquire func(context.Context, *WorkShare) (func(), error), n int) {
+				go func() {
+					done, err := acquire(context.Background(), ws)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					granted <- name
+					done()
+				}()
+				testtime.WaitFor(t, "the peer to queue", 10*time.Second, func() bool { return w.slots.Waiting() == n })
+			}
+			queue("light", light, w.Acquire, 1)
+			heavyAcquire := w.Acquire
+			if tc.shared {
+				heavyAcquire = w.AcquireShared
+			}
+			queue("heavy", heavy, heavyAcquire, 2)
+			release()
+			if first := <-granted; first != tc.wantFirst {
+				t.Fatalf("%s granted first, want %s", first, tc.wantFirst)
+			}
+			<-granted
+		})
+	}
+}

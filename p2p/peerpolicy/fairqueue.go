@@ -100,7 +100,15 @@ func (q *FairQueue) NewShare() *Share {
 
 // Acquire waits for a slot; on nil the caller holds it and must Release
 // it exactly once. An error (ctx's) means no slot is held.
-func (s *Share) Acquire(ctx context.Context) error {
+func (s *Share) Acquire(ctx context.Context) error { return s.acquire(ctx, false) }
+
+// AcquireAhead is Acquire for work done for every peer rather than for
+// this share's (bounded by its caller: a recent block's first decoding):
+// it waits ahead of every share's own work, behind other such work only.
+func (s *Share) AcquireAhead(ctx context.Context) error { return s.acquire(ctx, true) }
+
+// acquire is Acquire, queued ahead of the shares' own work when ahead.
+func (s *Share) acquire(ctx context.Context, ahead bool) error {
 	q := s.q
 	q.mu.Lock()
 	if q.running < q.slots && len(q.waiting) == 0 {
@@ -128,6 +136,7 @@ func (s *Share) Acquire(ctx context.Context) error {
 	}
 	q.seq++
 	s.seq = q.seq
+	s.ahead = ahead
 	q.ledger.rescale(&s.svc)
 	heap.Push(&q.waiting, s)
 	q.mu.Unlock()

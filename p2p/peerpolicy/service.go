@@ -85,22 +85,27 @@ func (l *serviceLedger) rescale(k *serviceKey) {
 
 // waitPlace is what a waiter (a FairQueue's Share, a FairPool's
 // PoolAccount) keeps for its place among the waiting: its service, its
-// index in the heap (−1 when not waiting) and its arrival order, for ties.
+// index in the heap (−1 when not waiting), its arrival order, for ties,
+// and whether it waits for work done for everyone, which goes first.
 type waitPlace struct {
 	svc   serviceKey
 	index int
 	seq   uint64
+	ahead bool
 }
 
 func (w *waitPlace) place() *waitPlace { return w }
 
-// serviceHeap is a container/heap of waiters, least service first, then
-// first come.
+// serviceHeap is a container/heap of waiters, work for everyone first,
+// then least service, then first come.
 type serviceHeap[T interface{ place() *waitPlace }] []T
 
 func (h serviceHeap[T]) Len() int { return len(h) }
 func (h serviceHeap[T]) Less(i, j int) bool {
 	a, b := h[i].place(), h[j].place()
+	if a.ahead != b.ahead {
+		return a.ahead
+	}
 	if a.svc.key != b.svc.key {
 		return a.svc.key < b.svc.key
 	}

@@ -1,0 +1,79 @@
+package peerpolicy
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/cfindexd/cfindexd/internal/testtime"
+)
+
+// With ChargeThreadCPU, a piece of work is charged to its peer at its
+// thread's CPU time: a piece that spent 60 ms off the CPU (as a piece
+// preempted on a busy machine does) costs its peer next to nothing, and
+// that peer is granted the next slot ahead of a peer whose piece burned
+// 10 ms of CPU; charged at wall time, the first peer would go second.
+// The bucket is charged wall time either way.
+func TestWorkMeterChargesThreadCPU(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		threadCPU bool
+		wantFirst int
+	}{
+		{"thread CPU time", true, 0},
+		{"wall time", false, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := NewWorkMeter(1, 1, time.Now) // one slot, a core
+			if tc.threadCPU {
+				w.ChargeThreadCPU()
+			}
+			peers := []*WorkShare{w.NewShare(), w.NewShare()}
+			pieces := []func(){
+				func() { time.Sleep(60 * time.Millisecond) }, // off the CPU
+				func() { // on it
+					for start := time.Now(); time.Since(start) < 10*time.Millisecond; {
+					}
+				},
+			}
+			for i, piece := range pieces {
+				func() {
+					runtime.LockOSThread() // one thread throughout
+					defer runtime.UnlockOSThread()
+					done, err := w.Acquire(context.Background(), peers[i])
+					if err != nil {
+						t.Fatal(err)
+					}
+					piece()
+					done()
+				}()
+			}
+			if w.Spent() < 70*time.Millisecond {
+				t.Fatalf("the bucket was charged %v, want the 70ms of wall time", w.Spent())
+			}
+			release, err := w.Acquire(context.Background(), w.NewShare())
+			if err != nil {
+				t.Fatal(err)
+			}
+			granted := make(chan int, len(peers))
+			for i := len(peers) - 1; i >= 0; i-- { // the second peer queues first
+				go func() {
+					done, err := w.Acquire(context.Background(), peers[i])
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					granted <- i
+					done()
+				}()
+				testtime.WaitFor(t, "the peer to queue", 10*time.Second, func() bool { return w.slots.Waiting() == len(peers)-i })
+			}
+			release()
+			if first := <-granted; first != tc.wantFirst {
+				t.Fatalf("peer %d granted first, want peer %d", first, tc.wantFirst)
+			}
+			<-granted
+		})
+	}
+}
