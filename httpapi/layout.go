@@ -107,6 +107,11 @@ func (s *Server) serveLayoutDocument(w http.ResponseWriter, t target) {
 		writeText(w, http.StatusNotFound, "no range is final yet")
 		return
 	}
+	if errors.Is(err, rangefile.ErrWarming) {
+		w.Header().Set("Retry-After", "10")
+		writeText(w, http.StatusServiceUnavailable, "the manifest's catalog is warming ("+err.Error()+"); retry")
+		return
+	}
 	if errors.Is(err, rangefile.ErrBusy) {
 		w.Header().Set("Retry-After", "5")
 		writeText(w, http.StatusServiceUnavailable, "the manifest is being computed; retry")
