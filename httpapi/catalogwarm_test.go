@@ -2,6 +2,9 @@ package httpapi
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -9,6 +12,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/internal/testtime"
+	"github.com/cfindexd/cfindexd/replica/source"
 )
 
 // warmServer is layoutServer with the catalog's warm pace set.
@@ -75,4 +79,54 @@ func TestCatalogWarmingAnswers503(t *testing.T) {
 		t.Fatal("WarmCatalog did not return when its context ended")
 	}
 	get(t, s, "/manifest.json", 200)
+}
+
+// TestReplicaSourceWaitsForWarmCatalog: a replica's source client
+// (replica/source) pointed at a server whose catalog is warming is
+// answered 503 with Retry-After, waits as asked, and reads latest and the
+// manifest once the catalog is warm.
+func TestReplicaSourceWaitsForWarmCatalog(t *testing.T) {
+	s := warmServer(t, 700*time.Millisecond) // about two seconds of 503s
+	var busy atomic.Int32
+	h := s.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &codeRecorder{ResponseWriter: w}
+		h.ServeHTTP(rec, r)
+		if rec.code == http.StatusServiceUnavailable && w.Header().Get("Retry-After") != "" {
+			busy.Add(1)
+		}
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.WarmCatalog(ctx) }()
+	defer func() { cancel(); <-done }()
+	testtime.WaitFor(t, "the warm begun", testtime.Scale(30*time.Second), func() bool { return s.catalog.Stats().RangesHashed >= 1 })
+	c, err := source.New(source.Config{BaseURL: srv.URL, Attempts: 2, BackoffMin: time.Millisecond, BackoffMax: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, scancel := context.WithTimeout(context.Background(), testtime.Scale(60*time.Second))
+	defer scancel()
+	l, m, err := c.Snapshot(sctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if busy.Load() == 0 {
+		t.Error("the source was never answered 503 with Retry-After: the test did not test the warm")
+	}
+	if l.End != 3999 || len(m.Ranges) != 2 {
+		t.Errorf("latest ends at %d, the manifest lists %d ranges", l.End, len(m.Ranges))
+	}
+}
+
+// codeRecorder records the status code a handler writes.
+type codeRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (r *codeRecorder) WriteHeader(code int) {
+	r.code = code
+	r.ResponseWriter.WriteHeader(code)
 }

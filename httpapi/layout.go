@@ -108,7 +108,7 @@ func (s *Server) serveLayoutDocument(w http.ResponseWriter, t target) {
 		return
 	}
 	if errors.Is(err, rangefile.ErrWarming) {
-		w.Header().Set("Retry-After", "10")
+		w.Header().Set("Retry-After", "5")
 		writeText(w, http.StatusServiceUnavailable, "the manifest's catalog is warming ("+err.Error()+"); retry")
 		return
 	}
