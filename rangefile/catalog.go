@@ -105,7 +105,7 @@ func (c *Catalog) Documents(read ReadFunc, sp TweakIndex, tip, depth uint32, wai
 	}
 	defer c.mu.Unlock()
 	if !wait && c.warmed {
-		if left := c.inlineCost(n); left > maxInline {
+		if left := c.inlineCost(sp, n); left > maxInline {
 			return nil, nil, fmt.Errorf("%w: %d of %d ranges cataloged", ErrWarming, min(len(c.ranges), int(n)), n)
 		}
 	}
@@ -160,10 +160,17 @@ func (c *Catalog) Documents(read ReadFunc, sp TweakIndex, tip, depth uint32, wai
 }
 
 // inlineCost returns how many ranges' worth of hashing a Documents call
-// for n final ranges has to do: the ranges not cataloged, and each import
-// file's runs past its cataloged end (all of them when none is).
-func (c *Catalog) inlineCost(n uint32) int {
+// for n final ranges has to do: the ranges not cataloged or whose tweak
+// coverage changed (sp's index reached them), and each import file's runs
+// past its cataloged end (all of them when none is).
+func (c *Catalog) inlineCost(sp TweakIndex, n uint32) int {
 	cost := max(0, int(n)-len(c.ranges))
+	cover := coverage(sp)
+	for i := range c.ranges[:min(len(c.ranges), int(n))] {
+		if c.ranges[i].withTweaks != cover(uint32(i)*Size) {
+			cost++
+		}
+	}
 	for i := range c.imports {
 		imp := &c.imports[i]
 		switch {
@@ -251,6 +258,18 @@ func (c *Catalog) importHash(read ReadFunc, filters bool, end uint32, prev catal
 	out := catalogImport{end: end, endHash: endHash, obj: Object{Name: ImportName(filters)}, state: state}
 	h.Sum(out.obj.SHA256[:0])
 	return out, nil
+}
+
+// coverage returns CoversTweaks(sp, ·) with sp's coverage read once.
+func coverage(sp TweakIndex) func(start uint32) bool {
+	if sp == nil {
+		return func(uint32) bool { return false }
+	}
+	first, next := sp.Covered()
+	return func(start uint32) bool {
+		end := End(start)
+		return first != next && end >= first && end < next
+	}
 }
 
 // tweakIndexIf returns sp when the range has tweak objects, nil otherwise.

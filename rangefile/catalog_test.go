@@ -208,3 +208,56 @@ func TestCatalogWarm(t *testing.T) {
 		t.Errorf("one more range: %+v", after)
 	}
 }
+
+// fakeTweaks is a silent-payment index of c covering first..next-1,
+// every block without tweaks.
+type fakeTweaks struct {
+	c           *fakeChain
+	first, next uint32
+}
+
+func (f *fakeTweaks) Covered() (uint32, uint32) { return f.first, f.next }
+
+func (f *fakeTweaks) BlockTweaks(start, end uint32) ([]BlockTweaks, error) {
+	var out []BlockTweaks
+	for h := start; h <= end; h++ {
+		hash, err := f.c.HashAt(h)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, BlockTweaks{Hash: hash})
+	}
+	return out, nil
+}
+
+// TestCatalogWarmRefreshesTweakCoverage: when the silent-payment index
+// reaches cataloged ranges, the warmer hashes them again (with their
+// tweak objects), so that requests do not.
+func TestCatalogWarmRefreshesTweakCoverage(t *testing.T) {
+	c := &fakeChain{n: 6010}
+	sp := &fakeTweaks{c: c}
+	cat := NewCatalog(testNetwork)
+	cat.SetWarmer(true)
+	if err := cat.Warm(context.Background(), c.read, sp, 6009, 6, 0); err != nil {
+		t.Fatal(err)
+	}
+	sp.first, sp.next = 0, 4000 // the index now covers ranges 0 and 2000
+	if err := cat.Warm(context.Background(), c.read, sp, 6009, 6, 0); err != nil {
+		t.Fatal(err)
+	}
+	before := cat.Stats()
+	if before.RangesHashed != 5 {
+		t.Errorf("%d ranges hashed, want 3 then the 2 the index reached", before.RangesHashed)
+	}
+	m, _, err := cat.Documents(c.read, sp, 6009, 6, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := cat.Stats(); after != before {
+		t.Errorf("documents hashed after the warm: %+v, then %+v", before, after)
+	}
+	fm, _, err := NewCatalog(testNetwork).Documents(c.read, sp, 6009, 6, true)
+	if err != nil || !bytes.Equal(m, fm) || !bytes.Contains(m, []byte(TweaksName(600, 2000))) {
+		t.Errorf("documents with tweaks differ from fresh ones (%v)", err)
+	}
+}

@@ -6,8 +6,9 @@ import (
 )
 
 // Warm catalogs, in the background of Documents, the ranges final under
-// tip and depth and the import files ending at the newest of them, so that
-// Documents need not: one range at a time, built without holding the
+// tip and depth (those not cataloged, or whose tweak coverage changed) and
+// the import files ending at the newest of them, so that Documents need
+// not: one range at a time, built without holding the
 // catalog (Documents answers meanwhile, or returns ErrWarming while more
 // than a few ranges are left), and after each range, and each import
 // file, a wait of pace or of as long as it took, whichever is longer — at
@@ -19,15 +20,21 @@ func (c *Catalog) Warm(ctx context.Context, read ReadFunc, sp TweakIndex, tip, d
 	if n == 0 {
 		return nil
 	}
-	for {
+	cover := coverage(sp)
+	for i := 0; i < n; i++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		c.mu.Lock()
-		i := len(c.ranges)
+		have := len(c.ranges)
+		fresh := i < have && c.ranges[i].withTweaks == cover(uint32(i)*Size)
 		c.mu.Unlock()
-		if i >= n {
-			break
+		if fresh {
+			continue
+		}
+		if i > have { // Documents cut the catalog (a reorg) meanwhile
+			i = have - 1
+			continue
 		}
 		began := time.Now()
 		out, err := c.rangeEntry(read, sp, uint32(i)*Size, nil)
@@ -35,7 +42,10 @@ func (c *Catalog) Warm(ctx context.Context, read ReadFunc, sp TweakIndex, tip, d
 			return err
 		}
 		c.mu.Lock()
-		if len(c.ranges) == i { // else Documents did it meanwhile
+		switch { // else Documents cut the catalog meanwhile
+		case i < len(c.ranges):
+			c.ranges[i] = out
+		case i == len(c.ranges):
 			c.ranges = append(c.ranges, out)
 		}
 		c.mu.Unlock()
