@@ -3,16 +3,20 @@ package objstore
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"io"
 	"math/rand/v2"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/cfindexd/cfindexd/internal/miniotest"
 	"github.com/cfindexd/cfindexd/internal/testtime"
+	"github.com/minio/minio-go/v7"
 )
 
 // genReader makes up n bytes from a seed as they are read, holding
@@ -95,6 +99,16 @@ func TestPutStreamAgainstMinIO(t *testing.T) {
 		info, ok, err := b.Stat(ctx, tc.name)
 		if err != nil || !ok || info.Size != tc.size || info.SHA256 != hex.EncodeToString(sum[:]) {
 			t.Fatalf("%s: stat %+v %v %v", tc.name, info, ok, err)
+		}
+		// S3's own checksum: the whole object's SHA-256 for one PUT, the
+		// checksum of the parts' SHA-256s ("-<parts>") for a multipart one.
+		oi, err := srv.Client().StatObject(ctx, "pub", b.Key(tc.name), minio.StatObjectOptions{Checksum: true})
+		wantS3 := base64.StdEncoding.EncodeToString(sum[:])
+		if tc.size > PartSize {
+			wantS3 = "-" + strconv.Itoa(int((tc.size+PartSize-1)/PartSize))
+		}
+		if err != nil || !strings.HasSuffix(oi.ChecksumSHA256, wantS3) {
+			t.Errorf("%s: S3's checksum %q (%s), want one ending %q (%v)", tc.name, oi.ChecksumSHA256, oi.ChecksumMode, wantS3, err)
 		}
 		got, err := b.Get(ctx, tc.name, 64<<20)
 		if err != nil || sha256.Sum256(got) != sum {
