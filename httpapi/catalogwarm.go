@@ -6,7 +6,8 @@ import (
 )
 
 // WarmCatalog keeps the catalog of /manifest.json and /latest warm until
-// ctx ends: at once, then every Config.CatalogWarmPoll, it hashes the
+// ctx ends: at once, then every Config.CatalogWarmPoll (or sooner when a
+// request finds it behind), it hashes the
 // final ranges and import files not yet cataloged (rangefile.Catalog.Warm,
 // paced by Config.CatalogWarmPace, at most half a core), so that no
 // request has to hash a long chain. While more than a few ranges are
@@ -21,10 +22,14 @@ func (s *Server) WarmCatalog(ctx context.Context) error {
 	defer s.catalog.SetWarmer(false)
 	wait := time.Duration(0)
 	for {
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return nil
-		case <-time.After(wait):
+		case <-t.C:
+		case <-s.warmKick:
+			t.Stop()
 		}
 		wait = s.cfg.CatalogWarmPoll
 		tip, have := s.view.Tip()

@@ -15,10 +15,14 @@ import (
 	"github.com/cfindexd/cfindexd/replica/source"
 )
 
-// warmServer is layoutServer with the catalog's warm pace set.
-func warmServer(tb testing.TB, pace time.Duration) *Server {
+// warmTip gives 20 final ranges: more than a request hashes inline.
+const warmTip = 40_010
+
+// warmServer serves a synthetic regtest chain to tip with the catalog's
+// warm pace set.
+func warmServer(tb testing.TB, tip int, pace time.Duration) *Server {
 	tb.Helper()
-	chain := synthChain(tb, layoutTip, 11)
+	chain := synthChain(tb, tip, 11)
 	return newTestServer(tb, synthView(tb, chain), Config{Net: wire.TestNet, ReorgSafetyDepth: layoutDepth, NetName: "regtest",
 		Genesis: *chaincfg.RegressionNetParams.GenesisHash, SilentPayments: newFakeSP(chain, 1, 9),
 		CatalogWarmPace: pace, CatalogWarmPoll: time.Hour})
@@ -29,7 +33,7 @@ func warmServer(tb testing.TB, pace time.Duration) *Server {
 // answered without hashing anything; the documents are those a cold
 // server computes.
 func TestCatalogWarmedAtStart(t *testing.T) {
-	s := warmServer(t, time.Millisecond)
+	s := warmServer(t, layoutTip, time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.WarmCatalog(ctx) }()
@@ -44,7 +48,7 @@ func TestCatalogWarmedAtStart(t *testing.T) {
 	if after := s.catalog.Stats(); after != before {
 		t.Errorf("the manifest was computed again after the warm: %+v, then %+v", before, after)
 	}
-	cold := warmServer(t, time.Millisecond)
+	cold := warmServer(t, layoutTip, time.Millisecond)
 	cm, _ := get(t, cold, "/manifest.json", 200)
 	cl, _ := get(t, cold, "/latest", 200)
 	if string(m) != string(cm) || string(l) != string(cl) {
@@ -57,7 +61,7 @@ func TestCatalogWarmedAtStart(t *testing.T) {
 // returns when its context ends, and the server then answers as before
 // (computing inline).
 func TestCatalogWarmingAnswers503(t *testing.T) {
-	s := warmServer(t, time.Hour) // one range, then a wait of an hour
+	s := warmServer(t, warmTip, time.Hour) // one range, then a wait of an hour
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.WarmCatalog(ctx) }()
@@ -86,7 +90,7 @@ func TestCatalogWarmingAnswers503(t *testing.T) {
 // answered 503 with Retry-After, waits as asked, and reads latest and the
 // manifest once the catalog is warm.
 func TestReplicaSourceWaitsForWarmCatalog(t *testing.T) {
-	s := warmServer(t, 700*time.Millisecond) // about two seconds of 503s
+	s := warmServer(t, warmTip, 100*time.Millisecond) // about two seconds of 503s
 	var busy atomic.Int32
 	h := s.Handler()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -115,7 +119,7 @@ func TestReplicaSourceWaitsForWarmCatalog(t *testing.T) {
 	if busy.Load() == 0 {
 		t.Error("the source was never answered 503 with Retry-After: the test did not test the warm")
 	}
-	if l.End != 3999 || len(m.Ranges) != 2 {
+	if l.End != 39_999 || len(m.Ranges) != 20 {
 		t.Errorf("latest ends at %d, the manifest lists %d ranges", l.End, len(m.Ranges))
 	}
 }

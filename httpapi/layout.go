@@ -108,6 +108,10 @@ func (s *Server) serveLayoutDocument(w http.ResponseWriter, t target) {
 		return
 	}
 	if errors.Is(err, rangefile.ErrWarming) {
+		select {
+		case s.warmKick <- struct{}{}:
+		default:
+		}
 		w.Header().Set("Retry-After", "5")
 		writeText(w, http.StatusServiceUnavailable, "the manifest's catalog is warming ("+err.Error()+"); retry")
 		return

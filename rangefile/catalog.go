@@ -29,9 +29,9 @@ type ReadFunc func(fn func(Reader) error) error
 
 // maxInline is how many ranges' worth of hashing (new ranges, and each
 // import file's extension by a range) a call of Documents that does not
-// wait does itself while a warmer runs; with more left it returns
-// ErrWarming.
-const maxInline = 3
+// wait does itself while a warmer runs (a few seconds on mainnet, well
+// within a bulk answer's time); with more left it returns ErrWarming.
+const maxInline = 16
 
 // Catalog computes manifest.json and latest for a chain as the publisher
 // writes them, keeping what it hashed: a final range's entry is computed
