@@ -77,3 +77,16 @@ func TestGetHonoursRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+// FuzzRetryAfter: no header panics, and every wait is within bounds.
+func FuzzRetryAfter(f *testing.F) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, s := range []string{"", "5", "99999999999", "-1", now.Format(http.TimeFormat), "Mon, 02 Jan 2006"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, h string) {
+		if d := retryAfter(h, now); d != 0 && (d < time.Second || d > maxRetryAfter) {
+			t.Fatalf("Retry-After %q: %v", h, d)
+		}
+	})
+}
