@@ -107,6 +107,9 @@ func TestImportStream(t *testing.T) {
 		if !errors.Is(err, ErrImportChanged) || len(got) >= want.Len()-FilterHeaderSize {
 			t.Errorf("filters %v, wrong sum: %d bytes, %v", filters, len(got), err)
 		}
+		if n, err := s.Read(make([]byte, 10)); n != 0 || !errors.Is(err, ErrImportChanged) {
+			t.Errorf("filters %v, wrong sum: a Read after the error: %d bytes, %v", filters, n, err)
+		}
 		s = NewImportStream(c.read, wire.TestNet, filters, 5999, endHash)
 		s.Verify(sha256.Sum256(want.Bytes()))
 		if _, err := io.ReadAll(s); err != nil {

@@ -42,6 +42,8 @@ type ImportStream struct {
 	want    *[32]byte
 	sum     hashState
 	written int64
+	// err is the first error, returned by every Read after it.
+	err error
 }
 
 // hashState is the running SHA-256 of a verifying stream.
@@ -90,8 +92,12 @@ func (s *ImportStream) Verify(sum [32]byte) {
 
 // Read implements io.Reader.
 func (s *ImportStream) Read(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
 	if s.off == len(s.buf) {
 		if err := s.fill(); err != nil {
+			s.err = err
 			return 0, err
 		}
 	}
