@@ -2,6 +2,7 @@ package indexer
 
 import (
 	"context"
+	"runtime"
 	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
@@ -92,6 +93,13 @@ type Config struct {
 	Genesis chainhash.Hash
 	// Workers is how many blocks are fetched and filtered at once (8).
 	Workers int
+	// SPRunsInHand bounds, while a round builds silent-payment data, the
+	// runs that workers hold at once, fetching or building them (twice
+	// GOMAXPROCS, at most Workers). The tweak work keeps a run's blocks
+	// in hand for a long time and needs a processor throughout: each core
+	// gets one run to work on and one being fetched, and further workers
+	// would only hold blocks while they wait for a core.
+	SPRunsInHand int
 	// BatchBlocks is the most blocks committed in one transaction (500).
 	BatchBlocks int
 	// CommitEvery bounds how long fetched blocks wait before a commit (1s),
@@ -149,6 +157,10 @@ func (c Config) withDefaults() Config {
 	if c.BatchBlocks <= 0 {
 		c.BatchBlocks = 500
 	}
+	if c.SPRunsInHand <= 0 {
+		c.SPRunsInHand = 2 * runtime.GOMAXPROCS(0)
+	}
+	c.SPRunsInHand = min(c.SPRunsInHand, c.Workers)
 	if c.CommitEvery <= 0 {
 		c.CommitEvery = time.Second
 	}

@@ -83,37 +83,52 @@ func (f *Follower) fetchRun(ctx context.Context, b *blockBuilders, runner runSou
 		}
 		return dst, nil
 	}
-	// The source may return the first blocks of the run only (it bounds
-	// what one run holds); the rest is fetched after them, with the same
-	// turn, which the source ends with the run's last block (and this, if
-	// the run is given up).
-	defer job.turn.Done()
-	for done := 0; done < len(job.hashes); {
-		from := job.height + uint32(done)
-		blocks, err := runner.FetchBlocks(ctx, job.hashes[done:], job.turn)
-		if err != nil {
-			return dst, fmt.Errorf("fetch blocks %d..%d: %w", from, job.height+job.n-1, err)
+	err := fetchRunBlocks(ctx, runner, sizer, job.height, job.hashes, job.turn, func(h uint32, fb prevouts.FetchedBlock) error {
+		b.filter.Reset()
+		gcs.AddBasicScripts(&b.filter, fb.OutputScripts, fb.PrevScripts)
+		r := f.record(&b.filter, h, fb.Hash, fb.Header)
+		var err error
+		if r.sp, err = b.buildSP(h, fb.Raw, fb.PrevScripts); err != nil {
+			return err
 		}
-		if len(blocks) == 0 || len(blocks) > len(job.hashes)-done {
-			return dst, fmt.Errorf("fetch blocks %d..%d: source returned %d blocks for %d hashes", from, job.height+job.n-1, len(blocks), len(job.hashes)-done)
+		dst = append(dst, r)
+		return nil
+	})
+	return dst, err
+}
+
+// fetchRunBlocks fetches the run of hashes (heights from on) from runner
+// with turn, which it ends, and calls each with every block in height
+// order once the source has checked it and it is the block asked for.
+// The source may return the first blocks of the run only (it bounds what
+// one run holds); the rest is fetched after them, with the same turn,
+// which the source ends with the run's last block (and this, if the run
+// is given up).
+func fetchRunBlocks(ctx context.Context, runner runSource, sizer *runSizer, from uint32, hashes []chainhash.Hash, turn *prevouts.RunTurn, each func(h uint32, fb prevouts.FetchedBlock) error) error {
+	defer turn.Done()
+	last := from + uint32(len(hashes)) - 1
+	for done := 0; done < len(hashes); {
+		first := from + uint32(done)
+		blocks, err := runner.FetchBlocks(ctx, hashes[done:], turn)
+		if err != nil {
+			return fmt.Errorf("fetch blocks %d..%d: %w", first, last, err)
+		}
+		if len(blocks) == 0 || len(blocks) > len(hashes)-done {
+			return fmt.Errorf("fetch blocks %d..%d: source returned %d blocks for %d hashes", first, last, len(blocks), len(hashes)-done)
 		}
 		for i, fb := range blocks {
 			sizer.observe(len(fb.Raw))
-			h := from + uint32(i)
-			if fb.Hash != job.hashes[done+i] {
-				return dst, fmt.Errorf("fetch block %s (height %d): source returned block %s", job.hashes[done+i], h, fb.Hash)
+			h := first + uint32(i)
+			if fb.Hash != hashes[done+i] {
+				return fmt.Errorf("fetch block %s (height %d): source returned block %s", hashes[done+i], h, fb.Hash)
 			}
-			b.filter.Reset()
-			gcs.AddBasicScripts(&b.filter, fb.OutputScripts, fb.PrevScripts)
-			r := f.record(&b.filter, h, fb.Hash, fb.Header)
-			if r.sp, err = b.buildSP(h, fb.Raw, fb.PrevScripts); err != nil {
-				return dst, err
+			if err := each(h, fb); err != nil {
+				return err
 			}
-			dst = append(dst, r)
 		}
 		done += len(blocks)
 	}
-	return dst, nil
+	return nil
 }
 
 // fetchJob is a run of n consecutive heights from height for a worker,

@@ -78,7 +78,19 @@ func (f *Follower) fetchRange(ctx context.Context, start, end uint32, reorg *pen
 	// takes one token per block. Blocks waiting for an earlier height are
 	// only their filters, so the window grows with the run length: each
 	// worker can hold a few runs' worth.
+	//
+	// While the round builds silent-payment data, a block waiting also
+	// holds its tweaks (several times its filter), and the tweak work
+	// keeps each run in hand for long: the runs held at once are bounded
+	// by Config.SPRunsInHand (inHand), and the window by twice what they
+	// can hold.
+	spOn, spFrom := plan.on, plan.from
 	window := f.cfg.Workers * 4 * maxRun
+	var inHand chan struct{}
+	if spOn {
+		window = f.cfg.SPRunsInHand * 2 * maxRun
+		inHand = make(chan struct{}, f.cfg.SPRunsInHand)
+	}
 	tokens := make(chan struct{}, window)
 	jobs := make(chan fetchJob)
 	results := make(chan fetched, window)
@@ -137,16 +149,32 @@ func (f *Follower) fetchRange(ctx context.Context, start, end uint32, reorg *pen
 	// waiting for a job: the round, and Run, hung for good.
 	workersDone := make(chan struct{})
 	var workers sync.WaitGroup
-	// The workers build silent-payment data from the plan's first height;
-	// the committer moves plan on as it attaches, so they take its start
-	// here, before any of them runs.
-	spOn, spFrom := plan.on, plan.from
+	// The workers build silent-payment data from the plan's first height
+	// (spFrom, taken above); the committer moves plan on as it attaches.
 	for range f.cfg.Workers {
 		workers.Add(1)
 		work := f.recovering("fetch worker", func() error {
 			b := blockBuilders{spOn: spOn, spFrom: spFrom}
 			var run []fetched
-			for job := range jobs {
+			for {
+				// A slot before a job: jobs, and with them the source's
+				// turns, go out in chain order to workers that can run
+				// them. A worker waiting for a slot with a job in hand
+				// could hold the turn that the runs in hand wait for.
+				if inHand != nil {
+					select {
+					case inHand <- struct{}{}:
+					case <-gctx.Done():
+						return nil
+					}
+				}
+				job, ok := <-jobs
+				if !ok {
+					if inHand != nil {
+						<-inHand // for the workers still waiting to learn
+					}
+					return nil
+				}
 				var err error
 				if run, err = f.fetchRun(gctx, &b, runner, sizer, job, run[:0]); err != nil {
 					return err
@@ -158,8 +186,11 @@ func (f *Follower) fetchRange(ctx context.Context, start, end uint32, reorg *pen
 						return nil
 					}
 				}
+				clear(run) // the results are the committer's now
+				if inHand != nil {
+					<-inHand
+				}
 			}
-			return nil
 		})
 		g.Go(func() error {
 			defer workers.Done()
@@ -370,12 +401,11 @@ func (f *Follower) commitInOrder(ctx, gctx context.Context, start, end uint32, r
 
 // maxBatchSPBytes ends a batch early once its silent-payment data
 // (tweak data and taproot filters) reaches it. A full block's tweak data
-// is about twice its filter, and a batch holds it until the commit, which
-// copies it again into its pages: BatchBlocks of them took the live heap
-// of a catch-up to 134 MB (`cfbench sync -sp-compare`,
-// docs/performance.md). 8 MiB is about 180 full blocks; the extra commits
-// cost little beside the tweak work.
-const maxBatchSPBytes = 8 << 20
+// is several times its filter, and a commit holds it three times over:
+// the batch, the store's encoded values and bbolt's dirty pages. 2 MiB is
+// about 45 full blocks, several seconds of tweak work a commit, so the
+// extra commits cost little (docs/performance.md has the measurements).
+const maxBatchSPBytes = 2 << 20
 
 // maxReorgBatches bounds, in units of Config.BatchBlocks, how many blocks of
 // a new branch are held in memory before the reorg is written. A new branch

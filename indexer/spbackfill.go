@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/rs/zerolog"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/cfindexd/cfindexd/internal/backoff"
 	"github.com/cfindexd/cfindexd/silentpay"
@@ -53,15 +53,19 @@ type SPBackfill struct {
 	workers int
 	obs     SPObserver
 	log     zerolog.Logger
+	// sizer sizes the runs when the source fetches runs.
+	sizer runSizer
 
 	damage spDamage
 }
 
 // NewSPBackfill wires a backfill of index, fetching blocks from source
-// with up to workers at once (at least 1), reporting repairs to obs (may
-// be nil).
+// with up to workers at once (at least 1, at most twice GOMAXPROCS: as
+// Config.SPRunsInHand, the tweak work needs a core for each run in hand),
+// reporting repairs to obs (may be nil).
 func NewSPBackfill(index *spindex.Index, chain SPChain, source BlockSource, workers int, obs SPObserver, log zerolog.Logger) *SPBackfill {
-	return &SPBackfill{index: index, chain: chain, source: source, workers: max(workers, 1), obs: obs, log: log,
+	workers = max(1, min(workers, 2*runtime.GOMAXPROCS(0)))
+	return &SPBackfill{index: index, chain: chain, source: source, workers: workers, obs: obs, log: log,
 		damage: newSPDamage()}
 }
 
@@ -130,31 +134,7 @@ func (b *SPBackfill) step(ctx context.Context) (bool, error) {
 	}
 	end := min(tip.Height, st.Next+spBackfillBatch-1)
 	blocks := make([]silentpay.Block, end-st.Next+1)
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(b.workers)
-	for i := range blocks {
-		h := st.Next + uint32(i)
-		g.Go(func() error {
-			hash, err := b.chain.HashAt(h)
-			if err != nil {
-				return err
-			}
-			block, prevScripts, err := b.source.FetchBlock(gctx, hash)
-			if err != nil {
-				return fmt.Errorf("fetch block %s (height %d): %w", hash, h, err)
-			}
-			if got := block.BlockHash(); got != hash {
-				return fmt.Errorf("fetch block %s (height %d): node returned block %s", hash, h, got)
-			}
-			var sb silentpay.BlockBuilder
-			blocks[i], err = sb.BuildMsgBlock(block, prevScripts)
-			if err != nil {
-				return fmt.Errorf("silent payments of block %s (height %d): %w", hash, h, err)
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+	if err := b.fetch(ctx, st.Next, blocks); err != nil {
 		return false, err
 	}
 	entries := make([]spindex.Entry, len(blocks))

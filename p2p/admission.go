@@ -65,6 +65,7 @@ func (s *Server) admit(ip netip.Addr, st *peerState, cancel context.CancelCauseF
 		NewNetGroup:    slot.netGroup,
 		MaxPerAddr:     s.cfg.MaxPeersPerIP,
 		MaxPerNetGroup: s.cfg.MaxPeersPerSubnet,
+		Grace:          peerpolicy.NewcomerGrace,
 		Now:            now,
 	}
 	switch {

@@ -58,7 +58,9 @@ func stopRange(ctx context.Context, env *handlerEnv, start uint32, stop chainhas
 // streamed: the blocks are fixed in one snapshot, then their filters are
 // read from the store a chunk (a chunkCap buffer) at a time, each chunk
 // framed under a filter-work slot into one buffer of back-to-back cfilter
-// frames and queued as one entry before the next is read. A peer that does
+// frames and queued as one entry before the next is read. The pieces are
+// one request at the filter work: it costs the peer a turn per
+// filterWorkQuantum, not one per chunk. A peer that does
 // not read therefore holds at most its send budget and one chunk, never
 // the whole answer. No filter is hashed and no wire.Message is built: the
 // store keeps each cfilter's checksum beside its filter.
@@ -90,26 +92,28 @@ func handleGetCFilters(ctx context.Context, env *handlerEnv, st *peerState, m *w
 }
 
 // blockHashesUnderFilterWork reads the hashes of the blocks m asks for
-// under a filter-work slot of the peer, charged a hash's size per block.
+// under a filter-work slot of the peer, charged a hash's size per block,
+// as the first piece of the request (the filters follow).
 func (env *handlerEnv) blockHashesUnderFilterWork(ctx context.Context, st *peerState, m *wire.MsgGetCFilters) (hashes []chainhash.Hash, err error) {
 	if err := env.acquireFilterWork(ctx, st); err != nil {
 		return nil, err
 	}
-	defer func() { env.releaseFilterWork(st, len(hashes)*chainhash.HashSize) }()
+	defer func() { env.releaseFilterWork(st, len(hashes)*chainhash.HashSize, err != nil || len(hashes) == 0) }()
 	return env.view.AppendBlockHashes(env.hashLists.get(MaxGetCFilters), m.StopHash, m.StartHeight)
 }
 
 // cfilterChunkUnderFilterWork reads the filters of the blocks of hashes
 // from height start on, as many as their frames fill a chunk buffer (at
 // least one), and frames them into one chunk, under a filter-work slot of
-// the peer charged the chunk's bytes. n is the blocks it holds.
+// the peer charged the chunk's bytes, as a piece of the request that ends
+// with the last block. n is the blocks it holds.
 func (env *handlerEnv) cfilterChunkUnderFilterWork(ctx context.Context, st *peerState, start uint32, hashes []chainhash.Hash) (chunk cfilterChunk, n int, err error) {
 	if err := env.acquireFilterWork(ctx, st); err != nil {
 		return cfilterChunk{}, 0, err
 	}
 	chunk = cfilterChunk{pool: &env.chunks}
 	defer func() {
-		env.releaseFilterWork(st, len(chunk.frames))
+		env.releaseFilterWork(st, len(chunk.frames), err != nil || n >= len(hashes))
 		if err != nil {
 			env.chunks.put(chunk.frames)
 		}

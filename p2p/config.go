@@ -137,7 +137,8 @@ type Config struct {
 	MinRecvRate int64
 	// MaxFilterWork bounds store reads and answer building in progress
 	// across all peers (default 2×GOMAXPROCS); a free slot goes to the
-	// waiting peer with the least recent service (peerpolicy.FairQueue).
+	// waiting peer with the fewest recent turns, a request costing a turn
+	// per quantum of work (peerpolicy.NewTurnQueue).
 	MaxFilterWork int
 
 	// BlockCacheBytes bounds the cache of encoded blocks served.

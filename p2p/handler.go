@@ -61,8 +61,8 @@ type handlerEnv struct {
 	net      wire.BitcoinNet
 	stopWait time.Duration
 	// filterWork bounds store reads and answer building across peers,
-	// granting its slots to the peer with the least recent service
-	// (nil: unbounded).
+	// granting its slots to the peer with the fewest recent turns (a
+	// turn queue; nil: unbounded).
 	filterWork *peerpolicy.FairQueue
 	// chunks and headerFrames hold the buffers of cfilter chunks and of
 	// cfheaders frames that the writers are done with.
@@ -259,23 +259,33 @@ func (env *handlerEnv) awaitStop(ctx context.Context, stop chainhash.Hash) (heig
 }
 
 // filterGrantCost is what one filter-work slot costs a peer beyond the
-// bytes it reads (lookups, the grant itself), so that tiny requests are
-// not free in the peers' shares.
+// bytes it reads (lookups, the grant itself), counted towards the
+// quantum of its turn.
 const filterGrantCost = 2 << 10
 
-// filterWorkHalfLife is how fast the filter work a peer was given is
+// filterWorkQuantum is the work (bytes read and framed, and
+// filterGrantCost a piece) one turn at the filter work covers: a request
+// of up to this much costs the peer one turn, a getcfilters of a
+// thousand mainnet filters (about 20 MB) some 160, each turn two chunks
+// (chunkCap). A smaller quantum charges small requests (a getcfheaders)
+// less beside large ones, a larger one makes one-block requests dearer
+// beside a light client's hundred filters; two chunks keeps peers that
+// pull the longest ranges sharing by bytes within a few percent.
+const filterWorkQuantum = 128 << 10
+
+// filterWorkHalfLife is how fast the turns a peer was given are
 // forgotten: a light client that asked a few seconds ago counts as one
 // that was served less than the peers pulling continuously.
 const filterWorkHalfLife = 4 * time.Second
 
-// sendShareHalfLife is the same for the shared send budget a peer was
-// granted.
+// sendShareHalfLife is how fast the shared send budget a peer was
+// granted is forgotten.
 const sendShareHalfLife = filterWorkHalfLife
 
 // acquireFilterWork takes a slot of the server-wide filter work for the
-// peer: granted to the waiting peer with the least recent service, one
-// waiting entry per peer. On nil, releaseFilterWork must follow (deferred:
-// a panic must not keep the slot).
+// peer: granted to the waiting peer with the fewest recent turns, one
+// waiting entry per peer. On nil, releaseFilterWork must follow
+// (deferred: a panic must not keep the slot).
 func (env *handlerEnv) acquireFilterWork(ctx context.Context, st *peerState) error {
 	if env.filterWork == nil {
 		return nil
@@ -286,22 +296,42 @@ func (env *handlerEnv) acquireFilterWork(ctx context.Context, st *peerState) err
 	return st.filterShare.Acquire(ctx)
 }
 
-// releaseFilterWork returns the peer's slot, charging it filterGrantCost
-// and the bytes read under it.
-func (env *handlerEnv) releaseFilterWork(st *peerState, bytes int) {
-	if env.filterWork != nil {
+// releaseFilterWork returns the peer's slot, counting filterGrantCost and
+// the bytes read under it towards its request; last ends the request
+// (the next piece begins a new one), otherwise the request goes on in
+// the peer's next piece.
+func (env *handlerEnv) releaseFilterWork(st *peerState, bytes int, last bool) {
+	if env.filterWork == nil {
+		return
+	}
+	if last {
 		st.filterShare.Release(float64(filterGrantCost + bytes))
+	} else {
+		st.filterShare.Yield(float64(filterGrantCost + bytes))
 	}
 }
 
-// underFilterWork runs build under a filter-work slot of the peer, charged
-// the size of the frame it returns.
-func (env *handlerEnv) underFilterWork(ctx context.Context, st *peerState, build func() (outbound, error)) (out outbound, err error) {
+// underFilterWork runs build under a filter-work slot of the peer, as a
+// request of one piece charged the size of the frame it returns.
+func (env *handlerEnv) underFilterWork(ctx context.Context, st *peerState, build func() (outbound, error)) (outbound, error) {
+	return env.pieceUnderFilterWork(ctx, st, func() (outbound, bool, error) {
+		out, err := build()
+		return out, true, err
+	})
+}
+
+// pieceUnderFilterWork runs build under a filter-work slot of the peer as
+// one piece of a request, charged the size of the frame it returns; build
+// says whether its piece is the request's last (a failed or panicking
+// piece ends the request too).
+func (env *handlerEnv) pieceUnderFilterWork(ctx context.Context, st *peerState, build func() (out outbound, last bool, err error)) (out outbound, err error) {
 	if err := env.acquireFilterWork(ctx, st); err != nil {
 		return outbound{}, err
 	}
-	defer func() { env.releaseFilterWork(st, out.size()) }()
-	return build()
+	last := true
+	defer func() { env.releaseFilterWork(st, out.size(), last || err != nil) }()
+	out, last, err = build()
+	return out, err
 }
 
 // answerUnderFilterWork builds an answer under a filter-work slot, so that

@@ -63,7 +63,7 @@ func New(cfg Config) (*Server, error) {
 		view:       cfg.View,
 		net:        cfg.Params.Net,
 		stopWait:   cfg.StopHashWait,
-		filterWork: peerpolicy.NewFairQueue(cfg.MaxFilterWork, filterWorkHalfLife, clock.Now),
+		filterWork: peerpolicy.NewTurnQueue(cfg.MaxFilterWork, filterWorkQuantum, filterWorkHalfLife, clock.Now),
 		relayWait:  cfg.TxRelayTimeout,
 		relayRate:  peerpolicy.NewSharedBucket(cfg.TxRelayRate, 10*cfg.TxRelayRate),
 		metrics:    cfg.Metrics,

@@ -80,10 +80,10 @@ func handleSPGetCFilters(ctx context.Context, env *handlerEnv, st *peerState, m 
 	}
 	for next := 0; next < len(hashes); {
 		var n int
-		out, err := env.underFilterWork(ctx, st, func() (outbound, error) {
+		out, err := env.pieceUnderFilterWork(ctx, st, func() (outbound, bool, error) {
 			frames, k, err := env.sp.AppendCFilters(nil, m.StartHeight+uint32(next), hashes[next:], spChunkBytes)
 			n = k
-			return outbound{Command: wire.CmdCFilter, Frame: frames, Count: k}, err
+			return outbound{Command: wire.CmdCFilter, Frame: frames, Count: k}, next+k >= len(hashes), err
 		})
 		if err != nil {
 			return ignoreSPNotFound(fmt.Errorf("getcfilters %d..%s at height %d: %w", m.StartHeight, m.StopHash, m.StartHeight+uint32(next), err))

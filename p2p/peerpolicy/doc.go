@@ -10,7 +10,8 @@
 //     peer, and evicted first (Bitcoin Core's BanMan discouragement);
 //   - SelectPeerToEvict: which inbound peer makes room for a newcomer, a
 //     pure function over candidates (Core's SelectNodeToEvict), with the
-//     per-address and per-netgroup levels above which peers go first;
+//     per-address and per-netgroup levels above which peers go first and
+//     a grace for newcomers not yet served (NewcomerGrace);
 //   - TokenBucket and SharedBucket: event rates (transaction relay);
 //   - HandshakeGate: the CPU of BIP-324 v2 handshakes, a few curve steps
 //     at once server-wide and a rate per network group;
@@ -18,7 +19,9 @@
 //     -maxuploadtarget, in all and per network group (each may take
 //     1/UploadGroupShare of it), and why a historical block is refused;
 //   - FairQueue: slots of work granted to the peer with the least recent
-//     service (the server's filter work, BIP-37 work);
+//     service, counted in the cost reported (NewFairQueue: BIP-37 work)
+//     or in turns, a request a turn per quantum of its work and at least
+//     one (NewTurnQueue: the server's filter work);
 //   - FairPool: a budget of bytes (the shared part of the send budget)
 //     granted to waiting peers least recent service first, waking only
 //     those the bytes given back cover; both keep service the same way

@@ -78,7 +78,22 @@ type Eviction struct {
 	// for at least MinIdle at Now: what a discouraged newcomer may
 	// displace.
 	MinIdle time.Duration
-	Now     time.Time
+	// Grace, when positive, is how long after connecting a peer never
+	// served is spared (NewcomerGrace): it goes only after every other
+	// peer not protected, so that the next newcomer does not take the
+	// slot of one still in its handshake or waiting for its first answer.
+	Grace time.Duration
+	Now   time.Time
+}
+
+// NewcomerGrace is the server's Eviction.Grace: time for a newcomer to
+// finish its handshake and have its first request answered, from when
+// on the protection of the recently useful can shield it.
+const NewcomerGrace = 2 * time.Second
+
+// inGrace reports whether c is spared as a newcomer under e.
+func (e Eviction) inGrace(c EvictionCandidate) bool {
+	return e.Grace > 0 && c.LastUseful.IsZero() && e.Now.Sub(c.Connected) < e.Grace
 }
 
 // SelectPeerToEvict picks the peer to disconnect so that a newcomer can
@@ -105,7 +120,12 @@ type Eviction struct {
 // most an eighth of the candidates, so that a small server can still make
 // room. A discouraged newcomer (MinIdle; Core admits none when full) may
 // take only an unprotected peer idle for MinIdle, and age protects no
-// idle peer from it.
+// idle peer from it. Newcomers in their grace (Eviction.Grace: connected
+// moments ago, never served) go after every other peer not protected, and
+// then the one connected longest first: Core takes the youngest peer of
+// the netgroup holding the most, so a newcomer whose netgroup holds an
+// attacker's protected peers is the next one out, often before its
+// handshake ends; levels and discouragement still come first.
 func SelectPeerToEvict(candidates []EvictionCandidate, e Eviction) (id uint64, ok bool) {
 	cands := slices.DeleteFunc(slices.Clone(candidates), func(c EvictionCandidate) bool { return c.NoBan })
 	perAddr := map[uint64]int{e.NewAddr: 1}
@@ -148,6 +168,17 @@ func SelectPeerToEvict(candidates []EvictionCandidate, e Eviction) (id uint64, o
 		rest = slices.DeleteFunc(rest, func(c EvictionCandidate) bool { return !c.PreferEvict })
 	case slices.ContainsFunc(rest, func(c EvictionCandidate) bool { return c.exposed }):
 		rest = slices.DeleteFunc(rest, func(c EvictionCandidate) bool { return !c.exposed })
+	case slices.ContainsFunc(rest, func(c EvictionCandidate) bool { return !e.inGrace(c) }):
+		rest = slices.DeleteFunc(rest, e.inGrace)
+	default:
+		// Only newcomers in their grace: the one connected longest,
+		// which had the most time to be served, whatever its group.
+		return slices.MinFunc(rest, func(a, b EvictionCandidate) int {
+			if c := a.Connected.Compare(b.Connected); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.ID, b.ID)
+		}).ID, true
 	}
 	// The netgroup holding the most, then its address holding the most,
 	// then the peer idle longest; then the youngest, the highest id.

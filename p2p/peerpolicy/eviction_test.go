@@ -240,3 +240,89 @@ func TestSelectPeerToEvictAlwaysMakesRoom(t *testing.T) {
 		}
 	}
 }
+
+// eviction-churn as the server saw it: 122 idle peers from 122 /16s
+// (ids 1..122, group = id, connected long ago, pings measured), newcomers
+// of the churn from /16s 2..6 (ids 202..206, connected 5..1 s ago) and one
+// from /16 1 (id 201, 10 s ago) with the lowest ping of all, and the good
+// client of /16 1 (id 300) connecting now, in its handshake. The next
+// newcomer, of /16 7, arrives.
+func churnCandidates() []EvictionCandidate {
+	var cs []EvictionCandidate
+	for i := range 122 {
+		cs = append(cs, cand(uint64(i+1), uint64(i+1), i, 10+i%50, 0))
+	}
+	cs = append(cs, cand(201, 1, 990, 1, 0))
+	for i := range 5 {
+		cs = append(cs, cand(uint64(202+i), uint64(2+i), 995+i, 0, 0))
+	}
+	return append(cs, cand(300, 1, 1000, 0, 0))
+}
+
+// A newcomer in its grace (connected moments ago, never served) is not
+// the next newcomer's victim: its /16 holds the most (an idle peer, a
+// churn peer and it) but the others of the /16 are protected (age, ping),
+// so without a grace it is the one taken, during its handshake, as in
+// eviction-churn's refusal. Levels and discouragement still come first,
+// and when only newcomers in their grace are left, the one connected
+// longest goes.
+func TestSelectPeerToEvictSparesNewcomerInGrace(t *testing.T) {
+	now := time.Unix(1_700_000_000+1000, 0)
+	next := Eviction{NewAddr: 999, NewNetGroup: 7, Now: now}
+	withGrace := next
+	withGrace.Grace = NewcomerGrace
+	tests := []struct {
+		name  string
+		cands []EvictionCandidate
+		ev    Eviction
+		want  uint64
+	}{
+		{"no grace: the good client in its handshake goes", churnCandidates(), next, 300},
+		// Of the churn peers past their grace (202..204; 205 and 206 are
+		// 2 s and 1 s old), those of the /16s holding two, idle longest.
+		{"grace: a churn peer past its grace goes", churnCandidates(), withGrace, 202},
+		{"grace ends at the first answer", func() []EvictionCandidate {
+			cs := churnCandidates()
+			for i := range cs {
+				if cs[i].ID >= 202 && cs[i].ID <= 206 {
+					cs[i].NoBan = true // only the good client is left to the /16 rule
+				}
+			}
+			cs[len(cs)-1].LastUseful = now.Add(-time.Second) // served once, not among the 8 useful: none else is
+			for i := range 8 {
+				cs[i+10].LastUseful = now // eight served later
+			}
+			return cs
+		}(), withGrace, 300},
+		// Ids 1 and 2 are shielded by uptime; of 3 and 4, the /16 rule
+		// would take 4 (its /16 holds the most, with the newcomer).
+		{"only newcomers in grace: the one connected longest", func() []EvictionCandidate {
+			var cs []EvictionCandidate
+			for i, ago := range []time.Duration{1900, 1500, 1000, 500} {
+				c := cand(uint64(i+1), uint64(1+i%2), 0, 0, 0)
+				c.Connected = now.Add(-ago * time.Millisecond)
+				cs = append(cs, c)
+			}
+			return cs
+		}(), Eviction{NewAddr: 999, NewNetGroup: 2, Grace: NewcomerGrace, Now: now}, 3},
+		{"a discouraged newcomer in grace still goes first", func() []EvictionCandidate {
+			cs := churnCandidates()
+			cs[len(cs)-1].PreferEvict = true
+			return cs
+		}(), withGrace, 300},
+		{"a newcomer in grace beyond its address's level still goes first", func() []EvictionCandidate {
+			cs := churnCandidates()
+			cs[len(cs)-1].Addr = 55
+			cs[54].Addr = 55 // idle peer 55 shares its address
+			return cs
+		}(), Eviction{NewAddr: 999, NewNetGroup: 7, MaxPerAddr: 1, Grace: NewcomerGrace, Now: now}, 55},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := SelectPeerToEvict(tc.cands, tc.ev)
+			if !ok || got != tc.want {
+				t.Fatalf("evicted %d (ok %v), want %d", got, ok, tc.want)
+			}
+		})
+	}
+}

@@ -11,11 +11,27 @@ import (
 // at once) to shares, one share per peer: a free slot goes to the waiting
 // share with the least recent service, so a peer that asks now and then
 // is served ahead of peers that pull continuously, and peers that pull
-// continuously share equally what is left, whatever the size of their
-// requests.
+// continuously share equally what is left.
 //
-// Service is what the holder of a slot reports when it releases it (bytes
-// read, time spent), decayed by half every half-life (serviceLedger); the
+// Service is counted in one of two ways, fixed when the queue is made:
+//
+//   - NewFairQueue: the cost the holder of a slot reports when it
+//     releases it (bytes read, time spent), so that peers share the work
+//     equally whatever the size of their requests;
+//   - NewTurnQueue: turns, as deficit round robin with a quantum counts
+//     them. A request (the pieces from a share's Acquire to its Release,
+//     with Yield between pieces) costs one turn, or, when its work is
+//     more than a quantum, a turn per quantum of it (work/quantum): a
+//     one-block request and a request of a quantum cost one turn each, a
+//     request of ten quanta ten. So a peer's place in line is by the
+//     requests it made, as Bitcoin Core serves peers a message each in
+//     turn, but no request takes more than a quantum of work per turn: a
+//     light client asking for a hundred filters is not held behind peers
+//     that keep many one-block requests in flight (their requests are
+//     cheap in bytes and costly in grants), nor served ahead of peers
+//     that pull as much as it does.
+//
+// Service is decayed by half every half-life (serviceLedger); the
 // waiting shares are a heap ordered once at push time (ties in arrival
 // order). A new share starts at the service of the share that released a
 // slot last, so that a peer gains nothing by reconnecting.
@@ -25,6 +41,9 @@ import (
 // use.
 type FairQueue struct {
 	slots int
+	// quantum is the work one turn covers; zero: service is the cost
+	// reported (NewFairQueue).
+	quantum float64
 
 	mu      sync.Mutex
 	ledger  serviceLedger
@@ -46,12 +65,24 @@ type Share struct {
 
 	// Guarded by q.mu.
 	waitPlace
+	// work is the cost of the request in progress so far and turns the
+	// turns charged for it (turn queues only).
+	work, turns float64
 }
 
 // NewFairQueue returns a queue of slots slots (at least one) whose
 // service halves every halfLife of clock.
 func NewFairQueue(slots int, halfLife time.Duration, clock Clock) *FairQueue {
 	return &FairQueue{slots: max(1, slots), ledger: newServiceLedger(halfLife, clock)}
+}
+
+// NewTurnQueue returns a queue of slots slots (at least one) whose
+// service is turns of quantum work each (the unit of the costs reported),
+// halving every halfLife of clock.
+func NewTurnQueue(slots int, quantum float64, halfLife time.Duration, clock Clock) *FairQueue {
+	q := NewFairQueue(slots, halfLife, clock)
+	q.quantum = max(quantum, 1)
+	return q
 }
 
 // NewShare returns a share for a new peer, starting at the service of the
@@ -120,11 +151,22 @@ func (s *Share) Acquire(ctx context.Context) error {
 }
 
 // Release gives back the slot taken with Acquire and charges cost (bytes,
-// nanoseconds: the queue's one unit) to the share.
-func (s *Share) Release(cost float64) {
+// nanoseconds: the queue's one unit) to the share. In a turn queue it
+// ends the share's request: the next Acquire begins a new one.
+func (s *Share) Release(cost float64) { s.release(cost, true) }
+
+// Yield gives back the slot taken with Acquire between two pieces of one
+// request and charges cost to the share: in a turn queue, the next
+// Acquire continues the request, which is charged no further turn until
+// its work passes a quantum. In a queue of NewFairQueue it is Release. A request
+// abandoned after a Yield (its peer gone) is counted with the share's
+// next one.
+func (s *Share) Yield(cost float64) { s.release(cost, false) }
+
+func (s *Share) release(cost float64, end bool) {
 	q := s.q
 	q.mu.Lock()
-	q.chargeLocked(s, cost)
+	q.chargeLocked(s, cost, end)
 	q.ledger.floor = s.svc.key
 	q.running--
 	q.grantLocked()
@@ -132,16 +174,38 @@ func (s *Share) Release(cost float64) {
 }
 
 // Charge adds cost spent outside a slot (an answer's frames written, say)
-// to the share's service.
+// to the share's service; in a turn queue, cost/quantum turns.
 func (s *Share) Charge(cost float64) {
-	s.q.mu.Lock()
-	s.q.chargeLocked(s, cost)
-	s.q.mu.Unlock()
+	q := s.q
+	q.mu.Lock()
+	if q.quantum > 0 {
+		cost /= q.quantum
+	}
+	q.serveLocked(s, cost)
+	q.mu.Unlock()
 }
 
-// chargeLocked adds cost to s's decayed service at the current time.
-func (q *FairQueue) chargeLocked(s *Share, cost float64) {
-	if q.ledger.charge(&s.svc, cost) {
+// chargeLocked charges a piece of work of cost to s: the cost itself, or
+// in a turn queue the turns it adds to its request (a request costs
+// work/quantum turns, at least one), end telling whether the piece ends
+// the request.
+func (q *FairQueue) chargeLocked(s *Share, cost float64, end bool) {
+	if q.quantum <= 0 {
+		q.serveLocked(s, cost)
+		return
+	}
+	s.work += max(cost, 0)
+	turns := max(1, s.work/q.quantum)
+	q.serveLocked(s, turns-s.turns)
+	s.turns = turns
+	if end {
+		s.work, s.turns = 0, 0
+	}
+}
+
+// serveLocked adds service to s's decayed service at the current time.
+func (q *FairQueue) serveLocked(s *Share, service float64) {
+	if q.ledger.charge(&s.svc, service) {
 		for _, w := range q.waiting {
 			q.ledger.rescale(&w.svc)
 		}
