@@ -22,6 +22,8 @@ const (
 	DefaultBulkWriteTimeout  = 15 * time.Minute
 	DefaultIdleTimeout       = 30 * time.Second
 	DefaultShutdownTimeout   = 10 * time.Second
+	DefaultCatalogWarmPace   = 50 * time.Millisecond
+	DefaultCatalogWarmPoll   = 10 * time.Second
 
 	// Connection and bulk limits (see Config).
 	DefaultMaxConns          = 512
@@ -46,6 +48,14 @@ type Config struct {
 	// /manifest.json and /latest off (404).
 	NetName string
 	Genesis chainhash.Hash
+	// CatalogWarmPace is the least wait, after hashing one final range,
+	// before WarmCatalog hashes the next (it also waits as long as the
+	// range took, so it uses at most half a core); zero means
+	// DefaultCatalogWarmPace.
+	CatalogWarmPace time.Duration
+	// CatalogWarmPoll is how often WarmCatalog looks for newly final
+	// ranges; zero means DefaultCatalogWarmPoll.
+	CatalogWarmPoll time.Duration
 
 	// ReorgSafetyDepth: a bulk range whose last height has at least this
 	// many blocks on top of it is treated as final and served with a
@@ -159,6 +169,8 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	for _, e := range []error{
 		setDur(&cfg.NearTipMaxAge, DefaultNearTipMaxAge, "near-tip max-age"),
+		setDur(&cfg.CatalogWarmPace, DefaultCatalogWarmPace, "catalog warm pace"),
+		setDur(&cfg.CatalogWarmPoll, DefaultCatalogWarmPoll, "catalog warm poll"),
 		setDur(&cfg.ReadHeaderTimeout, DefaultReadHeaderTimeout, "read-header timeout"),
 		setDur(&cfg.ReadTimeout, DefaultReadTimeout, "read timeout"),
 		setDur(&cfg.WriteTimeout, DefaultWriteTimeout, "write timeout"),

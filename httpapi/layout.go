@@ -107,6 +107,15 @@ func (s *Server) serveLayoutDocument(w http.ResponseWriter, t target) {
 		writeText(w, http.StatusNotFound, "no range is final yet")
 		return
 	}
+	if errors.Is(err, rangefile.ErrWarming) {
+		select {
+		case s.warmKick <- struct{}{}:
+		default:
+		}
+		w.Header().Set("Retry-After", "5")
+		writeText(w, http.StatusServiceUnavailable, "the manifest's catalog is warming ("+err.Error()+"); retry")
+		return
+	}
 	if errors.Is(err, rangefile.ErrBusy) {
 		w.Header().Set("Retry-After", "5")
 		writeText(w, http.StatusServiceUnavailable, "the manifest is being computed; retry")

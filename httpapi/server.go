@@ -27,6 +27,7 @@ type Server struct {
 	log       zerolog.Logger
 	bulkSlots *bulkSlots
 	catalog   *rangefile.Catalog // /manifest.json and /latest
+	warmKick  chan struct{}      // wakes WarmCatalog: a request found it behind
 	now       func() time.Time   // the clock of /readyz's tip age
 }
 
@@ -51,6 +52,7 @@ func New(cfg Config, view ChainView, metrics Metrics, log zerolog.Logger) (*Serv
 		bulkSlots: newBulkSlots(cfg.MaxBulkInFlight, cfg.MaxBulkPerAddr, metrics.HTTPBulkInFlight),
 		catalog:   rangefile.NewCatalog(rangefile.Network{Name: cfg.NetName, Net: cfg.Net, Genesis: cfg.Genesis}),
 		now:       time.Now,
+		warmKick:  make(chan struct{}, 1),
 	}, nil
 }
 

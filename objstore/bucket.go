@@ -121,6 +121,41 @@ func (b *Bucket) Put(ctx context.Context, name string, data []byte, sum [32]byte
 	return nil
 }
 
+// PartSize is the part size of PutStream's multipart uploads, and the
+// size up to which it writes in one PUT. minio-go holds one buffer of
+// this size while it uploads a stream of known size.
+const PartSize = 16 << 20
+
+// PutStream writes the size bytes of r as name, with sum (their SHA-256,
+// which the caller knows from a first pass) as its x-amz-meta-sha256,
+// cacheControl and contentType, without holding them: up to PartSize in
+// one PUT, above it a multipart upload of PartSize parts, read one part at
+// a time into one buffer. Each PUT or part carries S3's SHA-256 checksum
+// of its own bytes, which the server checks (for a multipart object S3's
+// checksum is one of the parts' checksums, not sum: sum is checked by r,
+// see rangefile.ImportStream.Verify). When r fails, the upload is aborted
+// and the object is not written.
+func (b *Bucket) PutStream(ctx context.Context, name string, r io.Reader, size int64, sum [32]byte, cacheControl, contentType string) error {
+	_, err := b.c.PutObject(ctx, b.bucket, b.Key(name), onlyReader{r}, size, minio.PutObjectOptions{
+		ContentType:  contentType,
+		CacheControl: cacheControl,
+		UserMetadata: map[string]string{SHA256Key: hex.EncodeToString(sum[:])},
+		Checksum:     minio.ChecksumSHA256,
+		PartSize:     PartSize,
+	})
+	if err != nil {
+		return fmt.Errorf("put %s: %w", b.Key(name), err)
+	}
+	return nil
+}
+
+// onlyReader hides every method of a reader but Read, so minio-go takes
+// the one-buffer sequential upload (not its parallel io.ReaderAt upload,
+// which holds a buffer per thread).
+type onlyReader struct{ r io.Reader }
+
+func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
+
 // Stat returns what the bucket holds as name; false if nothing.
 func (b *Bucket) Stat(ctx context.Context, name string) (Info, bool, error) {
 	oi, err := b.c.StatObject(ctx, b.bucket, b.Key(name), minio.StatObjectOptions{})

@@ -11,7 +11,12 @@
 // and one present with another SHA-256 stops the publisher with
 // ErrConflict naming it — a published object is never rewritten. Then it
 // writes the import files, manifest.json and latest, in that order, each
-// only if its bytes changed.
+// only if its bytes changed. The import files are never held: a first
+// streaming pass hashes each (rangefile.HashImport), a second streams it
+// to the bucket (Bucket.PutStream, a multipart upload of objstore.PartSize
+// parts), checking on the way that its bytes hash as the first's did, so
+// the publisher's memory is one range, one part and the manifest whatever
+// the chain's length.
 //
 // Because each PUT is atomic and the manifest is written only after every
 // object it lists is in place, a publisher killed at any point leaves a

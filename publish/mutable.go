@@ -68,32 +68,42 @@ func (p *Publisher) load(ctx context.Context, final int) (bool, error) {
 
 // writeMutable writes the import files of heights 0 to the newest
 // published range's end, then manifest.json, then latest, each only if
-// its bytes differ from what the bucket holds.
+// its bytes differ from what the bucket holds. The import files (about
+// 105 MB together on mainnet) are never held: a first streaming pass
+// hashes each, a second streams it to the bucket, and the second fails
+// the upload unless its bytes hash as the first's did (both read the
+// chain whose block at the range's end is the published one, so they
+// read the same bytes however the tip moves between them).
 func (p *Publisher) writeMutable(ctx context.Context) error {
 	last := p.published[len(p.published)-1]
-	var imps [2]rangefile.Object
-	err := p.src.Read(func(r rangefile.Reader) error {
-		h, err := r.HashAt(last.End)
-		if err != nil {
-			return fmt.Errorf("hash at %d: %w", last.End, err)
-		}
-		if h.String() != last.EndBlockHash {
-			return fmt.Errorf("%w: range %d ends at block %s, the store now has %s", ErrConflict, last.Start, last.EndBlockHash, h)
-		}
-		for i := range imps {
-			if imps[i], err = rangefile.BuildImport(r, p.cfg.Network.Net, i == 1, last.End); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	endHash, err := chainhash.NewHashFromStr(last.EndBlockHash)
 	if err != nil {
-		return err
+		return fmt.Errorf("range %d: end block hash %q: %w", last.Start, last.EndBlockHash, err)
+	}
+	read := rangefile.ReadFunc(p.src.Read)
+	var imps [2]rangefile.Object
+	for i := range imps {
+		imps[i], err = rangefile.HashImport(read, p.cfg.Network.Net, i == 1, last.End, *endHash)
+		if errors.Is(err, rangefile.ErrChainChanged) {
+			return fmt.Errorf("%w: range %d ends at block %s, which the store no longer has there: %w", ErrConflict, last.Start, last.EndBlockHash, err)
+		}
+		if err != nil {
+			return fmt.Errorf("hash %s: %w", imps[i].Name, err)
+		}
+	}
+	for i := range imps {
+		if p.written[imps[i].Name] == hexOf(imps[i].SHA256) {
+			continue
+		}
+		if err := p.ensureStream(ctx, imps[i], rangefile.NewImportStream(read, p.cfg.Network.Net, i == 1, last.End, *endHash)); err != nil {
+			return err
+		}
+		p.written[imps[i].Name] = hexOf(imps[i].SHA256)
 	}
 	m := rangefile.NewManifest(p.cfg.Network, p.published, imps[0], imps[1])
 	mb := m.Encode()
 	lb := rangefile.LatestOf(&m, mb).Encode()
-	for _, o := range []rangefile.Object{imps[0], imps[1], object(rangefile.ManifestName, mb), object(rangefile.LatestName, lb)} {
+	for _, o := range []rangefile.Object{object(rangefile.ManifestName, mb), object(rangefile.LatestName, lb)} {
 		if p.written[o.Name] == hexOf(o.SHA256) {
 			continue
 		}
@@ -105,6 +115,30 @@ func (p *Publisher) writeMutable(ctx context.Context) error {
 	p.synced = true
 	p.obs.PublishedHeight(last.End)
 	p.log.Info().Uint32("end", last.End).Int("ranges", len(p.published)).Msg("manifest published")
+	return nil
+}
+
+// ensureStream makes the bucket hold the import file o (without Data),
+// whose bytes s streams: kept if in place with its hash, streamed
+// otherwise, s checking they hash to o's SHA-256.
+func (p *Publisher) ensureStream(ctx context.Context, o rangefile.Object, s *rangefile.ImportStream) error {
+	info, ok, err := p.bucket.Stat(ctx, o.Name)
+	if err != nil {
+		return err
+	}
+	if ok && info.SHA256 == hexOf(o.SHA256) {
+		p.obs.PublishKept()
+		return nil
+	}
+	s.Verify(o.SHA256)
+	err = p.bucket.PutStream(ctx, o.Name, s, s.Size(), o.SHA256, rangefile.MutableCacheControl, "application/octet-stream")
+	if err != nil && !errors.Is(err, rangefile.ErrImportChanged) && errors.Is(err, rangefile.ErrChainChanged) {
+		return fmt.Errorf("%w: %s: the published range's end block left the store between two reads: %w", ErrConflict, o.Name, err)
+	}
+	if err != nil {
+		return err
+	}
+	p.obs.PublishUploaded(int(s.Size()))
 	return nil
 }
 

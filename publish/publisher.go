@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -31,6 +32,9 @@ type Source interface {
 // Bucket is where the objects go (an *objstore.Bucket).
 type Bucket interface {
 	Put(ctx context.Context, name string, data []byte, sum [32]byte, cacheControl, contentType string) error
+	// PutStream writes the size bytes of r, whose SHA-256 is sum,
+	// without holding them; it fails, writing nothing, when r fails.
+	PutStream(ctx context.Context, name string, r io.Reader, size int64, sum [32]byte, cacheControl, contentType string) error
 	Stat(ctx context.Context, name string) (objstore.Info, bool, error)
 	Get(ctx context.Context, name string, limit int64) ([]byte, error)
 }

@@ -207,50 +207,7 @@ func BuildImport(r Reader, net wire.BitcoinNet, filters bool, end uint32) (Objec
 // of Size heights at a time (a hash, to know its SHA-256 without holding
 // it).
 func WriteImport(w io.Writer, r Reader, net wire.BitcoinNet, filters bool, end uint32) error {
-	typ := byte(NeutrinoBlockType)
-	if filters {
-		typ = NeutrinoFilterType
-	}
-	if _, err := w.Write(NeutrinoMetadata(net, typ, 0)); err != nil {
-		return err
-	}
-	var (
-		prev chainhash.Hash
-		buf  []byte
-	)
-	for a := uint64(0); a <= uint64(end); a += Size {
-		b := uint32(min(a+Size-1, uint64(end)))
-		buf = buf[:0]
-		if filters {
-			fhs, err := r.FilterHeadersByHeight(uint32(a), b)
-			if err != nil {
-				return fmt.Errorf("filter headers %d..%d: %w", a, b, err)
-			}
-			if len(fhs) != int(uint64(b)-a)+1 {
-				return fmt.Errorf("filter headers %d..%d: %d of them: %w", a, b, len(fhs), ErrShortRead)
-			}
-			buf = AppendFilterHeaders(buf, fhs)
-		} else {
-			hs, err := r.Headers(uint32(a), b)
-			if err != nil {
-				return fmt.Errorf("headers %d..%d: %w", a, b, err)
-			}
-			if len(hs) != int(uint64(b)-a)+1 {
-				return fmt.Errorf("headers %d..%d: %d of them: %w", a, b, len(hs), ErrShortRead)
-			}
-			if a > 0 && hs[0].PrevBlock != prev {
-				return fmt.Errorf("headers at %d: %w", a, ErrChainChanged)
-			}
-			if buf, err = AppendHeaders(buf, hs); err != nil {
-				return err
-			}
-			prev = hs[len(hs)-1].BlockHash()
-		}
-		if _, err := w.Write(buf); err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeImportRuns(w, r, net, filters, end)
 }
 
 func sha256Sum(b []byte) [32]byte { return sha256.Sum256(b) }

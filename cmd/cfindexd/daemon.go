@@ -185,6 +185,7 @@ func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile
 	g, gctx := errgroup.WithContext(ctx)
 	if ln := lns.takeHTTP(); ln != nil {
 		g.Go(guarded(log, "http", func() error { return httpServer.Serve(gctx, ln) }))
+		g.Go(guarded(log, "manifest catalog", func() error { return httpServer.WarmCatalog(gctx) }))
 	} else {
 		log.Info().Msg("http disabled (httplisten is empty)")
 	}

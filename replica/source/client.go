@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,6 +31,12 @@ const (
 	// allows gigabytes (2,000 blocks of 4 MB), which bounds nothing;
 	// mainnet's largest ranges are a few tens of MB.
 	DefaultMaxFiltersObject = 256 << 20
+	// DefaultMaxWait is how long a GET keeps retrying a source that
+	// answers 503 or 429 with Retry-After (a cfindexd warming its
+	// manifest's catalog: minutes on mainnet).
+	DefaultMaxWait = 15 * time.Minute
+	// maxRetryAfter caps one wait a Retry-After asks for.
+	maxRetryAfter = time.Minute
 	// maxLatest bounds `latest`, a few hundred bytes.
 	maxLatest = 4 << 10
 )
@@ -51,6 +58,10 @@ type Config struct {
 	// MaxManifest and MaxFiltersObject bound manifest.json and one range's
 	// filters (zero: the defaults).
 	MaxManifest, MaxFiltersObject int64
+	// MaxWait bounds the time one GET spends waiting as answers of 503 or
+	// 429 with Retry-After ask (those do not count as Attempts);
+	// DefaultMaxWait when zero.
+	MaxWait time.Duration
 }
 
 // Client reads a published layout. It is safe for concurrent use.
@@ -80,6 +91,9 @@ func New(cfg Config) (*Client, error) {
 	if cfg.BackoffMax <= 0 {
 		cfg.BackoffMax = 10 * time.Second
 	}
+	if cfg.MaxWait <= 0 {
+		cfg.MaxWait = DefaultMaxWait
+	}
 	if cfg.MaxManifest <= 0 {
 		cfg.MaxManifest = DefaultMaxManifest
 	}
@@ -98,21 +112,54 @@ type bounds struct {
 	exact, max int64
 }
 
-// get fetches name within b, retrying what may pass. Errors name the
-// object.
+// get fetches name within b, retrying what may pass. An answer of 503
+// or 429 with Retry-After (a cfindexd warming its manifest's catalog) is
+// retried after the wait it asks for (at most a minute), without counting
+// as an attempt, while the waits stay within Config.MaxWait and end
+// before ctx's deadline; other failures that may pass are retried with
+// backoff up to Config.Attempts. Errors name the object.
 func (c *Client) get(ctx context.Context, name string, b bounds) ([]byte, error) {
 	bo := backoff.New(c.cfg.BackoffMin, c.cfg.BackoffMax, nil)
-	var err error
-	for attempt := 1; ; attempt++ {
-		var body []byte
-		var retry bool
-		body, retry, err = c.getOnce(ctx, name, b)
+	var (
+		err    error
+		waited time.Duration
+	)
+	for attempt := 1; ; {
+		var (
+			body  []byte
+			retry bool
+			after time.Duration
+		)
+		body, retry, after, err = c.getOnce(ctx, name, b)
 		if err == nil {
 			return body, nil
 		}
-		if !retry || attempt >= c.cfg.Attempts || ctx.Err() != nil {
+		if !retry || ctx.Err() != nil {
 			break
 		}
+		if after > 0 {
+			if waited+after > c.cfg.MaxWait {
+				err = fmt.Errorf("%w; still so after waiting %v", err, waited)
+				break
+			}
+			if d, ok := ctx.Deadline(); ok && time.Until(d) < after {
+				err = fmt.Errorf("%w; the wait it asks for ends after this call's deadline", err)
+				break
+			}
+			t := time.NewTimer(after)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil, fmt.Errorf("%s: %w", name, err)
+			case <-t.C:
+			}
+			waited += after
+			continue
+		}
+		if attempt >= c.cfg.Attempts {
+			break
+		}
+		attempt++
 		if werr := bo.Wait(ctx); werr != nil {
 			break
 		}
@@ -120,35 +167,54 @@ func (c *Client) get(ctx context.Context, name string, b bounds) ([]byte, error)
 	return nil, fmt.Errorf("%s: %w", name, err)
 }
 
+// retryAfter parses a Retry-After header (seconds or an HTTP date) into
+// a wait of at least a second and at most maxRetryAfter; 0 without one.
+func retryAfter(h string, now time.Time) time.Duration {
+	if h == "" {
+		return 0
+	}
+	var d time.Duration
+	if n, err := strconv.ParseUint(h, 10, 32); err == nil {
+		d = time.Duration(n) * time.Second
+	} else if t, err := http.ParseTime(h); err == nil {
+		d = t.Sub(now)
+	} else {
+		return 0
+	}
+	return min(max(d, time.Second), maxRetryAfter)
+}
+
 // getOnce is one GET of name; retry says whether another attempt may
-// succeed.
-func (c *Client) getOnce(ctx context.Context, name string, b bounds) (body []byte, retry bool, err error) {
+// succeed, after the wait a 503 or 429 asks for with Retry-After.
+func (c *Client) getOnce(ctx context.Context, name string, b bounds) (body []byte, retry bool, after time.Duration, err error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/"+name, nil)
 	if err != nil {
-		return nil, false, err
+		return nil, false, 0, err
 	}
 	resp, err := c.cfg.HTTP.Do(req)
 	if err != nil {
-		return nil, true, err
+		return nil, true, 0, err
 	}
 	defer resp.Body.Close()
 	switch {
 	case resp.StatusCode == http.StatusOK:
 	case resp.StatusCode == http.StatusNotFound:
-		return nil, false, ErrNotFound
-	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
-		return nil, true, fmt.Errorf("HTTP %s", resp.Status)
+		return nil, false, 0, ErrNotFound
+	case resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusTooManyRequests:
+		return nil, true, retryAfter(resp.Header.Get("Retry-After"), time.Now()), fmt.Errorf("HTTP %s", resp.Status)
+	case resp.StatusCode >= 500:
+		return nil, true, 0, fmt.Errorf("HTTP %s", resp.Status)
 	default:
-		return nil, false, fmt.Errorf("HTTP %s", resp.Status)
+		return nil, false, 0, fmt.Errorf("HTTP %s", resp.Status)
 	}
 	limit := b.max
 	if b.exact > 0 {
 		limit = b.exact
 	}
 	if resp.ContentLength > limit {
-		return nil, false, fmt.Errorf("%w: declares %d bytes, at most %d", ErrTooLarge, resp.ContentLength, limit)
+		return nil, false, 0, fmt.Errorf("%w: declares %d bytes, at most %d", ErrTooLarge, resp.ContentLength, limit)
 	}
 	// Capacity from a declared length only once it is known to be within
 	// the bound; the buffer grows with the bytes that arrive.
@@ -158,18 +224,18 @@ func (c *Client) getOnce(ctx context.Context, name string, b bounds) (body []byt
 	}
 	n, err := buf.ReadFrom(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
-		return nil, true, fmt.Errorf("read body: %w", err)
+		return nil, true, 0, fmt.Errorf("read body: %w", err)
 	}
 	if n > limit {
-		return nil, false, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)
+		return nil, false, 0, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)
 	}
 	if resp.ContentLength >= 0 && n != resp.ContentLength {
-		return nil, true, fmt.Errorf("body of %d bytes, declared %d", n, resp.ContentLength)
+		return nil, true, 0, fmt.Errorf("body of %d bytes, declared %d", n, resp.ContentLength)
 	}
 	if b.exact > 0 && n != b.exact {
-		return nil, false, fmt.Errorf("%w: %d bytes, want %d", ErrSize, n, b.exact)
+		return nil, false, 0, fmt.Errorf("%w: %d bytes, want %d", ErrSize, n, b.exact)
 	}
-	return buf.Bytes(), false, nil
+	return buf.Bytes(), false, 0, nil
 }
 
 // getVerified fetches name within b and checks its SHA-256 against want.
