@@ -49,6 +49,7 @@ type BlockBuilder struct {
 // allocates from no count it reads without checking it against the bytes
 // left.
 func (b *BlockBuilder) Build(raw []byte, prevScripts [][]byte) (Block, error) {
+	defer b.release()
 	r := wirescan.NewReader(raw)
 	header, ntx, err := r.Block()
 	if err != nil {
@@ -84,6 +85,7 @@ func (b *BlockBuilder) Build(raw []byte, prevScripts [][]byte) (Block, error) {
 
 // BuildMsgBlock is Build for a decoded block.
 func (b *BlockBuilder) BuildMsgBlock(block *wire.MsgBlock, prevScripts [][]byte) (Block, error) {
+	defer b.release()
 	blk := Block{Hash: block.BlockHash()}
 	b.filter.Reset()
 	for i, tx := range block.Transactions {
@@ -109,6 +111,19 @@ func (b *BlockBuilder) BuildMsgBlock(block *wire.MsgBlock, prevScripts [][]byte)
 	}
 	blk.Filter = b.filter.AppendFilter(nil, blk.Hash)
 	return blk, nil
+}
+
+// release drops every reference the scratch buffers hold into the block
+// just read and its spent scripts, over their whole capacity: the slots
+// past a small transaction's inputs, outputs and witness items still point
+// into the earlier blocks whose larger transactions grew them, so an idle
+// builder would otherwise keep several whole raw blocks (and rotated-out
+// script cache slabs) live. The buffers themselves are kept.
+func (b *BlockBuilder) release() {
+	clear(b.ins[:cap(b.ins)])
+	clear(b.outs[:cap(b.outs)])
+	clear(b.items[:cap(b.items)])
+	b.ins, b.outs, b.items, b.spans = b.ins[:0], b.outs[:0], b.items[:0], b.spans[:0]
 }
 
 // addTx computes the tweak of the transaction in b.ins and b.outs and,
