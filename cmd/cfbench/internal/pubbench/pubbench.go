@@ -8,27 +8,17 @@ package pubbench
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/minio/minio-go/v7"
 
-	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/chains"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
-	"github.com/cfindexd/cfindexd/internal/btcdtest/mainnetchain"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/finalrange"
 	"github.com/cfindexd/cfindexd/internal/miniotest"
-	"github.com/cfindexd/cfindexd/rangefile"
 )
-
-// depth is the reorg safety depth of the runs: the smallest cfindexd
-// takes, so that few empty blocks make the first range final.
-const depth = 6
 
 // bucket is the benchmark's bucket.
 const bucket = "cfbench"
@@ -52,25 +42,11 @@ type Report struct {
 
 // Run is the publish subcommand: flags, the run, the report on stdout.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("cfbench publish", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cache := fs.String("cache", "", "where mainnet-shaped chains are cached (default: the user cache directory's cfindexd-bench); the chain must be there")
-	blocks := fs.Int("blocks", 500, "tx-rich blocks of the cached mainnet-shaped chain")
-	txs := fs.Int("txs", 2000, "transactions per block of the cached mainnet-shaped chain")
-	seed := fs.Int64("walletseed", 1, "wallet seed of the cached mainnet-shaped chain")
-	bin := fs.String("cfindexd", "", "a prebuilt cfindexd binary (default: build ./cmd/cfindexd)")
-	if err := fs.Parse(args); err != nil {
+	o, err := finalrange.Parse("cfbench publish", args, stderr)
+	if err != nil {
 		return err
 	}
-	if *cache == "" {
-		dir, err := mainnetchain.CacheRoot()
-		if err != nil {
-			return err
-		}
-		*cache = dir
-	}
-	say := func(format string, a ...any) { fmt.Fprintf(stderr, "cfbench: "+format+"\n", a...) }
-	rep, err := Measure(ctx, *cache, mainnetchain.Shape{Blocks: *blocks, TxsPerBlock: *txs, Seed: *seed}, *bin, say)
+	rep, err := Measure(ctx, o, finalrange.Say(stderr))
 	if err != nil {
 		return err
 	}
@@ -78,57 +54,22 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// ErrNotCached is returned when the chain is not in the cache: this
-// benchmark never generates it (an hour; cfbench sync does).
-var ErrNotCached = errors.New("pubbench: the mainnet-shaped chain is not cached; run cfbench sync once to generate it")
-
-// Measure runs the benchmark on the cached chain of shape under cache.
-func Measure(ctx context.Context, cache string, shape mainnetchain.Shape, bin string, say func(string, ...any)) (Report, error) {
-	if !mainnetchain.Cached(cache, shape) {
-		return Report{}, ErrNotCached
-	}
-	work, err := os.MkdirTemp("", "cfbench-publish-")
-	if err != nil {
-		return Report{}, err
-	}
-	defer os.RemoveAll(work)
-	if bin == "" {
-		say("building cfindexd")
-		if bin, err = daemon.Build(ctx, work); err != nil {
-			return Report{}, err
-		}
-	}
+// Measure runs the benchmark on the cached chain o names.
+func Measure(ctx context.Context, o finalrange.Options, say func(string, ...any)) (Report, error) {
 	minioBin, err := miniotest.BuildBinary()
 	if err != nil {
 		return Report{}, err
 	}
-	node, info, err := chains.StartMainnet(ctx, cache, filepath.Join(work, "btcd"), shape, say)
-	if node != nil {
-		defer node.Stop()
+	set, err := finalrange.Prepare(ctx, o, "cfbench-publish-", say)
+	if set != nil {
+		defer set.Close()
 	}
 	if err != nil {
 		return Report{}, err
 	}
-	tip := uint32(rangefile.Size - 1 + depth)
-	if info.Height < tip {
-		say("extending the copy with %d empty blocks to height %d (the first range final)", tip-info.Height, tip)
-		if _, err := node.Generate(ctx, int(tip-info.Height)); err != nil {
-			return Report{}, err
-		}
-	} else {
-		tip = info.Height
-	}
-	rep := Report{ChainHeight: tip, RichBlocks: shape.Blocks}
-	dataDir := filepath.Join(work, "cfindexd")
-	say("cfindexd catch-up to %d", tip)
-	res, err := daemon.Measure(ctx, daemon.Run{Binary: bin, Node: node, DataDir: dataDir, LogPath: filepath.Join(work, "catchup.log"),
-		TipHeight: tip, Workers: 8, BatchBlocks: 500, Extra: []string{"--reorgsafetydepth=" + strconv.Itoa(depth)}})
-	if err != nil {
-		return rep, err
-	}
-	rep.CatchUp = res.CatchUp
+	rep := Report{ChainHeight: set.Tip, RichBlocks: o.Shape.Blocks, CatchUp: set.CatchUp}
 
-	s3, err := miniotest.Launch(ctx, minioBin, filepath.Join(work, "minio"))
+	s3, err := miniotest.Launch(ctx, minioBin, filepath.Join(set.Work, "minio"))
 	if err != nil {
 		return rep, err
 	}
@@ -137,10 +78,9 @@ func Measure(ctx context.Context, cache string, shape mainnetchain.Shape, bin st
 		return rep, err
 	}
 	say("publishing the store to MinIO at %s", s3.Endpoint)
-	proc, err := daemon.Start(ctx, daemon.Run{Binary: bin, Node: node, DataDir: dataDir, LogPath: filepath.Join(work, "publish.log"),
-		TipHeight: tip, Workers: 8, BatchBlocks: 500, Extra: []string{"--reorgsafetydepth=" + strconv.Itoa(depth),
-			"--s3endpoint=" + s3.Endpoint, "--s3bucket=" + bucket, "--s3insecure=true",
-			"--s3accesskey=" + miniotest.AccessKey, "--s3secretkey=" + miniotest.SecretKey}})
+	proc, err := daemon.Start(ctx, set.Run(set.PrimaryDir, "publish.log",
+		"--s3endpoint="+s3.Endpoint, "--s3bucket="+bucket, "--s3insecure=true",
+		"--s3accesskey="+miniotest.AccessKey, "--s3secretkey="+miniotest.SecretKey))
 	if err != nil {
 		return rep, err
 	}

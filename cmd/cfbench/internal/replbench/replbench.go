@@ -13,29 +13,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/v2"
 
-	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/chains"
 	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/daemon"
-	"github.com/cfindexd/cfindexd/internal/btcdtest/mainnetchain"
+	"github.com/cfindexd/cfindexd/cmd/cfbench/internal/finalrange"
 )
-
-// depth is the reorg safety depth of the runs: the smallest cfindexd
-// takes, so that few empty blocks make the first range final.
-const depth = 6
-
-// rangeSize is the published layout's range.
-const rangeSize = 2000
 
 // Report is what one run measured.
 type Report struct {
@@ -56,25 +45,11 @@ type Report struct {
 
 // Run is the replica subcommand: flags, the run, the report on stdout.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("cfbench replica", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cache := fs.String("cache", "", "where mainnet-shaped chains are cached (default: the user cache directory's cfindexd-bench); the chain must be there")
-	blocks := fs.Int("blocks", 500, "tx-rich blocks of the cached mainnet-shaped chain")
-	txs := fs.Int("txs", 2000, "transactions per block of the cached mainnet-shaped chain")
-	seed := fs.Int64("walletseed", 1, "wallet seed of the cached mainnet-shaped chain")
-	bin := fs.String("cfindexd", "", "a prebuilt cfindexd binary (default: build ./cmd/cfindexd)")
-	if err := fs.Parse(args); err != nil {
+	o, err := finalrange.Parse("cfbench replica", args, stderr)
+	if err != nil {
 		return err
 	}
-	if *cache == "" {
-		dir, err := mainnetchain.CacheRoot()
-		if err != nil {
-			return err
-		}
-		*cache = dir
-	}
-	say := func(format string, a ...any) { fmt.Fprintf(stderr, "cfbench: "+format+"\n", a...) }
-	rep, err := Measure(ctx, *cache, mainnetchain.Shape{Blocks: *blocks, TxsPerBlock: *txs, Seed: *seed}, *bin, say)
+	rep, err := Measure(ctx, o, finalrange.Say(stderr))
 	if err != nil {
 		return err
 	}
@@ -82,59 +57,23 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// ErrNotCached is returned when the chain is not in the cache: this
-// benchmark never generates it (an hour; cfbench sync does).
-var ErrNotCached = errors.New("replbench: the mainnet-shaped chain is not cached; run cfbench sync once to generate it")
-
-// Measure runs the benchmark on the cached chain of shape under cache.
-func Measure(ctx context.Context, cache string, shape mainnetchain.Shape, bin string, say func(string, ...any)) (Report, error) {
-	if !mainnetchain.Cached(cache, shape) {
-		return Report{}, ErrNotCached
-	}
-	work, err := os.MkdirTemp("", "cfbench-replica-")
-	if err != nil {
-		return Report{}, err
-	}
-	defer os.RemoveAll(work)
-	if bin == "" {
-		say("building cfindexd")
-		if bin, err = daemon.Build(ctx, work); err != nil {
-			return Report{}, err
-		}
-	}
-	node, info, err := chains.StartMainnet(ctx, cache, filepath.Join(work, "btcd"), shape, say)
-	if node != nil {
-		defer node.Stop()
+// Measure runs the benchmark on the cached chain o names.
+func Measure(ctx context.Context, o finalrange.Options, say func(string, ...any)) (Report, error) {
+	set, err := finalrange.Prepare(ctx, o, "cfbench-replica-", say)
+	if set != nil {
+		defer set.Close()
 	}
 	if err != nil {
 		return Report{}, err
 	}
-	tip := uint32(rangeSize - 1 + depth)
-	if info.Height < tip {
-		say("extending the copy with %d empty blocks to height %d (the first range final)", tip-info.Height, tip)
-		if _, err := node.Generate(ctx, int(tip-info.Height)); err != nil {
-			return Report{}, err
-		}
-	} else {
-		tip = info.Height
-	}
-	rep := Report{ChainHeight: tip, RichBlocks: shape.Blocks}
-	safety := "--reorgsafetydepth=" + strconv.Itoa(depth)
-	primaryDir := filepath.Join(work, "primary")
-	say("primary catch-up to %d", tip)
-	res, err := daemon.Measure(ctx, daemon.Run{Binary: bin, Node: node, DataDir: primaryDir, LogPath: filepath.Join(work, "catchup.log"),
-		TipHeight: tip, Workers: 8, BatchBlocks: 500, Extra: []string{safety}})
-	if err != nil {
-		return rep, err
-	}
-	rep.CatchUp = res.CatchUp
+	tip := set.Tip
+	rep := Report{ChainHeight: tip, RichBlocks: o.Shape.Blocks, CatchUp: set.CatchUp}
 
 	pHTTP, pP2P := freeAddr(), freeAddr()
 	if pHTTP == "" || pP2P == "" {
 		return rep, errors.New("replbench: no free loopback port")
 	}
-	primary, err := daemon.Start(ctx, daemon.Run{Binary: bin, Node: node, DataDir: primaryDir, LogPath: filepath.Join(work, "primary.log"),
-		TipHeight: tip, Workers: 8, BatchBlocks: 500, Extra: []string{safety, "--httplisten=" + pHTTP, "--listen=" + pP2P}})
+	primary, err := daemon.Start(ctx, set.Run(set.PrimaryDir, "primary.log", "--httplisten="+pHTTP, "--listen="+pP2P))
 	if err != nil {
 		return rep, err
 	}
@@ -146,9 +85,8 @@ func Measure(ctx context.Context, cache string, shape mainnetchain.Shape, bin st
 	say("replica bootstrap from http://%s, following %s", pHTTP, pP2P)
 	// The replica has no node: daemon.Run's node flags are put back to
 	// their defaults (flags parse left to right).
-	replica, err := daemon.Start(ctx, daemon.Run{Binary: bin, Node: node, DataDir: filepath.Join(work, "replica"), LogPath: filepath.Join(work, "replica.log"),
-		TipHeight: tip, Workers: 8, BatchBlocks: 500, Extra: []string{"--rpcport=0", "--rpcuser=", "--rpcpassword=", safety,
-			"--replicasource=http://" + pHTTP, "--replicaprimary=" + pP2P, "--httplisten=" + rHTTP, "--listen=" + rP2P, "--pollinterval=100ms"}})
+	replica, err := daemon.Start(ctx, set.Run(filepath.Join(set.Work, "replica"), "replica.log", "--rpcport=0", "--rpcuser=", "--rpcpassword=",
+		"--replicasource=http://"+pHTTP, "--replicaprimary="+pP2P, "--httplisten="+rHTTP, "--listen="+rP2P, "--pollinterval=100ms"))
 	if err != nil {
 		return rep, err
 	}
