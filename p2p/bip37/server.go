@@ -107,15 +107,7 @@ func (s *Server) workFor(p *Peer) blockproxy.Work {
 		if !shared {
 			return s.work(ctx, p)
 		}
-		done, err := s.meter.AcquireShared(ctx, p.work)
-		if err != nil {
-			return nil, err
-		}
-		began := time.Now()
-		return func() {
-			done()
-			s.metrics.BloomWork(time.Since(began))
-		}, nil
+		return s.reported(s.meter.AcquireShared(ctx, p.work))
 	}
 }
 
@@ -123,7 +115,12 @@ func (s *Server) workFor(p *Peer) blockproxy.Work {
 // least recent work) and returns the function that charges the time spent
 // to the meter and p, and reports it.
 func (s *Server) work(ctx context.Context, p *Peer) (func(), error) {
-	done, err := s.meter.Acquire(ctx, p.work)
+	return s.reported(s.meter.Acquire(ctx, p.work))
+}
+
+// reported wraps the release of a meter grant so that it also reports the
+// time from the grant to the release; an error passes through.
+func (s *Server) reported(done func(), err error) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
