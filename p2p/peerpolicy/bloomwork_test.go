@@ -224,28 +224,9 @@ func TestWorkMeterSharedWorkNotChargedToThePeer(t *testing.T) {
 			if w.Spent() != 60*time.Millisecond {
 				t.Fatalf("the bucket was charged %v, want 60ms", w.Spent())
 			}
-			release, err := w.Acquire(context.Background(), w.NewShare())
-			if err != nil {
-				t.Fatal(err)
-			}
-			granted := make(chan int, len(peers))
-			for i := len(peers) - 1; i >= 0; i-- { // the second peer queues first
-				go func() {
-					done, err := w.Acquire(context.Background(), peers[i])
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					granted <- i
-					done()
-				}()
-				testtime.WaitFor(t, "the peer to queue", 10*time.Second, func() bool { return w.slots.Waiting() == len(peers)-i })
-			}
-			release()
-			if first := <-granted; first != tc.wantFirst {
+			if first := firstGranted(t, w, peers); first != tc.wantFirst {
 				t.Fatalf("peer %d granted first, want peer %d", first, tc.wantFirst)
 			}
-			<-granted
 		})
 	}
 }
@@ -303,4 +284,34 @@ func TestWorkMeterSharedWorkGoesFirst(t *testing.T) {
 			<-granted
 		})
 	}
+}
+
+// firstGranted holds the meter's slot while peers queue for it, the last
+// first, releases it, and returns the index of the peer granted first
+// once both grants are done.
+func firstGranted(t *testing.T, w *WorkMeter, peers []*WorkShare) int {
+	t.Helper()
+	release, err := w.Acquire(context.Background(), w.NewShare())
+	if err != nil {
+		t.Fatal(err)
+	}
+	granted := make(chan int, len(peers))
+	for i := len(peers) - 1; i >= 0; i-- { // the second peer queues first
+		go func() {
+			done, err := w.Acquire(context.Background(), peers[i])
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			granted <- i
+			done()
+		}()
+		testtime.WaitFor(t, "the peer to queue", 10*time.Second, func() bool { return w.slots.Waiting() == len(peers)-i })
+	}
+	release()
+	first := <-granted
+	for range len(peers) - 1 {
+		<-granted
+	}
+	return first
 }

@@ -5,8 +5,6 @@ import (
 	"runtime"
 	"testing"
 	"time"
-
-	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
 // With ChargeThreadCPU, a piece of work is charged to its peer at its
@@ -52,28 +50,9 @@ func TestWorkMeterChargesThreadCPU(t *testing.T) {
 			if w.Spent() < 70*time.Millisecond {
 				t.Fatalf("the bucket was charged %v, want the 70ms of wall time", w.Spent())
 			}
-			release, err := w.Acquire(context.Background(), w.NewShare())
-			if err != nil {
-				t.Fatal(err)
-			}
-			granted := make(chan int, len(peers))
-			for i := len(peers) - 1; i >= 0; i-- { // the second peer queues first
-				go func() {
-					done, err := w.Acquire(context.Background(), peers[i])
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					granted <- i
-					done()
-				}()
-				testtime.WaitFor(t, "the peer to queue", 10*time.Second, func() bool { return w.slots.Waiting() == len(peers)-i })
-			}
-			release()
-			if first := <-granted; first != tc.wantFirst {
+			if first := firstGranted(t, w, peers); first != tc.wantFirst {
 				t.Fatalf("peer %d granted first, want peer %d", first, tc.wantFirst)
 			}
-			<-granted
 		})
 	}
 }
