@@ -66,6 +66,22 @@ func Parse(name string, args []string, stderr io.Writer) (Options, error) {
 	return Options{Cache: *cache, Shape: mainnetchain.Shape{Blocks: *blocks, TxsPerBlock: *txs, Seed: *seed}, Binary: *bin}, nil
 }
 
+// RunCommand parses the subcommand name's flags from args, runs measure
+// with progress lines on stderr and prints its report on stdout.
+func RunCommand[R interface{ Print(io.Writer) }](ctx context.Context, name string, args []string, stdout, stderr io.Writer,
+	measure func(context.Context, Options, func(string, ...any)) (R, error)) error {
+	o, err := Parse(name, args, stderr)
+	if err != nil {
+		return err
+	}
+	rep, err := measure(ctx, o, Say(stderr))
+	if err != nil {
+		return err
+	}
+	rep.Print(stdout)
+	return nil
+}
+
 // Say is the benchmarks' progress line on stderr.
 func Say(stderr io.Writer) func(string, ...any) {
 	return func(format string, a ...any) { fmt.Fprintf(stderr, "cfbench: "+format+"\n", a...) }

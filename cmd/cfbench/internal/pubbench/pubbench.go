@@ -42,16 +42,7 @@ type Report struct {
 
 // Run is the publish subcommand: flags, the run, the report on stdout.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, err := finalrange.Parse("cfbench publish", args, stderr)
-	if err != nil {
-		return err
-	}
-	rep, err := Measure(ctx, o, finalrange.Say(stderr))
-	if err != nil {
-		return err
-	}
-	rep.Print(stdout)
-	return nil
+	return finalrange.RunCommand(ctx, "cfbench publish", args, stdout, stderr, Measure)
 }
 
 // Measure runs the benchmark on the cached chain o names.
