@@ -217,6 +217,7 @@ type recordingStore struct {
 }
 
 func (r *recordingStore) record() {
+	at := time.Now()
 	tip, _ := r.Store.Tip()
 	work, err := storedWork(r.Store, 0, tip.Height)
 	if err != nil {
@@ -224,7 +225,7 @@ func (r *recordingStore) record() {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.writes = append(r.writes, writeRecord{at: time.Now(), tip: tip, work: work})
+	r.writes = append(r.writes, writeRecord{at: at, tip: tip, work: work})
 }
 
 func (r *recordingStore) CommitBatch(recs []store.BlockRecord) error {
@@ -240,6 +241,17 @@ func (r *recordingStore) Rollback(to uint32) ([]store.BlockRecord, error) {
 func (r *recordingStore) Reorg(to uint32, recs []store.BlockRecord) ([]store.BlockRecord, error) {
 	defer r.record()
 	return r.Store.Reorg(to, recs)
+}
+
+// recordedTip is the tip of the last recorded write: a test that waits
+// on it, rather than on the store's tip, sees the write's record too.
+func (r *recordingStore) recordedTip() chainhash.Hash {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.writes) == 0 {
+		return chainhash.Hash{}
+	}
+	return r.writes[len(r.writes)-1].tip.Hash
 }
 
 // since returns the writes at or after t.
@@ -282,8 +294,7 @@ func TestFollowerNeverShowsLessWorkBeforeSettle(t *testing.T) {
 		t.Helper()
 		testtime.WaitFor(t, what, 30*time.Second, func() bool {
 			best, _ := c.GetBestBlockHash(ctx)
-			tip, _ := rs.Tip()
-			return tip.Hash == best
+			return rs.recordedTip() == best
 		})
 	}
 	atTip("initial sync")
