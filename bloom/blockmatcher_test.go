@@ -46,3 +46,43 @@ func TestBlockMatcherPiecesEqualFilterBlock(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockMatcherDetachBetweenPieces: a matcher detached after each piece
+// and attached to a fresh decoding of the same block (as a server whose
+// cache evicted the block between two pieces gives it) ends with
+// FilterBlock's answer; detached it matches nothing, and it refuses
+// another block.
+func TestBlockMatcherDetachBetweenPieces(t *testing.T) {
+	v := loadCoreVectors(t)
+	raw := mustHex(t, v.MerkleBlock4)
+	blk := mustBlock(t, raw)
+	newFilter := func() *Filter {
+		p, _ := ParamsFor(10, 0.000001)
+		f := New(p, 0, wire.BloomUpdateAll)
+		f.Insert(mustHex(t, "b6efd80d99179f4f4ff6f4dd0a007d018c385d21"))
+		return f
+	}
+	want := FilterBlock(blk, nil, newFilter())
+	m := NewBlockMatcher(blk, nil, newFilter())
+	for done := m.Match(1); !done; done = m.Match(1) {
+		m.Detach()
+		if m.Match(1) {
+			t.Fatal("a detached matcher finished")
+		}
+		other := mustBlock(t, raw)
+		other.Header.Nonce++
+		if m.Attach(other, nil) {
+			t.Fatal("attached a block with another header")
+		}
+		if !m.Attach(mustBlock(t, raw), nil) { // decoded again
+			t.Fatal("refused the same block decoded again")
+		}
+	}
+	got := m.Result()
+	if !bytes.Equal(got.MerkleBlock.Bytes(), want.MerkleBlock.Bytes()) || len(got.Matched) != len(want.Matched) {
+		t.Fatalf("matched %v, FilterBlock %v; merkleblocks equal: %v", got.Matched, want.Matched, bytes.Equal(got.MerkleBlock.Bytes(), want.MerkleBlock.Bytes()))
+	}
+	if len(got.Txs) != 0 {
+		t.Fatalf("%d transactions kept after Detach, want none", len(got.Txs))
+	}
+}

@@ -48,9 +48,13 @@ type BlockMatcher struct {
 	block   *wire.MsgBlock
 	txids   []chainhash.Hash
 	f       *Filter
+	n       int // the block's transactions
 	next    int
 	matched []bool
 	fb      *FilteredBlock
+	// detached: Detach was called, so Result's Txs stay empty (the
+	// transactions of a block released between pieces).
+	detached bool
 }
 
 // NewBlockMatcher returns a matcher of block against f, FilterBlock's
@@ -59,25 +63,56 @@ func NewBlockMatcher(block *wire.MsgBlock, txids []chainhash.Hash, f *Filter) *B
 	if len(txids) != len(block.Transactions) {
 		txids = BlockTxids(block)
 	}
-	return &BlockMatcher{block: block, txids: txids, f: f,
+	return &BlockMatcher{block: block, txids: txids, f: f, n: len(block.Transactions),
 		fb: &FilteredBlock{MerkleBlock: MerkleBlock{Header: block.Header}}}
 }
 
+// Detach drops the matcher's references to its block, its txids and the
+// matched transactions, so that the block can be freed while the matcher
+// waits for its next piece; Attach gives it the block again (the same
+// block, decoded again or not) before the next Match. From a Detach on,
+// Result's Txs are empty: its Matched indexes name the transactions.
+func (m *BlockMatcher) Detach() {
+	m.block, m.txids = nil, nil
+	m.fb.Txs = nil
+	m.detached = true
+}
+
+// Attach gives a detached matcher its block and txids again and reports
+// whether they are the block it was matching (its header and number of
+// transactions); a different block is not attached.
+func (m *BlockMatcher) Attach(block *wire.MsgBlock, txids []chainhash.Hash) bool {
+	if block == nil || block.Header != m.fb.MerkleBlock.Header || len(block.Transactions) != m.n {
+		return false
+	}
+	if len(txids) != m.n {
+		txids = BlockTxids(block)
+	}
+	m.block, m.txids = block, txids
+	return true
+}
+
 // Match matches the next n transactions (fewer at the end of the block)
-// and reports whether every transaction has been matched.
+// and reports whether every transaction has been matched; a detached
+// matcher matches nothing.
 func (m *BlockMatcher) Match(n int) bool {
-	end := min(len(m.block.Transactions), m.next+max(n, 0))
+	if m.block == nil { // detached: nothing to match until Attach
+		return m.Done()
+	}
+	end := min(m.n, m.next+max(n, 0))
 	for ; m.next < end; m.next++ {
 		i, tx := m.next, m.block.Transactions[m.next]
 		if !m.f.MatchTxAndUpdate(tx, &m.txids[i]) {
 			continue
 		}
 		if m.matched == nil {
-			m.matched = make([]bool, len(m.block.Transactions))
+			m.matched = make([]bool, m.n)
 		}
 		m.matched[i] = true
 		m.fb.Matched = append(m.fb.Matched, i)
-		m.fb.Txs = append(m.fb.Txs, tx)
+		if !m.detached {
+			m.fb.Txs = append(m.fb.Txs, tx)
+		}
 	}
 	return m.Done()
 }
@@ -98,9 +133,9 @@ func (m *BlockMatcher) MatchHashes(hashes uint64) bool {
 }
 
 // Done reports whether every transaction has been matched.
-func (m *BlockMatcher) Done() bool { return m.next == len(m.block.Transactions) }
+func (m *BlockMatcher) Done() bool { return m.next == m.n }
 
-// Result returns the filtered block; call it once, when Done.
+// Result returns the filtered block; call it once, when Done and attached.
 func (m *BlockMatcher) Result() *FilteredBlock {
 	fb, txids := m.fb, m.txids
 	if m.matched == nil && len(txids) > 0 {

@@ -59,19 +59,18 @@ func (s *Server) FilteredBlock(ctx context.Context, p *Peer, hash chainhash.Hash
 	if !p.Loaded() {
 		return true, 0, nil // Core: no response
 	}
-	b, err := s.blocks.Get(ctx, p.requester, hash, s.workFor(p))
-	if err != nil {
-		if ctx.Err() != nil {
-			return false, 0, ctx.Err()
-		}
+	frames, matched, next, err := s.firstBatch(ctx, p, hash)
+	var unavailable *unavailableError
+	switch {
+	case errors.As(err, &unavailable):
 		if !errors.Is(err, s.env.NotFound) {
-			s.env.Log.Warn().Err(err).Stringer("block", hash).Msg("fetching block for a filtered-block request failed")
+			s.env.Log.Warn().Err(unavailable.err).Stringer("block", hash).Msg("fetching block for a filtered-block request failed")
 		}
 		return false, 0, nil
-	}
-	frames, matched, next, err := s.firstBatch(ctx, p, b)
-	if err != nil || frames == nil {
-		return true, 0, err
+	case err != nil:
+		return ctx.Err() == nil, 0, err
+	case frames == nil:
+		return true, 0, nil
 	}
 	count := 0
 	for {
@@ -90,7 +89,8 @@ func (s *Server) FilteredBlock(ctx context.Context, p *Peer, hash chainhash.Hash
 			break
 		}
 		// The next batch, from the block pinned again.
-		if b, err = s.blocks.Get(ctx, p.requester, hash, s.workFor(p)); err != nil {
+		b, err := s.blocks.Get(ctx, p.requester, hash, s.workFor(p))
+		if err != nil {
 			if ctx.Err() != nil {
 				return true, sent, ctx.Err()
 			}
@@ -104,21 +104,42 @@ func (s *Server) FilteredBlock(ctx context.Context, p *Peer, hash chainhash.Hash
 	return true, sent, nil
 }
 
-// firstBatch matches the pinned block b against p's filter under the CPU
+// unavailableError is a block the cache could not get (the node does not
+// have it, or the fetch failed): the request is answered as not found.
+type unavailableError struct{ err error }
+
+func (e *unavailableError) Error() string { return e.err.Error() }
+func (e *unavailableError) Unwrap() error { return e.err }
+
+// getBlock gets the block of hash pinned, fetched and decoded on p's
+// account if it must be; a failure other than ctx's is an
+// unavailableError.
+func (s *Server) getBlock(ctx context.Context, p *Peer, hash chainhash.Hash) (*blockproxy.DecodedBlock, error) {
+	b, err := s.blocks.Get(ctx, p.requester, hash, s.workFor(p))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &unavailableError{err: err}
+	}
+	return b, nil
+}
+
+// firstBatch matches the block of hash against p's filter under the CPU
 // meter and returns the merkleblock frame and the first batch of tx
 // frames, the indexes of the matched transactions and where the next
-// batch starts; no frames is no answer (the filter was cleared). b is
-// released whatever happens.
-func (s *Server) firstBatch(ctx context.Context, p *Peer, b *blockproxy.DecodedBlock) (frames [][]byte, matched []int, next int, err error) {
-	defer s.blocks.Release(b)
-	fb, err := s.match(ctx, p, b)
+// batch starts; no frames is no answer (the filter was cleared). No pin
+// is held when it returns.
+func (s *Server) firstBatch(ctx context.Context, p *Peer, hash chainhash.Hash) (frames [][]byte, matched []int, next int, err error) {
+	fb, b, err := s.match(ctx, p, hash)
 	if err != nil || fb == nil {
 		return nil, nil, 0, err
 	}
+	defer s.blocks.Release(b)
 	mb := fb.MerkleBlock.Bytes()
 	if len(mb) > maxMerkleBlockPayload {
 		return nil, nil, 0, invalidRequest("filtered block %s: the filter matches %d of its %d transactions (a merkleblock of %d bytes, limit %d)",
-			b.Block.BlockHash(), len(fb.Matched), len(b.Txids), len(mb), maxMerkleBlockPayload)
+			hash, len(fb.Matched), len(b.Txids), len(mb), maxMerkleBlockPayload)
 	}
 	frames = [][]byte{encodedFrame(s.env.Net, wire.CmdMerkleBlock, mb)}
 	next, frames = s.matchedFrames(b, fb.Matched, 0, frames)
@@ -135,21 +156,57 @@ func (s *Server) firstBatch(ctx context.Context, p *Peer, b *blockproxy.DecodedB
 // waits for one grant per block, not one per few hundred transactions.
 const matchPieceHashes = 1 << 15
 
-// match matches b against p's filter, a piece (matchPieceHashes) per
-// grant of the CPU meter, and returns the filtered block; nil when the
-// filter was cleared or replaced meanwhile (no answer).
-func (s *Server) match(ctx context.Context, p *Peer, b *blockproxy.DecodedBlock) (*bloom.FilteredBlock, error) {
+// match matches the block of hash against p's filter, a piece
+// (matchPieceHashes) per grant of the CPU meter, and returns the filtered
+// block with the block pinned (release it); nil when the filter was
+// cleared or replaced meanwhile (no answer). A peer waiting for its turn
+// holds no pin: the block is pinned from the grant to the end of the
+// piece, so the decoded-block cache holds what peers are working on and
+// what it chooses to keep, never a decoded block for each peer in line (a
+// block evicted meanwhile is decoded again on the peer's account). The
+// one wait with a pin held is the turn after the block was fetched or
+// decoded for p, so that what p paid for is matched.
+func (s *Server) match(ctx context.Context, p *Peer, hash chainhash.Hash) (*bloom.FilteredBlock, *blockproxy.DecodedBlock, error) {
 	p.mu.Lock()
 	f := p.filter
 	p.mu.Unlock()
 	if f == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
-	m := bloom.NewBlockMatcher(b.Block, b.Txids, f)
+	b, cached := s.blocks.Cached(hash)
+	if cached {
+		s.blocks.Release(b)
+		b = nil
+	} else {
+		var err error
+		if b, err = s.getBlock(ctx, p, hash); err != nil {
+			return nil, nil, err
+		}
+	}
+	var m *bloom.BlockMatcher
 	for {
 		done, err := s.work(ctx, p)
 		if err != nil {
-			return nil, err
+			if b != nil {
+				s.blocks.Release(b)
+			}
+			return nil, nil, err
+		}
+		if b == nil {
+			if b, cached = s.blocks.Cached(hash); !cached {
+				done()
+				if b, err = s.getBlock(ctx, p, hash); err != nil {
+					return nil, nil, err
+				}
+				continue
+			}
+		}
+		if m == nil {
+			m = bloom.NewBlockMatcher(b.Block, b.Txids, f)
+		} else if !m.Attach(b.Block, b.Txids) {
+			done()
+			s.blocks.Release(b)
+			return nil, nil, fmt.Errorf("filtered block %s: the cache gave a different block", hash)
 		}
 		p.mu.Lock()
 		current := p.filter == f
@@ -158,10 +215,14 @@ func (s *Server) match(ctx context.Context, p *Peer, b *blockproxy.DecodedBlock)
 		done()
 		switch {
 		case !current: // filterclear or filterload raced in: no answer
-			return nil, nil
+			s.blocks.Release(b)
+			return nil, nil, nil
 		case finished:
-			return m.Result(), nil
+			return m.Result(), b, nil
 		}
+		m.Detach()
+		s.blocks.Release(b)
+		b = nil
 	}
 }
 

@@ -187,6 +187,23 @@ func (c *DecodedCache) Get(ctx context.Context, r Requester, hash chainhash.Hash
 	}
 }
 
+// Cached returns the block pinned if the cache holds it, without waiting,
+// fetching or decoding (call Release when done with it): what a peer
+// whose turn came asks for a block it released while waiting.
+func (c *DecodedCache) Cached(hash chainhash.Hash) (*DecodedBlock, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.byHash[hash]
+	if !ok {
+		return nil, false
+	}
+	c.pinLocked(b)
+	return b, true
+}
+
+// Hash is the block's hash.
+func (b *DecodedBlock) Hash() chainhash.Hash { return b.hash }
+
 // pinLocked takes a reference on a cached block.
 func (c *DecodedCache) pinLocked(b *DecodedBlock) {
 	if b.refs == 0 && b.elem != nil {

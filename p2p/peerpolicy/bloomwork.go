@@ -18,10 +18,9 @@ const WorkBurst = 250 * time.Millisecond
 // run at once, granted through a FairQueue to the peer with the least
 // recent work (each peer has a WorkShare), and their time is charged to a
 // token bucket that refills at share·GOMAXPROCS seconds per second. A
-// piece of work starts only while the bucket is not in debt; its wall time
-// is charged when it ends (wall time is CPU time unless the machine is
-// overloaded, when charging more is the right side to err on), to the
-// bucket and to the peer's share. So a peer whose filter is expensive (a
+// piece of work starts only while the bucket is not in debt; its time is
+// charged when it ends, to the bucket and to the peer's share: its wall
+// time, or the CPU time its thread spent on it (ChargeThreadCPU). So a peer whose filter is expensive (a
 // 36,000-byte filter of 50 hash functions costs 50 hashes per element)
 // is charged for that time and gets its share of the CPU, not more: a
 // wallet asking for a few blocks now and then is served ahead of it.
@@ -67,14 +66,16 @@ func NewWorkMeter(share float64, procs int, now func() time.Time) *WorkMeter {
 	}
 }
 
-// ChargeThreadCPU has the meter charge each piece of work to its peer at
-// the CPU time its thread spent on it rather than its wall time (when the
-// piece ran on one thread throughout and the platform can tell, else at
-// its wall time); the bucket is still charged wall time. On a busy
-// machine a piece's wall time includes whatever the operating system ran
-// meanwhile: a wallet's 1 ms of matching preempted for 50 ms would be
-// charged as 50 times its work and sent behind every peer with a costly
-// filter for its next request. Returns w.
+// ChargeThreadCPU has the meter charge each piece of work, to its peer
+// and to the bucket, at the CPU time its thread spent on it rather than
+// its wall time (when the piece ran on one thread throughout and the
+// platform can tell, else at its wall time): the share is a share of the
+// CPU. On a busy machine a piece's wall time includes whatever the
+// operating system ran meanwhile: a wallet's 1 ms of matching preempted
+// for 50 ms would be charged as 50 times its work and sent behind every
+// peer with a costly filter for its next request, and a decoding
+// preempted the same way would leave every peer waiting for the bucket to
+// repay time nobody worked. Returns w.
 func (w *WorkMeter) ChargeThreadCPU() *WorkMeter {
 	w.cpu = threadCPU
 	return w
@@ -150,17 +151,17 @@ func (w *WorkMeter) acquire(ctx context.Context, ws *WorkShare, toPeer bool) (do
 	}
 	return func() {
 		took := w.now().Sub(start)
-		w.mu.Lock()
-		w.refillLocked(w.now())
-		w.tokens -= float64(took)
-		w.spent += took
-		w.mu.Unlock()
 		charged := took
 		if onCPU {
 			if cpu1, tid1, ok := w.cpu(); ok && tid1 == tid0 && cpu1 >= cpu0 {
 				charged = min(took, cpu1-cpu0)
 			}
 		}
+		w.mu.Lock()
+		w.refillLocked(w.now())
+		w.tokens -= float64(charged)
+		w.spent += charged
+		w.mu.Unlock()
 		if !toPeer {
 			charged = 0
 		}
@@ -179,3 +180,6 @@ func (w *WorkMeter) Charge(ws *WorkShare, d time.Duration) {
 	w.mu.Unlock()
 	ws.share.Charge(float64(d))
 }
+
+// Waiting returns how many pieces of work wait for a slot.
+func (w *WorkMeter) Waiting() int { return w.slots.Waiting() }
