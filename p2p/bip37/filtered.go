@@ -74,17 +74,24 @@ func (s *Server) FilteredBlock(ctx context.Context, p *Peer, hash chainhash.Hash
 	}
 	count := 0
 	for {
-		for _, f := range frames {
+		batchBytes := 0
+		for i, f := range frames {
 			cmd := wire.CmdTx
 			if count == 0 {
 				cmd = wire.CmdMerkleBlock
 			}
 			if err := emit(Out{Command: cmd, Frame: f}); err != nil {
+				s.chargeFrames(p, i, batchBytes)
 				return true, sent, err
 			}
 			sent += len(f)
+			batchBytes += len(f)
 			count++
 		}
+		// Charged a batch at a time: the meter's debt grows by a batch's
+		// cost, not a whole answer's, so whoever is next in line waits
+		// for as little.
+		s.chargeFrames(p, len(frames), batchBytes)
 		if next == len(matched) {
 			break
 		}
@@ -98,7 +105,6 @@ func (s *Server) FilteredBlock(ctx context.Context, p *Peer, hash chainhash.Hash
 		}
 		next, frames = s.nextBatch(b, matched, next, frames[:0])
 	}
-	s.chargeFrames(p, count, sent)
 	p.served++
 	s.metrics.FilteredBlockServed(len(matched))
 	return true, sent, nil
