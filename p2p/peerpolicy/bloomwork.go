@@ -141,6 +141,16 @@ func (w *WorkMeter) acquire(ctx context.Context, ws *WorkShare, toPeer bool) (do
 			ws.share.Release(0)
 			return nil, err
 		}
+		// A peer with less work may have queued while this one slept:
+		// the slot goes to it, and this peer queues again. So the work
+		// that starts when the debt is paid is the least served peer's
+		// at that moment, not the one picked when the last piece ended.
+		if toPeer && ws.share.Overtaken() {
+			ws.share.Release(0)
+			if err := acquire(ctx); err != nil {
+				return nil, err
+			}
+		}
 	}
 	start := w.now()
 	var cpu0 time.Duration

@@ -315,3 +315,42 @@ func firstGranted(t *testing.T, w *WorkMeter, peers []*WorkShare) int {
 	}
 	return first
 }
+
+// A peer granted the slot while the bucket is in debt sleeps the debt
+// off; a peer with less work that queues meanwhile is served first once
+// the debt is paid (the slot is not kept by whoever was picked when the
+// last piece ended).
+func TestWorkMeterDebtWaitYieldsToLighterPeer(t *testing.T) {
+	w := NewWorkMeter(1, 1, time.Now) // a core: debt is paid at 1 s a second
+	// Whoever sleeps off debt does so once the other peer queued, however
+	// slow the machine: the light peer queues during the heavy one's sleep.
+	w.sleep = func(ctx context.Context, d time.Duration) error {
+		testtime.WaitFor(t, "the other peer to queue", 10*time.Second, func() bool { return w.Waiting() == 1 })
+		return sleepCtx(ctx, d)
+	}
+	heavy, light := w.NewShare(), w.NewShare()
+	w.Charge(heavy, WorkBurst+300*time.Millisecond) // heavy's work, the bucket 300 ms in debt
+	order := make(chan string, 2)
+	run := func(name string, ws *WorkShare) {
+		done, err := w.Acquire(context.Background(), ws)
+		if err != nil {
+			t.Error(err)
+			order <- name
+			return
+		}
+		order <- name
+		done()
+	}
+	go run("heavy", heavy)
+	testtime.WaitFor(t, "heavy to hold the slot", 10*time.Second, func() bool {
+		w.slots.mu.Lock()
+		defer w.slots.mu.Unlock()
+		return w.slots.running == 1
+	})
+	go run("light", light)
+	testtime.WaitFor(t, "light to queue", 10*time.Second, func() bool { return w.Waiting() == 1 })
+	if first := <-order; first != "light" {
+		t.Fatalf("%s served first, want the light peer that queued during the debt", first)
+	}
+	<-order
+}

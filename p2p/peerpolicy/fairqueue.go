@@ -231,6 +231,22 @@ func (q *FairQueue) grantLocked() {
 	}
 }
 
+// Overtaken reports whether a share with less service than s, or work
+// for everyone, waits for a slot: what the holder of a slot that has not
+// started its work yet (it waited for something else meanwhile) asks to
+// know whether to give the slot up (Release, then Acquire again).
+func (s *Share) Overtaken() bool {
+	q := s.q
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.waiting) == 0 {
+		return false
+	}
+	q.ledger.rescale(&s.svc)
+	first := q.waiting[0]
+	return first.ahead || first.svc.key < s.svc.key
+}
+
 // Waiting returns the number of shares waiting for a slot.
 func (q *FairQueue) Waiting() int {
 	q.mu.Lock()
