@@ -36,6 +36,9 @@ type Gate struct {
 
 	mu       sync.Mutex
 	inFlight int
+	// historical counts the fetches in flight of blocks that are not
+	// recent: they may hold every slot but one (historicalLimit).
+	historical int
 	// groups holds every group with a peer waiting or fetching; turns
 	// the groups with a peer ready (waiting and not fetching), in turn
 	// order.
@@ -71,7 +74,9 @@ type gateGroup struct {
 // gatePeer is one peer's fetch in progress, if any, and its waiters.
 type gatePeer struct {
 	fetching bool
-	waiters  []*gateWaiter
+	// fetchingHistorical: the fetch in progress is of a historical block.
+	fetchingHistorical bool
+	waiters            []*gateWaiter
 }
 
 // gateWaiter is one Acquire waiting; ready is closed when granted.
@@ -93,6 +98,17 @@ func (g *Gate) limit() int {
 		return 1
 	}
 	return g.max
+}
+
+// historicalLimit is the number of fetches of historical blocks allowed
+// now: every slot but one when there are two or more, so that a flood of
+// historical downloads never makes a recent block (what every wallet
+// following the chain asks for, first) wait for a slot to free.
+func (g *Gate) historicalLimit() int {
+	if l := g.limit(); l >= 2 {
+		return l - 1
+	}
+	return 1
 }
 
 // Acquire waits for r's turn and a free slot, or the end of ctx. On
@@ -177,19 +193,27 @@ func (g *Gate) readyLocked(r Requester, grp *gateGroup) {
 // grantLocked grants slots while there are some and peers are ready: the
 // ready group with the least service gets one for its first ready peer's
 // oldest waiter, is charged, and goes to the back of the turns if it has
-// another peer ready.
+// another peer ready; a historical block only within historicalLimit
+// (recent blocks go first, so when the best is historical no recent
+// block waits).
 func (g *Gate) grantLocked() {
 	for len(g.turns) > 0 && g.inFlight < g.limit() {
 		i := g.leastServedLocked()
 		group := g.turns[i]
+		if !g.nextRecentLocked(group) && g.historical >= g.historicalLimit() {
+			return // the slot left is kept for a recent block
+		}
 		g.turns = slices.Delete(g.turns, i, i+1)
 		grp := g.groups[group]
 		p := grp.peers[grp.turns[0]]
 		grp.turns = slices.Delete(grp.turns, 0, 1)
 		w := p.waiters[0]
 		p.waiters = slices.Delete(p.waiters, 0, 1)
-		p.fetching, w.granted = true, true
+		p.fetching, p.fetchingHistorical, w.granted = true, !w.recent, true
 		g.inFlight++
+		if !w.recent {
+			g.historical++
+		}
 		close(w.ready)
 		g.chargeLocked(grp)
 		if len(grp.turns) > 0 {
@@ -248,7 +272,10 @@ func (g *Gate) doneLocked(r Requester) {
 	g.inFlight--
 	grp := g.groups[r.Group]
 	p := grp.peers[r.Peer]
-	p.fetching = false
+	if p.fetchingHistorical {
+		g.historical--
+	}
+	p.fetching, p.fetchingHistorical = false, false
 	if len(p.waiters) > 0 {
 		g.readyLocked(r, grp)
 	} else {

@@ -168,8 +168,8 @@ func TestFetchGate(t *testing.T) {
 	var busy atomic.Bool
 	g := NewGate(3, busy.Load)
 	var held []func()
-	for i := range 3 {
-		release, err := g.Acquire(ctx, Requester{Group: uint64(i), Peer: uint64(i)})
+	for i := range 3 { // recent blocks: they may take every slot
+		release, err := g.AcquireRecent(ctx, Requester{Group: uint64(i), Peer: uint64(i)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,4 +221,47 @@ func TestFetchGate(t *testing.T) {
 			t.Fatalf("%d in flight after an ended acquire (err %v)", n, err)
 		}
 	}
+}
+
+// Historical fetches hold every slot but one: with two slots, a second
+// historical fetch waits while one is in flight, and a recent block asked
+// meanwhile gets the slot left at once; while the indexer is busy (one
+// slot) a historical fetch may take it.
+func TestGateKeepsASlotForRecentBlocks(t *testing.T) {
+	ctx := context.Background()
+	var busy atomic.Bool
+	g := NewGate(2, busy.Load)
+	first, err := g.Acquire(ctx, Requester{Group: 1, Peer: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	granted := make(chan grant, 2)
+	queueWaiters(t, ctx, g, []string{"historical"}, []Requester{{Group: 2, Peer: 2}}, granted)
+	if n := g.InFlight(); n != 1 {
+		t.Fatalf("%d in flight, want 1: the second slot is for recent blocks", n)
+	}
+	recent, err := g.AcquireRecent(ctx, Requester{Group: 3, Peer: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, w := g.InFlight(), g.waiting(); n != 2 || w != 1 {
+		t.Fatalf("%d in flight, %d waiting, want 2 and the historical one", n, w)
+	}
+	recent()
+	if n := g.InFlight(); n != 1 {
+		t.Fatalf("%d in flight after the recent fetch, want 1 (the historical waiter still waits)", n)
+	}
+	first()
+	gr := <-granted
+	if gr.label != "historical" {
+		t.Fatalf("%s granted, want the historical waiter", gr.label)
+	}
+	gr.release()
+
+	busy.Store(true) // one slot: historical fetches may use it
+	only, err := g.Acquire(ctx, Requester{Group: 4, Peer: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	only()
 }
