@@ -432,9 +432,9 @@ func TestAttackPipelinedGetCFiltersNeverRead(t *testing.T) {
 	}
 	wg.Wait()
 	heap.check(cfg)
-	if m.count("stalled") == 0 {
-		t.Error("no peer disconnected for not reading")
-	}
+	// The server counts a stall once the stalled peer's goroutines have
+	// ended, which may be after its attacker has hung up.
+	waitFor(t, "a peer disconnected for not reading", ioTimeout, func() bool { return m.count("stalled") > 0 })
 	t.Logf("%d peers disconnected for not reading", m.count("stalled"))
 	if err := wellBehaved(srv.addr, "127.200.0.4", view, ioTimeout); err != nil {
 		t.Error(err)
@@ -496,9 +496,12 @@ func TestAttackSlotsFilledThenFreshClient(t *testing.T) {
 	if m.count("evicted") == 0 {
 		t.Fatal("fresh client admitted without an eviction")
 	}
-	// The evicted hogs reconnect for a while: the client stays and is
-	// served.
-	time.Sleep(500 * time.Millisecond)
+	// The evicted hogs reconnect, each evicting a hog (or refused), again
+	// and again: the client stays and is served.
+	const reconnects = 16
+	attempts := func() int { return m.count("evicted") + m.refusals("full") }
+	joined := attempts()
+	waitFor(t, fmt.Sprintf("%d hog reconnections after the client's", reconnects), ioTimeout, func() bool { return attempts() >= joined+reconnects })
 	client.send(wire.NewMsgGetCFHeaders(wire.GCSFilterRegular, 0, &view.at(60).hash))
 	if got := client.sync(); len(got) != 1 {
 		t.Fatalf("fresh client after the hogs reconnected: %d answers", len(got))
@@ -656,7 +659,18 @@ func TestAttackBlockRequestsDoNotStarveIndexer(t *testing.T) {
 			}
 		}
 	})
-	time.Sleep(1500 * time.Millisecond)
+	// Each phase lasts at least 1.5 s and until the node has served
+	// phaseFetches blocks in it, so that its fetch limit is put to the
+	// test however loaded the machine.
+	const phase, phaseFetches = 1500 * time.Millisecond, 20
+	runPhase := func(name string) {
+		t.Helper()
+		start := node.served.Load()
+		time.Sleep(phase)
+		waitFor(t, fmt.Sprintf("%d blocks fetched from the node %s", phaseFetches, name), ioTimeout,
+			func() bool { return node.served.Load() >= start+phaseFetches })
+	}
+	runPhase("while the indexer is busy")
 	busyPeak := node.getblockPeak.Load()
 	busy.Store(false) // caught up: peers may use every slot
 	node.resetPeak()
@@ -668,7 +682,7 @@ func TestAttackBlockRequestsDoNotStarveIndexer(t *testing.T) {
 	if blk, ok := client.read().(*wire.MsgBlock); !ok || blk.BlockHash() != view.at(123).hash {
 		t.Fatal("well-behaved client: no block")
 	}
-	time.Sleep(1500 * time.Millisecond)
+	runPhase("after the indexer caught up")
 	cancel()
 	wg.Wait()
 	<-indexerDone
