@@ -37,6 +37,7 @@ import (
 	"github.com/cfindexd/cfindexd/internal/testtime"
 	"github.com/cfindexd/cfindexd/nodeclient"
 	"github.com/cfindexd/cfindexd/p2p/msgread"
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 const (
@@ -431,9 +432,9 @@ func TestAttackPipelinedGetCFiltersNeverRead(t *testing.T) {
 	}
 	wg.Wait()
 	heap.check(cfg)
-	if m.count("stalled") == 0 {
-		t.Error("no peer disconnected for not reading")
-	}
+	// The server counts a stall once the stalled peer's goroutines have
+	// ended, which may be after its attacker has hung up.
+	waitFor(t, "a peer disconnected for not reading", ioTimeout, func() bool { return m.count("stalled") > 0 })
 	t.Logf("%d peers disconnected for not reading", m.count("stalled"))
 	if err := wellBehaved(srv.addr, "127.200.0.4", view, ioTimeout); err != nil {
 		t.Error(err)
@@ -495,9 +496,12 @@ func TestAttackSlotsFilledThenFreshClient(t *testing.T) {
 	if m.count("evicted") == 0 {
 		t.Fatal("fresh client admitted without an eviction")
 	}
-	// The evicted hogs reconnect for a while: the client stays and is
-	// served.
-	time.Sleep(500 * time.Millisecond)
+	// The evicted hogs reconnect, each evicting a hog (or refused), again
+	// and again: the client stays and is served.
+	const reconnects = 16
+	attempts := func() int { return m.count("evicted") + m.refusals("full") }
+	joined := attempts()
+	waitFor(t, fmt.Sprintf("%d hog reconnections after the client's", reconnects), ioTimeout, func() bool { return attempts() >= joined+reconnects })
 	client.send(wire.NewMsgGetCFHeaders(wire.GCSFilterRegular, 0, &view.at(60).hash))
 	if got := client.sync(); len(got) != 1 {
 		t.Fatalf("fresh client after the hogs reconnected: %d answers", len(got))
@@ -655,7 +659,18 @@ func TestAttackBlockRequestsDoNotStarveIndexer(t *testing.T) {
 			}
 		}
 	})
-	time.Sleep(1500 * time.Millisecond)
+	// Each phase lasts at least 1.5 s and until the node has served
+	// phaseFetches blocks in it, so that its fetch limit is put to the
+	// test however loaded the machine.
+	const phase, phaseFetches = 1500 * time.Millisecond, 20
+	runPhase := func(name string) {
+		t.Helper()
+		start := node.served.Load()
+		time.Sleep(phase)
+		waitFor(t, fmt.Sprintf("%d blocks fetched from the node %s", phaseFetches, name), ioTimeout,
+			func() bool { return node.served.Load() >= start+phaseFetches })
+	}
+	runPhase("while the indexer is busy")
 	busyPeak := node.getblockPeak.Load()
 	busy.Store(false) // caught up: peers may use every slot
 	node.resetPeak()
@@ -667,7 +682,7 @@ func TestAttackBlockRequestsDoNotStarveIndexer(t *testing.T) {
 	if blk, ok := client.read().(*wire.MsgBlock); !ok || blk.BlockHash() != view.at(123).hash {
 		t.Fatal("well-behaved client: no block")
 	}
-	time.Sleep(1500 * time.Millisecond)
+	runPhase("after the indexer caught up")
 	cancel()
 	wg.Wait()
 	<-indexerDone
@@ -695,6 +710,14 @@ func TestAttackBlockRequestsDoNotStarveIndexer(t *testing.T) {
 // server asks for at most maxTxRequests of them per peer (linear work per
 // inv, TestInvHandlingIsLinear), large invs beyond the receive budget are
 // discarded unread, and everyone else is served.
+//
+// Each inv is followed by a notfound (a small frame, never subject to the
+// receive budget) for the first hashes the server asks for, so that every
+// inv the server handles is answered with one getdata: the getdata frames
+// the server has sent count the invs it has handled, a number that only
+// grows. (Received invs minus discarded ones does not: a discarded frame is
+// counted received a moment before it is counted discarded, and a frame cut
+// off when its peer hangs up counts as received.)
 func TestAttackHugeInvWithRelay(t *testing.T) {
 	needLoopbackRange(t)
 	view := newFakeView(200, 105)
@@ -704,13 +727,26 @@ func TestAttackHugeInvWithRelay(t *testing.T) {
 	m := newCountingMetrics()
 	cfg.Metrics = m
 	srv := startServer(t, cfg)
+	txHash := func(i int) *chainhash.Hash { return &chainhash.Hash{byte(i), byte(i >> 8), byte(i >> 16), 5} }
 	inv := wire.NewMsgInv()
 	for i := range wire.MaxInvPerMsg {
-		_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessTx, &chainhash.Hash{byte(i), byte(i >> 8), byte(i >> 16), 5}))
+		_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessTx, txHash(i)))
 	}
-	frame, err := encodeFrame(inv, wire.ProtocolVersion, chaincfg.RegressionNetParams.Net, wire.BaseEncoding)
-	if err != nil {
-		t.Fatal(err)
+	// The server asks for the inv's first unrequested hashes, in order:
+	// forgetting the first notFound of them lets the next inv's getdata ask
+	// for them again.
+	const notFound = (msgread.MaxSmallFrame - 3) / msgread.InvVectSize
+	nf := wire.NewMsgNotFound()
+	for i := range notFound {
+		_ = nf.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessTx, txHash(i)))
+	}
+	var frames []byte
+	for _, msg := range []wire.Message{inv, nf} {
+		frame, err := encodeFrame(msg, wire.ProtocolVersion, chaincfg.RegressionNetParams.Net, wire.BaseEncoding)
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames = append(frames, frame...)
 	}
 
 	heap := watchHeap(t, 11)
@@ -719,7 +755,7 @@ func TestAttackHugeInvWithRelay(t *testing.T) {
 	// checked is that large invs are handled at all under the flood, not
 	// how many a loaded machine gets through in a fixed window.
 	const minHandled = 10
-	handledInvs := func() int { return m.received(wire.CmdInv) - m.count("large_frame_dropped") }
+	handledInvs := func() int { n, _ := m.sentOf(wire.CmdGetData); return n }
 	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(time.Minute))
 	defer cancel()
 	go func() {
@@ -746,7 +782,7 @@ func TestAttackHugeInvWithRelay(t *testing.T) {
 		}
 		go func() { _ = p.DiscardAll() }() // read (and drop) the getdata answers; sends touch only the write side
 		for ctx.Err() == nil {
-			if p.write(frame) != nil {
+			if p.write(frames) != nil {
 				return
 			}
 			invs.Add(1)
@@ -757,10 +793,18 @@ func TestAttackHugeInvWithRelay(t *testing.T) {
 	}
 	wg.Wait()
 	heap.check(cfg)
-	handled := handledInvs()
-	t.Logf("%d invs of 50,000 entries sent, %d handled, %d discarded for the receive budget", invs.Load(), handled, m.count("large_frame_dropped"))
+	handled, getdataBytes := m.sentOf(wire.CmdGetData)
+	dropped := m.count("large_frame_dropped")
+	t.Logf("%d invs of 50,000 entries sent, %d handled (answered with a getdata), %d discarded for the receive budget", invs.Load(), handled, dropped)
 	if handled < minHandled {
 		t.Errorf("only %d invs handled", handled)
+	}
+	// A getdata asks for at most maxTxRequests transactions.
+	if limit := handled * (wireframe.HeaderSize + 3 + maxTxRequests*msgread.InvVectSize); getdataBytes > limit {
+		t.Errorf("%d getdata messages of %d bytes: more than %d transactions asked for in one", handled, getdataBytes, maxTxRequests)
+	}
+	if dropped == 0 {
+		t.Error("no inv discarded for the receive budget")
 	}
 }
 

@@ -107,6 +107,13 @@ func (m *countingMetrics) received(cmd string) int {
 	return m.recv[cmd]
 }
 
+// sentOf returns the messages of cmd sent and their bytes.
+func (m *countingMetrics) sentOf(cmd string) (count, bytes int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.sent[cmd], m.sentBytes[cmd]
+}
+
 func (m *countingMetrics) summary() string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
