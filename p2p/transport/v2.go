@@ -3,6 +3,7 @@ package transport
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -112,11 +113,8 @@ type v2Sink struct {
 // the payload as it is (its pieces where it spans frame and payload).
 func (s *v2Sink) Write(ctx context.Context, frame, payload []byte) (int, error) {
 	total := 0
-	err := eachFrame(frame, payload, func(cmd []byte, pieces ...[]byte) error {
-		size := 0
-		for _, p := range pieces {
-			size += len(p)
-		}
+	err := eachFrame(frame, payload, func(cmd, first, second []byte) error {
+		size := len(first) + len(second)
 		if size > MaxSmallFrame && s.seal != nil {
 			held := int64(2 * size)
 			if err := s.seal.Acquire(ctx, held); err != nil {
@@ -130,20 +128,57 @@ func (s *v2Sink) Write(ctx context.Context, frame, payload []byte) (int, error) 
 		if string(cmd) != s.command {
 			s.command = string(cmd)
 		}
-		n, err := s.c.WriteMessage(s.command, pieces...)
+		n, err := s.send(size, first, second)
 		total += n
 		return err
 	})
 	return total, err
 }
 
+// send sends one message of size bytes, first followed by second (nil
+// unless the payload is split). A packet that fits the buffered writer is
+// sealed in its free space (flushed first if need be), so the payload is
+// copied once, into the packet; a larger one goes through WriteMessage,
+// which hands it to the writer whole.
+func (s *v2Sink) send(size int, first, second []byte) (int, error) {
+	pieces := [2][]byte{first, second}
+	k := 1
+	if second != nil {
+		k = 2
+	}
+	most := v2conn.PacketOverhead + 1 + v2conn.CommandSize + size
+	if most > s.bw.Size() {
+		return s.c.WriteMessage(s.command, pieces[:k]...)
+	}
+	if s.bw.Available() < most {
+		if err := s.bw.Flush(); err != nil {
+			return 0, fmt.Errorf("write %s: %w", s.command, err)
+		}
+	}
+	pkt, err := s.c.AppendMessage(s.bw.AvailableBuffer(), s.command, pieces[:k]...)
+	if err != nil {
+		return 0, err
+	}
+	n, err := s.bw.Write(pkt)
+	if err != nil {
+		return n, fmt.Errorf("write %s: %w", s.command, err)
+	}
+	return n, nil
+}
+
 // Flush implements Sink.
 func (s *v2Sink) Flush() error { return s.bw.Flush() }
 
-// eachFrame calls fn with the command and payload pieces of each v1 frame
-// in frame followed by payload. A header never spans the two.
-func eachFrame(frame, payload []byte, fn func(cmd []byte, pieces ...[]byte) error) error {
+// eachFrame calls fn with the command and payload of each v1 frame in
+// frame followed by payload: the payload whole in first (second nil), or
+// where it spans the two, its part in frame and its part in payload. A
+// header never spans the two.
+func eachFrame(frame, payload []byte, fn func(cmd, first, second []byte) error) error {
 	rest, after := frame, payload
+	// field and cmd are the last frame's command field and command: a
+	// frame with the same field (a chunk of cfilters) is not decoded again.
+	var field [wireframe.CommandSize]byte
+	var cmd []byte
 	for len(rest) > 0 || len(after) > 0 {
 		if len(rest) == 0 {
 			rest, after = after, nil
@@ -151,16 +186,20 @@ func eachFrame(frame, payload []byte, fn func(cmd []byte, pieces ...[]byte) erro
 		if len(rest) < wireframe.HeaderSize {
 			return fmt.Errorf("%w: %d bytes of a header", errBadEntry, len(rest))
 		}
-		h, cmd, ok := wireframe.DecodeHeader((*[wireframe.HeaderSize]byte)(rest))
-		if !ok {
-			return fmt.Errorf("%w: malformed command %q", errBadEntry, cmd)
+		hdr := (*[wireframe.HeaderSize]byte)(rest)
+		if cmd == nil || [wireframe.CommandSize]byte(hdr[4:16]) != field {
+			_, c, ok := wireframe.DecodeHeader(hdr)
+			if !ok {
+				return fmt.Errorf("%w: malformed command %q", errBadEntry, c)
+			}
+			field, cmd = [wireframe.CommandSize]byte(hdr[4:16]), c
 		}
+		n := int(binary.LittleEndian.Uint32(hdr[16:20]))
 		rest = rest[wireframe.HeaderSize:]
-		n := int(h.Length)
 		var err error
 		switch {
 		case n <= len(rest):
-			err = fn(cmd, rest[:n])
+			err = fn(cmd, rest[:n], nil)
 			rest = rest[n:]
 		case n <= len(rest)+len(after):
 			split := n - len(rest)

@@ -41,9 +41,9 @@ func TestEachFrameSplitsEntries(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
 			var joined []byte
-			err := eachFrame(tc.frame, tc.payload, func(cmd []byte, pieces ...[]byte) error {
+			err := eachFrame(tc.frame, tc.payload, func(cmd, first, second []byte) error {
 				n := 0
-				for _, p := range pieces {
+				for _, p := range [][]byte{first, second} {
 					n += len(p)
 					joined = append(joined, p...)
 				}

@@ -25,13 +25,22 @@ const rekeyInterval = 224
 // keySize is the size of every key of the two ciphers.
 const keySize = 32
 
+// lengthBatch is how many lengths' keystream the length cipher draws from
+// ChaCha20 at a time; it divides rekeyInterval, so a rekeying always finds
+// the drawn keystream spent.
+const lengthBatch = 32
+
 // lengthCipher is BIP-324's FSChaCha20, which encrypts packet lengths: one
 // ChaCha20 keystream, nonce (0, number of rekeyings), spent 3 bytes per
 // packet; after every rekeyInterval lengths the next 32 keystream bytes
-// become the key and the keystream restarts under the next nonce.
+// become the key and the keystream restarts under the next nonce. The
+// keystream is drawn lengthBatch lengths at a time into ks and spent from
+// there, a few XORs a length instead of a call into ChaCha20 per length.
 type lengthCipher struct {
 	stream *chacha20.Cipher
 	chunks uint64
+	ks     [lengthBatch * LengthSize]byte
+	used   int // bytes of ks spent: len(ks) when none is left
 }
 
 func newLengthCipher(key [keySize]byte) (*lengthCipher, error) {
@@ -52,12 +61,24 @@ func (c *lengthCipher) rekey(key [keySize]byte) error {
 		return fmt.Errorf("length cipher: %w", err)
 	}
 	c.stream = s
+	c.used = len(c.ks)
 	return nil
 }
 
-// crypt encrypts or decrypts one packet's length in place.
+// crypt encrypts or decrypts one packet's length (b, LengthSize bytes) in
+// place.
 func (c *lengthCipher) crypt(b []byte) error {
-	c.stream.XORKeyStream(b, b)
+	if c.used == len(c.ks) {
+		clear(c.ks[:])
+		c.stream.XORKeyStream(c.ks[:], c.ks[:])
+		c.used = 0
+	}
+	k := c.ks[c.used : c.used+LengthSize]
+	b = b[:LengthSize]
+	b[0] ^= k[0]
+	b[1] ^= k[1]
+	b[2] ^= k[2]
+	c.used += LengthSize
 	c.chunks++
 	if c.chunks%rekeyInterval != 0 {
 		return nil

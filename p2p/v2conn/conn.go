@@ -18,6 +18,17 @@ type Conn struct {
 	maxDecoys  int
 	sessionID  [32]byte
 	stats      counters
+	// sent is the writer's last message type, reused while the command
+	// does not change (a chunk of cfilters).
+	sent sentType
+}
+
+// sentType is a command and its encoded message type (n bytes of typ; n
+// is 0 until a command is encoded).
+type sentType struct {
+	command string
+	typ     [longTypeSize]byte
+	n       int
 }
 
 // newConn returns a connection reading packets from r and writing them to
@@ -146,8 +157,7 @@ func (c *Conn) readMessage(transient bool) (Message, error) {
 // command (ErrBadCommand) or a payload over Config.MaxPayload
 // (ErrMessageTooLarge).
 func (c *Conn) WriteMessage(command string, payload ...[]byte) (int, error) {
-	var typBuf [longTypeSize]byte
-	typ, err := c.messageType(typBuf[:0], command, payload)
+	typ, err := c.messageType(command, payload)
 	if err != nil {
 		return 0, fmt.Errorf("write %w", err)
 	}
@@ -167,8 +177,7 @@ func (c *Conn) WriteMessage(command string, payload ...[]byte) (int, error) {
 // appended for a malformed command (ErrBadCommand) or a payload over
 // Config.MaxPayload (ErrMessageTooLarge).
 func (c *Conn) AppendMessage(dst []byte, command string, payload ...[]byte) ([]byte, error) {
-	var typBuf [longTypeSize]byte
-	typ, err := c.messageType(typBuf[:0], command, payload)
+	typ, err := c.messageType(command, payload)
 	if err != nil {
 		return dst, fmt.Errorf("seal %w", err)
 	}
@@ -179,12 +188,16 @@ func (c *Conn) AppendMessage(dst []byte, command string, payload ...[]byte) ([]b
 	return out, nil
 }
 
-// messageType appends command's message type to dst after checking the
-// command and the payload's size against the cap.
-func (c *Conn) messageType(dst []byte, command string, payload [][]byte) ([]byte, error) {
-	typ, ok := AppendType(dst, command)
-	if !ok {
-		return nil, fmt.Errorf("%q: %w", command, ErrBadCommand)
+// messageType returns command's message type, valid until the next call,
+// after checking the command and the payload's size against the cap. The
+// last command's type is kept for the next message.
+func (c *Conn) messageType(command string, payload [][]byte) ([]byte, error) {
+	if c.sent.n == 0 || command != c.sent.command {
+		typ, ok := AppendType(c.sent.typ[:0], command)
+		if !ok {
+			return nil, fmt.Errorf("%q: %w", command, ErrBadCommand)
+		}
+		c.sent.command, c.sent.n = command, len(typ)
 	}
 	size := 0
 	for _, p := range payload {
@@ -193,7 +206,7 @@ func (c *Conn) messageType(dst []byte, command string, payload [][]byte) ([]byte
 	if size > c.maxPayload {
 		return nil, fmt.Errorf("%s of %d bytes: %w (cap %d)", command, size, ErrMessageTooLarge, c.maxPayload)
 	}
-	return typ, nil
+	return c.sent.typ[:c.sent.n], nil
 }
 
 // nextMessage reads packets until one is not a decoy; aad is the first

@@ -60,7 +60,7 @@ type packet struct {
 // reader's reused buffer and is valid until the next read; otherwise the
 // packet's buffer is its own.
 func (pr *packetReader) next(aad []byte, transient bool) (packet, error) {
-	if _, err := io.ReadFull(pr.r, pr.lenBuf[:]); err != nil {
+	if err := readFull(pr.r, pr.lenBuf[:]); err != nil {
 		return packet{}, fmt.Errorf("read v2 packet length: %w", err)
 	}
 	if err := pr.dir.length.crypt(pr.lenBuf[:]); err != nil {
@@ -103,15 +103,25 @@ func (pr *packetReader) next(aad []byte, transient bool) (packet, error) {
 	return p, nil
 }
 
+// readFull is io.ReadFull on r, copying straight from r's buffer when the
+// bytes are there, as they are for most packets of a stream.
+func readFull(r *bufio.Reader, b []byte) error {
+	if r.Buffered() >= len(b) {
+		_, err := r.Read(b) // all of b, from the buffer
+		return err
+	}
+	_, err := io.ReadFull(r, b)
+	return err
+}
+
 // readCiphertext reads n bytes into buf when they fit its capacity, else
 // into a new buffer: allocated whole for a small packet, grown by doubling
 // as chunks of a large one arrive (starting from buf's bytes' room).
-func readCiphertext(r io.Reader, buf []byte, n int) ([]byte, error) {
+func readCiphertext(r *bufio.Reader, buf []byte, n int) ([]byte, error) {
 	switch {
 	case cap(buf) >= n:
 		buf = buf[:n]
-		_, err := io.ReadFull(r, buf)
-		return buf, err
+		return buf, readFull(r, buf)
 	case n <= smallPacket:
 		buf = make([]byte, n)
 		_, err := io.ReadFull(r, buf)
