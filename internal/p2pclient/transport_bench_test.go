@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"testing"
 	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
 
+	"github.com/cfindexd/cfindexd/internal/tcptest"
 	"github.com/cfindexd/cfindexd/p2p/v2conn"
 )
 
@@ -39,13 +39,13 @@ func benchFiltersOverV2VersusV1(b *testing.B, size int) {
 	payload := frame[headerSize:]
 
 	// The v1 pair: a raw server socket and a client Conn.
-	v1Server, v1Client := tcpConnPair(b)
+	v1Server, v1Client := tcptest.Pair(b)
 	v1 := NewConn(v1Client, testMagic, ConnOptions{})
 	frames := bytes.Repeat(frame, batch)
 	v1Send := serveBatches(func() error { _, err := v1Server.Write(frames); return err })
 
 	// The v2 pair, through the handshake.
-	v2Server, v2Client := tcpConnPair(b)
+	v2Server, v2Client := tcptest.Pair(b)
 	accepted := make(chan *v2conn.Conn, 1)
 	go func() {
 		_, first, err := v2conn.Detect(v2Server, testMagic, time.Now().Add(time.Minute))
@@ -124,29 +124,4 @@ func serveBatches(send func() error) chan<- int {
 		}
 	}()
 	return ch
-}
-
-// tcpConnPair returns the two ends of a loopback TCP connection.
-func tcpConnPair(tb testing.TB) (server, client net.Conn) {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, _ := ln.Accept()
-		accepted <- c
-	}()
-	client, err = net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	server = <-accepted
-	if server == nil {
-		tb.Fatal("accept failed")
-	}
-	tb.Cleanup(func() { client.Close(); server.Close() })
-	return server, client
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/v2"
 
+	"github.com/cfindexd/cfindexd/internal/tcptest"
 	"github.com/cfindexd/cfindexd/p2p/v2conn"
 	"github.com/cfindexd/cfindexd/wireframe"
 )
@@ -20,7 +21,7 @@ import (
 func v2Link(t testing.TB, writeBuffer int) (Link, *discardConn, *v2conn.Conn) {
 	t.Helper()
 	magic := chaincfg.RegressionNetParams.Net
-	server, client := tcpPair(t)
+	server, client := tcptest.Pair(t)
 	dc := &discardConn{Conn: server}
 	o := Options{
 		Net:               magic,
@@ -142,29 +143,4 @@ func (c *discardConn) Write(b []byte) (int, error) {
 		return len(b), nil
 	}
 	return c.Conn.Write(b)
-}
-
-// tcpPair returns the two ends of a loopback TCP connection.
-func tcpPair(tb testing.TB) (server, client net.Conn) {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, _ := ln.Accept()
-		accepted <- c
-	}()
-	client, err = net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	server = <-accepted
-	if server == nil {
-		tb.Fatal("accept failed")
-	}
-	tb.Cleanup(func() { client.Close(); server.Close() })
-	return server, client
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"testing"
 	"time"
+
+	"github.com/cfindexd/cfindexd/internal/tcptest"
 )
 
 // chunkReader returns its chunks one Read at a time, then err.
@@ -81,7 +83,7 @@ func TestDetectReadsNoMoreThanThePrefix(t *testing.T) {
 
 // Over TCP: a v1 peer's whole version header survives Detect.
 func TestDetectOverTCP(t *testing.T) {
-	client, server := tcpPair(t)
+	server, client := tcptest.Pair(t)
 	prefix := v1Prefix(testNet)
 	go func() { _, _ = client.Write(prefix[:]) }()
 	tr, first, err := Detect(server, testNet, time.Now().Add(testDeadline))

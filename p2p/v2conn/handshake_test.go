@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/wire/v2"
+	"github.com/cfindexd/cfindexd/internal/tcptest"
 )
 
 // acceptScripted runs respond against a scripted initiator.
@@ -77,7 +78,7 @@ func TestNoTerminatorRefusedAfter4111Bytes(t *testing.T) {
 		{"4110 bytes then close", MaxGarbage + TerminatorSize - 1, io.ErrUnexpectedEOF},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			client, server := tcpPair(t)
+			server, client := tcptest.Pair(t)
 			key := make([]byte, KeySize+tc.garbage)
 			_, _ = rand.Read(key)
 			key[0] = 0 // not the magic's first byte: v2
@@ -99,7 +100,7 @@ func TestNoTerminatorRefusedAfter4111Bytes(t *testing.T) {
 // The first bytes of a v1 version message of another network are refused
 // as such (Core disconnects), not taken as a key.
 func TestWrongNetworkV1(t *testing.T) {
-	client, server := tcpPair(t)
+	server, client := tcptest.Pair(t)
 	hdr := v1Prefix(wire.TestNet3)
 	go func() { _, _ = client.Write(append(hdr[:], make([]byte, 100)...)) }()
 	_, err := acceptOn(context.Background(), server, DefaultConfig(testNet))
@@ -110,7 +111,7 @@ func TestWrongNetworkV1(t *testing.T) {
 
 func TestHandshakeDeadlineAndCancel(t *testing.T) {
 	t.Run("deadline", func(t *testing.T) {
-		client, server := tcpPair(t)
+		server, client := tcptest.Pair(t)
 		go func() { _, _ = client.Write([]byte{1, 2, 3}) }()
 		cfg := DefaultConfig(testNet)
 		cfg.HandshakeTimeout = 50 * time.Millisecond
@@ -121,7 +122,7 @@ func TestHandshakeDeadlineAndCancel(t *testing.T) {
 		}
 	})
 	t.Run("cancel", func(t *testing.T) {
-		client, server := tcpPair(t)
+		server, client := tcptest.Pair(t)
 		go func() { _, _ = client.Write([]byte{1, 2, 3}) }()
 		ctx, cancel := context.WithCancel(context.Background())
 		accepted := make(chan error, 1)

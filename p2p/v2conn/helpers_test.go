@@ -18,35 +18,6 @@ const testNet = wire.MainNet
 // testDeadline is the generous bound of every blocking step in the tests.
 const testDeadline = 30 * time.Second
 
-// tcpPair returns the two ends of a loopback TCP connection.
-func tcpPair(t testing.TB) (client, server net.Conn) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			close(accepted)
-			return
-		}
-		accepted <- c
-	}()
-	client, err = net.DialTimeout("tcp", ln.Addr().String(), testDeadline)
-	if err != nil {
-		t.Fatal(err)
-	}
-	server, ok := <-accepted
-	if !ok {
-		t.Fatal("accept failed")
-	}
-	t.Cleanup(func() { client.Close(); server.Close() })
-	return client, server
-}
-
 // sessionPair returns an initiator's and a responder's sessions of one
 // connection, derived from a fixed secret.
 func sessionPair(t testing.TB) (initiator, responder session) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/btcsuite/btcd/btcec/v2/ellswift"
 	"github.com/btcsuite/btcd/v2transport"
+	"github.com/cfindexd/cfindexd/internal/tcptest"
 )
 
 // btcdResponder runs btcd's v2 peer as the responder on conn.
@@ -35,7 +36,7 @@ func TestInteropWithBTCDResponder(t *testing.T) {
 		{"decoys before version", 17, []int{0, 1, 5000}, 300},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			client, server := tcpPair(t)
+			server, client := tcptest.Pair(t)
 			type result struct {
 				p   *v2transport.Peer
 				err error
@@ -66,7 +67,7 @@ func TestInteropWithBTCDResponder(t *testing.T) {
 // TestInitiateAgainstAccept: our two sides agree on the session (the same
 // session ID) and carry messages both ways, large ones included.
 func TestInitiateAgainstAccept(t *testing.T) {
-	client, server := tcpPair(t)
+	server, client := tcptest.Pair(t)
 	accepted := make(chan *Conn, 1)
 	errc := make(chan error, 1)
 	go func() {
@@ -108,7 +109,7 @@ func TestInitiateAgainstAccept(t *testing.T) {
 // after it is a clean close, not a reset over unread bytes).
 func fakeResponder(t *testing.T, script func(conn net.Conn)) net.Conn {
 	t.Helper()
-	client, server := tcpPair(t)
+	server, client := tcptest.Pair(t)
 	go func() {
 		_ = server.SetDeadline(time.Now().Add(testDeadline))
 		var key [KeySize]byte

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/v2transport"
+	"github.com/cfindexd/cfindexd/internal/tcptest"
 )
 
 // btcdInitiator runs btcd's v2 peer as the initiator on conn.
@@ -53,7 +54,7 @@ func acceptOn(ctx context.Context, server net.Conn, cfg Config) (*Conn, error) {
 // handshakeWithBTCD connects btcd's initiator to Accept over loopback TCP.
 func handshakeWithBTCD(t *testing.T, cfg Config, garbage int, decoys []int) (*v2transport.Peer, *Conn, net.Conn) {
 	t.Helper()
-	client, server := tcpPair(t)
+	server, client := tcptest.Pair(t)
 	type result struct {
 		c   *Conn
 		err error
