@@ -201,9 +201,6 @@ func (c *DecodedCache) Cached(hash chainhash.Hash) (*DecodedBlock, bool) {
 	return b, true
 }
 
-// Hash is the block's hash.
-func (b *DecodedBlock) Hash() chainhash.Hash { return b.hash }
-
 // pinLocked takes a reference on a cached block.
 func (c *DecodedCache) pinLocked(b *DecodedBlock) {
 	if b.refs == 0 && b.elem != nil {
