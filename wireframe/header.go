@@ -48,13 +48,25 @@ func PutHeader(dst []byte, net wire.BitcoinNet, command string, payloadLen int, 
 	copy(dst[20:24], sum[:])
 }
 
+// CommandField returns b's command field as sent: CommandSize bytes,
+// NUL padding included, unchecked. Comparing fields tells whether two
+// headers carry the same command without decoding either.
+func CommandField(b *[HeaderSize]byte) [CommandSize]byte {
+	return [CommandSize]byte(b[4:16])
+}
+
+// PayloadLength returns the payload length b declares, unchecked.
+func PayloadLength(b *[HeaderSize]byte) uint32 {
+	return binary.LittleEndian.Uint32(b[16:20])
+}
+
 // DecodeHeader decodes b. command is b's command up to its first NUL (a
 // slice of b); ok is false when the command is malformed: not printable
 // ASCII followed only by NULs.
 func DecodeHeader(b *[HeaderSize]byte) (h Header, command []byte, ok bool) {
 	h = Header{
 		Magic:  wire.BitcoinNet(binary.LittleEndian.Uint32(b[0:4])),
-		Length: binary.LittleEndian.Uint32(b[16:20]),
+		Length: PayloadLength(b),
 	}
 	copy(h.Checksum[:], b[20:24])
 	cmd := b[4:16]

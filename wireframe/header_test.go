@@ -26,6 +26,12 @@ func TestHeaderMatchesWire(t *testing.T) {
 	if !ok || string(cmd) != wire.CmdPing || h.Magic != wire.TestNet || h.Length != uint32(len(payload)) || h.Checksum != PayloadChecksum(payload) {
 		t.Fatalf("decoded %+v %q %v", h, cmd, ok)
 	}
+	if field := CommandField(&hdr); string(field[:]) != "ping\x00\x00\x00\x00\x00\x00\x00\x00" {
+		t.Fatalf("command field %q", field)
+	}
+	if n := PayloadLength(&hdr); n != 8 {
+		t.Fatalf("payload length %d, want 8", n)
+	}
 }
 
 func TestDecodeHeaderMalformedCommand(t *testing.T) {

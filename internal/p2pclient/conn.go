@@ -14,6 +14,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/p2p/v2conn"
+	"github.com/cfindexd/cfindexd/wireframe"
 )
 
 // ConnOptions configure DialConn.
@@ -222,7 +223,7 @@ func (c *Conn) readHeader() (Header, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read frame header: %w", err)
 	}
-	c.pending = headerSize + int(binary.LittleEndian.Uint32(hdr[16:20]))
+	c.pending = headerSize + int(wireframe.PayloadLength((*[wireframe.HeaderSize]byte)(hdr)))
 	c.bytesRead += int64(c.pending)
 	if magic := wire.BitcoinNet(binary.LittleEndian.Uint32(hdr[0:4])); magic != c.net {
 		e := &WrongMagicError{Got: magic, Want: c.net}

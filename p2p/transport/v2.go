@@ -3,7 +3,6 @@ package transport
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -187,14 +186,14 @@ func eachFrame(frame, payload []byte, fn func(cmd, first, second []byte) error) 
 			return fmt.Errorf("%w: %d bytes of a header", errBadEntry, len(rest))
 		}
 		hdr := (*[wireframe.HeaderSize]byte)(rest)
-		if cmd == nil || [wireframe.CommandSize]byte(hdr[4:16]) != field {
+		if cmd == nil || wireframe.CommandField(hdr) != field {
 			_, c, ok := wireframe.DecodeHeader(hdr)
 			if !ok {
 				return fmt.Errorf("%w: malformed command %q", errBadEntry, c)
 			}
-			field, cmd = [wireframe.CommandSize]byte(hdr[4:16]), c
+			field, cmd = wireframe.CommandField(hdr), c
 		}
-		n := int(binary.LittleEndian.Uint32(hdr[16:20]))
+		n := int(wireframe.PayloadLength(hdr))
 		rest = rest[wireframe.HeaderSize:]
 		var err error
 		switch {
