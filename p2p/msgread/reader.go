@@ -216,8 +216,11 @@ type State struct {
 // Frame is one frame read off the wire.
 type Frame struct {
 	Command string
-	Size    int          // bytes on the wire, header included
-	Msg     wire.Message // nil unless decoded
+	// Size is the frame's bytes read off the wire, header included: its
+	// declared size once the payload arrived, less when the peer stopped
+	// or was refused before sending it all.
+	Size int
+	Msg  wire.Message // nil unless decoded
 	// BadChecksum: the payload was read but its checksum failed; Core drops
 	// such a message and keeps the peer.
 	BadChecksum bool
@@ -262,9 +265,9 @@ func (fr *Reader) Next(st State) (Frame, error) {
 	}
 	h, rule, err := parseFrameHeader(&fr.hdr, fr.Net)
 	if err != nil {
-		return Frame{Command: h.command, Release: noRelease}, err
+		return Frame{Command: h.command, Size: wireframe.HeaderSize, Release: noRelease}, err
 	}
-	f := Frame{Command: h.command, Size: wireframe.HeaderSize + int(h.Length), Release: noRelease}
+	f := Frame{Command: h.command, Size: wireframe.HeaderSize, Release: noRelease}
 	decode, err := rule.decides(h.command, h.Length, st)
 	if err != nil {
 		return f, err
@@ -278,7 +281,8 @@ func (fr *Reader) Next(st State) (Frame, error) {
 			decode, f.Dropped = false, true
 		}
 	}
-	payload, err := fr.readPayload(h.Length, decode, large, st.Deadline)
+	payload, got, err := fr.readPayload(h.Length, decode, large, st.Deadline)
+	f.Size += int(got)
 	if err != nil || !decode {
 		f.Release()
 		f.Release = noRelease
@@ -297,11 +301,12 @@ func (fr *Reader) Next(st State) (Frame, error) {
 	return f, err
 }
 
-// readPayload reads n payload bytes, keeping them if keep. A large payload
+// readPayload reads n payload bytes, keeping them if keep, and returns how
+// many it read (n unless it failed). A large payload
 // is read under a deadline of LargeFrameGrace plus its bytes so far at
 // minRate, never beyond the frame's deadline; the buffer of a kept one
 // grows with what has arrived.
-func (fr *Reader) readPayload(n uint32, keep, large bool, frameDeadline time.Time) ([]byte, error) {
+func (fr *Reader) readPayload(n uint32, keep, large bool, frameDeadline time.Time) (payload []byte, got uint32, err error) {
 	var start time.Time
 	if large && fr.MinRate > 0 && fr.SetDeadline != nil {
 		start = fr.Now()
@@ -310,7 +315,7 @@ func (fr *Reader) readPayload(n uint32, keep, large bool, frameDeadline time.Tim
 	if keep {
 		buf = make([]byte, 0, min(n, payloadChunk))
 	}
-	for got := uint32(0); got < n; {
+	for got < n {
 		chunk := min(n-got, payloadChunk)
 		if !start.IsZero() {
 			allowed := LargeFrameGrace + time.Duration(float64(got+chunk)/float64(fr.MinRate)*float64(time.Second))
@@ -319,14 +324,15 @@ func (fr *Reader) readPayload(n uint32, keep, large bool, frameDeadline time.Tim
 				d = frameDeadline
 			}
 			if err := fr.SetDeadline(d); err != nil {
-				return nil, err
+				return nil, got, err
 			}
 		}
 		if !keep {
-			if _, err := fr.R.Discard(int(chunk)); err != nil {
-				return nil, err
+			k, err := fr.R.Discard(int(chunk))
+			got += uint32(k)
+			if err != nil {
+				return nil, got, err
 			}
-			got += chunk
 			continue
 		}
 		if cap(buf)-len(buf) < int(chunk) {
@@ -334,11 +340,12 @@ func (fr *Reader) readPayload(n uint32, keep, large bool, frameDeadline time.Tim
 			copy(grown, buf)
 			buf = grown
 		}
-		if _, err := io.ReadFull(fr.R, buf[len(buf):len(buf)+int(chunk)]); err != nil {
-			return nil, err
+		k, err := io.ReadFull(fr.R, buf[len(buf):len(buf)+int(chunk)])
+		got += uint32(k)
+		if err != nil {
+			return nil, got, err
 		}
 		buf = buf[:len(buf)+int(chunk)]
-		got += chunk
 	}
-	return buf, nil
+	return buf, got, nil
 }

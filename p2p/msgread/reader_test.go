@@ -228,3 +228,39 @@ func TestLargeFrameMinimumRate(t *testing.T) {
 		t.Fatalf("small frame: deadlines %v, err %v", deadlines, err)
 	}
 }
+
+// Frame.Size counts the bytes read off the wire: a whole frame, a header
+// refused before its payload, and a payload the peer stopped sending
+// (decoded or discarded) count what arrived, not what the header declared.
+func TestFrameSizeCountsBytesRead(t *testing.T) {
+	regtest := chaincfg.RegressionNetParams.Net
+	ping := rawFrame(wire.CmdPing, payloadOf(wire.NewMsgPing(7)))
+	tx := rawFrame(wire.CmdTx, payloadOf(testtx.Witness(1)))
+	tests := []struct {
+		name    string
+		wire    []byte
+		st      State
+		size    int
+		wantErr bool
+	}{
+		{"whole ping", ping, relayOff, len(ping), false},
+		{"whole tx, discarded", tx, relayOff, len(tx), false},
+		{"tx cut short, decoded", tx[:wireframe.HeaderSize+40], relayOn, wireframe.HeaderSize + 40, true},
+		{"tx cut short, discarded", tx[:wireframe.HeaderSize+40], relayOff, wireframe.HeaderSize + 40, true},
+		{"4 MB declared, 100 bytes sent", append(rawHeader(regtest, wire.CmdTx, 4_000_000), make([]byte, 100)...), relayOff, wireframe.HeaderSize + 100, true},
+		{"header over its cap", rawHeader(regtest, wire.CmdPing, 1<<20), relayOff, wireframe.HeaderSize, true},
+		{"wrong magic", rawHeader(wire.MainNet, wire.CmdPing, 8), relayOff, wireframe.HeaderSize, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fr := newTestFrameReader(bytes.NewReader(tc.wire), nil)
+			f, err := fr.Next(tc.st)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err %v, want an error: %v", err, tc.wantErr)
+			}
+			if f.Size != tc.size {
+				t.Fatalf("Size %d, want %d (%d bytes sent)", f.Size, tc.size, len(tc.wire))
+			}
+		})
+	}
+}
