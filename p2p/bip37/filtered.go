@@ -179,11 +179,8 @@ func (s *Server) match(ctx context.Context, p *Peer, hash chainhash.Hash) (*bloo
 	if f == nil {
 		return nil, nil, nil
 	}
-	b, cached := s.blocks.Cached(hash)
-	if cached {
-		s.blocks.Release(b)
-		b = nil
-	} else {
+	var b *blockproxy.DecodedBlock
+	if !s.blocks.Touch(hash) {
 		var err error
 		if b, err = s.getBlock(ctx, p, hash); err != nil {
 			return nil, nil, err
@@ -199,6 +196,7 @@ func (s *Server) match(ctx context.Context, p *Peer, hash chainhash.Hash) (*bloo
 			return nil, nil, err
 		}
 		if b == nil {
+			var cached bool
 			if b, cached = s.blocks.Cached(hash); !cached {
 				done()
 				if b, err = s.getBlock(ctx, p, hash); err != nil {

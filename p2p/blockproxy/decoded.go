@@ -201,6 +201,20 @@ func (c *DecodedCache) Cached(hash chainhash.Hash) (*DecodedBlock, bool) {
 	return b, true
 }
 
+// Touch reports whether the cache holds the block of hash, making it the
+// most recently used, without pinning it: what a peer asks before it
+// waits for its turn, holding nothing meanwhile (Cached pins it when the
+// turn comes).
+func (c *DecodedCache) Touch(hash chainhash.Hash) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.byHash[hash]
+	if ok && b.elem != nil {
+		c.order.MoveToFront(b.elem)
+	}
+	return ok
+}
+
 // pinLocked takes a reference on a cached block.
 func (c *DecodedCache) pinLocked(b *DecodedBlock) {
 	if b.refs == 0 && b.elem != nil {
