@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/btcsuite/btcd/wire/v2"
+	"github.com/cfindexd/cfindexd/internal/p2pclient"
 )
 
 // CheckNodeP2P connects to addr as the txindex source would (dial, version
@@ -16,7 +17,7 @@ import (
 // when addr cannot be reached. Every step has a short timeout, so a wrong
 // address fails within seconds.
 func CheckNodeP2P(ctx context.Context, addr string, btcnet wire.BitcoinNet, identify IdentifyBlock) error {
-	conn, err := dialP2P(ctx, addr, btcnet, identify)
+	conn, err := dialP2P(ctx, addr, btcnet, p2pclient.TransportV1, identify)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/btcsuite/btcd/wire/v2"
 
+	"github.com/cfindexd/cfindexd/internal/p2pclient"
 	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
@@ -73,7 +74,7 @@ func TestNodeP2PHandshakeSaysWhatAnswered(t *testing.T) {
 			addr := fakePeer(t, tc.answer)
 			ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(20*time.Second))
 			defer cancel()
-			_, err := dialP2P(ctx, addr, wire.TestNet, nil)
+			_, err := dialP2P(ctx, addr, wire.TestNet, p2pclient.TransportV1, nil)
 			if !errors.Is(err, ErrNotTheNode) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "nodep2p "+addr) {
 				t.Fatalf("got %v; want ErrP2PNotTheNode saying %q", err, tc.want)
 			}
@@ -98,7 +99,7 @@ func TestNodeP2PProbesTheNetworkOfAPeerThatHangsUp(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(20*time.Second))
 	defer cancel()
-	_, err := dialP2P(ctx, addr, wire.SimNet, nil)
+	_, err := dialP2P(ctx, addr, wire.SimNet, p2pclient.TransportV1, nil)
 	if !errors.Is(err, ErrNotTheNode) || !strings.Contains(err.Error(), "it is a node on signet, but cfindexd follows simnet") {
 		t.Fatalf("got %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/btcsuite/btcd/wire/v2"
 	"github.com/rs/zerolog"
 
+	"github.com/cfindexd/cfindexd/internal/p2pclient"
 	"github.com/cfindexd/cfindexd/internal/wirescan"
 )
 
@@ -44,6 +45,13 @@ type Pool struct {
 	// identify names a block of the RPC node's chain that each new
 	// connection must serve (dialP2P); nil skips the check.
 	Identify IdentifyBlock
+	// Transport is what each connection speaks: v1 (the zero value, the
+	// node's own port on the same machine) or BIP-324 v2 with v1 fallback
+	// (TransportAuto, a peer across a network).
+	Transport p2pclient.Transport
+	// Fallback says, for the log, what the caller does while the pool
+	// cannot connect; empty: fetching over JSON-RPC.
+	Fallback string
 
 	idle chan *p2pConn // connections not in use
 	// freed wakes a fetch waiting for a connection when another one is
@@ -90,7 +98,7 @@ func (p *Pool) get(ctx context.Context) (*p2pConn, error) {
 			p.open++
 			p.mu.Unlock()
 			p.dials.Add(1)
-			c, err := dialP2P(ctx, p.addr, p.net, p.Identify)
+			c, err := dialP2P(ctx, p.addr, p.net, p.Transport, p.Identify)
 			p.mu.Lock()
 			if err != nil {
 				p.open--
@@ -106,9 +114,13 @@ func (p *Pool) get(ctx context.Context) (*p2pConn, error) {
 						if p.Guessed {
 							ev = p.log.Info()
 						}
-						msg := "cannot fetch blocks over the node's P2P port; using JSON-RPC and retrying every few seconds"
+						fallback := p.Fallback
+						if fallback == "" {
+							fallback = "using JSON-RPC"
+						}
+						msg := "cannot fetch blocks over the node's P2P port; " + fallback + " and retrying every few seconds"
 						if notTheNode {
-							msg = "not fetching blocks over P2P from an address that is not the node's P2P port; using JSON-RPC"
+							msg = "not fetching blocks over P2P from an address that is not the node's P2P port; " + fallback
 						}
 						ev.Err(err).Str("nodep2p", p.addr).Msg(msg)
 					} else {
@@ -199,7 +211,7 @@ func (p *Pool) Fetch(ctx context.Context, hashes []chainhash.Hash, maxBytes int)
 			return nil, ctx.Err()
 		}
 		lastErr = err
-		if errors.Is(err, errP2PNotFound) || errors.Is(err, ErrMalformed) {
+		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrMalformed) {
 			break
 		}
 	}

@@ -33,9 +33,9 @@ const (
 // userAgent is cfindexd's user agent on the node's P2P port.
 const userAgent = wire.DefaultUserAgent + "cfindexd:0.1/"
 
-// errP2PNotFound is returned when the node answers a getdata with notfound:
+// ErrNotFound is returned when the node answers a getdata with notfound:
 // the caller fetches that run over RPC instead.
-var errP2PNotFound = errors.New("node answered notfound")
+var ErrNotFound = errors.New("node answered notfound")
 
 // p2pConn is one outbound connection to the node's P2P listener, used by
 // one fetch at a time. It never runs goroutines of its own: pings are
@@ -61,8 +61,10 @@ var handshakeOptions = p2pclient.HandshakeOptions{
 // set, checks that the peer is on the RPC node's chain (identifyPeer).
 // Errors that say the address is not the node cfindexd follows wrap
 // ErrNotTheNode.
-func dialP2P(ctx context.Context, addr string, btcnet wire.BitcoinNet, identify IdentifyBlock) (*p2pConn, error) {
-	conn, err := p2pclient.DialConn(ctx, addr, btcnet, connOptions)
+func dialP2P(ctx context.Context, addr string, btcnet wire.BitcoinNet, transport p2pclient.Transport, identify IdentifyBlock) (*p2pConn, error) {
+	opts := connOptions
+	opts.Transport = transport
+	conn, err := p2pclient.DialConn(ctx, addr, btcnet, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +129,7 @@ func (c *p2pConn) identifyPeer(ctx context.Context, identify IdentifyBlock) erro
 		return nil
 	case ctx.Err() != nil:
 		return ctx.Err()
-	case errors.Is(err, errP2PNotFound), ictx.Err() != nil:
+	case errors.Is(err, ErrNotFound), ictx.Err() != nil:
 		return fmt.Errorf("%w: it does not serve block 1 (%s) of the RPC node's chain: a node on the same network but another chain", ErrNotTheNode, hash)
 	}
 	return err
@@ -225,7 +227,7 @@ func netNameOr(magic wire.BitcoinNet) string {
 // fetchBlocks sends one getdata of witness blocks for hashes and reads the
 // blocks, which the node sends in request order. Pings are answered. Each
 // block must hash to the hash asked for at its position. A notfound gives
-// errP2PNotFound. The connection must not be reused after an error. With
+// ErrNotFound. The connection must not be reused after an error. With
 // maxBytes > 0 it stops once the blocks read hold that many bytes and
 // returns them; the connection must not be reused then either (the other
 // blocks are on their way).
@@ -258,7 +260,7 @@ func (c *p2pConn) fetchBlocks(ctx context.Context, hashes []chainhash.Hash, maxB
 			out = append(out, b)
 			held += len(f.Payload)
 		case wire.CmdNotFound:
-			return nil, fmt.Errorf("block %s: %w", hashes[len(out)], errP2PNotFound)
+			return nil, fmt.Errorf("block %s: %w", hashes[len(out)], ErrNotFound)
 		}
 	}
 	return out, nil

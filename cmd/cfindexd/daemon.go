@@ -148,7 +148,16 @@ func runDaemonOn(ctx context.Context, cfg Config, nw netparams.Network, confFile
 
 	// Peers reach the node through the link: the peers' own client
 	// (peerNodeClient) of whichever candidate address answered.
-	p2pCfg, err := p2pConfig(cfg, nw, st, metrics, link, log)
+	// A replica's peers get their blocks from its primary, which has them
+	// from its node.
+	var peerBlocks peerNode = link
+	if rep != nil {
+		if b := rep.Blocks(); b != nil {
+			defer b.Close()
+			peerBlocks = b
+		}
+	}
+	p2pCfg, err := p2pConfig(cfg, nw, st, metrics, peerBlocks, log)
 	if err != nil {
 		return fmt.Errorf("p2p: %w", err)
 	}

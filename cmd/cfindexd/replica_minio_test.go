@@ -48,7 +48,8 @@ func startPublishingPrimary(t *testing.T, ctx context.Context, srv *miniotest.Se
 // serves filters identical to btcd's getcfilter and bulk files identical
 // to the primary's, and follows the primary's new blocks; neutrino imports
 // the block and filter headers from the bucket's import files and syncs
-// the rest over P2P from the replica; a flipped byte
+// the rest over P2P from the replica, and gets the tip's filter and block
+// from it (the block through the primary); a flipped byte
 // in the bucket's filters object makes a second replica refuse to start,
 // naming the object.
 func TestReplicaFromMinIOBucket(t *testing.T) {
@@ -134,6 +135,26 @@ func neutrinoImportsThenSyncs(t *testing.T, ctx context.Context, p *replicaPrima
 	want, err := p.node.CFilter(ctx, hash)
 	if err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("neutrino's filter of the tip from the replica differs from btcd's (%v)", err)
+	}
+	// The block a wallet downloads when the filter matches: the replica
+	// gets it from its primary.
+	blk, err := cs.GetBlock(hash)
+	if err != nil {
+		t.Fatalf("neutrino's block of the tip from the replica: %v", err)
+	}
+	wantBlk, err := p.node.Block(ctx, hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gotRaw, wantRaw bytes.Buffer
+	if err := blk.MsgBlock().Serialize(&gotRaw); err != nil {
+		t.Fatal(err)
+	}
+	if err := wantBlk.Serialize(&wantRaw); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(gotRaw.Bytes(), wantRaw.Bytes()) {
+		t.Fatal("neutrino's block of the tip from the replica differs from btcd's getblock")
 	}
 }
 

@@ -110,8 +110,9 @@ func waitIndexed(t *testing.T, base string, height int, hash chainhash.Hash) {
 }
 
 // checkServesLikeNode checks the replica's filters of heights over P2P
-// against btcd's getcfilter, and its HTTP bulk files byte for byte
-// against the primary's.
+// against btcd's getcfilter, the blocks it gets from its primary for a
+// light client's getdata against btcd's getblock, and its HTTP bulk files
+// byte for byte against the primary's.
 func checkServesLikeNode(t *testing.T, ctx context.Context, node *btcdtest.Node, replicaP2P, replicaHTTP, primaryHTTP string, tip int32) {
 	t.Helper()
 	peer, err := p2pclient.Dial(ctx, replicaP2P, p2pclient.Options{Params: node.Params()})
@@ -140,6 +141,31 @@ func checkServesLikeNode(t *testing.T, ctx context.Context, node *btcdtest.Node,
 			if !bytes.Equal(f, want) {
 				t.Fatalf("height %d: the replica's filter differs from btcd's getcfilter", h)
 			}
+		}
+	}
+	heights := []int32{1, 1000, tip - 1, tip}
+	hashes := make([]chainhash.Hash, len(heights))
+	for i, h := range heights {
+		hashes[i] = mustHash(t, node, h)
+	}
+	blocks, err := peer.GetBlocks(ctx, hashes, true)
+	if err != nil {
+		t.Fatalf("replica getdata of blocks %v: %v", heights, err)
+	}
+	for i, b := range blocks {
+		want, err := node.Block(ctx, hashes[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, exp bytes.Buffer
+		if err := b.Block.Serialize(&got); err != nil {
+			t.Fatal(err)
+		}
+		if err := want.Serialize(&exp); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), exp.Bytes()) {
+			t.Fatalf("block %d from the replica differs from btcd's getblock", heights[i])
 		}
 	}
 	for _, path := range []string{"/bulk/headers/0-1999.bin", "/bulk/filterheaders/0-1999.bin", "/bulk/filters/0.bin",
