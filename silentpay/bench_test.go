@@ -5,8 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/btcec/v2"
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+	"github.com/consensys/gnark-crypto/ecc/secp256k1"
+	"github.com/consensys/gnark-crypto/ecc/secp256k1/fr"
 )
 
 // BenchmarkBlockTweaks measures the tweak work of one generated block of
@@ -62,4 +65,80 @@ func BenchmarkScan(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkCurveSteps measures each curve step of a tweak in both
+// libraries, the index's gnark-crypto path against btcec's: lifting an
+// input key, adding it to a Jacobian sum, the inversion to affine and the
+// scalar multiplication.
+func BenchmarkCurveSteps(b *testing.B) {
+	g := newTxGen(12)
+	c := g.key().PubKey().SerializeCompressed()
+	var pb, sumB btcec.JacobianPoint
+	var pg secp256k1.G1Affine
+	var sumG secp256k1.G1Jac
+	liftX(c[1:], c[0] == 3, &pb)
+	gLiftX(c[1:], c[0] == 3, &pg)
+	for range 3 {
+		p := g.key().PubKey().SerializeCompressed()
+		var qb btcec.JacobianPoint
+		var qg secp256k1.G1Affine
+		liftX(p[1:], p[0] == 3, &qb)
+		gLiftX(p[1:], p[0] == 3, &qg)
+		add(&sumB, &qb)
+		sumG.AddMixed(&qg)
+	}
+	h := [32]byte(g.bytes(32))
+	var s btcec.ModNScalar
+	var limbs [4]uint64
+	var kMont fr.Element
+	if !scalarFromHash(&h, &s) || !gScalarFromHash(&h, &limbs, &kMont) {
+		b.Fatal("not a scalar")
+	}
+	b.Run("lift/btcec", func(b *testing.B) {
+		for b.Loop() {
+			liftX(c[1:], c[0] == 3, &pb)
+		}
+	})
+	b.Run("lift/gnark", func(b *testing.B) {
+		for b.Loop() {
+			gLiftX(c[1:], c[0] == 3, &pg)
+		}
+	})
+	b.Run("add/btcec", func(b *testing.B) {
+		for b.Loop() {
+			r := sumB
+			add(&r, &pb)
+		}
+	})
+	b.Run("add/gnark", func(b *testing.B) {
+		for b.Loop() {
+			r := sumG
+			r.AddMixed(&pg)
+		}
+	})
+	b.Run("affine/btcec", func(b *testing.B) {
+		for b.Loop() {
+			r := sumB
+			r.ToAffine()
+		}
+	})
+	b.Run("affine/gnark", func(b *testing.B) {
+		for b.Loop() {
+			var a secp256k1.G1Affine
+			gToAffine(&a, &sumG)
+		}
+	})
+	b.Run("mult/btcec", func(b *testing.B) {
+		for b.Loop() {
+			var r btcec.JacobianPoint
+			btcec.ScalarMultNonConst(&s, &pb, &r)
+		}
+	})
+	b.Run("mult/gnark", func(b *testing.B) {
+		for b.Loop() {
+			var r secp256k1.G1Jac
+			scalarMult(&r, &pg, &limbs, &kMont)
+		}
+	})
 }

@@ -19,7 +19,12 @@
 // keys only, no script path with NUMS point H as internal key); A is the
 // sum of those inputs' keys, input_hash = hash_BIP0352/Inputs(outpoint_L
 // || A) over the smallest outpoint of all inputs, and the tweak is
-// input_hash·A, 33 bytes compressed. Curve arithmetic is btcec/v2's.
+// input_hash·A, 33 bytes compressed. The index side (ComputeTweak, so
+// BlockBuilder) works on public block data and does its curve arithmetic
+// with Consensys gnark-crypto's secp256k1 (gcurve.go, glv.go), about twice
+// as fast as btcec here; the wallet side (Scanner, Candidates,
+// OutputKeys), which multiplies by secret keys, uses btcec/v2. Tests hold
+// the two to the same bytes.
 //
 // For P2PKH, BIP-352 asks for the key anywhere in a possibly malleated
 // signature script and its reference slides a 33-byte window over every

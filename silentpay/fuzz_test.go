@@ -8,11 +8,13 @@ import (
 	"github.com/btcsuite/btcd/btcec/v2"
 	"github.com/btcsuite/btcd/chainhash/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+	"github.com/consensys/gnark-crypto/ecc/secp256k1"
 )
 
 // FuzzInputKey feeds arbitrary signature scripts, witnesses and spent
 // scripts to the key extraction: it never panics, and whatever key it
-// takes the straightforward reading (byte window for P2PKH) takes too.
+// takes the straightforward reading (byte window for P2PKH) takes too,
+// and the index's gnark lift takes the same key or none as btcec.
 func FuzzInputKey(f *testing.F) {
 	g := newTxGen(7)
 	for range 40 {
@@ -35,6 +37,11 @@ func FuzzInputKey(f *testing.F) {
 		}
 		if !ok && ref != nil && !isP2PKH(prev) {
 			t.Fatalf("took no key, the straightforward reading %x", ref.SerializeCompressed())
+		}
+		var q secp256k1.G1Affine
+		k, refOK := inputKeyRef(&in)
+		if gOK := refOK && gLiftX(k.x, k.odd, &q); gOK != ok || (ok && gSerializeCompressed(&q) != got) {
+			t.Fatalf("gnark lifts %v %x, btcec %v %x", gOK, gSerializeCompressed(&q), ok, got)
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/btcsuite/btcd/btcec/v2"
 	"github.com/btcsuite/btcd/wire/v2"
+	"github.com/consensys/gnark-crypto/ecc/secp256k1"
 )
 
 // TweakSize is the size of a served tweak: a SEC1 compressed point.
@@ -41,29 +42,27 @@ func ComputeTweak(ins []Input, outs []Output) (Tweak, bool) {
 	if !taproot || len(ins) == 0 {
 		return Tweak{}, false
 	}
-	var sum, p btcec.JacobianPoint // zero value: the point at infinity
+	var sum secp256k1.G1Jac // zero value: Z = 0, the point at infinity
+	var p secp256k1.G1Affine
 	found := false
 	for i := range ins {
 		if spendsFutureWitness(ins[i].PrevScript) {
 			return Tweak{}, false
 		}
-		if inputKey(&ins[i], &p) {
-			add(&sum, &p)
+		if k, ok := inputKeyRef(&ins[i]); ok && gLiftX(k.x, k.odd, &p) {
+			sum.AddMixed(&p)
 			found = true
 		}
 	}
-	if !found || isInfinity(&sum) {
+	if !found {
 		return Tweak{}, false
 	}
-	sum.ToAffine()
-	var s btcec.ModNScalar
-	if !inputHash(smallestOutPoint(ins), &sum, &s) {
+	outpointL := smallestOutPoint(ins)
+	point, ok := tweakPoint(&sum, &outpointL)
+	if !ok {
 		return Tweak{}, false
 	}
-	var t btcec.JacobianPoint
-	btcec.ScalarMultNonConst(&s, &sum, &t)
-	t.ToAffine()
-	tw.Point = serializeCompressed(&t)
+	tw.Point = point
 	return tw, true
 }
 
