@@ -10,10 +10,11 @@ import (
 )
 
 // tweakBatchSize is how many transactions' tweaks a BlockBuilder finishes
-// together. Each finish costs two field inversions whatever its size, so
-// past a few dozen transactions they are noise; the bound keeps the
-// scratch (about 300 bytes a transaction) small and in cache.
-const tweakBatchSize = 256
+// together. Each finish costs three field inversions whatever its size,
+// so past a few dozen transactions they are noise; the bound keeps the
+// scratch (about 2 KB a transaction, mostly the odd-multiple tables)
+// small and in cache.
+const tweakBatchSize = 64
 
 // pendingTweak is a transaction of a block whose sum A is finite, waiting
 // in a tweakBatch for its curve work.
@@ -22,13 +23,16 @@ type pendingTweak struct {
 	valid      bool // its input hash is a valid scalar
 	maxTaproot uint64
 	outpointL  [outPointSize]byte
-	keysEnd    int // end of its taproot output keys in tweakBatch.keys
+	keysEnd    int        // end of its taproot output keys in tweakBatch.keys
+	k          [4]uint64  // input_hash in plain limbs
+	kMont      fr.Element // and in Montgomery form
 }
 
 // tweakBatch finishes the tweaks of a run of a block's transactions with
 // Montgomery's trick: one field inversion brings every sum A to affine
-// form (to serialize it for its input hash), and one more every
-// input_hash·A (to compress it), instead of two inversions per
+// form (to serialize it for its input hash), one every A's table of odd
+// multiples (so that input_hash·A adds them mixed, scalarMultTable), and
+// one every input_hash·A (to compress it), instead of two inversions per
 // transaction as tweakPoint does. Its slices are a BlockBuilder's scratch,
 // kept from one block to the next; keys points into the block being read
 // and is cleared by release.
@@ -38,6 +42,11 @@ type tweakBatch struct {
 	aff  []secp256k1.G1Affine
 	pre  []fp.Element // prefix products of Montgomery's trick
 	keys [][]byte     // x-only keys of the pending transactions' taproot outputs
+	// The odd multiples of every A (glvTableSize each), Jacobian then
+	// affine, with their prefix products: a third inversion.
+	tabJ   []secp256k1.G1Jac
+	tabA   []secp256k1.G1Affine
+	tabPre []fp.Element
 }
 
 // add queues a transaction read into s (txSum.read reported true) with
@@ -67,15 +76,27 @@ func (t *tweakBatch) finish(blk *Block, filter *gcs.BasicBuilder) {
 	t.aff = slices.Grow(t.aff[:0], n)[:n]
 	t.pre = slices.Grow(t.pre[:0], n)[:n]
 	batchToAffine(t.aff, t.jac, t.pre)
+	m := n * glvTableSize
+	t.tabJ = slices.Grow(t.tabJ[:0], m)[:m]
+	t.tabA = slices.Grow(t.tabA[:0], m)[:m]
+	t.tabPre = slices.Grow(t.tabPre[:0], m)[:m]
 	for i := range t.txs {
-		var k [4]uint64
-		var kMont fr.Element
 		p := &t.txs[i]
-		if p.valid = gInputHash(&t.aff[i], &p.outpointL, &k, &kMont); !p.valid {
+		tab := (*[glvTableSize]secp256k1.G1Jac)(t.tabJ[i*glvTableSize:])
+		if p.valid = gInputHash(&t.aff[i], &p.outpointL, &p.k, &p.kMont); !p.valid {
+			*tab = [glvTableSize]secp256k1.G1Jac{} // stays out of the product
+			continue
+		}
+		oddMultiples(tab, &t.aff[i])
+	}
+	batchToAffine(t.tabA, t.tabJ, t.tabPre)
+	for i := range t.txs {
+		p := &t.txs[i]
+		if !p.valid {
 			t.jac[i] = secp256k1.G1Jac{} // stays out of the second product
 			continue
 		}
-		scalarMult(&t.jac[i], &t.aff[i], &k, &kMont)
+		scalarMultTable(&t.jac[i], (*[glvTableSize]secp256k1.G1Affine)(t.tabA[i*glvTableSize:]), &p.k, &p.kMont)
 	}
 	// A product at the point at infinity (impossible: k in [1, n), A
 	// finite, prime order) would become (0, 0), as gToAffine makes it.
@@ -99,6 +120,7 @@ func (t *tweakBatch) finish(blk *Block, filter *gcs.BasicBuilder) {
 func (t *tweakBatch) reset() {
 	clear(t.keys[:cap(t.keys)])
 	t.txs, t.jac, t.aff, t.pre, t.keys = t.txs[:0], t.jac[:0], t.aff[:0], t.pre[:0], t.keys[:0]
+	t.tabJ, t.tabA, t.tabPre = t.tabJ[:0], t.tabA[:0], t.tabPre[:0]
 }
 
 // batchToAffine sets dst[i] to src[i] in affine coordinates with a single

@@ -166,7 +166,7 @@ func TestBatchedBlockEqualsPerTransaction(t *testing.T) {
 			switch {
 			case c.wantTweaks >= 0 && len(want) != c.wantTweaks:
 				t.Fatalf("%s: %d tweaks, the case wants %d", c.name, len(want), c.wantTweaks)
-			case c.wantTweaks < 0 && len(want) < 100:
+			case c.wantTweaks < 0 && len(want) < 20:
 				t.Fatalf("%s: only %d tweaks, the case wants many", c.name, len(want))
 			case c.wantInfinite != (infinite > 0):
 				t.Fatalf("%s: %d transactions summing to infinity", c.name, infinite)
