@@ -39,6 +39,7 @@ type BlockBuilder struct {
 	spans  []int    // per input, the end of its witness in items
 	outs   []Output
 	filter gcs.BasicBuilder
+	batch  tweakBatch
 }
 
 // Build reads raw, one serialized block (as prevouts.FetchedBlock.Raw),
@@ -79,6 +80,7 @@ func (b *BlockBuilder) Build(raw []byte, prevScripts [][]byte) (Block, error) {
 	if len(prevScripts) != 0 {
 		return Block{}, fmt.Errorf("block %s: %d spent scripts left over: %w", blk.Hash, len(prevScripts), ErrPrevScriptCount)
 	}
+	b.batch.finish(&blk, &b.filter)
 	blk.Filter = b.filter.AppendFilter(nil, blk.Hash)
 	return blk, nil
 }
@@ -109,6 +111,7 @@ func (b *BlockBuilder) BuildMsgBlock(block *wire.MsgBlock, prevScripts [][]byte)
 	if len(prevScripts) != 0 {
 		return Block{}, fmt.Errorf("block %s: %d spent scripts left over: %w", blk.Hash, len(prevScripts), ErrPrevScriptCount)
 	}
+	b.batch.finish(&blk, &b.filter)
 	blk.Filter = b.filter.AppendFilter(nil, blk.Hash)
 	return blk, nil
 }
@@ -123,22 +126,22 @@ func (b *BlockBuilder) release() {
 	clear(b.ins[:cap(b.ins)])
 	clear(b.outs[:cap(b.outs)])
 	clear(b.items[:cap(b.items)])
+	b.batch.reset()
 	b.ins, b.outs, b.items, b.spans = b.ins[:0], b.outs[:0], b.items[:0], b.spans[:0]
 }
 
-// addTx computes the tweak of the transaction in b.ins and b.outs and,
-// when it has one, records it and adds its taproot output keys to the
-// filter.
+// addTx reads the transaction in b.ins and b.outs and, when it may have a
+// tweak, queues it in b.batch, which records its tweak and adds its
+// taproot output keys to the filter once the batch is full or the block
+// read (ComputeTweak's result, a run of transactions at a time).
 func (b *BlockBuilder) addTx(blk *Block, index uint32) {
-	tw, ok := ComputeTweak(b.ins, b.outs)
-	if !ok {
+	var s txSum
+	if !s.read(b.ins, b.outs) {
 		return
 	}
-	blk.Tweaks = append(blk.Tweaks, TxTweak{TxIndex: index, Tweak: tw})
-	for _, o := range b.outs {
-		if IsTaproot(o.Script) {
-			b.filter.Add(o.Script[2:])
-		}
+	b.batch.add(index, &s, b.outs)
+	if len(b.batch.txs) >= tweakBatchSize {
+		b.batch.finish(blk, &b.filter)
 	}
 }
 

@@ -26,6 +26,16 @@
 // OutputKeys), which multiplies by secret keys, uses btcec/v2. Tests hold
 // the two to the same bytes.
 //
+// BlockBuilder computes the same tweaks as ComputeTweak but not one by
+// one: it sums each transaction's input keys as it reads it and finishes
+// the tweaks of 64 transactions at a time (and the rest at the end of the
+// block) with Montgomery's trick, one field inversion bringing all their
+// sums A to affine form, one their tables of odd multiples for the
+// scalar multiplications, and one all the products input_hash·A, where a
+// transaction alone needs two (batch.go). Sums at the point at infinity
+// and input hashes that are not valid scalars are skipped as ComputeTweak
+// skips them, and the tweaks come out in block order.
+//
 // For P2PKH, BIP-352 asks for the key anywhere in a possibly malleated
 // signature script and its reference slides a 33-byte window over every
 // byte. This package looks only at the script's 33-byte pushes, last

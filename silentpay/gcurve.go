@@ -126,20 +126,16 @@ func gScalarFromHash(h *[32]byte, k *[4]uint64, kMont *fr.Element) bool {
 // keys summed in sum (Jacobian, the point at infinity if they cancel) and
 // outpoint_L, it returns input_hash·A compressed, or false when the sum
 // is the point at infinity or the input hash is not a valid scalar.
+// tweakBatch does the same for many transactions with one inversion.
 func tweakPoint(sum *secp256k1.G1Jac, outpointL *[outPointSize]byte) ([compressedSize]byte, bool) {
 	if sum.Z.IsZero() {
 		return [compressedSize]byte{}, false
 	}
 	var a secp256k1.G1Affine
 	gToAffine(&a, sum)
-	var msg [outPointSize + compressedSize]byte
-	copy(msg[:], outpointL[:])
-	ser := gSerializeCompressed(&a)
-	copy(msg[outPointSize:], ser[:])
-	h := taggedHash(tagInputs, msg[:])
 	var k [4]uint64
 	var kMont fr.Element
-	if !gScalarFromHash(&h, &k, &kMont) {
+	if !gInputHash(&a, outpointL, &k, &kMont) {
 		return [compressedSize]byte{}, false
 	}
 	var t secp256k1.G1Jac
@@ -150,4 +146,16 @@ func tweakPoint(sum *secp256k1.G1Jac, outpointL *[outPointSize]byte) ([compresse
 	var ta secp256k1.G1Affine
 	gToAffine(&ta, &t)
 	return gSerializeCompressed(&ta), true
+}
+
+// gInputHash sets k (plain limbs) and kMont (fr's Montgomery form) to
+// input_hash = hash_BIP0352/Inputs(outpoint_L || ser_P(A)) for the finite
+// affine A and reports whether it is a valid scalar (inputHash on gnark).
+func gInputHash(a *secp256k1.G1Affine, outpointL *[outPointSize]byte, k *[4]uint64, kMont *fr.Element) bool {
+	var msg [outPointSize + compressedSize]byte
+	copy(msg[:], outpointL[:])
+	ser := gSerializeCompressed(a)
+	copy(msg[outPointSize:], ser[:])
+	h := taggedHash(tagInputs, msg[:])
+	return gScalarFromHash(&h, k, kMont)
 }

@@ -190,7 +190,8 @@ func scalarBytes(k *big.Int) [32]byte {
 	return h
 }
 
-// TestScalarMultAgrees: k·A by the GLV loop here equals btcec's
+// TestScalarMultAgrees: k·A by the GLV loop here, with a Jacobian table
+// (scalarMult) and an affine one (scalarMultTable), equals btcec's
 // ScalarMultNonConst, compressed, for the edge scalars on the generator
 // and on random points, and for 2,000 random scalars and points.
 func TestScalarMultAgrees(t *testing.T) {
@@ -230,6 +231,16 @@ func TestScalarMultAgrees(t *testing.T) {
 		gToAffine(&ra, &rg)
 		if b, gg := serializeCompressed(&rb), gSerializeCompressed(&ra); b != gg {
 			t.Fatalf("%x·%x: btcec %x, gnark %x", c.k, serializeCompressed(&c.p.b), b, gg)
+		}
+		// The same with the odd multiples brought to affine (tweakBatch).
+		var tj [glvTableSize]secp256k1.G1Jac
+		var ta [glvTableSize]secp256k1.G1Affine
+		oddMultiples(&tj, &c.p.g)
+		batchToAffine(ta[:], tj[:], make([]fp.Element, glvTableSize))
+		scalarMultTable(&rg, &ta, &limbs, &kMont)
+		gToAffine(&ra, &rg)
+		if b, gg := serializeCompressed(&rb), gSerializeCompressed(&ra); b != gg {
+			t.Fatalf("%x·%x with an affine table: btcec %x, gnark %x", c.k, serializeCompressed(&c.p.b), b, gg)
 		}
 	}
 }

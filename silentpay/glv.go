@@ -15,8 +15,12 @@ import (
 // allocate per block only (alloc_test.go). The split below is
 // libsecp256k1's (secp256k1_scalar_split_lambda) in fixed-width limbs, and
 // the multiplication is gnark's own windowed GLV loop (width-5 NAF of both
-// halves, odd multiples in Jacobian form) without its big.Ints. The
-// constants are derived and checked in glv_test.go.
+// halves) without its big.Ints: scalarMult with the odd multiples in
+// Jacobian form (ComputeTweak, one transaction), scalarMultTable with them
+// in affine form and mixed additions (BlockBuilder, whose tweakBatch
+// brings a run of transactions' tables to affine with one inversion; with
+// an inversion per table it would be slower). The constants are derived
+// and checked in glv_test.go.
 
 // glvWindow is the NAF width: tables of 2^(glvWindow-2) odd multiples.
 const glvWindow = 5
@@ -160,6 +164,20 @@ func wnaf(k [4]uint64, neg bool, naf *[glvDigits]int8) int {
 	return n
 }
 
+// glvTableSize is the number of odd multiples in a table.
+const glvTableSize = 1 << (glvWindow - 2)
+
+// oddMultiples sets t[i] to (2i+1)·a for a finite affine point a.
+func oddMultiples(t *[glvTableSize]secp256k1.G1Jac, a *secp256k1.G1Affine) {
+	var twice secp256k1.G1Jac
+	t[0].FromAffine(a)
+	twice.DoubleMixed(a)
+	for i := 1; i < glvTableSize; i++ {
+		t[i] = t[i-1]
+		t[i].AddAssign(&twice)
+	}
+}
+
 // scalarMult sets r to k·a for a finite affine point a and a scalar k in
 // [1, n) given as plain limbs and in Montgomery form.
 func scalarMult(r *secp256k1.G1Jac, a *secp256k1.G1Affine, k *[4]uint64, kMont *fr.Element) {
@@ -168,15 +186,8 @@ func scalarMult(r *secp256k1.G1Jac, a *secp256k1.G1Affine, k *[4]uint64, kMont *
 	n1, n2 := wnaf(k1, neg1, &naf1), wnaf(k2, neg2, &naf2)
 
 	// t1[i] = (2i+1)·a, t2[i] = λ·t1[i] = (β·X, Y, Z).
-	const size = 1 << (glvWindow - 2)
-	var t1, t2 [size]secp256k1.G1Jac
-	var twice secp256k1.G1Jac
-	t1[0].FromAffine(a)
-	twice.DoubleMixed(a)
-	for i := 1; i < size; i++ {
-		t1[i] = t1[i-1]
-		t1[i].AddAssign(&twice)
-	}
+	var t1, t2 [glvTableSize]secp256k1.G1Jac
+	oddMultiples(&t1, a)
 	beta := fpBeta()
 	for i := range t1 {
 		t2[i] = t1[i]
@@ -197,11 +208,50 @@ func scalarMult(r *secp256k1.G1Jac, a *secp256k1.G1Affine, k *[4]uint64, kMont *
 }
 
 // addDigit adds d·P to acc, where table holds the odd multiples of P.
-func addDigit(acc *secp256k1.G1Jac, table *[1 << (glvWindow - 2)]secp256k1.G1Jac, d int8) {
+func addDigit(acc *secp256k1.G1Jac, table *[glvTableSize]secp256k1.G1Jac, d int8) {
 	switch {
 	case d > 0:
 		acc.AddAssign(&table[(d-1)/2])
 	case d < 0:
 		acc.SubAssign(&table[(-d-1)/2])
+	}
+}
+
+// scalarMultTable is scalarMult given a's odd multiples in affine form
+// (oddMultiples brought to affine, as tweakBatch does for many points
+// with one inversion): the main loop's additions are then mixed ones.
+func scalarMultTable(r *secp256k1.G1Jac, t1 *[glvTableSize]secp256k1.G1Affine, k *[4]uint64, kMont *fr.Element) {
+	k1, k2, neg1, neg2 := splitScalar(k, kMont)
+	var naf1, naf2 [glvDigits]int8
+	n1, n2 := wnaf(k1, neg1, &naf1), wnaf(k2, neg2, &naf2)
+	var t2 [glvTableSize]secp256k1.G1Affine
+	beta := fpBeta()
+	for i := range t1 {
+		t2[i].X.Mul(&t1[i].X, &beta)
+		t2[i].Y = t1[i].Y
+	}
+	var acc secp256k1.G1Jac // Z = 0: the point at infinity
+	for i := max(n1, n2) - 1; i >= 0; i-- {
+		acc.DoubleAssign()
+		if i < n1 {
+			addDigitMixed(&acc, t1, naf1[i])
+		}
+		if i < n2 {
+			addDigitMixed(&acc, &t2, naf2[i])
+		}
+	}
+	*r = acc
+}
+
+// addDigitMixed is addDigit for an affine table.
+func addDigitMixed(acc *secp256k1.G1Jac, table *[glvTableSize]secp256k1.G1Affine, d int8) {
+	switch {
+	case d > 0:
+		acc.AddMixed(&table[(d-1)/2])
+	case d < 0:
+		var neg secp256k1.G1Affine
+		neg.X = table[(-d-1)/2].X
+		neg.Y.Neg(&table[(-d-1)/2].Y)
+		acc.AddMixed(&neg)
 	}
 }

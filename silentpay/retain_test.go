@@ -48,13 +48,19 @@ func builderHolds(b *BlockBuilder) bool {
 			return true
 		}
 	}
+	for _, key := range b.batch.keys[:cap(b.batch.keys)] {
+		if key != nil {
+			return true
+		}
+	}
 	return false
 }
 
 // TestBuilderKeepsNothingOfTheBlockItRead: once Build or BuildMsgBlock
 // returns (with a Block or an error), no slot of the builder's buffers
-// refers to the block or its spent scripts, the slots past a smaller
-// block's transactions included; the buffers themselves are kept.
+// (the tweak batch's taproot keys included) refers to the block or its
+// spent scripts, the slots past a smaller block's transactions included;
+// the buffers themselves are kept.
 func TestBuilderKeepsNothingOfTheBlockItRead(t *testing.T) {
 	g := newTxGen(7)
 	wide, widePrev := wideBlock(g)
@@ -83,7 +89,7 @@ func TestBuilderKeepsNothingOfTheBlockItRead(t *testing.T) {
 		if err := s.build(); (err != nil) != s.wantErr {
 			t.Fatalf("%s: error %v, want one: %v", s.name, err, s.wantErr)
 		}
-		if cap(b.ins) < 40 || cap(b.outs) < 40 || cap(b.items) < 40 {
+		if cap(b.ins) < 40 || cap(b.outs) < 40 || cap(b.items) < 40 || cap(b.batch.keys) == 0 {
 			t.Fatalf("%s: buffers of %d inputs, %d outputs, %d witness items: not kept for the next block", s.name, cap(b.ins), cap(b.outs), cap(b.items))
 		}
 		if builderHolds(&b) {

@@ -31,39 +31,61 @@ type Tweak struct {
 // (ComputeTweakMsg and BlockBuilder do). Malformed scripts and witnesses count
 // as ineligible inputs; ComputeTweak never panics.
 func ComputeTweak(ins []Input, outs []Output) (Tweak, bool) {
-	var tw Tweak
+	var st txSum
+	if !st.read(ins, outs) {
+		return Tweak{}, false
+	}
+	point, ok := tweakPoint(&st.a, &st.outpointL)
+	if !ok {
+		return Tweak{}, false
+	}
+	return Tweak{Point: point, MaxTaprootValue: st.maxTaproot}, true
+}
+
+// txSum is what ComputeTweak reads of a transaction before the curve work
+// that needs A in affine form: the Jacobian sum A of its eligible input
+// keys, outpoint_L and its largest taproot output value. BlockBuilder
+// collects these for a run of transactions and finishes them together
+// (tweakBatch).
+type txSum struct {
+	a          secp256k1.G1Jac // Z = 0 when the keys cancel
+	outpointL  [outPointSize]byte
+	maxTaproot uint64
+}
+
+// read sets s from a transaction's inputs and outputs and reports whether
+// the transaction may have a tweak: a taproot output, no input spending a
+// witness program of version 2 or more, and at least one eligible input
+// key. s.a may still be the point at infinity, which has no tweak.
+func (s *txSum) read(ins []Input, outs []Output) bool {
+	s.maxTaproot = 0
 	taproot := false
 	for i := range outs {
 		if IsTaproot(outs[i].Script) {
 			taproot = true
-			tw.MaxTaprootValue = max(tw.MaxTaprootValue, outs[i].Value)
+			s.maxTaproot = max(s.maxTaproot, outs[i].Value)
 		}
 	}
 	if !taproot || len(ins) == 0 {
-		return Tweak{}, false
+		return false
 	}
-	var sum secp256k1.G1Jac // zero value: Z = 0, the point at infinity
+	s.a = secp256k1.G1Jac{} // zero value: Z = 0, the point at infinity
 	var p secp256k1.G1Affine
 	found := false
 	for i := range ins {
 		if spendsFutureWitness(ins[i].PrevScript) {
-			return Tweak{}, false
+			return false
 		}
 		if k, ok := inputKeyRef(&ins[i]); ok && gLiftX(k.x, k.odd, &p) {
-			sum.AddMixed(&p)
+			s.a.AddMixed(&p)
 			found = true
 		}
 	}
 	if !found {
-		return Tweak{}, false
+		return false
 	}
-	outpointL := smallestOutPoint(ins)
-	point, ok := tweakPoint(&sum, &outpointL)
-	if !ok {
-		return Tweak{}, false
-	}
-	tw.Point = point
-	return tw, true
+	s.outpointL = smallestOutPoint(ins)
+	return true
 }
 
 // inputHash sets s to hash_BIP0352/Inputs(outpoint_L || ser_P(A)) and
