@@ -2,7 +2,6 @@ package nodeclient
 
 import (
 	"errors"
-	"net"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/internal/corefixture"
 	"github.com/cfindexd/cfindexd/internal/nodetest"
+	"github.com/cfindexd/cfindexd/internal/tcptest"
 )
 
 func TestCookieAuthAndRereadAfter401(t *testing.T) {
@@ -80,12 +80,7 @@ func TestMissingCookieFile(t *testing.T) {
 }
 
 func TestUnreachable(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens there now
+	addr := tcptest.RefusedAddr(t)
 	c, err := NewClient(Config{Host: addr, User: "u", Password: "p", Timeout: 2 * time.Second}, nodetest.Logger(t))
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/nodetest"
+	"github.com/cfindexd/cfindexd/internal/tcptest"
 	"github.com/cfindexd/cfindexd/nodeclient"
 )
 
@@ -145,12 +146,7 @@ func TestP2PUnreachableUsesRPC(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
 	_, c, hashes := btcdTestChain(t, ctx, 2)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := l.Addr().String()
-	l.Close()
+	dead := tcptest.RefusedAddr(t)
 	rpcSrc, _ := NewSource(c, ModeTxIndex, SourceOptions{})
 	wantRaw, wantPrev := fetchAllRuns(t, ctx, rpcSrc, hashes, 16)
 	src, _ := NewSource(c, ModeTxIndex, SourceOptions{NodeP2P: dead, P2PNet: 0x12141c16})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/daemontest"
+	"github.com/cfindexd/cfindexd/internal/tcptest"
 	"github.com/cfindexd/cfindexd/internal/testtime"
 	"github.com/cfindexd/cfindexd/netparams"
 )
@@ -120,7 +121,7 @@ func TestNodeP2PAutoChecksThePeer(t *testing.T) {
 			return m["message"] == "not fetching blocks over P2P from an address that is not the node's P2P port; using JSON-RPC" &&
 				m["level"] == "info" && containsStr(m["error"], "it is a node on simnet, but cfindexd follows regtest")
 		}},
-		{"nothing listening", freeAddr(t), func(m map[string]any) bool {
+		{"nothing listening", tcptest.RefusedAddr(t), func(m map[string]any) bool {
 			return m["message"] == "cannot fetch blocks over the node's P2P port; using JSON-RPC and retrying every few seconds" && m["level"] == "info"
 		}},
 	} {
@@ -148,7 +149,7 @@ func TestRPCPortZeroFindsBtcd(t *testing.T) {
 	if _, err := node.Generate(ctx, 20); err != nil {
 		t.Fatal(err)
 	}
-	nw := regtestWithPorts(t, portOf(t, freeAddr(t)), portOf(t, node.RPCHost()), "")
+	nw := regtestWithPorts(t, portOf(t, tcptest.RefusedAddr(t)), portOf(t, node.RPCHost()), "")
 	d := startInProcess(t, nw, append(withoutFlag(nodeArgs(node, "regtest", t.TempDir()), "rpcport"), "--rpcport=0")...)
 	d.waitLog(30*time.Second, func(m map[string]any) bool {
 		return m["message"] == "node answers" && m["node"] == node.RPCHost() && m["port"] == "btcd's regtest port"
@@ -161,7 +162,7 @@ func TestRPCPortZeroFindsBtcd(t *testing.T) {
 // cookie.
 func TestMissingCookieNamesBtcd(t *testing.T) {
 	node := btcdtest.Start(t, btcdtest.Options{WalletSeed: 36})
-	nw := regtestWithPorts(t, portOf(t, freeAddr(t)), portOf(t, node.RPCHost()), "")
+	nw := regtestWithPorts(t, portOf(t, tcptest.RefusedAddr(t)), portOf(t, node.RPCHost()), "")
 	args := withoutFlag(withoutFlag(withoutFlag(nodeArgs(node, "regtest", t.TempDir()), "rpcport"), "rpcuser"), "rpcpassword")
 	d := startInProcess(t, nw, append(args, "--rpcport=0", "--bitcoindatadir="+t.TempDir())...)
 	select {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/v2"
 
+	"github.com/cfindexd/cfindexd/internal/tcptest"
 	"github.com/cfindexd/cfindexd/store"
 )
 
@@ -20,7 +21,7 @@ import (
 // names the file read.
 func TestReindexWithConfigFile(t *testing.T) {
 	params := &chaincfg.RegressionNetParams
-	_, port, err := net.SplitHostPort(freeAddr(t))
+	_, port, err := net.SplitHostPort(tcptest.RefusedAddr(t))
 	if err != nil {
 		t.Fatal(err)
 	}
