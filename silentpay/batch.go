@@ -32,8 +32,8 @@ type pendingTweak struct {
 // Montgomery's trick: one field inversion brings every sum A to affine
 // form (to serialize it for its input hash), one every A's table of odd
 // multiples (so that input_hash·A adds them mixed, scalarMultTable), and
-// one every input_hash·A (to compress it), instead of two inversions per
-// transaction as tweakPoint does. Its slices are a BlockBuilder's scratch,
+// one every input_hash·A (to compress it), instead of three inversions
+// per transaction as tweakPoint does. Its slices are a BlockBuilder's scratch,
 // kept from one block to the next; keys points into the block being read
 // and is cleared by release.
 type tweakBatch struct {
@@ -125,8 +125,9 @@ func (t *tweakBatch) reset() {
 
 // batchToAffine sets dst[i] to src[i] in affine coordinates with a single
 // field inversion (Montgomery's trick), pre being scratch of len(src);
-// the point at infinity (Z = 0) becomes (0, 0), as gToAffine makes it,
-// and is left out of the product so that it cannot zero the others.
+// the point at infinity (Z = 0) becomes (0, 0), as btcec's ToAffine
+// leaves it, and is left out of the product so that it cannot zero the
+// others.
 // gnark's BatchJacobianToAffineG1 does the same but allocates and inverts
 // through big.Int.
 func batchToAffine(dst []secp256k1.G1Affine, src []secp256k1.G1Jac, pre []fp.Element) {

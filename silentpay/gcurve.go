@@ -88,13 +88,14 @@ func fpInverse(z, x *fp.Element) {
 }
 
 // gToAffine sets a to p in affine coordinates; the point at infinity
-// (Z = 0) becomes (0, 0), as btcec's ToAffine leaves it.
+// (Z = 0) becomes (0, 0), as btcec's ToAffine leaves it: batchToAffine of
+// one point.
 func gToAffine(a *secp256k1.G1Affine, p *secp256k1.G1Jac) {
-	var zi, zi2 fp.Element
-	fpInverse(&zi, &p.Z)
-	zi2.Square(&zi)
-	a.X.Mul(&p.X, &zi2)
-	a.Y.Mul(&p.Y, &zi2).Mul(&a.Y, &zi)
+	src := [1]secp256k1.G1Jac{*p}
+	var dst [1]secp256k1.G1Affine
+	var pre [1]fp.Element
+	batchToAffine(dst[:], src[:], pre[:])
+	*a = dst[0]
 }
 
 // gSerializeCompressed writes the affine point a in SEC1 compressed form

@@ -190,8 +190,8 @@ func scalarBytes(k *big.Int) [32]byte {
 	return h
 }
 
-// TestScalarMultAgrees: k·A by the GLV loop here, with a Jacobian table
-// (scalarMult) and an affine one (scalarMultTable), equals btcec's
+// TestScalarMultAgrees: k·A by the GLV loop here, one point at a time
+// (scalarMult) and given an affine table (scalarMultTable), equals btcec's
 // ScalarMultNonConst, compressed, for the edge scalars on the generator
 // and on random points, and for 2,000 random scalars and points.
 func TestScalarMultAgrees(t *testing.T) {

@@ -179,47 +179,22 @@ func oddMultiples(t *[glvTableSize]secp256k1.G1Jac, a *secp256k1.G1Affine) {
 }
 
 // scalarMult sets r to k·a for a finite affine point a and a scalar k in
-// [1, n) given as plain limbs and in Montgomery form.
+// [1, n) given as plain limbs and in Montgomery form: a's odd multiples
+// brought to affine with an inversion of their own, then scalarMultTable
+// (a tweakBatch shares that inversion among its transactions).
 func scalarMult(r *secp256k1.G1Jac, a *secp256k1.G1Affine, k *[4]uint64, kMont *fr.Element) {
-	k1, k2, neg1, neg2 := splitScalar(k, kMont)
-	var naf1, naf2 [glvDigits]int8
-	n1, n2 := wnaf(k1, neg1, &naf1), wnaf(k2, neg2, &naf2)
-
-	// t1[i] = (2i+1)·a, t2[i] = λ·t1[i] = (β·X, Y, Z).
-	var t1, t2 [glvTableSize]secp256k1.G1Jac
-	oddMultiples(&t1, a)
-	beta := fpBeta()
-	for i := range t1 {
-		t2[i] = t1[i]
-		t2[i].X.Mul(&t2[i].X, &beta)
-	}
-
-	var acc secp256k1.G1Jac // Z = 0: the point at infinity
-	for i := max(n1, n2) - 1; i >= 0; i-- {
-		acc.DoubleAssign()
-		if i < n1 {
-			addDigit(&acc, &t1, naf1[i])
-		}
-		if i < n2 {
-			addDigit(&acc, &t2, naf2[i])
-		}
-	}
-	*r = acc
+	var tj [glvTableSize]secp256k1.G1Jac
+	var ta [glvTableSize]secp256k1.G1Affine
+	var pre [glvTableSize]fp.Element
+	oddMultiples(&tj, a)
+	batchToAffine(ta[:], tj[:], pre[:])
+	scalarMultTable(r, &ta, k, kMont)
 }
 
-// addDigit adds d·P to acc, where table holds the odd multiples of P.
-func addDigit(acc *secp256k1.G1Jac, table *[glvTableSize]secp256k1.G1Jac, d int8) {
-	switch {
-	case d > 0:
-		acc.AddAssign(&table[(d-1)/2])
-	case d < 0:
-		acc.SubAssign(&table[(-d-1)/2])
-	}
-}
-
-// scalarMultTable is scalarMult given a's odd multiples in affine form
-// (oddMultiples brought to affine, as tweakBatch does for many points
-// with one inversion): the main loop's additions are then mixed ones.
+// scalarMultTable sets r to k·a given t1, a's odd multiples in affine
+// form (oddMultiples brought to affine), as scalarMult: the GLV split,
+// width-5 NAFs of both halves, and mixed additions from t1 and from its
+// image under λ, (β·x, y).
 func scalarMultTable(r *secp256k1.G1Jac, t1 *[glvTableSize]secp256k1.G1Affine, k *[4]uint64, kMont *fr.Element) {
 	k1, k2, neg1, neg2 := splitScalar(k, kMont)
 	var naf1, naf2 [glvDigits]int8
@@ -243,7 +218,8 @@ func scalarMultTable(r *secp256k1.G1Jac, t1 *[glvTableSize]secp256k1.G1Affine, k
 	*r = acc
 }
 
-// addDigitMixed is addDigit for an affine table.
+// addDigitMixed adds d·P to acc, where table holds the odd multiples of P
+// in affine form.
 func addDigitMixed(acc *secp256k1.G1Jac, table *[glvTableSize]secp256k1.G1Affine, d int8) {
 	switch {
 	case d > 0:
