@@ -182,8 +182,7 @@ func TestMatchHoldsNoPinWhileWaiting(t *testing.T) {
 					t.Fatal(err)
 				}
 				s.blocks.Release(b)
-				if b, ok := s.blocks.Cached(blk.BlockHash()); ok {
-					s.blocks.Release(b)
+				if s.blocks.Touch(blk.BlockHash()) {
 					t.Fatal("the block was not evicted: the test's cache bound is wrong")
 				}
 			}

@@ -20,10 +20,11 @@ const WorkBurst = 250 * time.Millisecond
 // token bucket that refills at share·GOMAXPROCS seconds per second. A
 // piece of work starts only while the bucket is not in debt; its time is
 // charged when it ends, to the bucket and to the peer's share: its wall
-// time, or the CPU time its thread spent on it (ChargeThreadCPU). So a peer whose filter is expensive (a
-// 36,000-byte filter of 50 hash functions costs 50 hashes per element)
-// is charged for that time and gets its share of the CPU, not more: a
-// wallet asking for a few blocks now and then is served ahead of it.
+// time, or the CPU time its thread spent on it (ChargeThreadCPU). So a
+// peer whose filter is expensive (a 36,000-byte filter of 50 hash
+// functions costs 50 hashes per element) is charged for that time and
+// gets its share of the CPU, not more: a wallet asking for a few blocks
+// now and then is served ahead of it.
 //
 // Safe for concurrent use.
 type WorkMeter struct {
