@@ -15,6 +15,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/internal/lightclient"
 	"github.com/cfindexd/cfindexd/internal/miniotest"
+	"github.com/cfindexd/cfindexd/internal/tcptest"
 	"github.com/cfindexd/cfindexd/internal/testtime"
 	"github.com/cfindexd/cfindexd/replica/layouttest"
 )
@@ -59,7 +60,7 @@ func TestReplicaFromMinIOBucket(t *testing.T) {
 	p := startPublishingPrimary(t, ctx, srv, "filters")
 	bucketURL := srv.URL("filters") + "/pfx"
 
-	rdir, rhttp, rp2p := t.TempDir(), freeAddr(t), freeAddr(t)
+	rdir, rhttp, rp2p := t.TempDir(), tcptest.FreeAddr(t), tcptest.FreeAddr(t)
 	rbase := "http://" + rhttp
 	r := startDaemon(t, replicaArgs(rdir, bucketURL, p.p2p, rhttp, rp2p)...)
 	r.waitLog(testtime.Scale(2*time.Minute), msgIs("replica bootstrap: done"))
@@ -78,7 +79,7 @@ func TestReplicaFromMinIOBucket(t *testing.T) {
 	if _, err := srv.Client().PutObject(ctx, "filters", "pfx/filters/0", bytes.NewReader(bad), int64(len(bad)), minio.PutObjectOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r2 := startDaemon(t, replicaArgs(t.TempDir(), bucketURL, p.p2p, freeAddr(t), freeAddr(t))...)
+	r2 := startDaemon(t, replicaArgs(t.TempDir(), bucketURL, p.p2p, tcptest.FreeAddr(t), tcptest.FreeAddr(t))...)
 	code, last := r2.wait(testtime.Scale(time.Minute))
 	if code != 1 || !strings.Contains(last, "filters/0: sha256 mismatch") {
 		t.Fatalf("replica of the damaged bucket: exit code %d, last line %q", code, last)
@@ -146,14 +147,7 @@ func neutrinoImportsThenSyncs(t *testing.T, ctx context.Context, p *replicaPrima
 	if err != nil {
 		t.Fatal(err)
 	}
-	var gotRaw, wantRaw bytes.Buffer
-	if err := blk.MsgBlock().Serialize(&gotRaw); err != nil {
-		t.Fatal(err)
-	}
-	if err := wantBlk.Serialize(&wantRaw); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(gotRaw.Bytes(), wantRaw.Bytes()) {
+	if !bytes.Equal(blockBytes(t, blk.MsgBlock()), blockBytes(t, wantBlk)) {
 		t.Fatal("neutrino's block of the tip from the replica differs from btcd's getblock")
 	}
 }

@@ -16,9 +16,11 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/wire/v2"
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/p2pclient"
+	"github.com/cfindexd/cfindexd/internal/tcptest"
 	"github.com/cfindexd/cfindexd/internal/testtime"
 	"github.com/cfindexd/cfindexd/replica/layouttest"
 )
@@ -48,8 +50,8 @@ func startReplicaPrimaryWith(t *testing.T, ctx context.Context, extra ...string)
 	if _, err := node.Generate(ctx, replicaChainHeight); err != nil {
 		t.Fatal(err)
 	}
-	p := &replicaPrimary{node: node, datadir: t.TempDir(), p2p: freeAddr(t)}
-	httpAddr := freeAddr(t)
+	p := &replicaPrimary{node: node, datadir: t.TempDir(), p2p: tcptest.FreeAddr(t)}
+	httpAddr := tcptest.FreeAddr(t)
 	p.httpURL = "http://" + httpAddr
 	args := withoutFlag(withoutFlag(nodeArgs(node, "regtest", p.datadir), "httplisten"), "listen")
 	args = append(args, "--pollinterval=100ms", "--reorgsafetydepth=6", "--httplisten="+httpAddr, "--listen="+p.p2p)
@@ -81,6 +83,16 @@ func replicaArgs(datadir, source, primary, httpAddr, p2pAddr string) []string {
 		args = append(args, "--replicaprimary="+primary)
 	}
 	return args
+}
+
+// blockBytes is blk serialized, witness included.
+func blockBytes(t *testing.T, blk *wire.MsgBlock) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := blk.Serialize(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 // waitIndexed polls base's /status until the indexed tip is hash.
@@ -157,14 +169,7 @@ func checkServesLikeNode(t *testing.T, ctx context.Context, node *btcdtest.Node,
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got, exp bytes.Buffer
-		if err := b.Block.Serialize(&got); err != nil {
-			t.Fatal(err)
-		}
-		if err := want.Serialize(&exp); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got.Bytes(), exp.Bytes()) {
+		if !bytes.Equal(blockBytes(t, b.Block), blockBytes(t, want)) {
 			t.Fatalf("block %d from the replica differs from btcd's getblock", heights[i])
 		}
 	}
@@ -191,7 +196,7 @@ func TestReplicaBootstrapsFollowsAndReorgs(t *testing.T) {
 	p := startReplicaPrimary(t, ctx)
 	srv := layouttest.Serve(t, layoutOf(t, p.httpURL), "/bucket")
 
-	rdir, rhttp, rp2p := t.TempDir(), freeAddr(t), freeAddr(t)
+	rdir, rhttp, rp2p := t.TempDir(), tcptest.FreeAddr(t), tcptest.FreeAddr(t)
 	rbase := "http://" + rhttp
 	r := startDaemon(t, replicaArgs(rdir, p.httpURL, p.p2p, rhttp, rp2p)...)
 	r.waitLog(testtime.Scale(2*time.Minute), msgIs("replica bootstrap: done"))
@@ -261,7 +266,7 @@ func TestReplicaRefusesDamagedSource(t *testing.T) {
 			}
 			layout[tc.object] = layouttest.Flip(layout[tc.object], tc.at(layout[tc.object]))
 			srv := layouttest.Serve(t, layout, "")
-			rdir, rhttp, rp2p := t.TempDir(), freeAddr(t), freeAddr(t)
+			rdir, rhttp, rp2p := t.TempDir(), tcptest.FreeAddr(t), tcptest.FreeAddr(t)
 			r := startDaemon(t, replicaArgs(rdir, srv.URL, p.p2p, rhttp, rp2p)...)
 			code, last := r.wait(testtime.Scale(time.Minute))
 			if code != 1 || !strings.Contains(last, tc.want) {
@@ -292,14 +297,14 @@ func TestReplicaModes(t *testing.T) {
 	p := startReplicaPrimary(t, ctx)
 
 	t.Run("source only", func(t *testing.T) {
-		rhttp := freeAddr(t)
-		startDaemon(t, replicaArgs(t.TempDir(), p.httpURL, "", rhttp, freeAddr(t))...)
+		rhttp := tcptest.FreeAddr(t)
+		startDaemon(t, replicaArgs(t.TempDir(), p.httpURL, "", rhttp, tcptest.FreeAddr(t))...)
 		waitIndexed(t, "http://"+rhttp, 1999, mustHash(t, p.node, 1999))
 		waitHTTP(t, "http://"+rhttp+"/readyz", 200, `"ready":true`)
 		waitHTTP(t, "http://"+rhttp+"/status", 200, `"address":"`+p.httpURL+`","reachable":true,"kind":"published-layout"`)
 	})
 	t.Run("primary only", func(t *testing.T) {
-		rhttp, rp2p := freeAddr(t), freeAddr(t)
+		rhttp, rp2p := tcptest.FreeAddr(t), tcptest.FreeAddr(t)
 		args := withoutFlag(replicaArgs(t.TempDir(), "", p.p2p, rhttp, rp2p), "replicasource")
 		startDaemon(t, args...)
 		waitIndexed(t, "http://"+rhttp, replicaChainHeight, mustHash(t, p.node, replicaChainHeight))
@@ -316,8 +321,8 @@ func TestReplicaRefusesDeepReorg(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(5*time.Minute))
 	defer cancel()
 	p := startReplicaPrimaryWith(t, ctx, "--allowdeepreorg=true")
-	rdir, rhttp := t.TempDir(), freeAddr(t)
-	r := startDaemon(t, replicaArgs(rdir, p.httpURL, p.p2p, rhttp, freeAddr(t))...)
+	rdir, rhttp := t.TempDir(), tcptest.FreeAddr(t)
+	r := startDaemon(t, replicaArgs(rdir, p.httpURL, p.p2p, rhttp, tcptest.FreeAddr(t))...)
 	old := mustHash(t, p.node, replicaChainHeight)
 	waitIndexed(t, "http://"+rhttp, replicaChainHeight, old)
 
