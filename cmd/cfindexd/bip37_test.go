@@ -15,6 +15,7 @@ import (
 	"github.com/cfindexd/cfindexd/internal/bloomtest"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/p2pclient"
+	"github.com/cfindexd/cfindexd/internal/tcptest"
 	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
@@ -59,7 +60,7 @@ func TestBIP37DaemonEqualsBtcd(t *testing.T) {
 		t.Fatal(err)
 	}
 	tip := int32(len(chain.Blocks))
-	p2pAddr := freeAddr(t)
+	p2pAddr := tcptest.FreeAddr(t)
 	d := startDaemon(t, append(nodeArgs(node, "regtest", t.TempDir()),
 		"--listen="+p2pAddr, "--peerbloomfilters=true", "--bloommaxfpr=1", "--pollinterval=100ms")...)
 	d.waitLog(e2eWait, heightAtLeast(float64(tip)))

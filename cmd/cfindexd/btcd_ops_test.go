@@ -15,6 +15,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/v2"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/p2pclient"
+	"github.com/cfindexd/cfindexd/internal/tcptest"
 	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
@@ -68,7 +69,7 @@ func TestBtcdWithTLS(t *testing.T) {
 			t.Fatal(err)
 		}
 		args := withoutFlag(withoutFlag(btcdArgs(node, "regtest", ""), "datadir"), "listen")
-		p2pAddr := freeAddr(t)
+		p2pAddr := tcptest.FreeAddr(t)
 		d := startDaemonEnv(t, []string{"HOME=" + home},
 			append(args, "--datadir=$HOME/cfdata", "--rpccert=~/btcd-rpc.cert", "--listen="+p2pAddr)...)
 		d.waitLog(60*time.Second, heightAtLeast(105))
@@ -138,7 +139,7 @@ func TestStartRefusesWhatCannotHeal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	nowhere := freeAddr(t) // no node: the checks below must not need one
+	nowhere := tcptest.FreeAddr(t) // no node: the checks below must not need one
 	nowhereHost, nowherePort, _ := net.SplitHostPort(nowhere)
 	noNode := []string{"--chain=regtest", "--rpcconnect=" + nowhereHost, "--rpcport=" + nowherePort, "--rpcuser=u", "--rpcpassword=p", "--listen="}
 

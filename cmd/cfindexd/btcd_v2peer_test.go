@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/tcptest"
 	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
@@ -26,7 +27,7 @@ func TestBtcdOutboundV2Peer(t *testing.T) {
 	if _, err := node.Generate(ctx, 110); err != nil {
 		t.Fatal(err)
 	}
-	httpAddr, p2pAddr := freeAddr(t), freeAddr(t)
+	httpAddr, p2pAddr := tcptest.FreeAddr(t), tcptest.FreeAddr(t)
 	args := append(withoutFlag(withoutFlag(nodeArgs(node, "simnet", t.TempDir()), "httplisten"), "listen"),
 		"--httplisten="+httpAddr, "--listen="+p2pAddr, "--pollinterval=200ms")
 	d := startDaemon(t, args...)

@@ -20,6 +20,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/tcptest"
 )
 
 // storedValue returns the value at height of bucket in the closed store
@@ -153,7 +154,7 @@ func TestChecksumFaultsNeverServed(t *testing.T) {
 		}
 		return f, fh
 	}
-	httpAddr, p2pAddr := freeAddr(t), freeAddr(t)
+	httpAddr, p2pAddr := tcptest.FreeAddr(t), tcptest.FreeAddr(t)
 	args = append(withoutFlag(withoutFlag(args, "httplisten"), "listen"), "--httplisten="+httpAddr, "--listen="+p2pAddr)
 	d := startDaemon(t, append(args, "--scrubinterval=0")...)
 	base := "http://" + httpAddr

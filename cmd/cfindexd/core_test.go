@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cfindexd/cfindexd/internal/corefixture"
+	"github.com/cfindexd/cfindexd/internal/tcptest"
 )
 
 // coreArgs point cfindexd at a replay of the recorded Bitcoin Core v31 node,
@@ -31,7 +32,7 @@ func coreArgs(srv *corefixture.Server, datadir string) []string {
 func TestDaemonAgainstRecordedCore(t *testing.T) {
 	fx := corefixture.Load(t)
 	srv := corefixture.NewServer(t, fx, corefixture.Options{})
-	httpAddr := freeAddr(t)
+	httpAddr := tcptest.FreeAddr(t)
 	d := startDaemon(t, append(coreArgs(srv, t.TempDir()), "--httplisten="+httpAddr)...)
 	d.waitLog(10*time.Second, func(m map[string]any) bool {
 		s, _ := m["mode"].(string)

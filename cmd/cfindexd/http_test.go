@@ -19,6 +19,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/headers"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/tcptest"
 )
 
 // get fetches url and returns status, headers and body.
@@ -97,7 +98,7 @@ func TestHTTPAgainstRunningDaemon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	httpAddr := freeAddr(t)
+	httpAddr := tcptest.FreeAddr(t)
 	base := "http://" + httpAddr
 	d := startDaemon(t, append(nodeArgs(node, "regtest", t.TempDir()), "--httplisten="+httpAddr, "--reorgsafetydepth=6")...)
 	d.waitLog(60*time.Second, heightAtLeast(float64(tipHeight)))

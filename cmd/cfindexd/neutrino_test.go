@@ -24,6 +24,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/lightclient"
+	"github.com/cfindexd/cfindexd/internal/tcptest"
 )
 
 const (
@@ -69,7 +70,7 @@ func TestNeutrinoSyncsFromDaemon(t *testing.T) {
 	watched, txHash, txHeight := buildE2EChain(ctx, t, node)
 	t.Logf("btcd chain of %d blocks (watched tx %s at %d) in %v", e2eChainHeight, txHash, txHeight, time.Since(began).Round(time.Millisecond))
 
-	p2pAddr, httpAddr := freeAddr(t), freeAddr(t)
+	p2pAddr, httpAddr := tcptest.FreeAddr(t), tcptest.FreeAddr(t)
 	d := startDaemon(t, append(nodeArgs(node, "regtest", t.TempDir()),
 		"--listen="+p2pAddr, "--httplisten="+httpAddr, "--relaytx=true", "--pollinterval=100ms", "--reorgsettle=10m")...)
 	d.waitLog(e2eWait, heightAtLeast(e2eChainHeight))

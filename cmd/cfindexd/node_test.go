@@ -19,6 +19,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/corefixture"
+	"github.com/cfindexd/cfindexd/internal/tcptest"
 	"github.com/cfindexd/cfindexd/internal/testtime"
 	"github.com/cfindexd/cfindexd/store"
 )
@@ -155,7 +156,7 @@ func TestNodeUnreachableAtStartAndRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	datadir := t.TempDir()
-	httpAddr := freeAddr(t)
+	httpAddr := tcptest.FreeAddr(t)
 	// Blocks come over the node's P2P port (nodep2p names it), which is
 	// down with the node at first; TestNodeP2PAutoChecksThePeer covers
 	// nodep2p = auto.
@@ -240,18 +241,6 @@ func TestMismatchedNetworkExitsNonZero(t *testing.T) {
 			t.Fatalf("first daemon: exit %d", code)
 		}
 	})
-}
-
-// freeAddr returns a loopback address with a port nothing listens on.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
 }
 
 // waitHTTP polls url until it answers status with a body containing want.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/miniotest"
+	"github.com/cfindexd/cfindexd/internal/tcptest"
 	"github.com/cfindexd/cfindexd/internal/testtime"
 	"github.com/cfindexd/cfindexd/rangefile"
 )
@@ -111,7 +112,7 @@ func TestPublishSurvivesKill9(t *testing.T) {
 	}
 	datadir := t.TempDir()
 	indexChain(t, publishBlocks, nodeArgs(node, "regtest", datadir)...)
-	httpAddr := freeAddr(t)
+	httpAddr := tcptest.FreeAddr(t)
 	args := publishArgs(node, datadir, httpAddr, endpoint)
 	kills := rand.New(rand.NewPCG(9, 9))
 	const objects = 3*3 + 4 // three ranges, the import files, manifest and latest

@@ -18,6 +18,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/miniotest"
+	"github.com/cfindexd/cfindexd/internal/tcptest"
 	"github.com/cfindexd/cfindexd/internal/testtime"
 	"github.com/cfindexd/cfindexd/rangefile"
 )
@@ -145,7 +146,7 @@ func TestPublishToMinIO(t *testing.T) {
 	if _, err := node.Generate(ctx, publishBlocks); err != nil {
 		t.Fatal(err)
 	}
-	httpAddr := freeAddr(t)
+	httpAddr := tcptest.FreeAddr(t)
 	d := startDaemon(t, append(publishArgs(node, t.TempDir(), httpAddr, s3.Endpoint), "--silentpayments=true")...)
 	d.waitLog(5*time.Minute, manifestPublished(3*rangefile.Size-1))
 	checkPublished(ctx, t, node, s3.URL(publishBucket)+"/"+publishPrefix, "http://"+httpAddr, 3, true)

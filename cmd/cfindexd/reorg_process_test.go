@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/tcptest"
 )
 
 // TestDaemonStopsWhenNodeChainVanishes is the operator's path of a btcd
@@ -23,7 +24,7 @@ func TestDaemonStopsWhenNodeChainVanishes(t *testing.T) {
 		t.Fatal(err)
 	}
 	datadir := t.TempDir()
-	httpAddr := freeAddr(t)
+	httpAddr := tcptest.FreeAddr(t)
 	base := "http://" + httpAddr
 	d := startDaemon(t, append(nodeArgs(node, "regtest", datadir), "--pollinterval=100ms", "--httplisten="+httpAddr)...)
 	d.waitLog(60*time.Second, heightAtLeast(30))

@@ -16,6 +16,7 @@ import (
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/corefixture"
 	"github.com/cfindexd/cfindexd/internal/daemontest"
+	"github.com/cfindexd/cfindexd/internal/tcptest"
 	"github.com/cfindexd/cfindexd/internal/testtime"
 	"github.com/cfindexd/cfindexd/netparams"
 )
@@ -56,7 +57,7 @@ func TestServesTheStoreBeforeTheNodeAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	datadir := t.TempDir()
-	httpAddr, p2pAddr := freeAddr(t), freeAddr(t)
+	httpAddr, p2pAddr := tcptest.FreeAddr(t), tcptest.FreeAddr(t)
 	args := append(withoutFlag(withoutFlag(nodeArgs(node, "simnet", datadir), "httplisten"), "listen"),
 		"--httplisten="+httpAddr, "--listen="+p2pAddr, "--pollinterval=200ms")
 	first := startDaemon(t, args...)
@@ -136,7 +137,7 @@ func TestServesTheStoreBeforeTheNodeAnswers(t *testing.T) {
 // port it asked (the chain's default one) and how to ask another daemon:
 // --chain, --conf or --httplisten, in one line.
 func TestStatusWithoutADaemonHints(t *testing.T) {
-	free := freeAddr(t)
+	free := tcptest.FreeAddr(t)
 	code, _, errOut := runCLI(t, "status", "--httplisten="+free)
 	if code != 1 || !strings.Contains(errOut, "no cfindexd answers at http://"+free+"/status") || strings.Contains(errOut, "default HTTP port") ||
 		!strings.Contains(errOut, "--chain=NAME, --conf=FILE") || !strings.Contains(errOut, "--httplisten=HOST:PORT") || strings.Count(errOut, "\n") != 1 {
@@ -168,7 +169,7 @@ func TestNodeRefusingLaterKeepsServing(t *testing.T) {
 	if _, err := node.Generate(ctx, 105); err != nil {
 		t.Fatal(err)
 	}
-	httpAddr := freeAddr(t)
+	httpAddr := tcptest.FreeAddr(t)
 	args := append(withoutFlag(nodeArgs(node, "simnet", t.TempDir()), "httplisten"), "--httplisten="+httpAddr, "--pollinterval=200ms")
 	d := startDaemon(t, args...)
 	d.waitLog(60*time.Second, heightAtLeast(105))

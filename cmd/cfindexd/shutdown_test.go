@@ -13,6 +13,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/v2"
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/p2pclient"
+	"github.com/cfindexd/cfindexd/internal/tcptest"
 	"github.com/cfindexd/cfindexd/internal/testtime"
 )
 
@@ -41,7 +42,7 @@ func TestSIGTERMAtTipIsFast(t *testing.T) {
 	if _, err := node.Generate(ctx, 110); err != nil {
 		t.Fatal(err)
 	}
-	httpAddr, p2pAddr := freeAddr(t), freeAddr(t)
+	httpAddr, p2pAddr := tcptest.FreeAddr(t), tcptest.FreeAddr(t)
 	args := append(withoutFlag(withoutFlag(nodeArgs(node, "regtest", t.TempDir()), "httplisten"), "listen"),
 		"--httplisten="+httpAddr, "--listen="+p2pAddr, "--pollinterval=100ms")
 	d := startDaemon(t, args...)

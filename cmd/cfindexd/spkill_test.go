@@ -12,6 +12,7 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
+	"github.com/cfindexd/cfindexd/internal/tcptest"
 	"github.com/cfindexd/cfindexd/internal/testtime"
 	"github.com/cfindexd/cfindexd/silentpay"
 	"github.com/cfindexd/cfindexd/store"
@@ -70,7 +71,7 @@ func TestSilentPaymentBackfillKill9(t *testing.T) {
 		t.Logf("kill %d: silent-payment index next %d of tip %d", kill, resumed, best)
 	}
 
-	httpAddr := freeAddr(t)
+	httpAddr := tcptest.FreeAddr(t)
 	d = startDaemon(t, append(withoutFlag(args, "httplisten"), "--httplisten="+httpAddr)...)
 	base := "http://" + httpAddr
 	waitHTTP(t, base+"/metrics", 200, fmt.Sprintf("cfindexd_silentpay_indexed_height %d", best))

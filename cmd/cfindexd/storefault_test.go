@@ -29,6 +29,7 @@ import (
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/hostres"
 	"github.com/cfindexd/cfindexd/internal/p2pclient"
+	"github.com/cfindexd/cfindexd/internal/tcptest"
 	"github.com/cfindexd/cfindexd/netparams"
 )
 
@@ -232,7 +233,7 @@ func TestCorruptPageKeepsDaemonUp(t *testing.T) {
 	}
 	f.Close()
 
-	httpAddr, p2pAddr := freeAddr(t), freeAddr(t)
+	httpAddr, p2pAddr := tcptest.FreeAddr(t), tcptest.FreeAddr(t)
 	args = append(withoutFlag(withoutFlag(args, "httplisten"), "listen"), "--httplisten="+httpAddr, "--listen="+p2pAddr)
 	d := startDaemon(t, args...)
 	base := "http://" + httpAddr

@@ -22,6 +22,7 @@ import (
 
 	"github.com/cfindexd/cfindexd/internal/btcdtest"
 	"github.com/cfindexd/cfindexd/internal/daemontest"
+	"github.com/cfindexd/cfindexd/internal/tcptest"
 	"github.com/cfindexd/cfindexd/internal/wirescan"
 	"github.com/cfindexd/cfindexd/silentpay"
 )
@@ -32,23 +33,12 @@ type spDaemon struct {
 	p2p  string // host:port
 }
 
-// freeAddr returns a loopback address that was free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // startSPDaemon runs cfindexd with silentpayments on against node and waits
 // until its /sp/checkpoints reach tip.
 func startSPDaemon(ctx context.Context, t *testing.T, node *btcdtest.Node, tip int32) spDaemon {
 	t.Helper()
 	host, port, _ := net.SplitHostPort(node.RPCHost())
-	d := spDaemon{http: "http://" + freeAddr(t), p2p: freeAddr(t)}
+	d := spDaemon{http: "http://" + tcptest.FreeAddr(t), p2p: tcptest.FreeAddr(t)}
 	daemontest.Start(t, "cfindexd "+d.http, daemonBinary, "--chain=regtest", "--datadir="+t.TempDir(),
 		"--rpcconnect="+host, "--rpcport="+port, "--rpcuser="+node.User(), "--rpcpassword="+node.Password(),
 		"--nodep2p="+node.P2PAddr(), "--httplisten="+strings.TrimPrefix(d.http, "http://"), "--listen="+d.p2p,

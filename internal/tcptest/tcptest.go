@@ -1,6 +1,6 @@
 // Package tcptest gives tests the two ends of a real TCP connection on
-// 127.0.0.1, on a port the system picks, and a loopback address that
-// refuses connections (RefusedAddr).
+// 127.0.0.1, on a port the system picks, a free loopback address to
+// listen on (FreeAddr) and one that refuses connections (RefusedAddr).
 package tcptest
 
 import (
