@@ -33,9 +33,9 @@ type pendingTweak struct {
 // form (to serialize it for its input hash), one every A's table of odd
 // multiples (so that input_hash·A adds them mixed, scalarMultTable), and
 // one every input_hash·A (to compress it), instead of three inversions
-// per transaction as tweakPoint does. Its slices are a BlockBuilder's scratch,
-// kept from one block to the next; keys points into the block being read
-// and is cleared by release.
+// per transaction as tweakPoint does. Its slices are a BlockBuilder's
+// scratch, kept from one block to the next; keys points into the block
+// being read and is cleared by release.
 type tweakBatch struct {
 	txs  []pendingTweak
 	jac  []secp256k1.G1Jac // the sums A, then the products input_hash·A
